@@ -1,0 +1,19 @@
+/*
+ * cmd.h - the subcommands of the gprof-dl executable, one file each in cmd/.
+ *
+ * Each takes the arguments after its name (argv[0] is the subcommand's name)
+ * and returns the process exit status: 0 success, 1 bad input or failure, 2
+ * usage error (usage_error() exits with it directly).
+ */
+#ifndef GPDL_CMD_H
+#define GPDL_CMD_H
+
+int cmd_export(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+
+/* The directory holding the running gprof-dl executable (from /proc/self/exe). */
+const char *gpdl_self_dir(void);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * main.c - the gprof-dl executable: global options and the dispatch table.
+ */
+#include "cmd/cmd.h"
+#include "formats/trace/trace.h"
+#include "gpdl-config.h"
+#include "lib/common/error.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+/* Alphabetical, as `gprof-dl --help` lists them. */
+static const struct command commands[] = {
+	{"export", cmd_export, "convert a trace to chrome-trace JSON for Perfetto"},
+	{"info", cmd_info, "show a trace's header, processes, threads, counts, drops and damage"},
+	{"run", cmd_run, "run a program under the collector and record a trace"},
+	{"summary", cmd_summary, "print the summary tables of one or more traces"},
+};
+
+const char *gpdl_self_dir(void)
+{
+	static char dir[PATH_MAX];
+	if (!dir[0]) {
+		ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+		if (n <= 0)
+			die_errno("cannot find the gprof-dl executable ('/proc/self/exe')");
+		dir[n] = '\0';
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	return dir;
+}
+
+static void print_help(FILE *f)
+{
+	fprintf(f, "usage: gprof-dl [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "   %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nSee 'gprof-dl <command> --help' or 'man gprof-dl-<command>'.\n");
+}
+
+static void print_version(void)
+{
+	printf("gprof-dl %s\n", GPDL_VERSION);
+	printf("trace format %d.%d\n", TRACE_FORMAT_VERSION_MAJOR, TRACE_FORMAT_VERSION_MINOR);
+	printf("collector sources:%s%s python\n", GPDL_HAVE_NVTX ? " nvtx" : "",
+	       GPDL_HAVE_CUPTI ? " cupti" : "");
+	if (!GPDL_HAVE_NVTX)
+		printf("  (nvtx: not built, no NVTX headers found at configure time)\n");
+	if (!GPDL_HAVE_CUPTI)
+		printf("  (cupti: not built, no CUPTI headers found at configure time)\n");
+}
+
+/* After a command returns its output must really have reached its destination:
+ * a full disk is an error, not a silently short report. */
+static int finish_stdout(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno == EPIPE)
+			return status;
+		error("write to standard output failed: %s", strerror(errno));
+		return status ? status : 1;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_help(stderr);
+		return 2;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+		print_help(stdout);
+		return finish_stdout(0);
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "-V") || !strcmp(name, "version")) {
+		print_version();
+		return finish_stdout(0);
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(name, commands[i].name) == 0) {
+			error_set_command(name);
+			return finish_stdout(commands[i].fn(argc - 1, argv + 1));
+		}
+	}
+	usage_error("'%s' is not a gprof-dl command", name);
+}

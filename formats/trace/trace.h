@@ -1,0 +1,204 @@
+/*
+ * trace.h - the gprof-dl trace model and the API of its v1 file format.
+ *
+ * This is the one contract between the parts that write traces (the launcher's
+ * recorder) and the parts that read them (info, summary, export). The bytes on
+ * disk are specified in formats/trace/TRACE-FORMAT.md; this header is the model
+ * those bytes decode to.
+ *
+ * Invariants a reader gives its callers:
+ *  - every id an event, thread or desc carries was checked against the tables
+ *    read so far: an event's desc and thread always resolve;
+ *  - strings are NUL-terminated copies, valid until trace_reader_close();
+ *  - a damaged or truncated file is read up to the damage, which is reported in
+ *    trace_reader_damage(), never by a crash.
+ *
+ * All times are nanoseconds in the trace's clock domain (CLOCK_MONOTONIC of the
+ * recording host); header.wall_offset_ns added to one gives Unix wall time.
+ */
+#ifndef GPDL_FORMATS_TRACE_H
+#define GPDL_FORMATS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRACE_FORMAT_VERSION_MAJOR 1
+#define TRACE_FORMAT_VERSION_MINOR 0
+
+/* Paddle's TracerEventType: the shared vocabulary of every view. Values are on
+ * disk; append only. */
+enum trace_event_type {
+	TRACE_EV_USER_DEFINED = 0,
+	TRACE_EV_PROFILE_STEP = 1,
+	TRACE_EV_DATALOADER = 2,
+	TRACE_EV_FORWARD = 3,
+	TRACE_EV_BACKWARD = 4,
+	TRACE_EV_OPTIMIZATION = 5,
+	TRACE_EV_OPERATOR = 6,
+	TRACE_EV_OPERATOR_INNER = 7,
+	TRACE_EV_PYTHON_OP = 8,
+	TRACE_EV_CUDA_RUNTIME = 9,
+	TRACE_EV_KERNEL = 10,
+	TRACE_EV_MEMCPY = 11,
+	TRACE_EV_MEMSET = 12,
+	TRACE_EV_COMMUNICATION = 13,
+	TRACE_EV_TYPE_COUNT
+};
+
+/* Event flags (8 bits on disk). */
+enum trace_event_flag {
+	TRACE_EVF_MARK = 1u << 0,         /* instantaneous: dur_ns is 0 */
+	TRACE_EVF_OPEN_AT_EXIT = 1u << 1, /* never ended: end is its thread's or process's end */
+	TRACE_EVF_UNBALANCED_POP = 1u << 2, /* a pop with no push: recorded as a mark */
+	TRACE_EVF_START_END = 1u << 3,    /* nvtxRangeStart/End (may end on another thread) */
+	TRACE_EVF_NAME_TRUNCATED = 1u << 4,
+};
+
+/* Counters sampled through the run. Values are on disk; append only. */
+enum trace_counter_id {
+	TRACE_CTR_CPU_PROCESS = 1, /* % of one core, summed over the target's processes */
+	TRACE_CTR_CPU_SYSTEM = 2,  /* % busy of all cores of the host */
+	TRACE_CTR_RSS_BYTES = 3,   /* resident memory of the target's processes */
+	TRACE_CTR_COUNT
+};
+
+/* The collector's sources, as a mask in the header and in --version. */
+enum trace_source {
+	TRACE_SRC_NVTX = 1u << 0,
+	TRACE_SRC_CUPTI = 1u << 1,
+	TRACE_SRC_PYTHON = 1u << 2,
+};
+
+struct trace_header {
+	uint16_t version_major, version_minor;
+	uint32_t sources;         /* enum trace_source mask the collector was built with */
+	const char *clock_domain; /* "CLOCK_MONOTONIC" */
+	int64_t wall_offset_ns;   /* wall time = trace time + wall_offset_ns */
+	const char *hostname;
+	uint32_t pid;             /* the target's root process */
+	int32_t rank;             /* -1 where not a distributed run */
+	const char *cmdline;      /* argv joined by single spaces */
+	uint64_t start_ns, end_ns; /* end_ns is 0 until the END chunk is read */
+	uint32_t ncpus;           /* online CPUs of the recording host */
+	const char *gprof_version;
+};
+
+struct trace_process {
+	uint32_t pid, ppid;
+	uint64_t start_ns, end_ns; /* end_ns 0: never seen to end */
+	int32_t exit_status;       /* as waitpid's status decoded: code, or 128+signal; -1 unknown */
+	uint32_t cmdline_str;      /* string id, 0: none */
+};
+
+struct trace_thread {
+	uint32_t index; /* dense, 0-based, file-local: what events refer to */
+	uint32_t pid, tid;
+	uint32_t name_str; /* string id, 0: unnamed */
+	uint64_t start_ns, end_ns;
+};
+
+/* What an event is: its name, NVTX domain and category, and type. Interned, so
+ * that an event record only carries a desc id. */
+struct trace_desc {
+	uint32_t id;
+	uint32_t name_str;
+	uint32_t domain_str; /* 0: the default NVTX domain */
+	uint32_t category;   /* NVTX category, 0: none */
+	uint8_t type;        /* enum trace_event_type */
+};
+
+/* An NVTX category name, per domain (nvtxNameCategory, nvtxDomainNameCategory). */
+struct trace_category {
+	uint32_t domain_str; /* 0: the default domain */
+	uint32_t category;
+	uint32_t name_str;
+};
+
+struct trace_event {
+	uint64_t start_ns;
+	uint64_t dur_ns;
+	uint32_t desc;   /* trace_desc id */
+	uint32_t thread; /* trace_thread index */
+	uint8_t flags;   /* enum trace_event_flag */
+};
+
+struct trace_counter {
+	uint64_t ts_ns;
+	uint32_t id;  /* enum trace_counter_id */
+	uint32_t pid; /* 0: system-wide */
+	double value;
+};
+
+/* ---- reading ---------------------------------------------------------- */
+
+struct trace_reader;
+
+/* Called as records are decoded, in file order. Any callback may be NULL.
+ * A non-zero return stops the read and is returned by trace_reader_run(). */
+struct trace_visitor {
+	int (*header)(void *ctx, const struct trace_header *h);
+	int (*process)(void *ctx, const struct trace_process *p);
+	int (*thread)(void *ctx, const struct trace_thread *t); /* again when it ends or is renamed */
+	int (*event)(void *ctx, const struct trace_event *e);
+	int (*counter)(void *ctx, const struct trace_counter *c);
+	int (*drops)(void *ctx, uint32_t thread, uint64_t dropped);
+};
+
+/* NULL with a one-line message in err (size errlen) when the file cannot be
+ * opened or is not a gprof-dl trace: "'PATH': not a gprof-dl trace (bad magic)". */
+struct trace_reader *trace_reader_open(const char *path, char *err, size_t errlen);
+/* Decodes the whole file. Returns 0 when the end was reached (cleanly or at
+ * damage, see trace_reader_damage), or the first non-zero callback result. */
+int trace_reader_run(struct trace_reader *r, const struct trace_visitor *v, void *ctx);
+void trace_reader_close(struct trace_reader *r);
+
+const struct trace_header *trace_reader_header(const struct trace_reader *r);
+const char *trace_reader_string(const struct trace_reader *r, uint32_t id); /* "" for 0 or unknown */
+const struct trace_desc *trace_reader_desc(const struct trace_reader *r, uint32_t id);
+const struct trace_thread *trace_reader_thread(const struct trace_reader *r, uint32_t index);
+uint32_t trace_reader_thread_count(const struct trace_reader *r);
+const struct trace_process *trace_reader_process(const struct trace_reader *r, uint32_t i);
+uint32_t trace_reader_process_count(const struct trace_reader *r);
+uint32_t trace_reader_desc_count(const struct trace_reader *r); /* ids are 1..count */
+/* The name given to (domain, category), or NULL. */
+const char *trace_reader_category_name(const struct trace_reader *r, uint32_t domain_str,
+				       uint32_t category);
+uint64_t trace_reader_total_drops(const struct trace_reader *r);
+/* Damage: NULL when the file was read to its END chunk; otherwise what stopped
+ * the read ("truncated chunk", "checksum mismatch", "no END chunk: recording
+ * was cut short") and at which byte offset. */
+const char *trace_reader_damage(const struct trace_reader *r, uint64_t *offset);
+uint64_t trace_reader_file_size(const struct trace_reader *r);
+
+/* ---- writing ---------------------------------------------------------- */
+
+struct trace_writer;
+
+/* Opens PATH for writing; fails if it exists unless force. NULL with errno set. */
+struct trace_writer *trace_writer_open(const char *path, int force);
+int trace_writer_header(struct trace_writer *w, const struct trace_header *h);
+/* Interns a string by content; returns its id (>= 1), 0 on error. */
+uint32_t trace_writer_string(struct trace_writer *w, const char *s, size_t len);
+/* Interns a desc by (name, domain, category, type); returns its id (>= 1). */
+uint32_t trace_writer_desc(struct trace_writer *w, uint32_t name_str, uint32_t domain_str,
+			   uint32_t category, uint8_t type);
+int trace_writer_category(struct trace_writer *w, const struct trace_category *c);
+int trace_writer_process(struct trace_writer *w, const struct trace_process *p);
+int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t);
+int trace_writer_event(struct trace_writer *w, const struct trace_event *e);
+int trace_writer_counter(struct trace_writer *w, const struct trace_counter *c);
+int trace_writer_drops(struct trace_writer *w, uint32_t thread, uint64_t dropped);
+/* Flushes buffered records; the file stays readable to this point if the
+ * writer dies afterwards. */
+int trace_writer_flush(struct trace_writer *w);
+/* Writes the END chunk (end_ns) and closes. Returns 0, or -1 with errno. */
+int trace_writer_close(struct trace_writer *w, uint64_t end_ns);
+uint64_t trace_writer_bytes(const struct trace_writer *w);
+
+/* ---- names ------------------------------------------------------------ */
+
+const char *trace_event_type_name(unsigned type); /* "ProfileStep", ..., "?" */
+int trace_event_type_is_device(unsigned type);    /* Kernel, Memcpy, Memset, Communication */
+const char *trace_counter_name(unsigned id);
+
+#endif

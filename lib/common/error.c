@@ -1,0 +1,111 @@
+#include "error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *current_command;
+
+void error_set_command(const char *name) { current_command = name; }
+
+static void vreport(const char *prefix, const char *fmt, va_list ap, const char *suffix)
+{
+	char buf[4096];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fflush(stdout);
+	fprintf(stderr, "gprof-dl: %s%s%s%s\n", prefix, buf, suffix ? ": " : "", suffix ? suffix : "");
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	exit(1);
+}
+
+void die_errno(const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, strerror(e));
+	va_end(ap);
+	exit(1);
+}
+
+void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	if (current_command)
+		fprintf(stderr, "see 'gprof-dl %s --help'\n", current_command);
+	else
+		fprintf(stderr, "see 'gprof-dl --help'\n");
+	exit(2);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("", fmt, ap, NULL);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap, NULL);
+	va_end(ap);
+}
+
+void gpdl_bug(const char *file, int line, const char *fmt, ...)
+{
+	char where[256];
+	va_list ap;
+	snprintf(where, sizeof(where), "BUG: %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vreport(where, fmt, ap, NULL);
+	va_end(ap);
+	abort();
+}
+
+void *xmalloc(unsigned long n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die("out of memory (%lu bytes)", n);
+	return p;
+}
+
+void *xcalloc(unsigned long n, unsigned long size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die("out of memory (%lu x %lu bytes)", n, size);
+	return p;
+}
+
+void *xrealloc(void *p, unsigned long n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die("out of memory (%lu bytes)", n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		die("out of memory");
+	return p;
+}

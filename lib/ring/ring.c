@@ -1,0 +1,148 @@
+#include "lib/ring/ring.h"
+
+#include <string.h>
+
+#define RING_VERSION 1u
+#define RING_ALIGN 64u
+
+static size_t slot_header_size(void)
+{
+	return (sizeof(struct ring_slot) + RING_ALIGN - 1) & ~(size_t)(RING_ALIGN - 1);
+}
+
+static size_t header_size(void)
+{
+	return (sizeof(struct ring_shm) + RING_ALIGN - 1) & ~(size_t)(RING_ALIGN - 1);
+}
+
+size_t ring_shm_size(uint32_t nslots, uint64_t ring_bytes)
+{
+	return header_size() + (size_t)nslots * (slot_header_size() + (size_t)ring_bytes);
+}
+
+void ring_shm_init(struct ring_shm *shm, uint32_t nslots, uint64_t ring_bytes, uint32_t launcher_pid)
+{
+	memcpy(shm->magic, RING_MAGIC, sizeof(shm->magic));
+	shm->version = RING_VERSION;
+	shm->nslots = nslots;
+	shm->ring_bytes = ring_bytes;
+	shm->slot_stride = slot_header_size() + ring_bytes;
+	shm->launcher_pid = launcher_pid;
+	atomic_store(&shm->next_string_id, 1);
+	atomic_store(&shm->next_range_id, 1);
+}
+
+int ring_shm_check(const struct ring_shm *shm, size_t len)
+{
+	if (len < sizeof(*shm) || memcmp(shm->magic, RING_MAGIC, sizeof(shm->magic)) != 0)
+		return -1;
+	if (shm->version != RING_VERSION || shm->ring_bytes < 4096 ||
+	    (shm->ring_bytes & (shm->ring_bytes - 1)) != 0 ||
+	    shm->slot_stride != slot_header_size() + shm->ring_bytes)
+		return -1;
+	if (ring_shm_size(shm->nslots, shm->ring_bytes) > len)
+		return -1;
+	return 0;
+}
+
+struct ring_slot *ring_shm_slot(struct ring_shm *shm, uint32_t i)
+{
+	return (struct ring_slot *)((unsigned char *)shm + header_size() + (size_t)i * shm->slot_stride);
+}
+
+unsigned char *ring_slot_data(struct ring_slot *slot)
+{
+	return (unsigned char *)slot + slot_header_size();
+}
+
+struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t tid)
+{
+	for (uint32_t i = 0; i < shm->nslots; i++) {
+		struct ring_slot *s = ring_shm_slot(shm, i);
+		uint32_t expect = RING_SLOT_FREE;
+		if (atomic_load_explicit(&s->state, memory_order_relaxed) != RING_SLOT_FREE)
+			continue;
+		if (!atomic_compare_exchange_strong_explicit(&s->state, &expect, RING_SLOT_CLAIMING,
+							     memory_order_acquire, memory_order_relaxed))
+			continue;
+		s->pid = pid;
+		s->tid = tid;
+		s->generation++;
+		atomic_store_explicit(&s->depth, 0, memory_order_relaxed);
+		/* The launcher drained and reset the positions before freeing it. */
+		atomic_store_explicit(&s->state, RING_SLOT_ACTIVE, memory_order_release);
+		return s;
+	}
+	return NULL;
+}
+
+int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec)
+{
+	const struct ring_rec *h = rec;
+	uint64_t size = h->size, cap = shm->ring_bytes;
+	uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
+	if (cap - (head - tail) < size) {
+		atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
+		return -1;
+	}
+	unsigned char *data = ring_slot_data(slot);
+	uint64_t off = head & (cap - 1);
+	uint64_t first = cap - off < size ? cap - off : size;
+	memcpy(data + off, rec, first);
+	if (first < size)
+		memcpy(data, (const unsigned char *)rec + first, size - first);
+	atomic_store_explicit(&slot->head, head + size, memory_order_release);
+	return 0;
+}
+
+void ring_slot_release(struct ring_slot *slot)
+{
+	atomic_store_explicit(&slot->state, RING_SLOT_EXITED, memory_order_release);
+}
+
+size_t ring_read(struct ring_shm *shm, struct ring_slot *slot, void *buf, size_t buf_len)
+{
+	uint64_t cap = shm->ring_bytes;
+	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
+	unsigned char *data = ring_slot_data(slot), *out = buf;
+	size_t n = 0;
+
+	/* Whole records only: a record's header says its size. A size that makes no
+	 * sense means the target scribbled on the ring; drop everything pending. */
+	while (tail + n < head) {
+		struct ring_rec h;
+		uint64_t off = (tail + n) & (cap - 1);
+		if (cap - off >= sizeof(h)) {
+			memcpy(&h, data + off, sizeof(h));
+		} else {
+			memcpy(&h, data + off, cap - off);
+			memcpy((unsigned char *)&h + (cap - off), data, sizeof(h) - (cap - off));
+		}
+		if (h.size < sizeof(h) || (h.size & 7u) || tail + n + h.size > head) {
+			atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
+			n = head - tail;
+			atomic_store_explicit(&slot->tail, head, memory_order_release);
+			return 0;
+		}
+		if (n + h.size > buf_len)
+			break;
+		uint64_t first = cap - off < h.size ? cap - off : h.size;
+		memcpy(out + n, data + off, first);
+		if (first < h.size)
+			memcpy(out + n + first, data, h.size - first);
+		n += h.size;
+	}
+	atomic_store_explicit(&slot->tail, tail + n, memory_order_release);
+	return n;
+}
+
+void ring_slot_free(struct ring_slot *slot)
+{
+	atomic_store_explicit(&slot->head, 0, memory_order_relaxed);
+	atomic_store_explicit(&slot->tail, 0, memory_order_relaxed);
+	atomic_store_explicit(&slot->dropped, 0, memory_order_relaxed);
+	atomic_store_explicit(&slot->depth, 0, memory_order_relaxed);
+	atomic_store_explicit(&slot->state, RING_SLOT_FREE, memory_order_release);
+}

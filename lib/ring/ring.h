@@ -1,0 +1,183 @@
+/*
+ * ring.h - the shared-memory protocol between the collector (in the target) and
+ * the launcher that drains it.
+ *
+ * The launcher creates one memfd, sized for RING_SLOTS thread slots, and tells
+ * the target where it is through GPROF_DL_SHM=/proc/<launcher>/fd/<n> (a path,
+ * so that children which close inherited descriptors, and exec'd programs, can
+ * still open it). Every thread of every process of the target claims a slot of
+ * its own with a compare-and-swap: no lock anywhere.
+ *
+ * A slot is a single-producer single-consumer byte ring. The producer is the one
+ * thread that owns it; the consumer is the launcher. head and tail count bytes
+ * ever written / consumed, so head - tail is what is pending and neither wraps
+ * in practice. The producer publishes head with release order after writing the
+ * record; the consumer publishes tail with release order after copying it out.
+ * A record that does not fit is not written: the slot's dropped counter grows
+ * and the launcher reports it. Nothing waits.
+ *
+ * Each slot also mirrors the thread's NVTX push stack, so that when a process
+ * dies (SIGKILL included) the launcher still knows which ranges were open and
+ * since when, and records them as open at exit.
+ *
+ * Records are 8-byte aligned and start with struct ring_rec. String ids are
+ * global (one atomic counter in the header), so a STRING record written by one
+ * thread defines an id any thread may use afterwards; the launcher interns them
+ * by content.
+ */
+#ifndef GPDL_RING_H
+#define GPDL_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RING_MAGIC "GPDLSHM1"
+#define RING_ENV "GPROF_DL_SHM"
+#define RING_DEFAULT_SLOTS 256u
+#define RING_DEFAULT_BYTES (1u << 20) /* per thread */
+#define RING_STACK_MAX 128u
+#define RING_NAME_MAX 1024u           /* longer names are cut and flagged */
+
+enum ring_slot_state {
+	RING_SLOT_FREE = 0,
+	RING_SLOT_CLAIMING = 1, /* claimed, identity being written */
+	RING_SLOT_ACTIVE = 2,   /* owned by a live thread */
+	RING_SLOT_EXITED = 3,   /* thread ended: drain, then free */
+};
+
+struct ring_open_range {
+	uint64_t start_ns;
+	uint32_t name_str, domain_str, category, flags;
+};
+
+struct ring_slot {
+	_Atomic uint32_t state;
+	uint32_t pid, tid;
+	uint32_t generation; /* bumped at every claim, so the launcher can tell reuse */
+	_Atomic uint64_t head;
+	uint64_t pad0[7]; /* head and tail on separate cache lines */
+	_Atomic uint64_t tail;
+	uint64_t pad1[7];
+	_Atomic uint64_t dropped; /* records that did not fit */
+	_Atomic uint32_t depth;   /* entries valid in stack[] */
+	uint32_t pad2;
+	struct ring_open_range stack[RING_STACK_MAX];
+	/* ring data of ring_shm.ring_bytes follows, at a 64-byte boundary */
+};
+
+struct ring_shm {
+	char magic[8];
+	uint32_t version;
+	uint32_t nslots;
+	uint64_t ring_bytes;  /* a power of two */
+	uint64_t slot_stride; /* sizeof(struct ring_slot) rounded + ring_bytes */
+	uint32_t launcher_pid;
+	uint32_t flags;
+	_Atomic uint32_t next_string_id; /* starts at 1 */
+	uint32_t pad;
+	_Atomic uint64_t next_range_id; /* nvtxRangeStart ids; starts at 1 */
+	_Atomic uint64_t no_slot_threads; /* threads that found every slot taken */
+	_Atomic uint64_t no_slot_events;  /* and the events they could not record */
+	uint64_t pad3[8];
+};
+
+enum ring_rec_kind {
+	RING_REC_PAD = 0,       /* filler; skip */
+	RING_REC_STRING,        /* aux = string id; NUL-terminated bytes follow */
+	RING_REC_RANGE,         /* push/pop range, complete: struct ring_range */
+	RING_REC_MARK,          /* struct ring_mark */
+	RING_REC_RANGE_START,   /* struct ring_range_start */
+	RING_REC_RANGE_END,     /* struct ring_range_end */
+	RING_REC_POP_UNBALANCED,/* struct ring_mark, name_str 0: a pop with nothing pushed */
+	RING_REC_CATEGORY,      /* struct ring_category */
+	RING_REC_THREAD_START,  /* struct ring_thread */
+	RING_REC_THREAD_END,    /* struct ring_thread */
+	RING_REC_THREAD_NAME,   /* struct ring_thread_name */
+	RING_REC_PROCESS_START, /* struct ring_process */
+	RING_REC_PROCESS_EXIT,  /* struct ring_process: exit() or return from main */
+	RING_REC_KIND_COUNT
+};
+
+struct ring_rec {
+	uint16_t kind;
+	uint16_t size; /* bytes including this header, a multiple of 8 */
+	uint32_t aux;  /* kind-specific: flags (trace_event_flag) or string id */
+};
+
+struct ring_range { /* RING_REC_RANGE, aux = flags */
+	struct ring_rec h;
+	uint64_t start_ns, end_ns;
+	uint32_t name_str, domain_str, category, pad;
+};
+
+struct ring_mark { /* RING_REC_MARK, RING_REC_POP_UNBALANCED; aux = flags */
+	struct ring_rec h;
+	uint64_t ts_ns;
+	uint32_t name_str, domain_str, category, pad;
+};
+
+struct ring_range_start { /* aux = flags */
+	struct ring_rec h;
+	uint64_t id, ts_ns;
+	uint32_t name_str, domain_str, category, pad;
+};
+
+struct ring_range_end {
+	struct ring_rec h;
+	uint64_t id, ts_ns;
+};
+
+struct ring_category {
+	struct ring_rec h;
+	uint32_t domain_str, category, name_str, pad;
+};
+
+struct ring_thread { /* THREAD_START, THREAD_END */
+	struct ring_rec h;
+	uint64_t ts_ns;
+	uint32_t pid, tid;
+};
+
+struct ring_thread_name {
+	struct ring_rec h;
+	uint32_t tid, name_str;
+};
+
+struct ring_process { /* PROCESS_START, PROCESS_EXIT; aux = exit code for EXIT where known */
+	struct ring_rec h;
+	uint64_t ts_ns;
+	uint32_t pid, ppid;
+	uint32_t cmdline_str, pad;
+};
+
+/* ---- layout ------------------------------------------------------------ */
+
+size_t ring_shm_size(uint32_t nslots, uint64_t ring_bytes);
+/* Initialises a zeroed mapping of ring_shm_size() bytes. */
+void ring_shm_init(struct ring_shm *shm, uint32_t nslots, uint64_t ring_bytes, uint32_t launcher_pid);
+/* 0 when a mapping of len bytes holds a header this build understands. */
+int ring_shm_check(const struct ring_shm *shm, size_t len);
+struct ring_slot *ring_shm_slot(struct ring_shm *shm, uint32_t i);
+unsigned char *ring_slot_data(struct ring_slot *slot);
+
+/* ---- producer (the collector, one thread per slot) --------------------- */
+
+/* Claims a free slot for (pid, tid); NULL when every slot is taken. */
+struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t tid);
+/* Appends one record (rec->size bytes). 0, or -1 when it did not fit (counted). */
+int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec);
+/* The slot's thread is gone: the launcher drains what is left and frees it. */
+void ring_slot_release(struct ring_slot *slot);
+
+/* ---- consumer (the launcher) ------------------------------------------ */
+
+/* Copies out the records pending in slot, up to buf_len bytes of whole records,
+ * and consumes them. Returns the bytes copied (0: nothing pending). */
+size_t ring_read(struct ring_shm *shm, struct ring_slot *slot, void *buf, size_t buf_len);
+/* Frees a slot whose state is EXITED once it has been drained. */
+void ring_slot_free(struct ring_slot *slot);
+
+static inline size_t ring_rec_align(size_t n) { return (n + 7u) & ~(size_t)7u; }
+
+#endif
