@@ -1,0 +1,951 @@
+/*
+ * trace_reader.c - reads trace format v1 (formats/TRACE-FORMAT.md).
+ *
+ * The file is read front to back through one buffer in large read(2)s, and
+ * each chunk is checked whole (length against the file, checksum, then every
+ * count and id in it) before any of its records is delivered. So a chunk is
+ * delivered entirely or not at all, and "everything before the damage" is
+ * exactly the chunks that precede the damage offset.
+ *
+ * Invariants:
+ *  - nothing read from the file is trusted: a length is checked against the
+ *    chunk maximum and the bytes left in the file before anything is
+ *    allocated or read for it; an id is checked against the tables read so far;
+ *  - every allocation is proportional to bytes already read from the file,
+ *    apart from the read buffer, which is at most one chunk;
+ *  - strings, descs, threads, processes and categories handed out stay valid
+ *    until close: string bytes live in blocks that never move, and the tables
+ *    are pages of records that never move (a thread or process record written
+ *    again updates its record in place);
+ *  - after damage nothing more is read; the reason and offset stay readable.
+ */
+#include "formats/trace/trace.h"
+#include "formats/trace/trace_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define READER_BUF_SIZE (4u << 20)
+#define READER_NO_END "no END chunk: recording was cut short"
+
+struct reader_chunk {
+	uint32_t type;
+	uint32_t len;
+	uint64_t off; /* of the chunk header */
+	const unsigned char *p;
+};
+
+/* A table of fixed-size records in pages that never move, so that pointers
+ * handed to callers stay valid while the table grows. */
+#define READER_PAGE_SHIFT 9
+#define READER_PAGE_LEN (1u << READER_PAGE_SHIFT)
+
+struct reader_pages {
+	char **page;
+	uint32_t npages, page_cap;
+	uint32_t n; /* records */
+};
+
+/* An open-addressing index into one of the reader's tables: slot holds idx + 1. */
+struct reader_map {
+	uint32_t *slot;
+	uint32_t cap, n;
+};
+
+struct trace_reader {
+	int fd;
+	uint64_t file_size; /* UINT64_MAX when not a regular file */
+
+	unsigned char *buf;
+	size_t buf_cap, buf_len;
+	uint64_t buf_off; /* file offset of buf[0] */
+	uint64_t cur;     /* file offset of the next chunk */
+	int eof, io_errno;
+
+	struct trace_header hdr;
+	int meta_seen, end_seen, ran;
+
+	char **strs; /* strs[id]; strs[0] is "" */
+	uint32_t nstr, str_cap;
+	char **blocks;
+	uint32_t nblocks, block_cap;
+
+	struct reader_pages descs;   /* struct trace_desc, id - 1 */
+	struct reader_pages threads; /* struct trace_thread, by index */
+	struct reader_pages procs;   /* struct trace_process */
+	struct reader_map proc_map;
+	struct reader_pages cats;    /* struct trace_category */
+	struct reader_map cat_map;
+	uint64_t total_drops;
+
+	int damaged;
+	uint64_t damage_off;
+	char damage[160];
+};
+
+static char reader_empty[] = "";
+
+/* Records damage at off; returns -1 so that decoders can `return reader_damage()`. */
+static int reader_damage(struct trace_reader *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int reader_damage(struct trace_reader *r, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->damaged)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(r->damage, sizeof(r->damage), fmt, ap);
+	va_end(ap);
+	r->damaged = 1;
+	r->damage_off = off;
+	return -1;
+}
+
+static int reader_grow(struct trace_reader *r, void **arr, uint32_t *cap, uint64_t need,
+		       size_t size, uint64_t off)
+{
+	uint64_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	if (need > UINT32_MAX - 1)
+		return reader_damage(r, off, "too many records");
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > UINT32_MAX)
+		ncap = UINT32_MAX;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return reader_damage(r, off, "out of memory");
+	*arr = p;
+	*cap = (uint32_t)ncap;
+	return 0;
+}
+
+static void *reader_at(const struct reader_pages *t, size_t size, uint32_t i)
+{
+	return t->page[i >> READER_PAGE_SHIFT] + (size_t)(i & (READER_PAGE_LEN - 1)) * size;
+}
+
+/* Appends a zeroed record; NULL, with damage recorded, when out of memory. */
+static void *reader_push(struct trace_reader *r, struct reader_pages *t, size_t size, uint64_t off)
+{
+	if (t->n >= UINT32_MAX - 1) {
+		reader_damage(r, off, "too many records");
+		return NULL;
+	}
+	if ((t->n >> READER_PAGE_SHIFT) == t->npages) {
+		if (reader_grow(r, (void **)&t->page, &t->page_cap, (uint64_t)t->npages + 1,
+				sizeof(*t->page), off) < 0)
+			return NULL;
+		t->page[t->npages] = calloc(READER_PAGE_LEN, size);
+		if (!t->page[t->npages]) {
+			reader_damage(r, off, "out of memory");
+			return NULL;
+		}
+		t->npages++;
+	}
+	return reader_at(t, size, t->n++);
+}
+
+static void reader_pages_free(struct reader_pages *t)
+{
+	for (uint32_t i = 0; i < t->npages; i++)
+		free(t->page[i]);
+	free(t->page);
+}
+
+static struct trace_desc *reader_desc_at(const struct trace_reader *r, uint32_t i)
+{
+	return reader_at(&r->descs, sizeof(struct trace_desc), i);
+}
+
+static struct trace_thread *reader_thread_at(const struct trace_reader *r, uint32_t i)
+{
+	return reader_at(&r->threads, sizeof(struct trace_thread), i);
+}
+
+static struct trace_process *reader_proc_at(const struct trace_reader *r, uint32_t i)
+{
+	return reader_at(&r->procs, sizeof(struct trace_process), i);
+}
+
+static struct trace_category *reader_cat_at(const struct trace_reader *r, uint32_t i)
+{
+	return reader_at(&r->cats, sizeof(struct trace_category), i);
+}
+
+/* ---- buffered input ---------------------------------------------------------- */
+
+/* Makes n bytes from cur available in buf if the file has them; returns how
+ * many bytes from cur are available (less than n only at end of file). */
+static size_t reader_fill(struct trace_reader *r, size_t n)
+{
+	size_t at = (size_t)(r->cur - r->buf_off);
+	size_t avail = r->buf_len - at;
+
+	if (avail >= n || r->eof)
+		return avail;
+	memmove(r->buf, r->buf + at, avail);
+	r->buf_off = r->cur;
+	r->buf_len = avail;
+	if (n > r->buf_cap) {
+		unsigned char *p = realloc(r->buf, n);
+		if (!p) {
+			r->io_errno = ENOMEM;
+			r->eof = 1;
+			return avail;
+		}
+		r->buf = p;
+		r->buf_cap = n;
+	}
+	while (r->buf_len < n) {
+		ssize_t got = read(r->fd, r->buf + r->buf_len, r->buf_cap - r->buf_len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got < 0)
+				r->io_errno = errno;
+			r->eof = 1;
+			break;
+		}
+		r->buf_len += (size_t)got;
+	}
+	return r->buf_len;
+}
+
+/* Reads the next chunk whole and checks its checksum: 1, or 0 at the end of
+ * the file, or -1 on damage. */
+static int reader_next_chunk(struct trace_reader *r, struct reader_chunk *c)
+{
+	size_t avail = reader_fill(r, TRACE_CHUNK_HEADER_SIZE);
+	const unsigned char *h;
+	uint32_t crc;
+
+	if (avail == 0 && !r->io_errno)
+		return 0;
+	c->off = r->cur;
+	if (avail < TRACE_CHUNK_HEADER_SIZE) {
+		if (r->io_errno)
+			return reader_damage(r, c->off, "read error: %s", strerror(r->io_errno));
+		return reader_damage(r, c->off, "truncated chunk header");
+	}
+	h = r->buf + (r->cur - r->buf_off);
+	c->type = trace_le32(h + TRACE_CH_TYPE);
+	c->len = trace_le32(h + TRACE_CH_LENGTH);
+	crc = trace_le32(h + TRACE_CH_CRC);
+	if (c->len > TRACE_CHUNK_MAX_PAYLOAD)
+		return reader_damage(r, c->off, "chunk length %u over the maximum of %u", c->len,
+				     TRACE_CHUNK_MAX_PAYLOAD);
+	if (r->cur + TRACE_CHUNK_HEADER_SIZE + c->len > r->file_size)
+		return reader_damage(r, c->off, "truncated chunk");
+	avail = reader_fill(r, TRACE_CHUNK_HEADER_SIZE + (size_t)c->len);
+	if (avail < TRACE_CHUNK_HEADER_SIZE + (size_t)c->len) {
+		if (r->io_errno)
+			return reader_damage(r, c->off, "read error: %s", strerror(r->io_errno));
+		return reader_damage(r, c->off, "truncated chunk");
+	}
+	h = r->buf + (r->cur - r->buf_off); /* the fill may have moved it */
+	c->p = h + TRACE_CHUNK_HEADER_SIZE;
+	if ((uint32_t)crc32(crc32(0L, h, TRACE_CH_CRC), c->p, c->len) != crc)
+		return reader_damage(r, c->off, "checksum mismatch");
+	r->cur += TRACE_CHUNK_HEADER_SIZE + c->len;
+	return 1;
+}
+
+/* ---- lookup maps ------------------------------------------------------------- */
+
+static uint64_t reader_mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	return k;
+}
+
+static uint64_t reader_cat_hash(const struct trace_category *c)
+{
+	return reader_mix((uint64_t)c->domain_str << 32 | c->category);
+}
+
+static uint64_t reader_proc_hash(const struct trace_process *p)
+{
+	return reader_mix(p->start_ns ^ reader_mix(p->pid));
+}
+
+static int reader_cat_eq(const struct trace_category *a, const struct trace_category *b)
+{
+	return a->domain_str == b->domain_str && a->category == b->category;
+}
+
+static int reader_proc_eq(const struct trace_process *a, const struct trace_process *b)
+{
+	return a->pid == b->pid && a->start_ns == b->start_ns;
+}
+
+/* The slot of the category equal to key, or the empty slot where it goes. */
+static uint32_t *reader_cat_slot(const struct trace_reader *r, const struct trace_category *key)
+{
+	uint32_t mask = r->cat_map.cap - 1, j = (uint32_t)reader_cat_hash(key) & mask;
+
+	while (r->cat_map.slot[j] && !reader_cat_eq(reader_cat_at(r, r->cat_map.slot[j] - 1), key))
+		j = (j + 1) & mask;
+	return &r->cat_map.slot[j];
+}
+
+static uint32_t *reader_proc_slot(const struct trace_reader *r, const struct trace_process *key)
+{
+	uint32_t mask = r->proc_map.cap - 1, j = (uint32_t)reader_proc_hash(key) & mask;
+
+	while (r->proc_map.slot[j] &&
+	       !reader_proc_eq(reader_proc_at(r, r->proc_map.slot[j] - 1), key))
+		j = (j + 1) & mask;
+	return &r->proc_map.slot[j];
+}
+
+/* Makes room for one more entry, rebuilding the map from its table. */
+static int reader_map_reserve(struct trace_reader *r, struct reader_map *m, int is_cat,
+			      uint64_t off)
+{
+	uint32_t ncap, *old = m->slot, n = is_cat ? r->cats.n : r->procs.n;
+
+	if ((uint64_t)(n + 1) * 2 <= m->cap)
+		return 0;
+	if (m->cap >= (1u << 31))
+		return reader_damage(r, off, "too many records");
+	ncap = m->cap ? m->cap * 2 : 64;
+	m->slot = calloc(ncap, sizeof(*m->slot));
+	if (!m->slot) {
+		m->slot = old;
+		return reader_damage(r, off, "out of memory");
+	}
+	m->cap = ncap;
+	free(old);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *s = is_cat ? reader_cat_slot(r, reader_cat_at(r, i))
+				     : reader_proc_slot(r, reader_proc_at(r, i));
+		*s = i + 1;
+	}
+	return 0;
+}
+
+/* ---- chunk decoders ------------------------------------------------------------
+ * Each checks the whole chunk first and returns -1 on damage before changing
+ * any state, or the first non-zero visitor result. */
+
+static int reader_str_ok(const struct trace_reader *r, uint32_t id)
+{
+	return id <= r->nstr;
+}
+
+static int reader_strings(struct trace_reader *r, const struct reader_chunk *c)
+{
+	uint32_t first, count, pos = TRACE_STRINGS_HEADER_SIZE;
+	size_t bytes = 0;
+	char *block, *dst;
+
+	if (c->len < TRACE_STRINGS_HEADER_SIZE)
+		return reader_damage(r, c->off, "STRS chunk shorter than its header");
+	first = trace_le32(c->p);
+	count = trace_le32(c->p + 4);
+	if (first != r->nstr + 1)
+		return reader_damage(r, c->off, "STRS chunk starts at id %u, expected %u", first,
+				     r->nstr + 1);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t len;
+		if (c->len - pos < 4)
+			return reader_damage(r, c->off, "STRS chunk holds fewer strings than its count");
+		len = trace_le32(c->p + pos);
+		pos += 4;
+		if (len > c->len - pos)
+			return reader_damage(r, c->off, "string %u runs past its chunk", first + i);
+		pos += len;
+		bytes += (size_t)len + 1;
+	}
+	if (pos != c->len)
+		return reader_damage(r, c->off, "STRS chunk has bytes after its last string");
+	if (reader_grow(r, (void **)&r->strs, &r->str_cap, (uint64_t)r->nstr + count + 1,
+			sizeof(*r->strs), c->off) < 0 ||
+	    reader_grow(r, (void **)&r->blocks, &r->block_cap, (uint64_t)r->nblocks + 1,
+			sizeof(*r->blocks), c->off) < 0)
+		return -1;
+	if (!count)
+		return 0;
+	block = malloc(bytes);
+	if (!block)
+		return reader_damage(r, c->off, "out of memory");
+	r->blocks[r->nblocks++] = block;
+	dst = block;
+	pos = TRACE_STRINGS_HEADER_SIZE;
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t len = trace_le32(c->p + pos);
+		memcpy(dst, c->p + pos + 4, len);
+		dst[len] = '\0';
+		r->strs[++r->nstr] = dst;
+		dst += len + 1;
+		pos += 4 + len;
+	}
+	return 0;
+}
+
+static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
+{
+	const unsigned char *p = c->p;
+	uint32_t s[4];
+
+	if (r->meta_seen)
+		return reader_damage(r, c->off, "second META chunk");
+	if (c->len < TRACE_META_SIZE)
+		return reader_damage(r, c->off, "META chunk shorter than %u bytes", TRACE_META_SIZE);
+	s[0] = trace_le32(p + TRACE_META_CLOCK_STR);
+	s[1] = trace_le32(p + TRACE_META_HOST_STR);
+	s[2] = trace_le32(p + TRACE_META_CMDLINE_STR);
+	s[3] = trace_le32(p + TRACE_META_VERSION_STR);
+	for (int i = 0; i < 4; i++)
+		if (!reader_str_ok(r, s[i]))
+			return reader_damage(r, c->off, "META refers to unknown string %u", s[i]);
+	r->hdr.sources = trace_le32(p + TRACE_META_SOURCES);
+	r->hdr.pid = trace_le32(p + TRACE_META_PID);
+	r->hdr.rank = (int32_t)trace_le32(p + TRACE_META_RANK);
+	r->hdr.ncpus = trace_le32(p + TRACE_META_NCPUS);
+	r->hdr.wall_offset_ns = (int64_t)trace_le64(p + TRACE_META_WALL_OFFSET);
+	r->hdr.start_ns = trace_le64(p + TRACE_META_START);
+	r->hdr.clock_domain = trace_reader_string(r, s[0]);
+	r->hdr.hostname = trace_reader_string(r, s[1]);
+	r->hdr.cmdline = trace_reader_string(r, s[2]);
+	r->hdr.gprof_version = trace_reader_string(r, s[3]);
+	r->meta_seen = 1;
+	return 0;
+}
+
+/* Checks a table chunk's sub-header: count records of rs >= min_size bytes
+ * that fill the payload exactly. */
+static int reader_table(struct trace_reader *r, const struct reader_chunk *c, const char *what,
+			uint32_t min_size, uint32_t *count, uint32_t *rs)
+{
+	if (c->len < TRACE_TABLE_HEADER_SIZE)
+		return reader_damage(r, c->off, "%s chunk shorter than its header", what);
+	*count = trace_le32(c->p);
+	*rs = trace_le32(c->p + 4);
+	if (*rs < min_size)
+		return reader_damage(r, c->off, "%s records of %u bytes, at least %u expected", what,
+				     *rs, min_size);
+	if ((uint64_t)*count * *rs != c->len - TRACE_TABLE_HEADER_SIZE)
+		return reader_damage(r, c->off, "%s record count %u disagrees with the chunk length",
+				     what, *count);
+	return 0;
+}
+
+static int reader_descs(struct trace_reader *r, const struct reader_chunk *c)
+{
+	uint32_t n, rs;
+	const unsigned char *p;
+
+	if (reader_table(r, c, "DESC", TRACE_DESC_SIZE, &n, &rs) < 0)
+		return -1;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		if (trace_le32(p) != r->descs.n + 1 + i)
+			return reader_damage(r, c->off, "desc id %u out of sequence", trace_le32(p));
+		if (!reader_str_ok(r, trace_le32(p + 4)) || !reader_str_ok(r, trace_le32(p + 8)))
+			return reader_damage(r, c->off, "desc %u refers to an unknown string",
+					     trace_le32(p));
+	}
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		struct trace_desc *d = reader_push(r, &r->descs, sizeof(*d), c->off);
+		if (!d)
+			return -1;
+		d->id = trace_le32(p);
+		d->name_str = trace_le32(p + 4);
+		d->domain_str = trace_le32(p + 8);
+		d->category = trace_le32(p + 12);
+		d->type = p[16];
+	}
+	return 0;
+}
+
+static int reader_categories(struct trace_reader *r, const struct reader_chunk *c)
+{
+	uint32_t n, rs;
+	const unsigned char *p;
+
+	if (reader_table(r, c, "CATG", TRACE_CATEGORY_SIZE, &n, &rs) < 0)
+		return -1;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs)
+		if (!reader_str_ok(r, trace_le32(p)) || !reader_str_ok(r, trace_le32(p + 8)))
+			return reader_damage(r, c->off, "category refers to an unknown string");
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		struct trace_category cat = { trace_le32(p), trace_le32(p + 4), trace_le32(p + 8) };
+		struct trace_category *dst;
+		uint32_t *slot;
+		if (reader_map_reserve(r, &r->cat_map, 1, c->off) < 0)
+			return -1;
+		slot = reader_cat_slot(r, &cat);
+		if (*slot) { /* named again: the later name wins */
+			*reader_cat_at(r, *slot - 1) = cat;
+			continue;
+		}
+		if (!(dst = reader_push(r, &r->cats, sizeof(*dst), c->off)))
+			return -1;
+		*dst = cat;
+		*slot = r->cats.n;
+	}
+	return 0;
+}
+
+static int reader_processes(struct trace_reader *r, const struct reader_chunk *c,
+			    const struct trace_visitor *v, void *ctx)
+{
+	uint32_t n, rs;
+	const unsigned char *p;
+	int rc;
+
+	if (reader_table(r, c, "PROC", TRACE_PROCESS_SIZE, &n, &rs) < 0)
+		return -1;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs)
+		if (!reader_str_ok(r, trace_le32(p + 28)))
+			return reader_damage(r, c->off, "process %u refers to an unknown string",
+					     trace_le32(p));
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		struct trace_process pr = {
+			.pid = trace_le32(p),
+			.ppid = trace_le32(p + 4),
+			.start_ns = trace_le64(p + 8),
+			.end_ns = trace_le64(p + 16),
+			.exit_status = (int32_t)trace_le32(p + 24),
+			.cmdline_str = trace_le32(p + 28),
+		};
+		struct trace_process *dst;
+		uint32_t *slot;
+		if (reader_map_reserve(r, &r->proc_map, 0, c->off) < 0)
+			return -1;
+		slot = reader_proc_slot(r, &pr);
+		if (*slot) { /* the same process written again: it ended */
+			dst = reader_proc_at(r, *slot - 1);
+		} else {
+			if (!(dst = reader_push(r, &r->procs, sizeof(*dst), c->off)))
+				return -1;
+			*slot = r->procs.n;
+		}
+		*dst = pr;
+		if (v->process && (rc = v->process(ctx, dst)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int reader_threads(struct trace_reader *r, const struct reader_chunk *c,
+			  const struct trace_visitor *v, void *ctx)
+{
+	uint32_t n, rs, count;
+	const unsigned char *p;
+	int rc;
+
+	if (reader_table(r, c, "THRD", TRACE_THREAD_SIZE, &n, &rs) < 0)
+		return -1;
+	count = r->threads.n;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		uint32_t index = trace_le32(p);
+		if (index > count)
+			return reader_damage(r, c->off, "thread index %u skips past %u", index, count);
+		if (index == count)
+			count++;
+		if (!reader_str_ok(r, trace_le32(p + 12)))
+			return reader_damage(r, c->off, "thread %u refers to an unknown string", index);
+	}
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		uint32_t index = trace_le32(p);
+		struct trace_thread *t = index < r->threads.n
+						 ? reader_thread_at(r, index)
+						 : reader_push(r, &r->threads, sizeof(*t), c->off);
+		if (!t)
+			return -1;
+		t->index = index;
+		t->pid = trace_le32(p + 4);
+		t->tid = trace_le32(p + 8);
+		t->name_str = trace_le32(p + 12);
+		t->start_ns = trace_le64(p + 16);
+		t->end_ns = trace_le64(p + 24);
+		if (v->thread && (rc = v->thread(ctx, t)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int reader_events(struct trace_reader *r, const struct reader_chunk *c,
+			 const struct trace_visitor *v, void *ctx)
+{
+	const unsigned char *p, *end = c->p + c->len;
+	struct trace_event ev;
+	uint32_t thread, rs, ndesc = r->descs.n;
+	uint64_t base;
+	int rc;
+
+	if (c->len < TRACE_EVENTS_HEADER_SIZE)
+		return reader_damage(r, c->off, "EVNT chunk shorter than its header");
+	thread = trace_le32(c->p);
+	rs = trace_le32(c->p + 4);
+	base = trace_le64(c->p + 8);
+	if (thread >= r->threads.n)
+		return reader_damage(r, c->off, "events of unknown thread %u", thread);
+	if (rs < TRACE_EVENT_SIZE || (c->len - TRACE_EVENTS_HEADER_SIZE) % rs)
+		return reader_damage(r, c->off, "EVNT record size %u disagrees with the chunk length",
+				     rs);
+	/* Whole chunk first, so that it is delivered entirely or not at all. */
+	for (p = c->p + TRACE_EVENTS_HEADER_SIZE; p < end; p += rs) {
+		uint32_t desc = trace_le32(p + 12);
+		if (desc - 1 >= ndesc) /* 0 wraps to UINT32_MAX */
+			return reader_damage(r, c->off, "event refers to unknown desc %u", desc);
+	}
+	if (!v->event)
+		return 0;
+	ev.thread = thread;
+	for (p = c->p + TRACE_EVENTS_HEADER_SIZE; p < end; p += rs) {
+		uint64_t df = trace_le64(p);
+		ev.dur_ns = df & TRACE_EVENT_DUR_MAX;
+		ev.flags = (uint8_t)(df >> TRACE_EVENT_DUR_BITS);
+		ev.start_ns = base + trace_le32(p + 8);
+		ev.desc = trace_le32(p + 12);
+		if ((rc = v->event(ctx, &ev)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int reader_counters(struct trace_reader *r, const struct reader_chunk *c,
+			   const struct trace_visitor *v, void *ctx)
+{
+	uint32_t n, rs;
+	const unsigned char *p;
+	int rc;
+
+	if (reader_table(r, c, "CNTR", TRACE_COUNTER_SIZE, &n, &rs) < 0 || !v->counter)
+		return r->damaged ? -1 : 0;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		struct trace_counter ct = { trace_le64(p), trace_le32(p + 8), trace_le32(p + 12), 0 };
+		uint64_t bits = trace_le64(p + 16);
+		memcpy(&ct.value, &bits, sizeof(bits));
+		if ((rc = v->counter(ctx, &ct)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int reader_drops(struct trace_reader *r, const struct reader_chunk *c,
+			const struct trace_visitor *v, void *ctx)
+{
+	uint32_t n, rs;
+	const unsigned char *p;
+	int rc;
+
+	if (reader_table(r, c, "DROP", TRACE_DROP_SIZE, &n, &rs) < 0)
+		return -1;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs)
+		if (trace_le32(p) >= r->threads.n)
+			return reader_damage(r, c->off, "drops of unknown thread %u", trace_le32(p));
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		uint64_t d = trace_le64(p + 8);
+		r->total_drops = r->total_drops + d < d ? UINT64_MAX : r->total_drops + d;
+		if (v->drops && (rc = v->drops(ctx, trace_le32(p), d)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int reader_end(struct trace_reader *r, const struct reader_chunk *c)
+{
+	if (c->len < TRACE_END_SIZE)
+		return reader_damage(r, c->off, "END chunk shorter than %u bytes", TRACE_END_SIZE);
+	r->hdr.end_ns = trace_le64(c->p);
+	r->end_seen = 1;
+	if (reader_fill(r, 1) > 0)
+		return reader_damage(r, r->cur, "data after the END chunk");
+	return 0;
+}
+
+static int reader_dispatch(struct trace_reader *r, const struct reader_chunk *c,
+			   const struct trace_visitor *v, void *ctx)
+{
+	switch (c->type) {
+	case TRACE_CHUNK_STRINGS:
+		return reader_strings(r, c);
+	case TRACE_CHUNK_META:
+		return reader_meta(r, c);
+	case TRACE_CHUNK_DESCS:
+		return reader_descs(r, c);
+	case TRACE_CHUNK_CATEGORIES:
+		return reader_categories(r, c);
+	case TRACE_CHUNK_PROCESSES:
+		return reader_processes(r, c, v, ctx);
+	case TRACE_CHUNK_THREADS:
+		return reader_threads(r, c, v, ctx);
+	case TRACE_CHUNK_EVENTS:
+		return reader_events(r, c, v, ctx);
+	case TRACE_CHUNK_COUNTERS:
+		return reader_counters(r, c, v, ctx);
+	case TRACE_CHUNK_DROPS:
+		return reader_drops(r, c, v, ctx);
+	case TRACE_CHUNK_END:
+		return reader_end(r, c);
+	default: /* a later version's chunk: its checksum held, so skip it */
+		return 0;
+	}
+}
+
+/* ---- open, run, close -------------------------------------------------------- */
+
+static struct trace_reader *reader_fail_open(struct trace_reader *r, char *err, size_t errlen,
+					     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static struct trace_reader *reader_fail_open(struct trace_reader *r, char *err, size_t errlen,
+					     const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	trace_reader_close(r);
+	return NULL;
+}
+
+/* The file header: anything wrong here means "not a trace we can read". */
+static struct trace_reader *reader_open_header(struct trace_reader *r, const char *path,
+					       char *err, size_t errlen)
+{
+	size_t avail = reader_fill(r, TRACE_FILE_HEADER_SIZE);
+	const unsigned char *h = r->buf;
+	uint32_t hsize;
+	uLong crc;
+
+	if (r->io_errno)
+		return reader_fail_open(r, err, errlen, "cannot read '%s': %s", path,
+					strerror(r->io_errno));
+	if (avail == 0)
+		return reader_fail_open(r, err, errlen, "'%s': not a gprof-dl trace (empty file)", path);
+	if (avail < TRACE_MAGIC_LEN || memcmp(h, TRACE_MAGIC, TRACE_MAGIC_LEN))
+		return reader_fail_open(r, err, errlen, "'%s': not a gprof-dl trace (bad magic)", path);
+	if (avail < TRACE_FILE_HEADER_SIZE)
+		return reader_fail_open(r, err, errlen,
+					"'%s': not a gprof-dl trace (too short for a header)", path);
+	if (trace_le32(h + TRACE_FH_ENDIAN) != TRACE_ENDIAN_TAG)
+		return reader_fail_open(r, err, errlen,
+					"'%s': not a gprof-dl trace (bad endianness tag)", path);
+	hsize = trace_le32(h + TRACE_FH_HEADER_SIZE);
+	if (hsize < TRACE_FILE_HEADER_SIZE || hsize > TRACE_FILE_HEADER_MAX)
+		return reader_fail_open(r, err, errlen, "'%s': not a gprof-dl trace (header size %u)",
+					path, hsize);
+	if (reader_fill(r, hsize) < hsize)
+		return reader_fail_open(r, err, errlen,
+					"'%s': not a gprof-dl trace (too short for a header)", path);
+	h = r->buf;
+	crc = crc32(crc32(0L, h, TRACE_FH_CRC), h + TRACE_FILE_HEADER_SIZE,
+		    hsize - TRACE_FILE_HEADER_SIZE);
+	if ((uint32_t)crc != trace_le32(h + TRACE_FH_CRC))
+		return reader_fail_open(r, err, errlen,
+					"'%s': damaged trace (file header checksum mismatch)", path);
+	r->hdr.version_major = trace_le16(h + TRACE_FH_VERSION_MAJOR);
+	r->hdr.version_minor = trace_le16(h + TRACE_FH_VERSION_MINOR);
+	if (r->hdr.version_major < TRACE_FORMAT_VERSION_MIN_MAJOR ||
+	    r->hdr.version_major > TRACE_FORMAT_VERSION_MAJOR)
+		return reader_fail_open(r, err, errlen,
+					"'%s': unsupported trace format version %u.%u (this gprof-dl reads %u.x to %u.x)",
+					path, r->hdr.version_major, r->hdr.version_minor,
+					TRACE_FORMAT_VERSION_MIN_MAJOR, TRACE_FORMAT_VERSION_MAJOR);
+	r->cur = hsize; /* a later minor version's header fields are skipped */
+	return r;
+}
+
+/* Reads the STRS chunks and the META that open every trace, so that the
+ * header is known before run(). */
+static void reader_open_prefix(struct trace_reader *r)
+{
+	static const struct trace_visitor none;
+	struct reader_chunk c;
+
+	while (reader_next_chunk(r, &c) > 0) {
+		if (c.type == TRACE_CHUNK_STRINGS) {
+			if (reader_strings(r, &c) < 0)
+				return;
+			continue;
+		}
+		if (c.type != TRACE_CHUNK_META) {
+			reader_damage(r, c.off, "no META chunk before the first records");
+			return;
+		}
+		reader_dispatch(r, &c, &none, NULL);
+		return;
+	}
+}
+
+struct trace_reader *trace_reader_open(const char *path, char *err, size_t errlen)
+{
+	struct trace_reader *r = calloc(1, sizeof(*r));
+	struct stat st;
+
+	if (!r)
+		return reader_fail_open(r, err, errlen, "'%s': %s", path, strerror(ENOMEM));
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return reader_fail_open(r, err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	r->file_size = UINT64_MAX;
+	r->buf_cap = READER_BUF_SIZE;
+	if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		r->file_size = (uint64_t)st.st_size;
+		if (r->file_size + 1 < r->buf_cap) /* small files: small buffers */
+			r->buf_cap = r->file_size < 4096 ? 4096 : (size_t)r->file_size + 1;
+	}
+	r->buf = malloc(r->buf_cap);
+	if (!r->buf)
+		return reader_fail_open(r, err, errlen, "'%s': %s", path, strerror(ENOMEM));
+	r->strs = malloc(64 * sizeof(*r->strs));
+	if (!r->strs)
+		return reader_fail_open(r, err, errlen, "'%s': %s", path, strerror(ENOMEM));
+	r->str_cap = 64;
+	r->strs[0] = reader_empty;
+	r->hdr.rank = -1;
+	r->hdr.clock_domain = r->hdr.hostname = r->hdr.cmdline = r->hdr.gprof_version = "";
+	if (!reader_open_header(r, path, err, errlen))
+		return NULL;
+	reader_open_prefix(r);
+	return r;
+}
+
+int trace_reader_run(struct trace_reader *r, const struct trace_visitor *v, void *ctx)
+{
+	static const struct trace_visitor none;
+	struct reader_chunk c;
+	int rc, got;
+
+	if (r->ran)
+		return 0;
+	r->ran = 1;
+	if (!v)
+		v = &none;
+	if (v->header && (rc = v->header(ctx, &r->hdr)) != 0)
+		return rc;
+	while (!r->damaged && !r->end_seen && (got = reader_next_chunk(r, &c)) != 0) {
+		if (got < 0)
+			break;
+		rc = reader_dispatch(r, &c, v, ctx);
+		if (rc != 0 && !r->damaged)
+			return rc;
+	}
+	if (!r->damaged && !r->end_seen)
+		reader_damage(r, r->cur, READER_NO_END);
+	return 0;
+}
+
+void trace_reader_close(struct trace_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	for (uint32_t i = 0; i < r->nblocks; i++)
+		free(r->blocks[i]);
+	free(r->blocks);
+	free(r->strs);
+	reader_pages_free(&r->descs);
+	reader_pages_free(&r->threads);
+	reader_pages_free(&r->procs);
+	free(r->proc_map.slot);
+	reader_pages_free(&r->cats);
+	free(r->cat_map.slot);
+	free(r->buf);
+	free(r);
+}
+
+/* ---- queries ------------------------------------------------------------------ */
+
+const struct trace_header *trace_reader_header(const struct trace_reader *r)
+{
+	return &r->hdr;
+}
+
+const char *trace_reader_string(const struct trace_reader *r, uint32_t id)
+{
+	return id >= 1 && id <= r->nstr ? r->strs[id] : "";
+}
+
+const struct trace_desc *trace_reader_desc(const struct trace_reader *r, uint32_t id)
+{
+	return id >= 1 && id <= r->descs.n ? reader_desc_at(r, id - 1) : NULL;
+}
+
+const struct trace_thread *trace_reader_thread(const struct trace_reader *r, uint32_t index)
+{
+	return index < r->threads.n ? reader_thread_at(r, index) : NULL;
+}
+
+uint32_t trace_reader_thread_count(const struct trace_reader *r)
+{
+	return r->threads.n;
+}
+
+const struct trace_process *trace_reader_process(const struct trace_reader *r, uint32_t i)
+{
+	return i < r->procs.n ? reader_proc_at(r, i) : NULL;
+}
+
+uint32_t trace_reader_process_count(const struct trace_reader *r)
+{
+	return r->procs.n;
+}
+
+uint32_t trace_reader_desc_count(const struct trace_reader *r)
+{
+	return r->descs.n;
+}
+
+const char *trace_reader_category_name(const struct trace_reader *r, uint32_t domain_str,
+				       uint32_t category)
+{
+	struct trace_category key = { domain_str, category, 0 };
+	const uint32_t *slot;
+
+	if (!r->cats.n)
+		return NULL;
+	slot = reader_cat_slot(r, &key);
+	return *slot ? trace_reader_string(r, reader_cat_at(r, *slot - 1)->name_str) : NULL;
+}
+
+uint64_t trace_reader_total_drops(const struct trace_reader *r)
+{
+	return r->total_drops;
+}
+
+const char *trace_reader_damage(const struct trace_reader *r, uint64_t *offset)
+{
+	if (!r->damaged)
+		return NULL;
+	if (offset)
+		*offset = r->damage_off;
+	return r->damage;
+}
+
+uint64_t trace_reader_file_size(const struct trace_reader *r)
+{
+	return r->file_size != UINT64_MAX ? r->file_size : r->cur;
+}

@@ -1,0 +1,770 @@
+/*
+ * trace_writer.c - writes trace format v1 (formats/TRACE-FORMAT.md).
+ *
+ * The launcher calls this while the target runs, so nothing here makes a
+ * system call per record: records go to per-thread event buffers and pending
+ * table chunks, chunks go to one output buffer, and the output buffer goes to
+ * the file in large writes.
+ *
+ * Invariants:
+ *  - a chunk that references a string, desc, category, process or thread is
+ *    written after the chunk that defines it: every emission of a referencing
+ *    chunk first empties the pending tables, strings first (writer_flush_tables);
+ *  - META is the first chunk after the STRS chunks its strings need;
+ *  - the start times in one events buffer span at most UINT32_MAX ns, so each
+ *    fits a u32 delta from the buffer's minimum;
+ *  - errors are sticky: after the first failure every call returns it again,
+ *    so the launcher can check once, at close.
+ */
+#include "formats/trace/trace.h"
+#include "formats/trace/trace_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* One events chunk is 64 KiB on disk: header, sub-header and this many records. */
+#define WRITER_EVENTS_PER_CHUNK \
+	((65536 - TRACE_CHUNK_HEADER_SIZE - TRACE_EVENTS_HEADER_SIZE) / TRACE_EVENT_SIZE)
+/* All threads' buffered events together; beyond it every buffer is flushed, so
+ * memory stays bounded however many threads come and go. */
+#define WRITER_EVENTS_BUFFERED_MAX (1u << 20)
+#define WRITER_TABLE_FLUSH (256u << 10) /* pending table payload that triggers a flush */
+#define WRITER_OUT_FLUSH (1u << 20)     /* output bytes buffered before a write(2) */
+
+struct wbuf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+/* An event as buffered: its absolute start, until the chunk's base is known. */
+struct wevent {
+	uint64_t start;
+	uint64_t dur_flags;
+	uint32_t desc;
+};
+
+struct wthread {
+	struct wevent *ev;
+	uint32_t n, cap;
+	uint64_t min_start, max_start;
+	int ended;
+};
+
+struct wstr {
+	size_t off;
+	uint32_t len;
+};
+
+struct wdesc {
+	uint32_t name_str, domain_str, category;
+	uint8_t type;
+};
+
+struct trace_writer {
+	int fd;
+	int err; /* sticky errno, 0 while healthy */
+	int meta_written;
+	uint64_t bytes; /* emitted chunk bytes: written or in out */
+	struct wbuf out;
+
+	/* interned strings: id i is str_arena bytes [strs[i].off, + strs[i].len) */
+	struct wbuf str_arena;
+	struct wstr *strs;
+	uint32_t nstr, str_cap;
+	uint32_t *str_hash; /* open addressing, string ids, 0: empty */
+	uint32_t str_hash_cap;
+
+	struct wdesc *descs; /* descs[id - 1] */
+	uint32_t ndesc, desc_cap;
+	uint32_t *desc_hash;
+	uint32_t desc_hash_cap;
+
+	struct wthread *threads;
+	uint32_t nthreads, thread_cap;
+	uint64_t events_buffered;
+
+	/* pending chunk payloads; each starts with its 8-byte sub-header */
+	struct wbuf pend_strs, pend_descs, pend_cats, pend_procs, pend_threads;
+	struct wbuf pend_counters, pend_drops;
+	uint32_t pend_strs_first;
+	uint32_t n_pend_strs, n_pend_descs, n_pend_cats, n_pend_procs, n_pend_threads;
+	uint32_t n_pend_counters, n_pend_drops;
+
+	struct wbuf scratch; /* an events chunk's payload while it is encoded */
+};
+
+static int writer_fail(struct trace_writer *w, int e)
+{
+	if (!w->err)
+		w->err = e;
+	errno = w->err;
+	return -1;
+}
+
+/* A call with bad arguments fails alone: one bad record from a ring must not
+ * cost the launcher the rest of the trace. */
+static int writer_reject(void)
+{
+	errno = EINVAL;
+	return -1;
+}
+
+static void *wbuf_reserve(struct trace_writer *w, struct wbuf *b, size_t n)
+{
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap - b->len < n)
+			cap *= 2;
+		unsigned char *p = realloc(b->p, cap);
+		if (!p) {
+			writer_fail(w, ENOMEM);
+			return NULL;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	void *r = b->p + b->len;
+	b->len += n;
+	return r;
+}
+
+static int writer_write_out(struct trace_writer *w)
+{
+	size_t done = 0;
+	while (done < w->out.len) {
+		ssize_t n = write(w->fd, w->out.p + done, w->out.len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return writer_fail(w, n < 0 ? errno : EIO);
+		done += (size_t)n;
+	}
+	w->out.len = 0;
+	return 0;
+}
+
+static int writer_emit(struct trace_writer *w, uint32_t type, const void *payload, size_t len)
+{
+	unsigned char *h;
+	uLong crc;
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (len > TRACE_CHUNK_MAX_PAYLOAD)
+		return writer_fail(w, EOVERFLOW);
+	h = wbuf_reserve(w, &w->out, TRACE_CHUNK_HEADER_SIZE + len);
+	if (!h)
+		return -1;
+	trace_put32(h + TRACE_CH_TYPE, type);
+	trace_put32(h + TRACE_CH_LENGTH, (uint32_t)len);
+	trace_put32(h + TRACE_CH_FLAGS, 0);
+	crc = crc32(0L, h, TRACE_CH_CRC);
+	crc = crc32(crc, payload, (uInt)len);
+	trace_put32(h + TRACE_CH_CRC, (uint32_t)crc);
+	memcpy(h + TRACE_CHUNK_HEADER_SIZE, payload, len);
+	w->bytes += TRACE_CHUNK_HEADER_SIZE + len;
+	if (w->out.len >= WRITER_OUT_FLUSH)
+		return writer_write_out(w);
+	return 0;
+}
+
+/* Emits a pending chunk whose first 8 bytes are left for its sub-header. */
+static int writer_emit_pending(struct trace_writer *w, uint32_t type, struct wbuf *b,
+			       uint32_t *count, uint32_t first_or_size)
+{
+	int rc;
+
+	if (!*count)
+		return 0;
+	if (type == TRACE_CHUNK_STRINGS) {
+		trace_put32(b->p, first_or_size);
+		trace_put32(b->p + 4, *count);
+	} else {
+		trace_put32(b->p, *count);
+		trace_put32(b->p + 4, first_or_size);
+	}
+	rc = writer_emit(w, type, b->p, b->len);
+	b->len = TRACE_TABLE_HEADER_SIZE;
+	*count = 0;
+	return rc;
+}
+
+static int writer_flush_strings(struct trace_writer *w)
+{
+	int rc = writer_emit_pending(w, TRACE_CHUNK_STRINGS, &w->pend_strs, &w->n_pend_strs,
+				     w->pend_strs_first);
+	w->pend_strs_first = w->nstr + 1;
+	return rc;
+}
+
+static int writer_write_meta(struct trace_writer *w, const struct trace_header *h,
+			     const uint32_t strs[4]);
+
+/* A META with defaults, for a writer whose caller never gave a header. */
+static int writer_ensure_meta(struct trace_writer *w)
+{
+	static const uint32_t none[4];
+	struct trace_header h = { .rank = -1 };
+
+	if (w->meta_written)
+		return 0;
+	return writer_write_meta(w, &h, none);
+}
+
+static int writer_flush_tables(struct trace_writer *w)
+{
+	if (writer_ensure_meta(w) < 0 || writer_flush_strings(w) < 0)
+		return -1;
+	if (writer_emit_pending(w, TRACE_CHUNK_DESCS, &w->pend_descs, &w->n_pend_descs,
+				TRACE_DESC_SIZE) < 0 ||
+	    writer_emit_pending(w, TRACE_CHUNK_CATEGORIES, &w->pend_cats, &w->n_pend_cats,
+				TRACE_CATEGORY_SIZE) < 0 ||
+	    writer_emit_pending(w, TRACE_CHUNK_PROCESSES, &w->pend_procs, &w->n_pend_procs,
+				TRACE_PROCESS_SIZE) < 0 ||
+	    writer_emit_pending(w, TRACE_CHUNK_THREADS, &w->pend_threads, &w->n_pend_threads,
+				TRACE_THREAD_SIZE) < 0)
+		return -1;
+	return 0;
+}
+
+static int writer_write_meta(struct trace_writer *w, const struct trace_header *h,
+			     const uint32_t strs[4])
+{
+	unsigned char m[TRACE_META_SIZE];
+
+	w->meta_written = 1; /* before the strings flush, which would recurse here */
+	if (writer_flush_strings(w) < 0)
+		return -1;
+	trace_put32(m + TRACE_META_SOURCES, h->sources);
+	trace_put32(m + TRACE_META_PID, h->pid);
+	trace_put32(m + TRACE_META_RANK, (uint32_t)h->rank);
+	trace_put32(m + TRACE_META_NCPUS, h->ncpus);
+	trace_put64(m + TRACE_META_WALL_OFFSET, (uint64_t)h->wall_offset_ns);
+	trace_put64(m + TRACE_META_START, h->start_ns);
+	trace_put32(m + TRACE_META_CLOCK_STR, strs[0]);
+	trace_put32(m + TRACE_META_HOST_STR, strs[1]);
+	trace_put32(m + TRACE_META_CMDLINE_STR, strs[2]);
+	trace_put32(m + TRACE_META_VERSION_STR, strs[3]);
+	return writer_emit(w, TRACE_CHUNK_META, m, sizeof(m));
+}
+
+static void writer_free(struct trace_writer *w);
+
+static int writer_write_file_header(struct trace_writer *w)
+{
+	unsigned char *h = wbuf_reserve(w, &w->out, TRACE_FILE_HEADER_SIZE);
+
+	if (!h)
+		return -1;
+	memset(h, 0, TRACE_FILE_HEADER_SIZE);
+	memcpy(h + TRACE_FH_MAGIC, TRACE_MAGIC, TRACE_MAGIC_LEN);
+	trace_put16(h + TRACE_FH_VERSION_MAJOR, TRACE_FORMAT_VERSION_MAJOR);
+	trace_put16(h + TRACE_FH_VERSION_MINOR, TRACE_FORMAT_VERSION_MINOR);
+	trace_put32(h + TRACE_FH_HEADER_SIZE, TRACE_FILE_HEADER_SIZE);
+	trace_put32(h + TRACE_FH_ENDIAN, TRACE_ENDIAN_TAG);
+	trace_put32(h + TRACE_FH_FEATURES, TRACE_FEAT_NONE);
+	trace_put32(h + TRACE_FH_CRC, (uint32_t)crc32(0L, h, TRACE_FH_CRC));
+	w->bytes += TRACE_FILE_HEADER_SIZE;
+	return 0;
+}
+
+struct trace_writer *trace_writer_open(const char *path, int force)
+{
+	struct trace_writer *w = calloc(1, sizeof(*w));
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+	int e;
+
+	if (!w)
+		return NULL;
+	w->fd = open(path, flags, 0644);
+	if (w->fd < 0) {
+		e = errno;
+		free(w);
+		errno = e;
+		return NULL;
+	}
+	w->pend_strs_first = 1;
+	if (!wbuf_reserve(w, &w->pend_strs, 8) || !wbuf_reserve(w, &w->pend_descs, 8) ||
+	    !wbuf_reserve(w, &w->pend_cats, 8) || !wbuf_reserve(w, &w->pend_procs, 8) ||
+	    !wbuf_reserve(w, &w->pend_threads, 8) || !wbuf_reserve(w, &w->pend_counters, 8) ||
+	    !wbuf_reserve(w, &w->pend_drops, 8) || writer_write_file_header(w) < 0) {
+		e = w->err;
+		close(w->fd);
+		unlink(path);
+		writer_free(w);
+		errno = e;
+		return NULL;
+	}
+	return w;
+}
+
+/* ---- interning ------------------------------------------------------------ */
+
+static uint32_t writer_hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 16777619u;
+	return h;
+}
+
+static uint32_t writer_hash_desc(const struct wdesc *d)
+{
+	uint32_t k[4] = { d->name_str, d->domain_str, d->category, d->type };
+	return writer_hash_bytes(k, sizeof(k));
+}
+
+static int writer_str_equal(const struct trace_writer *w, uint32_t id, const char *s, size_t len)
+{
+	return w->strs[id].len == len && !memcmp(w->str_arena.p + w->strs[id].off, s, len);
+}
+
+static int writer_desc_equal(const struct wdesc *a, const struct wdesc *b)
+{
+	return a->name_str == b->name_str && a->domain_str == b->domain_str &&
+	       a->category == b->category && a->type == b->type;
+}
+
+/* Doubles an id hash table; hash_of(w, id) recomputes an entry's hash. */
+static int writer_hash_grow(struct trace_writer *w, uint32_t **tab, uint32_t *cap,
+			    uint32_t (*hash_of)(const struct trace_writer *, uint32_t))
+{
+	uint32_t ncap = *cap ? *cap * 2 : 1024;
+	uint32_t *t = calloc(ncap, sizeof(*t));
+
+	if (!t)
+		return writer_fail(w, ENOMEM);
+	for (uint32_t i = 0; i < *cap; i++) {
+		uint32_t id = (*tab)[i], j;
+		if (!id)
+			continue;
+		for (j = hash_of(w, id) & (ncap - 1); t[j]; j = (j + 1) & (ncap - 1))
+			;
+		t[j] = id;
+	}
+	free(*tab);
+	*tab = t;
+	*cap = ncap;
+	return 0;
+}
+
+static uint32_t writer_str_hash_of(const struct trace_writer *w, uint32_t id)
+{
+	return writer_hash_bytes(w->str_arena.p + w->strs[id].off, w->strs[id].len);
+}
+
+static uint32_t writer_desc_hash_of(const struct trace_writer *w, uint32_t id)
+{
+	return writer_hash_desc(&w->descs[id - 1]);
+}
+
+static int writer_grow_array(struct trace_writer *w, void **arr, uint32_t *cap, uint32_t need,
+			     size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	uint32_t ncap = *cap ? *cap * 2 : 256;
+	while (ncap < need)
+		ncap *= 2;
+	void *p = realloc(*arr, (size_t)ncap * size);
+	if (!p)
+		return writer_fail(w, ENOMEM);
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static int writer_str_add(struct trace_writer *w, const char *s, size_t len)
+{
+	uint32_t id = w->nstr + 1;
+	unsigned char *rec;
+
+	/* strs is indexed by id, so it holds nstr + 2 slots */
+	if (writer_grow_array(w, (void **)&w->strs, &w->str_cap, id + 1, sizeof(*w->strs)) < 0)
+		return -1;
+	if (w->pend_strs.len + 4 + len > WRITER_TABLE_FLUSH && writer_flush_strings(w) < 0)
+		return -1;
+	rec = wbuf_reserve(w, &w->pend_strs, 4 + len);
+	if (!rec)
+		return -1;
+	trace_put32(rec, (uint32_t)len);
+	w->strs[id].off = w->str_arena.len;
+	w->strs[id].len = (uint32_t)len;
+	if (len) {
+		unsigned char *dst = wbuf_reserve(w, &w->str_arena, len);
+		if (!dst)
+			return -1;
+		memcpy(dst, s, len);
+		memcpy(rec + 4, s, len);
+	}
+	w->nstr = id;
+	w->n_pend_strs++;
+	return 0;
+}
+
+uint32_t trace_writer_string(struct trace_writer *w, const char *s, size_t len)
+{
+	uint32_t h, j;
+
+	if (w->err) {
+		writer_fail(w, w->err);
+		return 0;
+	}
+	if (!s && len) {
+		writer_reject();
+		return 0;
+	}
+	if (len > TRACE_STRING_MAX)
+		len = TRACE_STRING_MAX;
+	if ((w->nstr + 1) * 2 > w->str_hash_cap &&
+	    writer_hash_grow(w, &w->str_hash, &w->str_hash_cap, writer_str_hash_of) < 0)
+		return 0;
+	h = writer_hash_bytes(s, len);
+	for (j = h & (w->str_hash_cap - 1); w->str_hash[j]; j = (j + 1) & (w->str_hash_cap - 1))
+		if (writer_str_equal(w, w->str_hash[j], s, len))
+			return w->str_hash[j];
+	if (writer_str_add(w, s, len) < 0)
+		return 0;
+	w->str_hash[j] = w->nstr;
+	return w->nstr;
+}
+
+static int writer_str_known(const struct trace_writer *w, uint32_t id)
+{
+	return id <= w->nstr;
+}
+
+static int writer_pending_full(struct trace_writer *w, const struct wbuf *b)
+{
+	return b->len >= WRITER_TABLE_FLUSH ? writer_flush_tables(w) : 0;
+}
+
+uint32_t trace_writer_desc(struct trace_writer *w, uint32_t name_str, uint32_t domain_str,
+			   uint32_t category, uint8_t type)
+{
+	struct wdesc d = { name_str, domain_str, category, type };
+	unsigned char *rec;
+	uint32_t j, id;
+
+	if (w->err) {
+		writer_fail(w, w->err);
+		return 0;
+	}
+	if (!writer_str_known(w, name_str) || !writer_str_known(w, domain_str)) {
+		writer_reject();
+		return 0;
+	}
+	if ((w->ndesc + 1) * 2 > w->desc_hash_cap &&
+	    writer_hash_grow(w, &w->desc_hash, &w->desc_hash_cap, writer_desc_hash_of) < 0)
+		return 0;
+	for (j = writer_hash_desc(&d) & (w->desc_hash_cap - 1); w->desc_hash[j];
+	     j = (j + 1) & (w->desc_hash_cap - 1))
+		if (writer_desc_equal(&w->descs[w->desc_hash[j] - 1], &d))
+			return w->desc_hash[j];
+	if (writer_grow_array(w, (void **)&w->descs, &w->desc_cap, w->ndesc + 1, sizeof(d)) < 0)
+		return 0;
+	rec = wbuf_reserve(w, &w->pend_descs, TRACE_DESC_SIZE);
+	if (!rec)
+		return 0;
+	id = ++w->ndesc;
+	w->descs[id - 1] = d;
+	w->desc_hash[j] = id;
+	trace_put32(rec, id);
+	trace_put32(rec + 4, name_str);
+	trace_put32(rec + 8, domain_str);
+	trace_put32(rec + 12, category);
+	rec[16] = type;
+	rec[17] = rec[18] = rec[19] = 0;
+	w->n_pend_descs++;
+	if (writer_pending_full(w, &w->pend_descs) < 0)
+		return 0;
+	return id;
+}
+
+/* ---- records ---------------------------------------------------------------- */
+
+int trace_writer_header(struct trace_writer *w, const struct trace_header *h)
+{
+	const char *s[4] = { h->clock_domain, h->hostname, h->cmdline, h->gprof_version };
+	uint32_t ids[4] = { 0 };
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (w->meta_written)
+		return writer_reject();
+	for (int i = 0; i < 4; i++)
+		if (s[i] && !(ids[i] = trace_writer_string(w, s[i], strlen(s[i]))))
+			return -1;
+	return writer_write_meta(w, h, ids);
+}
+
+int trace_writer_category(struct trace_writer *w, const struct trace_category *c)
+{
+	unsigned char *rec;
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (!writer_str_known(w, c->domain_str) || !writer_str_known(w, c->name_str))
+		return writer_reject();
+	rec = wbuf_reserve(w, &w->pend_cats, TRACE_CATEGORY_SIZE);
+	if (!rec)
+		return -1;
+	trace_put32(rec, c->domain_str);
+	trace_put32(rec + 4, c->category);
+	trace_put32(rec + 8, c->name_str);
+	w->n_pend_cats++;
+	return writer_pending_full(w, &w->pend_cats);
+}
+
+int trace_writer_process(struct trace_writer *w, const struct trace_process *p)
+{
+	unsigned char *rec;
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (!writer_str_known(w, p->cmdline_str))
+		return writer_reject();
+	rec = wbuf_reserve(w, &w->pend_procs, TRACE_PROCESS_SIZE);
+	if (!rec)
+		return -1;
+	trace_put32(rec, p->pid);
+	trace_put32(rec + 4, p->ppid);
+	trace_put64(rec + 8, p->start_ns);
+	trace_put64(rec + 16, p->end_ns);
+	trace_put32(rec + 24, (uint32_t)p->exit_status);
+	trace_put32(rec + 28, p->cmdline_str);
+	w->n_pend_procs++;
+	return writer_pending_full(w, &w->pend_procs);
+}
+
+int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t)
+{
+	unsigned char *rec;
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (t->index > w->nthreads || !writer_str_known(w, t->name_str))
+		return writer_reject();
+	if (t->index == w->nthreads) {
+		if (writer_grow_array(w, (void **)&w->threads, &w->thread_cap, t->index + 1,
+				      sizeof(*w->threads)) < 0)
+			return -1;
+		memset(&w->threads[t->index], 0, sizeof(*w->threads));
+		w->nthreads++;
+	}
+	w->threads[t->index].ended = t->end_ns != 0;
+	rec = wbuf_reserve(w, &w->pend_threads, TRACE_THREAD_SIZE);
+	if (!rec)
+		return -1;
+	trace_put32(rec, t->index);
+	trace_put32(rec + 4, t->pid);
+	trace_put32(rec + 8, t->tid);
+	trace_put32(rec + 12, t->name_str);
+	trace_put64(rec + 16, t->start_ns);
+	trace_put64(rec + 24, t->end_ns);
+	w->n_pend_threads++;
+	return writer_pending_full(w, &w->pend_threads);
+}
+
+/* Writes one thread's buffered events as a chunk, base = their earliest start. */
+static int writer_flush_thread(struct trace_writer *w, uint32_t index)
+{
+	struct wthread *t = &w->threads[index];
+	size_t len = TRACE_EVENTS_HEADER_SIZE + (size_t)t->n * TRACE_EVENT_SIZE;
+	unsigned char *p;
+
+	if (!t->n)
+		return 0;
+	if (writer_flush_tables(w) < 0)
+		return -1;
+	w->scratch.len = 0;
+	p = wbuf_reserve(w, &w->scratch, len);
+	if (!p)
+		return -1;
+	trace_put32(p, index);
+	trace_put32(p + 4, TRACE_EVENT_SIZE);
+	trace_put64(p + 8, t->min_start);
+	p += TRACE_EVENTS_HEADER_SIZE;
+	for (uint32_t i = 0; i < t->n; i++, p += TRACE_EVENT_SIZE) {
+		trace_put64(p, t->ev[i].dur_flags);
+		trace_put32(p + 8, (uint32_t)(t->ev[i].start - t->min_start));
+		trace_put32(p + 12, t->ev[i].desc);
+	}
+	w->events_buffered -= t->n;
+	t->n = 0;
+	return writer_emit(w, TRACE_CHUNK_EVENTS, w->scratch.p, len);
+}
+
+static int writer_flush_all_threads(struct trace_writer *w)
+{
+	for (uint32_t i = 0; i < w->nthreads; i++)
+		if (writer_flush_thread(w, i) < 0)
+			return -1;
+	return 0;
+}
+
+/* Empty buffers go back: those of ended threads at every flush (a long run
+ * creates many threads), all of them when the buffered total hit its cap. */
+static int writer_release_buffers(struct trace_writer *w, int ended_only)
+{
+	for (uint32_t i = 0; i < w->nthreads; i++) {
+		struct wthread *t = &w->threads[i];
+		if (!t->n && t->ev && (t->ended || !ended_only)) {
+			free(t->ev);
+			t->ev = NULL;
+			t->cap = 0;
+		}
+	}
+	return 0;
+}
+
+int trace_writer_event(struct trace_writer *w, const struct trace_event *e)
+{
+	struct wthread *t;
+	uint64_t dur = e->dur_ns > TRACE_EVENT_DUR_MAX ? TRACE_EVENT_DUR_MAX : e->dur_ns;
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (e->thread >= w->nthreads || !e->desc || e->desc > w->ndesc)
+		return writer_reject();
+	t = &w->threads[e->thread];
+	if (t->n) {
+		uint64_t lo = e->start_ns < t->min_start ? e->start_ns : t->min_start;
+		uint64_t hi = e->start_ns > t->max_start ? e->start_ns : t->max_start;
+		if ((hi - lo > UINT32_MAX || t->n == WRITER_EVENTS_PER_CHUNK) &&
+		    writer_flush_thread(w, e->thread) < 0)
+			return -1;
+	}
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 64;
+		if (cap > WRITER_EVENTS_PER_CHUNK)
+			cap = WRITER_EVENTS_PER_CHUNK;
+		struct wevent *ev = realloc(t->ev, cap * sizeof(*ev));
+		if (!ev)
+			return writer_fail(w, ENOMEM);
+		t->ev = ev;
+		t->cap = cap;
+	}
+	if (!t->n || e->start_ns < t->min_start)
+		t->min_start = e->start_ns;
+	if (!t->n || e->start_ns > t->max_start)
+		t->max_start = e->start_ns;
+	t->ev[t->n].start = e->start_ns;
+	t->ev[t->n].dur_flags = dur | (uint64_t)e->flags << TRACE_EVENT_DUR_BITS;
+	t->ev[t->n].desc = e->desc;
+	t->n++;
+	if (++w->events_buffered > WRITER_EVENTS_BUFFERED_MAX)
+		return writer_flush_all_threads(w) < 0 ? -1 : writer_release_buffers(w, 0);
+	return 0;
+}
+
+int trace_writer_counter(struct trace_writer *w, const struct trace_counter *c)
+{
+	unsigned char *rec;
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	rec = wbuf_reserve(w, &w->pend_counters, TRACE_COUNTER_SIZE);
+	if (!rec)
+		return -1;
+	uint64_t bits;
+	memcpy(&bits, &c->value, sizeof(bits));
+	trace_put64(rec, c->ts_ns);
+	trace_put32(rec + 8, c->id);
+	trace_put32(rec + 12, c->pid);
+	trace_put64(rec + 16, bits);
+	w->n_pend_counters++;
+	if (w->pend_counters.len < WRITER_TABLE_FLUSH)
+		return 0;
+	if (writer_ensure_meta(w) < 0)
+		return -1;
+	return writer_emit_pending(w, TRACE_CHUNK_COUNTERS, &w->pend_counters,
+				   &w->n_pend_counters, TRACE_COUNTER_SIZE);
+}
+
+int trace_writer_drops(struct trace_writer *w, uint32_t thread, uint64_t dropped)
+{
+	unsigned char *rec;
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (thread >= w->nthreads)
+		return writer_reject();
+	rec = wbuf_reserve(w, &w->pend_drops, TRACE_DROP_SIZE);
+	if (!rec)
+		return -1;
+	trace_put32(rec, thread);
+	trace_put32(rec + 4, 0);
+	trace_put64(rec + 8, dropped);
+	w->n_pend_drops++;
+	if (w->pend_drops.len < WRITER_TABLE_FLUSH)
+		return 0;
+	if (writer_flush_tables(w) < 0)
+		return -1;
+	return writer_emit_pending(w, TRACE_CHUNK_DROPS, &w->pend_drops, &w->n_pend_drops,
+				   TRACE_DROP_SIZE);
+}
+
+int trace_writer_flush(struct trace_writer *w)
+{
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (writer_flush_tables(w) < 0 || writer_flush_all_threads(w) < 0 ||
+	    writer_emit_pending(w, TRACE_CHUNK_COUNTERS, &w->pend_counters, &w->n_pend_counters,
+				TRACE_COUNTER_SIZE) < 0 ||
+	    writer_emit_pending(w, TRACE_CHUNK_DROPS, &w->pend_drops, &w->n_pend_drops,
+				TRACE_DROP_SIZE) < 0)
+		return -1;
+	writer_release_buffers(w, 1);
+	return writer_write_out(w);
+}
+
+static void writer_free(struct trace_writer *w)
+{
+	struct wbuf *bufs[] = { &w->out, &w->str_arena, &w->pend_strs, &w->pend_descs,
+				&w->pend_cats, &w->pend_procs, &w->pend_threads,
+				&w->pend_counters, &w->pend_drops, &w->scratch };
+
+	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+		free(bufs[i]->p);
+	for (uint32_t i = 0; i < w->nthreads; i++)
+		free(w->threads[i].ev);
+	free(w->threads);
+	free(w->strs);
+	free(w->str_hash);
+	free(w->descs);
+	free(w->desc_hash);
+	free(w);
+}
+
+int trace_writer_close(struct trace_writer *w, uint64_t end_ns)
+{
+	unsigned char end[TRACE_END_SIZE];
+	int rc, e;
+
+	if (!w)
+		return 0;
+	trace_put64(end, end_ns);
+	rc = trace_writer_flush(w);
+	if (rc == 0)
+		rc = writer_emit(w, TRACE_CHUNK_END, end, sizeof(end));
+	if (rc == 0)
+		rc = writer_write_out(w);
+	if (w->fd >= 0 && close(w->fd) < 0 && rc == 0)
+		rc = writer_fail(w, errno);
+	e = w->err;
+	writer_free(w);
+	errno = e;
+	return rc;
+}
+
+uint64_t trace_writer_bytes(const struct trace_writer *w)
+{
+	return w->bytes;
+}

@@ -1,0 +1,163 @@
+/*
+ * trace_format.h - the on-disk constants of trace format v1, shared by the
+ * writer, the reader and the tests. formats/TRACE-FORMAT.md is the prose
+ * version of this file; when they disagree, fix both.
+ *
+ * Invariants:
+ *  - every multi-byte integer on disk is little-endian, whatever the host; the
+ *    trace_le* helpers below are the only way code here touches one;
+ *  - offsets in this file are from the start of the structure they describe;
+ *  - a record size stored in a chunk is never smaller than the v1 size given
+ *    here: newer minor versions may append fields, never move them, so a v1
+ *    reader strides by the stored size and reads the prefix it knows.
+ */
+#ifndef GPDL_FORMATS_TRACE_FORMAT_H
+#define GPDL_FORMATS_TRACE_FORMAT_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- file header: 32 bytes at offset 0 ---------------------------------- */
+
+#define TRACE_MAGIC "GPRFDL\r\n"      /* \r\n catches text-mode mangling, as PNG's does */
+#define TRACE_MAGIC_LEN 8
+#define TRACE_ENDIAN_TAG 0x01020304u /* reads 04 03 02 01 in a little-endian file */
+#define TRACE_FILE_HEADER_SIZE 32    /* v1; a later minor version may grow it */
+#define TRACE_FILE_HEADER_MAX 4096   /* a larger header_size is garbage */
+#define TRACE_FORMAT_VERSION_MIN_MAJOR 1
+
+#define TRACE_FH_MAGIC 0          /* u8[8]  TRACE_MAGIC */
+#define TRACE_FH_VERSION_MAJOR 8  /* u16 */
+#define TRACE_FH_VERSION_MINOR 10 /* u16 */
+#define TRACE_FH_HEADER_SIZE 12   /* u32    bytes from 0 to the first chunk */
+#define TRACE_FH_ENDIAN 16        /* u32    TRACE_ENDIAN_TAG */
+#define TRACE_FH_FEATURES 20      /* u32    enum trace_feature mask */
+#define TRACE_FH_RESERVED 24      /* u32    0 */
+#define TRACE_FH_CRC 28           /* u32    crc32 of bytes 0..27, then 32..header_size-1 */
+
+/* Optional features: a reader ignores bits it does not know. None in v1.0;
+ * anything that would change how a v1 reader must decode a chunk is a major
+ * version instead. */
+enum trace_feature {
+	TRACE_FEAT_NONE = 0,
+};
+
+/* ---- chunk header: 16 bytes, then `length` bytes of payload -------------- */
+
+#define TRACE_CHUNK_HEADER_SIZE 16
+#define TRACE_CHUNK_MAX_PAYLOAD (16u << 20) /* a larger length is garbage */
+
+#define TRACE_CH_TYPE 0   /* u32 fourcc, enum trace_chunk_type */
+#define TRACE_CH_LENGTH 4 /* u32 payload bytes */
+#define TRACE_CH_FLAGS 8  /* u32 0 in v1; readers ignore it (it is checksummed) */
+#define TRACE_CH_CRC 12   /* u32 crc32 of header bytes 0..11, then the payload */
+
+/* Chunk types are four ASCII characters, so a hex dump names them. */
+#define TRACE_FOURCC(a, b, c, d) \
+	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+
+enum trace_chunk_type {
+	TRACE_CHUNK_META = TRACE_FOURCC('M', 'E', 'T', 'A'),
+	TRACE_CHUNK_STRINGS = TRACE_FOURCC('S', 'T', 'R', 'S'),
+	TRACE_CHUNK_DESCS = TRACE_FOURCC('D', 'E', 'S', 'C'),
+	TRACE_CHUNK_CATEGORIES = TRACE_FOURCC('C', 'A', 'T', 'G'),
+	TRACE_CHUNK_PROCESSES = TRACE_FOURCC('P', 'R', 'O', 'C'),
+	TRACE_CHUNK_THREADS = TRACE_FOURCC('T', 'H', 'R', 'D'),
+	TRACE_CHUNK_EVENTS = TRACE_FOURCC('E', 'V', 'N', 'T'),
+	TRACE_CHUNK_COUNTERS = TRACE_FOURCC('C', 'N', 'T', 'R'),
+	TRACE_CHUNK_DROPS = TRACE_FOURCC('D', 'R', 'O', 'P'),
+	TRACE_CHUNK_END = TRACE_FOURCC('E', 'N', 'D', '!'),
+};
+
+/* ---- META payload (48 bytes in v1) --------------------------------------- */
+
+#define TRACE_META_SIZE 48
+#define TRACE_META_SOURCES 0       /* u32 enum trace_source mask */
+#define TRACE_META_PID 4           /* u32 */
+#define TRACE_META_RANK 8          /* i32, -1: not distributed */
+#define TRACE_META_NCPUS 12        /* u32 */
+#define TRACE_META_WALL_OFFSET 16  /* i64 ns */
+#define TRACE_META_START 24        /* u64 ns */
+#define TRACE_META_CLOCK_STR 32    /* u32 string id */
+#define TRACE_META_HOST_STR 36     /* u32 string id */
+#define TRACE_META_CMDLINE_STR 40  /* u32 string id */
+#define TRACE_META_VERSION_STR 44  /* u32 string id */
+
+/* ---- STRS payload: u32 first_id, u32 count, then count x {u32 len, bytes} - */
+
+#define TRACE_STRINGS_HEADER_SIZE 8
+#define TRACE_STRING_MAX (1u << 20) /* the writer truncates longer strings */
+
+/* ---- table payloads: u32 count, u32 record_size, then the records -------- */
+
+#define TRACE_TABLE_HEADER_SIZE 8
+
+#define TRACE_DESC_SIZE 20 /* u32 id, name_str, domain_str, category; u8 type; u8[3] 0 */
+#define TRACE_CATEGORY_SIZE 12 /* u32 domain_str, category, name_str */
+#define TRACE_PROCESS_SIZE 32 /* u32 pid, ppid; u64 start, end; i32 exit; u32 cmdline_str */
+#define TRACE_THREAD_SIZE 32  /* u32 index, pid, tid, name_str; u64 start, end */
+#define TRACE_COUNTER_SIZE 24 /* u64 ts; u32 id, pid; f64 value */
+#define TRACE_DROP_SIZE 16    /* u32 thread, u32 0, u64 dropped */
+
+/* ---- EVNT payload: 16-byte sub-header, then records ---------------------- */
+
+#define TRACE_EVENTS_HEADER_SIZE 16 /* u32 thread, u32 record_size, u64 base_ns */
+#define TRACE_EVENT_SIZE 16         /* u64 dur|flags<<56, u32 start - base, u32 desc */
+#define TRACE_EVENT_DUR_BITS 56
+#define TRACE_EVENT_DUR_MAX ((UINT64_C(1) << TRACE_EVENT_DUR_BITS) - 1)
+
+/* ---- END payload: u64 end_ns --------------------------------------------- */
+
+#define TRACE_END_SIZE 8
+
+/* ---- little-endian access ------------------------------------------------ */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define TRACE_HOST_BIG_ENDIAN 1
+#else
+#define TRACE_HOST_BIG_ENDIAN 0
+#endif
+
+static inline uint16_t trace_le16(const void *p)
+{
+	uint16_t v;
+	memcpy(&v, p, sizeof(v));
+	return TRACE_HOST_BIG_ENDIAN ? __builtin_bswap16(v) : v;
+}
+
+static inline uint32_t trace_le32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return TRACE_HOST_BIG_ENDIAN ? __builtin_bswap32(v) : v;
+}
+
+static inline uint64_t trace_le64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return TRACE_HOST_BIG_ENDIAN ? __builtin_bswap64(v) : v;
+}
+
+static inline void trace_put16(void *p, uint16_t v)
+{
+	if (TRACE_HOST_BIG_ENDIAN)
+		v = __builtin_bswap16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void trace_put32(void *p, uint32_t v)
+{
+	if (TRACE_HOST_BIG_ENDIAN)
+		v = __builtin_bswap32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void trace_put64(void *p, uint64_t v)
+{
+	if (TRACE_HOST_BIG_ENDIAN)
+		v = __builtin_bswap64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+#endif
