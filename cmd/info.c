@@ -1,3 +1,382 @@
-/* placeholder until the module lands */
+/*
+ * info.c - gprof-dl info: what is in a trace file, in plain text.
+ *
+ *   gprof-dl info FILE...
+ *
+ * Header, processes, threads, record counts, counters, drops and damage, for
+ * a person checking a recording before they analyse it. One read of the file;
+ * memory grows with the number of threads, never with the number of events.
+ * Times of processes and threads are seconds from the trace's start.
+ *
+ * Exit status: 0 when every file was a trace (a damaged one included: saying
+ * where the damage is is this command's job), 1 when any was not, 2 usage.
+ */
 #include "cmd/cmd.h"
-int cmd_info(int argc, char **argv) { (void)argc; (void)argv; return 2; }
+#include "formats/trace/trace.h"
+#include "lib/common/error.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char info_usage[] = "usage: gprof-dl info FILE...\n"
+				 "\n"
+				 "    -h, --help     show this help\n";
+
+#define INFO_OTHER_TYPE TRACE_EV_TYPE_COUNT /* types this build cannot name */
+#define INFO_MAX_COUNTER 16                 /* ids above are counted as one */
+
+struct counter_stats {
+	uint64_t n;
+	double min, max, sum;
+};
+
+struct thread_stats {
+	uint64_t events, drops;
+};
+
+struct info {
+	struct trace_reader *r;
+	uint64_t events, ranges, marks, open_at_exit, unbalanced, start_end, truncated;
+	uint64_t by_type[TRACE_EV_TYPE_COUNT + 1];
+	struct counter_stats counters[INFO_MAX_COUNTER + 1];
+	struct thread_stats *threads; /* by thread index */
+	uint32_t nthreads;
+};
+
+static struct thread_stats *thread_stats(struct info *in, uint32_t index)
+{
+	if (index >= in->nthreads) {
+		uint32_t n = index + 1 > 2 * in->nthreads ? index + 1 : 2 * in->nthreads;
+		in->threads = xrealloc(in->threads, (unsigned long)n * sizeof(*in->threads));
+		memset(in->threads + in->nthreads, 0, (size_t)(n - in->nthreads) * sizeof(*in->threads));
+		in->nthreads = n;
+	}
+	return &in->threads[index];
+}
+
+static int on_event(void *ctx, const struct trace_event *e)
+{
+	struct info *in = ctx;
+	const struct trace_desc *d = trace_reader_desc(in->r, e->desc);
+	unsigned type = d && d->type < TRACE_EV_TYPE_COUNT ? d->type : INFO_OTHER_TYPE;
+	in->events++;
+	in->by_type[type]++;
+	if (e->flags & TRACE_EVF_UNBALANCED_POP)
+		in->unbalanced++;
+	else if (e->flags & TRACE_EVF_MARK)
+		in->marks++;
+	else
+		in->ranges++;
+	in->open_at_exit += (e->flags & TRACE_EVF_OPEN_AT_EXIT) != 0;
+	in->start_end += (e->flags & TRACE_EVF_START_END) && !(e->flags & TRACE_EVF_MARK);
+	in->truncated += (e->flags & TRACE_EVF_NAME_TRUNCATED) != 0;
+	thread_stats(in, e->thread)->events++;
+	return 0;
+}
+
+static int on_counter(void *ctx, const struct trace_counter *c)
+{
+	struct info *in = ctx;
+	struct counter_stats *s = &in->counters[c->id < INFO_MAX_COUNTER ? c->id : INFO_MAX_COUNTER];
+	if (isnan(c->value))
+		return 0;
+	if (s->n == 0 || c->value < s->min)
+		s->min = c->value;
+	if (s->n == 0 || c->value > s->max)
+		s->max = c->value;
+	s->sum += c->value;
+	s->n++;
+	return 0;
+}
+
+static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
+{
+	thread_stats(ctx, thread)->drops += dropped;
+	return 0;
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+/* Strings from a file go to a terminal: control characters (C0, DEL, C1 in
+ * either encoding) and bytes that are not UTF-8 become '?', so a name cannot
+ * move the cursor or change colours. Long ones are cut with "...". */
+#define CLEAN_MAX 4096
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		 : s[0] >= 0xf0 && s[0] <= 0xf4				   ? 4
+										   : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return 0; /* U+0080..U+009F: C1 controls */
+	return n;
+}
+
+static const char *clean(const char *str, char *buf)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	size_t i = 0, o = 0;
+	while (s[i] && o < CLEAN_MAX - 8) {
+		size_t n = s[i] < 0x80 ? 1 : utf8_len(s + i);
+		if (n == 1 && s[i] >= 0x20 && s[i] != 0x7f) {
+			buf[o++] = (char)s[i++];
+		} else if (n > 1) {
+			memcpy(buf + o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			buf[o++] = '?';
+			i++;
+		}
+	}
+	if (s[i])
+		memcpy(buf + o, "...", 3), o += 3;
+	buf[o] = '\0';
+	return buf;
+}
+
+static void print_field(const char *name, const char *fmt, ...) GPDL_PRINTF(2, 3);
+static void print_field(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	printf("  %-18s ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* Seconds from the trace's start, or "-" for a time never recorded. */
+static const char *rel_seconds(char *buf, size_t len, const struct trace_header *h, uint64_t ns)
+{
+	if (!ns)
+		return "-";
+	snprintf(buf, len, "%.6f", (double)(int64_t)(ns - h->start_ns) / 1e9);
+	return buf;
+}
+
+static void print_wall_time(const struct trace_header *h)
+{
+	int64_t wall = (int64_t)h->start_ns + h->wall_offset_ns;
+	time_t s = (time_t)(wall >= 0 ? wall / 1000000000 : (wall - 999999999) / 1000000000);
+	long ns = (long)(wall - (int64_t)s * 1000000000);
+	struct tm tm;
+	char date[64] = "?", zone[16] = "";
+	if (localtime_r(&s, &tm)) {
+		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
+		strftime(zone, sizeof(zone), "%z", &tm);
+	}
+	print_field("start", "%s.%09ld %s (clock %.9f s)", date, ns, zone,
+		    (double)h->start_ns / 1e9);
+}
+
+static void print_header(const struct trace_reader *r, const struct trace_header *h)
+{
+	print_field("format version", "%u.%u", h->version_major, h->version_minor);
+	char buf[CLEAN_MAX];
+	print_field("recorded by", "%s", clean(h->gprof_version, buf));
+	print_field("file size", "%" PRIu64 " bytes", trace_reader_file_size(r));
+	print_field("host", "%s", clean(h->hostname, buf));
+	print_field("pid", "%" PRIu32, h->pid);
+	if (h->rank >= 0)
+		print_field("rank", "%" PRId32, h->rank);
+	else
+		print_field("rank", "none (not a distributed run)");
+	print_field("command line", "%s", clean(h->cmdline, buf));
+	print_field("clock domain", "%s, wall offset %+.9f s", clean(h->clock_domain, buf),
+		    (double)h->wall_offset_ns / 1e9);
+	print_wall_time(h);
+	if (h->end_ns >= h->start_ns && h->end_ns)
+		print_field("duration", "%.6f s", (double)(h->end_ns - h->start_ns) / 1e9);
+	else
+		print_field("duration", "unknown (no end recorded)");
+	print_field("cpus", "%" PRIu32, h->ncpus);
+	char sources[64];
+	snprintf(sources, sizeof(sources), "%s%s%s%s", h->sources & TRACE_SRC_NVTX ? " nvtx" : "",
+		 h->sources & TRACE_SRC_CUPTI ? " cupti" : "",
+		 h->sources & TRACE_SRC_PYTHON ? " python" : "", h->sources ? "" : " none");
+	print_field("sources", "%s", sources + 1);
+}
+
+static void print_processes(const struct trace_reader *r, const struct trace_header *h)
+{
+	uint32_t n = trace_reader_process_count(r);
+	char a[32], b[32], buf[CLEAN_MAX];
+	printf("\nprocesses: %" PRIu32 "\n", n);
+	if (!n)
+		return;
+	printf("  %8s %8s %12s %12s %6s  %s\n", "PID", "PPID", "START(s)", "END(s)", "EXIT",
+	       "COMMAND");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_process *p = trace_reader_process(r, i);
+		if (!p)
+			continue;
+		char exit_status[16] = "?";
+		if (p->exit_status >= 0)
+			snprintf(exit_status, sizeof(exit_status), "%" PRId32, p->exit_status);
+		printf("  %8" PRIu32 " %8" PRIu32 " %12s %12s %6s  %s\n", p->pid, p->ppid,
+		       rel_seconds(a, sizeof(a), h, p->start_ns),
+		       rel_seconds(b, sizeof(b), h, p->end_ns), exit_status,
+		       clean(trace_reader_string(r, p->cmdline_str), buf));
+	}
+}
+
+static void print_threads(struct info *in, const struct trace_header *h)
+{
+	uint32_t n = trace_reader_thread_count(in->r);
+	char a[32], b[32], buf[CLEAN_MAX];
+	printf("\nthreads: %" PRIu32 "\n", n);
+	if (!n)
+		return;
+	printf("  %5s %8s %8s %12s %12s %10s %8s  %s\n", "INDEX", "PID", "TID", "START(s)",
+	       "END(s)", "EVENTS", "DROPS", "NAME");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_thread *t = trace_reader_thread(in->r, i);
+		if (!t)
+			continue;
+		struct thread_stats *s = thread_stats(in, t->index);
+		printf("  %5" PRIu32 " %8" PRIu32 " %8" PRIu32 " %12s %12s %10" PRIu64
+		       " %8" PRIu64 "  %s\n",
+		       t->index, t->pid, t->tid, rel_seconds(a, sizeof(a), h, t->start_ns),
+		       rel_seconds(b, sizeof(b), h, t->end_ns), s->events, s->drops,
+		       clean(trace_reader_string(in->r, t->name_str), buf));
+	}
+}
+
+static void print_records(const struct info *in)
+{
+	char name[64];
+	printf("\nrecords\n");
+	print_field("events", "%" PRIu64, in->events);
+	print_field("  ranges", "%" PRIu64, in->ranges);
+	print_field("  marks", "%" PRIu64, in->marks);
+	print_field("  unbalanced pops", "%" PRIu64, in->unbalanced);
+	print_field("  open at exit", "%" PRIu64, in->open_at_exit);
+	print_field("  start/end", "%" PRIu64, in->start_end);
+	print_field("  truncated names", "%" PRIu64, in->truncated);
+	printf("  by type\n");
+	for (unsigned t = 0; t <= INFO_OTHER_TYPE; t++) {
+		if (!in->by_type[t])
+			continue;
+		snprintf(name, sizeof(name), "  %s",
+			 t == INFO_OTHER_TYPE ? "(unknown)" : trace_event_type_name(t));
+		print_field(name, "%" PRIu64, in->by_type[t]);
+	}
+	if (!in->events)
+		printf("    none\n");
+}
+
+static void print_counters(const struct info *in)
+{
+	char name[64];
+	int any = 0;
+	printf("\ncounters\n");
+	for (unsigned id = 0; id <= INFO_MAX_COUNTER; id++) {
+		const struct counter_stats *s = &in->counters[id];
+		if (!s->n)
+			continue;
+		any = 1;
+		/* CPU counters are percentages, RSS is shown in MiB */
+		double scale = id == TRACE_CTR_RSS_BYTES ? 1.0 / (1024 * 1024) : 1.0;
+		const char *unit = id == TRACE_CTR_RSS_BYTES ? " MiB"
+				   : id == TRACE_CTR_CPU_PROCESS || id == TRACE_CTR_CPU_SYSTEM ? "%"
+												: "";
+		snprintf(name, sizeof(name), "%s",
+			 id == INFO_MAX_COUNTER ? "(unknown)" : trace_counter_name(id));
+		print_field(name, "%" PRIu64 " sample%s, min %.1f%s, mean %.1f%s, max %.1f%s", s->n,
+			    s->n == 1 ? "" : "s", s->min * scale, unit,
+			    s->sum / (double)s->n * scale, unit, s->max * scale, unit);
+	}
+	if (!any)
+		printf("  none\n");
+}
+
+static void print_drops_and_damage(struct info *in)
+{
+	uint64_t offset = 0;
+	const char *damage = trace_reader_damage(in->r, &offset);
+	uint64_t total = trace_reader_total_drops(in->r);
+	uint32_t threads = 0;
+	for (uint32_t i = 0; i < in->nthreads; i++)
+		threads += in->threads[i].drops != 0;
+	printf("\n");
+	if (total)
+		print_field("drops", "%" PRIu64 " records lost (ring full) in %" PRIu32 " thread%s",
+			    total, threads, threads == 1 ? "" : "s");
+	else
+		print_field("drops", "none");
+	if (damage)
+		print_field("damage", "%s at offset %" PRIu64 " of %" PRIu64
+			    " bytes; the records before it are shown",
+			    damage, offset, trace_reader_file_size(in->r));
+	else
+		print_field("damage", "none");
+}
+
+static int info_one(const char *path)
+{
+	static const struct trace_visitor visitor = {
+		.event = on_event,
+		.counter = on_counter,
+		.drops = on_drops,
+	};
+	char err[512];
+	struct info in = {0};
+	in.r = trace_reader_open(path, err, sizeof(err));
+	if (!in.r) {
+		fprintf(stderr, "gprof-dl: %s\n", err);
+		return 1;
+	}
+	trace_reader_run(in.r, &visitor, &in);
+	const struct trace_header *h = trace_reader_header(in.r);
+	printf("%s\n", path);
+	if (h)
+		print_header(in.r, h);
+	if (h) {
+		print_processes(in.r, h);
+		print_threads(&in, h);
+	}
+	print_records(&in);
+	print_counters(&in);
+	print_drops_and_damage(&in);
+	free(in.threads);
+	trace_reader_close(in.r);
+	return 0;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(info_usage, stdout);
+			return 0;
+		}
+		usage_error("unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind >= argc)
+		usage_error("no trace file given");
+	int status = 0;
+	for (int i = optind; i < argc; i++) {
+		if (i > optind)
+			putchar('\n');
+		if (info_one(argv[i]) != 0)
+			status = 1;
+		fflush(stdout);
+	}
+	return status;
+}

@@ -1,0 +1,218 @@
+/*
+ * trace_fixture.c - the fixture traces of trace_fixture.h.
+ */
+#include "tests/chrome/trace_fixture.h"
+
+#include "formats/trace/trace.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FFFD "\xef\xbf\xbd"
+
+const char fix_thread1_name[] = "worker \"1\" \\ \x01\xff";
+
+const struct fix_case fix_cases[] = {
+	{"Forward", "Forward", 1, 1234567, 2000001, 0, TRACE_EV_FORWARD, "gprof-dl", 3,
+	 "1234.567", "2000.001"},
+	{"checkpoint \"q\"", "checkpoint \"q\"", 1, 3000000000, 0, TRACE_EVF_MARK,
+	 TRACE_EV_USER_DEFINED, NULL, 0, "3000000.000", NULL},
+	{"pop", "pop", 1, 4000000001, 0, TRACE_EVF_MARK | TRACE_EVF_UNBALANCED_POP,
+	 TRACE_EV_USER_DEFINED, NULL, 0, "4000000.001", NULL},
+	{"worker loop", "worker loop", 2, 500, 4999999500, TRACE_EVF_OPEN_AT_EXIT,
+	 TRACE_EV_USER_DEFINED, NULL, 0, "0.500", "4999999.500"},
+	{"very long nam", "very long nam", 2, 7, 0, TRACE_EVF_NAME_TRUNCATED,
+	 TRACE_EV_USER_DEFINED, NULL, 0, "0.007", "0.000"},
+	{"bad \xe2\x82 \xed\xa0\x80 \xf4\x90\x80\x80 \xc0\xaf \xff",
+	 "bad " FFFD " " FFFD FFFD FFFD " " FFFD FFFD FFFD FFFD " " FFFD FFFD " " FFFD, 1, 42, 8,
+	 0, TRACE_EV_USER_DEFINED, NULL, 0, "0.042", "0.008"},
+	{"matmul", "matmul", 1, 10000, 1, 0, TRACE_EV_OPERATOR, "gprof-dl", 9, "10.000", "0.001"},
+	{"async", "async", 2, 999999, 1000000, TRACE_EVF_START_END, TRACE_EV_USER_DEFINED,
+	 "my domain", 0, "999.999", "1000.000"},
+	{"a\"b\\c\n\t\x01\x1f\x7f/", "a\"b\\c\n\t\x01\x1f\x7f/", 1, 5, 5, 0,
+	 TRACE_EV_USER_DEFINED, NULL, 0, "0.005", "0.005"},
+	{"donn\xc3\xa9" "es \xe6\x95\xb0\xe6\x8d\xae \xf0\x9f\x9a\x80",
+	 "donn\xc3\xa9" "es \xe6\x95\xb0\xe6\x8d\xae \xf0\x9f\x9a\x80", 2, 6, 6, 0,
+	 TRACE_EV_PROFILE_STEP, NULL, 0, "0.006", "0.006"},
+};
+const size_t fix_ncases = sizeof(fix_cases) / sizeof(fix_cases[0]);
+
+static uint32_t str(struct trace_writer *w, const char *s)
+{
+	return trace_writer_string(w, s, strlen(s));
+}
+
+static int write_header(struct trace_writer *w)
+{
+	struct trace_header h = {
+		.version_major = TRACE_FORMAT_VERSION_MAJOR,
+		.version_minor = TRACE_FORMAT_VERSION_MINOR,
+		.sources = TRACE_SRC_NVTX | TRACE_SRC_PYTHON,
+		.clock_domain = "CLOCK_MONOTONIC",
+		.wall_offset_ns = FIX_WALL_OFFSET_NS,
+		.hostname = "host-1",
+		.pid = FIX_PID,
+		.rank = FIX_RANK,
+		.cmdline = "./app --x \"quoted\"",
+		.start_ns = FIX_START_NS,
+		.ncpus = 8,
+		.gprof_version = "0.1.0",
+	};
+	return trace_writer_header(w, &h);
+}
+
+static int write_tables(struct trace_writer *w)
+{
+	struct trace_process procs[] = {
+		{FIX_PID, 1, FIX_START_NS, FIX_END_NS, 0, str(w, "./app --x")},
+		{FIX_CHILD_PID, FIX_PID, FIX_START_NS + 1000000000, FIX_START_NS + 4000000000, 137,
+		 str(w, "worker")},
+	};
+	struct trace_thread threads[FIX_THREADS] = {
+		{0, FIX_PID, FIX_PID, str(w, "main"), FIX_START_NS, FIX_END_NS},
+		{1, FIX_PID, 102, str(w, fix_thread1_name), FIX_START_NS + 1000, FIX_END_NS},
+		{2, FIX_CHILD_PID, FIX_CHILD_PID, 0, FIX_START_NS + 1000000000, 0},
+	};
+	struct trace_category cat = {str(w, "gprof-dl"), 3, str(w, "Forward-cat")};
+	for (size_t i = 0; i < 2; i++)
+		if (trace_writer_process(w, &procs[i]) < 0)
+			return -1;
+	for (size_t i = 0; i < FIX_THREADS; i++)
+		if (trace_writer_thread(w, &threads[i]) < 0)
+			return -1;
+	return trace_writer_category(w, &cat);
+}
+
+static int write_events(struct trace_writer *w)
+{
+	for (unsigned b = 1; b <= FIX_BYTE_RANGES; b++) {
+		char name[3] = {'<', (char)b, '>'};
+		uint32_t desc = trace_writer_desc(w, trace_writer_string(w, name, 3), 0, 0,
+						  TRACE_EV_USER_DEFINED);
+		struct trace_event e = {FIX_START_NS + b * 1000 + 1, b, desc, 0, 0};
+		if (!desc || trace_writer_event(w, &e) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < fix_ncases; i++) {
+		const struct fix_case *c = &fix_cases[i];
+		uint32_t domain = c->domain ? str(w, c->domain) : 0;
+		uint32_t desc = trace_writer_desc(w, str(w, c->name), domain, c->category, c->type);
+		struct trace_event e = {FIX_START_NS + c->start_rel_ns, c->dur_ns, desc, c->thread,
+					c->flags};
+		if (!desc || trace_writer_event(w, &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_counters(struct trace_writer *w)
+{
+	struct trace_counter cs[] = {
+		{FIX_START_NS + 1000000, TRACE_CTR_CPU_PROCESS, 0, 10.5},
+		{FIX_START_NS + 2000000, TRACE_CTR_CPU_PROCESS, 0, 20.25},
+		{FIX_START_NS + 3000000, TRACE_CTR_CPU_PROCESS, 0, 99.0},
+		{FIX_START_NS + 1000000, TRACE_CTR_CPU_SYSTEM, 0, 50.0},
+		{FIX_START_NS + 2000000, TRACE_CTR_CPU_SYSTEM, 0, 75.125},
+		{FIX_START_NS + 2500000, TRACE_CTR_RSS_BYTES, FIX_CHILD_PID, 1048576.0},
+	};
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+		if (trace_writer_counter(w, &cs[i]) < 0)
+			return -1;
+	return trace_writer_drops(w, 1, FIX_DROPS);
+}
+
+int fix_write(const char *path)
+{
+	struct trace_writer *w = trace_writer_open(path, 1);
+	if (!w)
+		return -1;
+	if (write_header(w) < 0 || write_tables(w) < 0 || write_events(w) < 0 ||
+	    write_counters(w) < 0) {
+		trace_writer_close(w, FIX_END_NS);
+		return -1;
+	}
+	return trace_writer_close(w, FIX_END_NS);
+}
+
+static int write_batch(struct trace_writer *w, uint32_t desc, unsigned from, unsigned n)
+{
+	for (unsigned i = from; i < from + n; i++) {
+		struct trace_event e = {FIX_START_NS + (uint64_t)i * 1000, 10, desc, 0, 0};
+		if (trace_writer_event(w, &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int fix_write_two_batches(const char *path, unsigned n1, unsigned n2, long *flushed_size)
+{
+	struct trace_writer *w = trace_writer_open(path, 1);
+	if (!w)
+		return -1;
+	struct trace_thread t = {0, FIX_PID, FIX_PID, 0, FIX_START_NS, 0};
+	int rc = write_header(w) < 0 || trace_writer_thread(w, &t) < 0 ? -1 : 0;
+	uint32_t desc = rc ? 0 : trace_writer_desc(w, str(w, "step"), 0, 0, TRACE_EV_USER_DEFINED);
+	if (!desc || write_batch(w, desc, 0, n1) < 0 || trace_writer_flush(w) < 0)
+		rc = -1;
+	FILE *f = rc ? NULL : fopen(path, "rb");
+	if (f) {
+		fseek(f, 0, SEEK_END);
+		*flushed_size = ftell(f);
+		fclose(f);
+	} else {
+		rc = -1;
+	}
+	if (rc == 0 && write_batch(w, desc, n1, n2) < 0)
+		rc = -1;
+	if (trace_writer_close(w, FIX_END_NS) < 0)
+		rc = -1;
+	return rc;
+}
+
+static char tmpdir[4096];
+
+const char *fix_tmpdir(void)
+{
+	if (!tmpdir[0]) {
+		const char *base = getenv("TMPDIR");
+		snprintf(tmpdir, sizeof(tmpdir), "%s/gpdl-test-XXXXXX", base && *base ? base : "/tmp");
+		if (!mkdtemp(tmpdir)) {
+			perror("mkdtemp");
+			abort();
+		}
+	}
+	return tmpdir;
+}
+
+char *fix_path(const char *name)
+{
+	const char *dir = fix_tmpdir();
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+	if (!p)
+		abort();
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+void fix_cleanup(void)
+{
+	if (!tmpdir[0])
+		return;
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *p = fix_path(de->d_name);
+		unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmpdir);
+	tmpdir[0] = '\0';
+}
