@@ -1,3 +1,161 @@
-/* placeholder until the module lands */
+/*
+ * summary.c - `gprof-dl summary`: the Paddle-style tables of one or more
+ * traces, summarised together, as text, CSV or JSON.
+ */
 #include "cmd/cmd.h"
-int cmd_summary(int argc, char **argv) { (void)argc; (void)argv; return 2; }
+#include "lib/analysis/summary.h"
+#include "lib/common/error.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char summary_usage[] =
+	"usage: gprof-dl summary FILE... [--view NAME]... [--op-detail] [--thread-sep]\n"
+	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns]\n"
+	"                        [--format text|csv|json] [-o OUT]\n"
+	"\n"
+	"Print the summary tables of one or more traces, summarised together.\n"
+	"\n"
+	"  --view NAME        a view to print (repeatable; default: device, overview,\n"
+	"                     userdefined): device, overview, userdefined, or all;\n"
+	"                     model, distributed, operator, kernel, memory-manipulation,\n"
+	"                     memory and nvprof need device data and say so\n"
+	"  --op-detail        nest the inside of each operator (operator view)\n"
+	"  --thread-sep       one block per thread instead of all threads merged\n"
+	"  --sorted-by KEY    cpu-total (default), cpu-avg, cpu-max, cpu-min,\n"
+	"                     gpu-total, gpu-avg, gpu-max, gpu-min\n"
+	"  --time-unit UNIT   s, ms (default), us or ns\n"
+	"  --format FORMAT    text (default), csv or json\n"
+	"  -o, --output OUT   write to OUT instead of standard output\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"See gprof-dl-summary(1) for every view, column and note.\n";
+
+enum {
+	OPT_VIEW = 256,
+	OPT_OP_DETAIL,
+	OPT_THREAD_SEP,
+	OPT_SORTED_BY,
+	OPT_TIME_UNIT,
+	OPT_FORMAT,
+};
+
+static const struct option summary_options[] = {
+	{"view", required_argument, NULL, OPT_VIEW},
+	{"op-detail", no_argument, NULL, OPT_OP_DETAIL},
+	{"thread-sep", no_argument, NULL, OPT_THREAD_SEP},
+	{"sorted-by", required_argument, NULL, OPT_SORTED_BY},
+	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"output", required_argument, NULL, 'o'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static void summary_view_option(struct summary_opts *o, const char *name)
+{
+	if (strcmp(name, "all") == 0) {
+		for (unsigned i = 0; i < view_registry_count; i++)
+			summary_add_view(o, &view_registry[i]);
+		return;
+	}
+	const struct view *v = view_find(name);
+	if (!v)
+		usage_error("unknown view '%s'", name);
+	summary_add_view(o, v);
+}
+
+/* Parses the options into o; returns the index of the first file in argv. */
+static int summary_parse(int argc, char **argv, struct summary_opts *o, const char **output)
+{
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:h", summary_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_VIEW:
+			summary_view_option(o, optarg);
+			break;
+		case OPT_OP_DETAIL:
+			o->view.op_detail = 1;
+			break;
+		case OPT_THREAD_SEP:
+			o->view.thread_sep = 1;
+			break;
+		case OPT_SORTED_BY:
+			if (sort_key_parse(optarg, &o->view.sort) != 0)
+				usage_error("unknown sort key '%s'", optarg);
+			break;
+		case OPT_TIME_UNIT:
+			if (time_unit_parse(optarg, &o->view.unit) != 0)
+				usage_error("unknown time unit '%s' (s, ms, us or ns)", optarg);
+			break;
+		case OPT_FORMAT:
+			if (summary_format_parse(optarg, &o->format) != 0)
+				usage_error("unknown format '%s' (text, csv or json)", optarg);
+			break;
+		case 'o':
+			*output = optarg;
+			break;
+		case 'h':
+			fputs(summary_usage, stdout);
+			return -1;
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		usage_error("no trace file given");
+	return optind;
+}
+
+static int summary_load(struct analysis *a, int nfiles, char **files)
+{
+	for (int i = 0; i < nfiles; i++) {
+		char err[1024];
+		if (analysis_load(a, files[i], err, sizeof(err)) != 0) {
+			error("%s", err);
+			return -1;
+		}
+		const struct store_file *f = &a->store.files[a->store.nfiles - 1];
+		if (f->damage)
+			warning("trace '%s' is damaged at offset %llu: %s; summarised up to there",
+				f->path, (unsigned long long)f->damage_offset, f->damage);
+	}
+	analysis_prepare(a);
+	return 0;
+}
+
+int cmd_summary(int argc, char **argv)
+{
+	struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_MS}};
+	const char *output = NULL;
+	int first = summary_parse(argc, argv, &o, &output);
+	if (first < 0)
+		return 0;
+	struct analysis a;
+	analysis_init(&a);
+	if (summary_load(&a, argc - first, argv + first) != 0) {
+		analysis_free(&a);
+		return 1;
+	}
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "w"))) {
+		error("cannot open '%s': %s", output, strerror(errno));
+		analysis_free(&a);
+		return 1;
+	}
+	int rc = summary_write(&a, &o, out);
+	if (out != stdout && fclose(out) != 0)
+		rc = -1;
+	analysis_free(&a);
+	if (rc != 0 && out != stdout) {
+		error("cannot write '%s'", output);
+		return 1;
+	}
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * analysis.h - what every view starts from: the event store of the traces
+ * given, the window the summary covers, and the per-type unions, computed once.
+ *
+ * The window is the union of all ProfileStep ranges of all tracks; with no
+ * step at all it is the whole run (each file's header start..end, widened to
+ * its events). Every view clips times to the window, so a ratio against its
+ * measure never exceeds 100%.
+ *
+ * An event is "in the window" when a positive part of it lies inside, or, for
+ * an instant or a zero-length range, when its time does (bounds included).
+ */
+#ifndef GPDL_ANALYSIS_ANALYSIS_H
+#define GPDL_ANALYSIS_ANALYSIS_H
+
+#include "lib/analysis/interval.h"
+#include "lib/analysis/store.h"
+
+#include <pthread.h>
+
+struct type_total {
+	uint64_t calls;     /* ranges of the type in the window */
+	uint64_t marks;     /* instants of the type in the window */
+	uint64_t merged_ns; /* the union of its ranges over all tracks, inside the window */
+};
+
+struct analysis {
+	struct store store;
+	struct ivl_set window;
+	int from_steps;     /* 1: the window is the ProfileStep ranges; 0: the whole run */
+	uint64_t steps;     /* ProfileStep ranges */
+	uint64_t window_ns; /* the window's measure */
+	/* over all files */
+	uint64_t events, marks, open_at_exit, unbalanced_pops, dropped;
+	uint32_t damaged;   /* files read only up to damage */
+	int prepared;
+	/* analysis_types(): computed by the first view that asks, once */
+	pthread_mutex_t types_lock;
+	int types_done;
+	struct type_total types[TRACE_EV_TYPE_COUNT];
+};
+
+void analysis_init(struct analysis *a);
+void analysis_free(struct analysis *a);
+/* store_load(): 0, or -1 with a message "'PATH': ..." in err. */
+int analysis_load(struct analysis *a, const char *path, char *err, size_t errlen);
+/* After the last load: sorts and nests the store, finds the window. */
+void analysis_prepare(struct analysis *a);
+/* Every type's calls and the union of its ranges over all tracks inside the
+ * window, indexed by enum trace_event_type. Computed in one merged pass on
+ * the first call, from any thread; the same array afterwards. */
+const struct type_total *analysis_types(const struct analysis *a);
+
+/* Whether event i of t is in the window; *clipped gets its length inside. */
+int analysis_clip(const struct analysis *a, const struct store_track *t, size_t i,
+		  uint64_t *clipped);
+/* The same for events visited in start order, through a cursor on the window
+ * (ivl_cursor_init(c, &a->window) before the first). */
+int analysis_clip_next(struct ivl_cursor *c, const struct store_track *t, size_t i,
+		       uint64_t *clipped);
+/* ns as a percentage of the window, within [0, 100]. */
+double analysis_ratio(const struct analysis *a, uint64_t ns);
+
+#endif

@@ -1,0 +1,147 @@
+#include "lib/analysis/report.h"
+
+#include "lib/analysis/analysis.h"
+#include "lib/analysis/store_iter.h"
+#include "lib/analysis/view.h"
+#include "lib/common/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct report_row {
+	uint32_t name;
+	struct time_stats cpu;
+	struct ivl_union open;
+};
+
+void report_format_time(char *buf, size_t size, double ns)
+{
+	static const struct {
+		double ns;
+		const char *unit;
+	} units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}};
+	for (unsigned i = 0; i < 3; i++) {
+		if (ns >= units[i].ns) {
+			double v = ns / units[i].ns;
+			int decimals = v < 10 ? 4 : v < 100 ? 3 : 2;
+			snprintf(buf, size, "%.*f%s", decimals, v, units[i].unit);
+			return;
+		}
+	}
+	snprintf(buf, size, "%.0fns", ns);
+}
+
+static int report_row_cmp(const void *x, const void *y)
+{
+	const struct report_row *a = x, *b = y;
+	if (a->cpu.total != b->cpu.total)
+		return a->cpu.total > b->cpu.total ? -1 : 1;
+	return (a->name > b->name) - (a->name < b->name);
+}
+
+/* Host ranges by name, in one merged pass for the union of each name. */
+static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
+{
+	const struct store *s = &a->store;
+	uint32_t nnames = s->names.count;
+	struct report_row *rows = xcalloc(nnames ? nnames : 1, sizeof(*rows));
+	for (uint32_t i = 0; i < nnames; i++) {
+		rows[i].name = i;
+		ivl_union_init(&rows[i].open, &a->window);
+	}
+	struct store_iter it;
+	struct ivl_cursor at;
+	store_iter_init(&it, s, NULL, 0);
+	ivl_cursor_init(&at, &a->window);
+	uint32_t ti;
+	size_t i;
+	while (store_iter_next(&it, &ti, &i)) {
+		const struct store_track *t = &s->tracks[ti];
+		uint64_t clipped;
+		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, i) ||
+		    !analysis_clip_next(&at, t, i, &clipped))
+			continue;
+		struct report_row *r = &rows[s->descs[store_ev_desc(t, i)].name];
+		time_stats_add(&r->cpu, clipped);
+		ivl_union_add(&r->open, t->start[i], store_ev_end(t, i));
+	}
+	store_iter_free(&it);
+	size_t n = 0;
+	for (uint32_t k = 0; k < nnames; k++)
+		if (rows[k].cpu.calls)
+			rows[n++] = rows[k];
+	qsort(rows, n, sizeof(*rows), report_row_cmp);
+	*nrows = n;
+	return rows;
+}
+
+static void report_table(const struct analysis *a, FILE *out, unsigned pid)
+{
+	size_t n;
+	struct report_row *rows = report_rows(a, &n);
+	if (!n) {
+		fprintf(out, "==%u== Profiling result: no NVTX ranges were recorded.\n", pid);
+		free(rows);
+		return;
+	}
+	fprintf(out, "==%u== Profiling result:\n", pid);
+	fprintf(out, "%7s  %9s  %8s  %9s  %9s  %9s  %s\n", "Time(%)", "Time", "Calls", "Avg", "Min",
+		"Max", "Name");
+	for (size_t i = 0; i < n && i < REPORT_TOP_RANGES; i++) {
+		const struct report_row *r = &rows[i];
+		char pct[16], tot[32], avg[32], min[32], max[32];
+		snprintf(pct, sizeof(pct), "%.2f%%", analysis_ratio(a, ivl_union_measure(&r->open)));
+		report_format_time(tot, sizeof(tot), (double)r->cpu.total);
+		report_format_time(avg, sizeof(avg), (double)r->cpu.total / (double)r->cpu.calls);
+		report_format_time(min, sizeof(min), (double)r->cpu.min);
+		report_format_time(max, sizeof(max), (double)r->cpu.max);
+		fprintf(out, "%7s  %9s  %8llu  %9s  %9s  %9s  %s\n", pct, tot,
+			(unsigned long long)r->cpu.calls, avg, min, max, store_name(&a->store, r->name));
+	}
+	if (n > REPORT_TOP_RANGES)
+		fprintf(out, "==%u== ... and %zu more range names\n", pid, n - REPORT_TOP_RANGES);
+	free(rows);
+}
+
+static void report_facts(const struct analysis *a, const char *path, FILE *out, unsigned pid)
+{
+	fprintf(out, "==%u== Events: %llu (%llu marks), %llu dropped\n", pid,
+		(unsigned long long)a->events, (unsigned long long)a->marks,
+		(unsigned long long)a->dropped);
+	if (a->dropped)
+		fprintf(out, "==%u== Warning: %llu events were dropped (full ring buffers): the figures "
+			     "above are missing them\n",
+			pid, (unsigned long long)a->dropped);
+	if (a->open_at_exit)
+		fprintf(out, "==%u== Warning: %llu ranges were still open at exit\n", pid,
+			(unsigned long long)a->open_at_exit);
+	if (a->unbalanced_pops)
+		fprintf(out, "==%u== Warning: %llu pops had no matching push\n", pid,
+			(unsigned long long)a->unbalanced_pops);
+	for (uint32_t i = 0; i < a->store.nfiles; i++) {
+		const struct store_file *f = &a->store.files[i];
+		if (f->damage)
+			fprintf(out, "==%u== Warning: the trace is damaged at offset %llu: %s; summarised "
+				     "up to there\n",
+				pid, (unsigned long long)f->damage_offset, f->damage);
+	}
+	fprintf(out, "==%u== Trace: %s (every table: gprof-dl summary %s)\n", pid, path, path);
+}
+
+int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
+{
+	struct analysis a;
+	char err[1024];
+	analysis_init(&a);
+	if (analysis_load(&a, trace_path, err, sizeof(err)) != 0) {
+		fprintf(out, "==%u== cannot summarise the trace: %s\n", pid, err);
+		analysis_free(&a);
+		return -1;
+	}
+	analysis_prepare(&a);
+	report_table(&a, out, pid);
+	report_facts(&a, trace_path, out, pid);
+	analysis_free(&a);
+	fflush(out);
+	return 0;
+}

@@ -1,0 +1,396 @@
+/*
+ * store.c - building the event store: from trace files through the reader's
+ * visitor, or event by event for tests and importers.
+ */
+#include "lib/analysis/store.h"
+
+#include "lib/analysis/parallel.h"
+#include "lib/common/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void store_init(struct store *s)
+{
+	memset(s, 0, sizeof(*s));
+	names_init(&s->names);
+	names_intern(&s->names, "", 0); /* id 0: no name */
+}
+
+void store_free(struct store *s)
+{
+	for (uint32_t i = 0; i < s->ntracks; i++) {
+		struct store_track *t = &s->tracks[i];
+		free(t->start);
+		free(t->dur);
+		free(t->desc);
+		free(t->parent);
+	}
+	for (uint32_t i = 0; i < s->nfiles; i++) {
+		free(s->files[i].path);
+		free(s->files[i].hostname);
+		free(s->files[i].cmdline);
+		free(s->files[i].damage);
+	}
+	free(s->tracks);
+	free(s->files);
+	free(s->descs);
+	free(s->desc_slots);
+	free(s->counters);
+	names_free(&s->names);
+	memset(s, 0, sizeof(*s));
+}
+
+uint32_t store_add_file(struct store *s, const char *path)
+{
+	s->files = xrealloc(s->files, (s->nfiles + 1) * sizeof(*s->files));
+	struct store_file *f = &s->files[s->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->path = xstrdup(path);
+	f->hostname = xstrdup("");
+	f->cmdline = xstrdup("");
+	f->rank = -1;
+	f->start_ns = UINT64_MAX;
+	return s->nfiles++;
+}
+
+static uint32_t desc_hash(uint32_t name, unsigned type)
+{
+	uint64_t k = ((uint64_t)name << 8 | type) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(k >> 32);
+}
+
+static void desc_rehash(struct store *s)
+{
+	uint32_t nslots = s->desc_nslots ? s->desc_nslots * 2 : 256;
+	free(s->desc_slots);
+	s->desc_slots = xcalloc(nslots, sizeof(*s->desc_slots));
+	s->desc_nslots = nslots;
+	for (uint32_t id = 0; id < s->ndescs; id++) {
+		uint32_t i = desc_hash(s->descs[id].name, s->descs[id].type) & (nslots - 1);
+		while (s->desc_slots[i])
+			i = (i + 1) & (nslots - 1);
+		s->desc_slots[i] = id + 1;
+	}
+}
+
+uint32_t store_desc_intern(struct store *s, const char *name, size_t len, unsigned type)
+{
+	if (type >= TRACE_EV_TYPE_COUNT)
+		type = TRACE_EV_USER_DEFINED; /* a newer writer's type: keep the event */
+	uint32_t nid = names_intern(&s->names, name, len);
+	if ((uint64_t)(s->ndescs + 1) * 2 > s->desc_nslots)
+		desc_rehash(s);
+	uint32_t i = desc_hash(nid, type) & (s->desc_nslots - 1);
+	for (; s->desc_slots[i]; i = (i + 1) & (s->desc_nslots - 1)) {
+		const struct store_desc *d = &s->descs[s->desc_slots[i] - 1];
+		if (d->name == nid && d->type == type)
+			return s->desc_slots[i] - 1;
+	}
+	if (s->ndescs >= STORE_MAX_DESCS)
+		die("too many distinct event names in the traces (more than %u)", STORE_MAX_DESCS);
+	if (s->ndescs == s->descs_cap) {
+		s->descs_cap = s->descs_cap ? s->descs_cap * 2 : 64;
+		s->descs = xrealloc(s->descs, (size_t)s->descs_cap * sizeof(*s->descs));
+	}
+	s->descs[s->ndescs].name = nid;
+	s->descs[s->ndescs].type = (uint8_t)type;
+	s->desc_slots[i] = s->ndescs + 1;
+	return s->ndescs++;
+}
+
+uint32_t store_add_track(struct store *s, enum store_track_kind kind, uint32_t file,
+			 uint32_t thread)
+{
+	if (s->ntracks == s->tracks_cap) {
+		s->tracks_cap = s->tracks_cap ? s->tracks_cap * 2 : 16;
+		s->tracks = xrealloc(s->tracks, (size_t)s->tracks_cap * sizeof(*s->tracks));
+	}
+	struct store_track *t = &s->tracks[s->ntracks];
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->file = file;
+	t->thread = thread;
+	return s->ntracks++;
+}
+
+static void track_grow(struct store_track *t)
+{
+	if (t->n >= STORE_MAX_TRACK_EVENTS)
+		die("more than %u events on one thread", STORE_MAX_TRACK_EVENTS);
+	/* Large arrays are mmap'ed by malloc and realloc moves them with mremap:
+	 * no copy, and the untouched tail of the capacity is never resident. */
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	if (cap > STORE_MAX_TRACK_EVENTS)
+		cap = STORE_MAX_TRACK_EVENTS;
+	t->start = xrealloc(t->start, cap * sizeof(*t->start));
+	t->dur = xrealloc(t->dur, cap * sizeof(*t->dur));
+	t->desc = xrealloc(t->desc, cap * sizeof(*t->desc));
+	t->cap = cap;
+}
+
+/* The one way an event enters the store; inlined into the loader's hot path. */
+static inline void track_push(struct store *s, struct store_track *t, uint64_t start, uint64_t dur,
+			      uint32_t desc, unsigned flags)
+{
+	struct store_file *f = &s->files[t->file];
+	if (t->n == t->cap)
+		track_grow(t);
+	if (flags & (TRACE_EVF_MARK | TRACE_EVF_UNBALANCED_POP)) {
+		dur = 0;
+		if (flags & TRACE_EVF_UNBALANCED_POP)
+			f->unbalanced_pops++;
+		else
+			f->marks++;
+	}
+	if (dur > UINT64_MAX - start)
+		dur = UINT64_MAX - start;
+	t->start[t->n] = start;
+	t->dur[t->n] = dur;
+	t->desc[t->n] = desc << 8 | (flags & 0xffu);
+	t->n++;
+	f->events++;
+	if (flags & TRACE_EVF_OPEN_AT_EXIT)
+		f->open_at_exit++;
+	if (start < f->start_ns)
+		f->start_ns = start;
+	if (start + dur > f->end_ns)
+		f->end_ns = start + dur;
+}
+
+void store_append(struct store *s, uint32_t track, uint64_t start, uint64_t dur, uint32_t desc,
+		  unsigned flags)
+{
+	track_push(s, &s->tracks[track], start, dur, desc, flags);
+}
+
+void store_add_counter(struct store *s, const struct store_counter *c)
+{
+	if (s->ncounters == s->counters_cap) {
+		s->counters_cap = s->counters_cap ? s->counters_cap * 2 : 256;
+		s->counters = xrealloc(s->counters, s->counters_cap * sizeof(*s->counters));
+	}
+	s->counters[s->ncounters++] = *c;
+}
+
+/* ---- loading through the reader ---------------------------------------- */
+
+struct load_ctx {
+	struct store *s;
+	struct trace_reader *r;
+	uint32_t file;
+	uint32_t *thread_track; /* thread index -> track + 1 */
+	size_t nthreads;
+	uint32_t *desc_map;     /* file desc id -> store desc + 1 */
+	size_t ndescs;
+	uint64_t drops;
+};
+
+/* The reader checked every index against its tables, so the maps only grow
+ * to the sizes of those tables. */
+static uint32_t *map_slot(uint32_t **map, size_t *n, uint32_t index)
+{
+	if (index >= *n) {
+		size_t m = *n ? *n : 64;
+		while (m <= index)
+			m *= 2;
+		*map = xrealloc(*map, m * sizeof(**map));
+		memset(*map + *n, 0, (m - *n) * sizeof(**map));
+		*n = m;
+	}
+	return &(*map)[index];
+}
+
+static uint32_t load_track(struct load_ctx *c, uint32_t thread)
+{
+	uint32_t *slot = map_slot(&c->thread_track, &c->nthreads, thread);
+	if (!*slot)
+		*slot = store_add_track(c->s, STORE_TRACK_HOST, c->file, thread) + 1;
+	return *slot - 1;
+}
+
+static uint32_t load_desc(struct load_ctx *c, uint32_t id)
+{
+	uint32_t *slot = map_slot(&c->desc_map, &c->ndescs, id);
+	if (!*slot) {
+		const struct trace_desc *d = trace_reader_desc(c->r, id);
+		const char *name = d ? trace_reader_string(c->r, d->name_str) : "";
+		*slot = store_desc_intern(c->s, name, strlen(name),
+					  d ? d->type : TRACE_EV_USER_DEFINED) + 1;
+	}
+	return *slot - 1;
+}
+
+static int load_event(void *ctx, const struct trace_event *e)
+{
+	struct load_ctx *c = ctx;
+	/* Both maps are filled after an id's first event: then two loads. */
+	uint32_t track = e->thread < c->nthreads ? c->thread_track[e->thread] : 0;
+	uint32_t desc = e->desc < c->ndescs ? c->desc_map[e->desc] : 0;
+	track = track ? track - 1 : load_track(c, e->thread);
+	desc = desc ? desc - 1 : load_desc(c, e->desc);
+	track_push(c->s, &c->s->tracks[track], e->start_ns, e->dur_ns, desc, e->flags);
+	return 0;
+}
+
+static int load_counter(void *ctx, const struct trace_counter *tc)
+{
+	struct load_ctx *c = ctx;
+	struct store_counter sc = {tc->ts_ns, c->file, tc->id, tc->pid, tc->value};
+	store_add_counter(c->s, &sc);
+	return 0;
+}
+
+static int load_drops(void *ctx, uint32_t thread, uint64_t dropped)
+{
+	struct load_ctx *c = ctx;
+	c->drops += dropped;
+	if (trace_reader_thread(c->r, thread))
+		c->s->tracks[load_track(c, thread)].dropped += dropped;
+	return 0;
+}
+
+static void load_finish_file(struct load_ctx *c)
+{
+	struct store *s = c->s;
+	struct store_file *f = &s->files[c->file];
+	const struct trace_header *h = trace_reader_header(c->r);
+	if (h) {
+		free(f->hostname);
+		free(f->cmdline);
+		f->hostname = xstrdup(h->hostname ? h->hostname : "");
+		f->cmdline = xstrdup(h->cmdline ? h->cmdline : "");
+		f->pid = h->pid;
+		f->rank = h->rank;
+		f->ncpus = h->ncpus;
+		f->wall_offset_ns = h->wall_offset_ns;
+		if (h->start_ns < f->start_ns)
+			f->start_ns = h->start_ns;
+		if (h->end_ns > f->end_ns)
+			f->end_ns = h->end_ns;
+	}
+	if (f->start_ns == UINT64_MAX)
+		f->start_ns = f->end_ns; /* no events and no header times: an empty run */
+	for (uint32_t i = 0; i < s->ntracks; i++) {
+		struct store_track *t = &s->tracks[i];
+		const struct trace_thread *th;
+		if (t->file != c->file || !(th = trace_reader_thread(c->r, t->thread)))
+			continue;
+		t->pid = th->pid;
+		t->tid = th->tid;
+		const char *name = trace_reader_string(c->r, th->name_str);
+		t->name = names_intern(&s->names, name, strlen(name));
+	}
+	uint64_t total = trace_reader_total_drops(c->r);
+	f->dropped = total > c->drops ? total : c->drops;
+	f->size = trace_reader_file_size(c->r);
+	uint64_t off = 0;
+	const char *damage = trace_reader_damage(c->r, &off);
+	if (damage) {
+		f->damage = xstrdup(damage);
+		f->damage_offset = off;
+	}
+}
+
+int store_load(struct store *s, const char *path, char *err, size_t errlen)
+{
+	struct trace_reader *r = trace_reader_open(path, err, errlen);
+	if (!r)
+		return -1;
+	struct load_ctx c = {.s = s, .r = r, .file = store_add_file(s, path)};
+	struct trace_visitor v = {
+		.event = load_event,
+		.counter = load_counter,
+		.drops = load_drops,
+	};
+	int rc = trace_reader_run(r, &v, &c);
+	load_finish_file(&c);
+	free(c.thread_track);
+	free(c.desc_map);
+	trace_reader_close(r);
+	if (rc != 0) {
+		snprintf(err, errlen, "'%s': cannot read the trace", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- one clock, sorted, nested ----------------------------------------- */
+
+static uint64_t shifted(uint64_t t, int64_t shift)
+{
+	if (shift < 0)
+		return t > (uint64_t)-shift ? t + (uint64_t)shift : 0;
+	return t < UINT64_MAX - (uint64_t)shift ? t + (uint64_t)shift : UINT64_MAX;
+}
+
+/* Files from one host share its CLOCK_MONOTONIC and are compared as they are;
+ * files from several hosts are compared in wall time. */
+static void store_one_clock(struct store *s)
+{
+	for (uint32_t i = 1; i < s->nfiles; i++)
+		if (strcmp(s->files[i].hostname, s->files[0].hostname) != 0)
+			s->wall_clock = 1;
+	if (!s->wall_clock)
+		return;
+	for (uint32_t i = 0; i < s->nfiles; i++) {
+		struct store_file *f = &s->files[i];
+		f->shift_ns = f->wall_offset_ns;
+		f->start_ns = shifted(f->start_ns, f->shift_ns);
+		f->end_ns = shifted(f->end_ns, f->shift_ns);
+	}
+	for (uint32_t i = 0; i < s->ntracks; i++) {
+		struct store_track *t = &s->tracks[i];
+		int64_t shift = s->files[t->file].shift_ns;
+		for (size_t j = 0; j < t->n; j++) {
+			t->start[j] = shifted(t->start[j], shift);
+			if (t->dur[j] > UINT64_MAX - t->start[j])
+				t->dur[j] = UINT64_MAX - t->start[j];
+		}
+	}
+	for (size_t i = 0; i < s->ncounters; i++)
+		s->counters[i].ts_ns = shifted(s->counters[i].ts_ns, s->files[s->counters[i].file].shift_ns);
+}
+
+struct track_size {
+	size_t n;
+	uint32_t track;
+};
+
+struct finish_job {
+	struct store *s;
+	struct track_size *order; /* largest first */
+};
+
+static void finish_track(void *ctx, unsigned i)
+{
+	struct finish_job *job = ctx;
+	struct store_track *t = &job->s->tracks[job->order[i].track];
+	store_sort_track(t);
+	store_nest_track(t);
+}
+
+static int track_larger(const void *x, const void *y)
+{
+	const struct track_size *a = x, *b = y;
+	if (a->n != b->n)
+		return a->n > b->n ? -1 : 1;
+	return (a->track > b->track) - (a->track < b->track);
+}
+
+void store_finish(struct store *s)
+{
+	if (s->finished)
+		return;
+	store_one_clock(s);
+	/* Tracks are independent: sorted and nested side by side, largest first
+	 * so that the longest one does not start last. */
+	struct finish_job job = {s, xmalloc((s->ntracks ? s->ntracks : 1) * sizeof(*job.order))};
+	for (uint32_t i = 0; i < s->ntracks; i++)
+		job.order[i] = (struct track_size){s->tracks[i].n, i};
+	qsort(job.order, s->ntracks, sizeof(*job.order), track_larger);
+	parallel_for(s->ntracks, finish_track, &job);
+	free(job.order);
+	s->finished = 1;
+}

@@ -1,0 +1,193 @@
+#include "lib/analysis/summary.h"
+
+#include "formats/csv/csv_out.h"
+#include "formats/json/json_writer.h"
+#include "lib/analysis/parallel.h"
+#include "lib/common/error.h"
+
+#include <string.h>
+
+int summary_format_parse(const char *s, enum summary_format *f)
+{
+	static const char *const names[] = {"text", "csv", "json"};
+	for (unsigned i = 0; i < 3; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*f = (enum summary_format)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void summary_add_view(struct summary_opts *o, const struct view *v)
+{
+	for (unsigned i = 0; i < o->nviews; i++)
+		if (o->views[i] == v)
+			return;
+	unsigned at = o->nviews;
+	while (at > 0 && o->views[at - 1] > v) {
+		o->views[at] = o->views[at - 1];
+		at--;
+	}
+	o->views[at] = v;
+	o->nviews++;
+}
+
+static unsigned summary_views(const struct summary_opts *o, const struct view **out)
+{
+	if (o->nviews) {
+		memcpy(out, o->views, o->nviews * sizeof(*out));
+		return o->nviews;
+	}
+	unsigned n = 0;
+	for (unsigned i = 0; i < view_registry_count; i++)
+		if (view_registry[i].by_default)
+			out[n++] = &view_registry[i];
+	return n;
+}
+
+static void json_trace(struct json_writer *w, const struct store_file *f)
+{
+	json_begin_object(w);
+	json_key(w, "path");
+	json_string(w, f->path);
+	json_key(w, "hostname");
+	json_string(w, f->hostname);
+	json_key(w, "pid");
+	json_uint(w, f->pid);
+	json_key(w, "rank");
+	json_int(w, f->rank);
+	json_key(w, "cmdline");
+	json_string(w, f->cmdline);
+	json_key(w, "size");
+	json_uint(w, f->size);
+	json_key(w, "events");
+	json_uint(w, f->events);
+	json_key(w, "marks");
+	json_uint(w, f->marks);
+	json_key(w, "open_at_exit");
+	json_uint(w, f->open_at_exit);
+	json_key(w, "unbalanced_pops");
+	json_uint(w, f->unbalanced_pops);
+	json_key(w, "dropped");
+	json_uint(w, f->dropped);
+	json_key(w, "damage");
+	if (f->damage) {
+		json_begin_object(w);
+		json_key(w, "offset");
+		json_uint(w, f->damage_offset);
+		json_key(w, "reason");
+		json_string(w, f->damage);
+		json_end_object(w);
+	} else {
+		json_null(w);
+	}
+	json_end_object(w);
+}
+
+static void json_header(struct json_writer *w, const struct analysis *a, enum time_unit unit)
+{
+	json_key(w, "time_unit");
+	json_string(w, time_unit_name(unit));
+	json_key(w, "window");
+	json_begin_object(w);
+	json_key(w, "source");
+	json_string(w, a->from_steps ? "ProfileStep" : "whole run");
+	json_key(w, "steps");
+	json_uint(w, a->steps);
+	json_key(w, "total");
+	json_double(w, (double)a->window_ns / time_unit_ns(unit));
+	json_key(w, "total_ns");
+	json_uint(w, a->window_ns);
+	json_key(w, "intervals");
+	json_uint(w, a->window.n);
+	json_end_object(w);
+	json_key(w, "events");
+	json_begin_object(w);
+	json_key(w, "total");
+	json_uint(w, a->events);
+	json_key(w, "marks");
+	json_uint(w, a->marks);
+	json_key(w, "open_at_exit");
+	json_uint(w, a->open_at_exit);
+	json_key(w, "unbalanced_pops");
+	json_uint(w, a->unbalanced_pops);
+	json_key(w, "dropped");
+	json_uint(w, a->dropped);
+	json_end_object(w);
+	json_key(w, "traces");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < a->store.nfiles; i++)
+		json_trace(w, &a->store.files[i]);
+	json_end_array(w);
+}
+
+struct build_job {
+	const struct analysis *a;
+	const struct view_opts *o;
+	const struct view **views;
+	struct table **tables; /* [0]: the Trace Summary, then one per view */
+};
+
+static void build_table(void *ctx, unsigned i)
+{
+	struct build_job *job = ctx;
+	if (i == 0)
+		job->tables[0] = view_trace(NULL, job->a, job->o);
+	else
+		job->tables[i] = job->views[i - 1]->build(job->views[i - 1], job->a, job->o);
+}
+
+static void summary_begin(const struct analysis *a, const struct summary_opts *o, FILE *out,
+			  struct csv_out *csv, struct json_writer *json)
+{
+	if (o->format == SUMMARY_CSV) {
+		csv_out_init(csv, out);
+	} else if (o->format == SUMMARY_JSON) {
+		json_writer_init(json, out, 1);
+		json_begin_object(json);
+		json_header(json, a, o->view.unit);
+		json_key(json, "tables");
+		json_begin_object(json);
+	}
+}
+
+int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out)
+{
+	const struct view *views[SUMMARY_MAX_VIEWS];
+	unsigned n = summary_views(o, views);
+	struct table *tables[SUMMARY_MAX_VIEWS + 1];
+	struct build_job job = {a, &o->view, views, tables};
+	/* The views only read the analysis: their tables are built side by side
+	 * (the Overview's union pass next to the UserDefined pass), then printed
+	 * in order. */
+	parallel_for(n + 1, build_table, &job);
+
+	struct table_style st = {.unit = o->view.unit};
+	struct csv_out csv;
+	struct json_writer json;
+	summary_begin(a, o, out, &csv, &json);
+	for (unsigned i = 0; i <= n; i++) {
+		if (o->format == SUMMARY_TEXT) {
+			table_render_text(tables[i], out, &st);
+		} else if (o->format == SUMMARY_CSV) {
+			table_render_csv(tables[i], &csv, &st);
+		} else if (i > 0) { /* the Trace Summary is the JSON's top-level members */
+			json_key(&json, views[i - 1]->name);
+			table_render_json(tables[i], &json, &st);
+		}
+		table_free(tables[i]);
+	}
+	int failed = 0;
+	if (o->format == SUMMARY_CSV) {
+		failed = csv_out_error(&csv);
+	} else if (o->format == SUMMARY_JSON) {
+		json_end_object(&json);
+		json_end_object(&json);
+		fputc('\n', out);
+		failed = json_writer_error(&json);
+	}
+	if (fflush(out) != 0 || ferror(out))
+		failed = 1;
+	return failed ? -1 : 0;
+}

@@ -1,0 +1,127 @@
+/*
+ * table.h - the table model every view fills and every output format
+ * renders: columns, then parts (sections) of rows, then notes.
+ *
+ *   table   "UserDefined Summary": columns, parts, notes
+ *   column  one value: "CPU Total" (CSV header), "cpu_total" (JSON key), a kind;
+ *           consecutive columns of one group print as one text column
+ *           "CPU Total / Avg / Max / Min / Ratio(%)", values joined by " / "
+ *   part    a run of rows under an optional title ("Thread: All threads
+ *           merged"); a part may bring its own columns of the same count and
+ *           kinds (the device half of the Overview: "GPU Time")
+ *   row     cells, one per column, and a depth: rows are in tree pre-order,
+ *           a row's children follow it one level deeper
+ *
+ * Times are kept in nanoseconds and converted to the time unit by the
+ * renderers only. A cell never set renders as "-" (text), an empty field
+ * (CSV) or null (JSON). New columns (GPU Total/Avg/Max/Min/Ratio) are one more
+ * group in a view's column array; new views are new tables.
+ */
+#ifndef GPDL_ANALYSIS_TABLE_H
+#define GPDL_ANALYSIS_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum time_unit {
+	TIME_UNIT_S,
+	TIME_UNIT_MS,
+	TIME_UNIT_US,
+	TIME_UNIT_NS,
+};
+
+/* "s", "ms", "us", "ns": 0 with *u set, -1 when not a unit. */
+int time_unit_parse(const char *s, enum time_unit *u);
+const char *time_unit_name(enum time_unit u);
+double time_unit_ns(enum time_unit u); /* nanoseconds in one unit */
+
+enum tcol_kind {
+	TCOL_TEXT,
+	TCOL_COUNT,
+	TCOL_TIME,    /* nanoseconds, shown in the time unit */
+	TCOL_PERCENT, /* shown with two decimals */
+};
+
+struct tcol {
+	const char *header;  /* CSV header, and the text header of a column alone */
+	const char *key;     /* JSON key */
+	enum tcol_kind kind;
+	const char *group;   /* text header shared by consecutive columns; NULL: none */
+	unsigned min_width;  /* text */
+	const char *text;    /* text header instead of header (NULL: header) */
+};
+
+struct tcell {
+	int set;
+	union {
+		char *text;
+		uint64_t count;
+		double ns;
+		double pct;
+	} v;
+};
+
+enum trow_flag {
+	TROW_MARK = 1u << 0, /* instants: " (mark)" after the name in text and CSV */
+};
+
+struct trow {
+	unsigned depth;
+	unsigned flags;
+	struct tcell *cells;
+};
+
+struct tpart {
+	char *title;  /* text: a line centred in dashes above the rows; NULL: none */
+	char *label;  /* CSV and JSON: what tells this part from the others; NULL: title */
+	const struct tcol *cols; /* same count and kinds as the table's */
+	int has_thread;          /* a per-thread part: these say which */
+	uint32_t pid, tid;
+	char *thread_name;
+	struct trow *rows;
+	size_t nrows, cap;
+};
+
+struct table {
+	const char *id;    /* the view: JSON key of the table */
+	const char *title; /* "UserDefined Summary" */
+	const struct tcol *cols;
+	unsigned ncols;
+	struct tpart *parts;
+	size_t nparts;
+	char **notes;
+	size_t nnotes;
+	char *empty; /* said instead of rows when no part has any */
+};
+
+struct table *table_new(const char *id, const char *title, const struct tcol *cols,
+			unsigned ncols);
+void table_free(struct table *t);
+/* A new part; cols NULL: the table's. title and label are copied (may be NULL). */
+struct tpart *table_add_part(struct table *t, const char *title, const char *label,
+			     const struct tcol *cols);
+struct trow *tpart_add_row(struct table *t, struct tpart *p, unsigned depth);
+void table_note(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void table_set_empty(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+size_t table_row_count(const struct table *t);
+
+void trow_text(struct trow *r, unsigned col, const char *s);
+void trow_count(struct trow *r, unsigned col, uint64_t v);
+void trow_time(struct trow *r, unsigned col, double ns);
+void trow_percent(struct trow *r, unsigned col, double pct);
+
+struct table_style {
+	enum time_unit unit;
+	unsigned name_max;    /* text: longer names are cut with "..." (0: 60) */
+};
+
+/* The three renderings (table_text.c, table_csv.c, table_json.c). */
+struct csv_out;
+struct json_writer;
+void table_render_text(const struct table *t, FILE *out, const struct table_style *st);
+void table_render_csv(const struct table *t, struct csv_out *c, const struct table_style *st);
+/* Writes the table as one JSON object value (the caller writes its key). */
+void table_render_json(const struct table *t, struct json_writer *w, const struct table_style *st);
+
+#endif

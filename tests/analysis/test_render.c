@@ -1,0 +1,366 @@
+/*
+ * test_render.c - the summary as CSV and JSON, read back by real parsers:
+ * libcsv's csv_parse() and yajl's tree parser. Counts and values must be
+ * what the text shows, in the chosen time unit, with raw nanoseconds in JSON.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "lib/analysis/summary.h"
+#include "tests/analysis/tracebuild.h"
+
+#include <csv.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+/* ---- the trace ------------------------------------------------------------ */
+
+static const char *write_trace(void)
+{
+	struct tb b;
+	tb_open(&b, "render.gpdl", "h", 10, 0);
+	tb_thread(&b, 0, 10, "main");
+	tb_thread(&b, 1, 11, "worker");
+	uint32_t step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	uint32_t A = tb_desc(&b, "A", TRACE_EV_USER_DEFINED);
+	uint32_t B = tb_desc(&b, "B, with \"quotes\"", TRACE_EV_USER_DEFINED);
+	uint32_t M = tb_desc(&b, "M", TRACE_EV_USER_DEFINED);
+	uint32_t op = tb_desc(&b, "matmul", TRACE_EV_OPERATOR);
+	tb_range(&b, 0, step, 0, 10000);
+	tb_range(&b, 0, B, 1500, 1000);
+	tb_mark(&b, 0, M, 3500);
+	tb_range(&b, 0, B, 3000, 1000);
+	tb_range(&b, 0, A, 1000, 4000);
+	tb_range(&b, 1, A, 6000, 1000);
+	tb_range(&b, 0, op, 5000, 2000);
+	tb_range(&b, 1, op, 6000, 3000); /* overlaps: merged [5000, 9000) */
+	tb_counter(&b, 10000, TRACE_CTR_CPU_PROCESS, 10, 150.0);
+	tb_drops(&b, 1, 4);
+	return tb_close(&b, 20000);
+}
+
+static char *summary_to_string(const char *path, enum summary_format format, enum time_unit unit,
+			       int thread_sep)
+{
+	struct analysis a;
+	char err[512];
+	analysis_init(&a);
+	if (analysis_load(&a, path, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	analysis_prepare(&a);
+	struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = unit,
+					  .thread_sep = thread_sep},
+				 .format = format};
+	char **buf = calloc(1, sizeof(*buf));
+	size_t len = 0;
+	FILE *f = open_memstream(buf, &len);
+	assert_int_equal(summary_write(&a, &o, f), 0);
+	fclose(f);
+	analysis_free(&a);
+	char *s = *buf;
+	free(buf);
+	return s;
+}
+
+/* ---- CSV, through libcsv -------------------------------------------------- */
+
+#define MAX_ROWS 64
+#define MAX_FIELDS 16
+
+struct csv_block {
+	char *f[MAX_ROWS][MAX_FIELDS];
+	int nf[MAX_ROWS];
+	int nrows;
+};
+
+static void on_field(void *s, size_t len, void *data)
+{
+	struct csv_block *b = data;
+	assert_true(b->nrows < MAX_ROWS && b->nf[b->nrows] < MAX_FIELDS);
+	char *v = malloc(len + 1);
+	memcpy(v, s, len);
+	v[len] = '\0';
+	b->f[b->nrows][b->nf[b->nrows]++] = v;
+}
+
+static void on_row(int c, void *data)
+{
+	(void)c;
+	struct csv_block *b = data;
+	b->nrows++;
+}
+
+static void block_free(struct csv_block *b)
+{
+	for (int r = 0; r <= b->nrows && r < MAX_ROWS; r++)
+		for (int i = 0; i < b->nf[r]; i++)
+			free(b->f[r][i]);
+	free(b);
+}
+
+/* The block whose title row starts with title (blocks end at a blank line). */
+static struct csv_block *csv_find_block(const char *text, const char *title, const char *label)
+{
+	const char *p = text;
+	while (*p) {
+		const char *end = strstr(p, "\r\n\r\n");
+		size_t len = end ? (size_t)(end - p) + 2 : strlen(p);
+		struct csv_block *b = calloc(1, sizeof(*b));
+		struct csv_parser parser;
+		assert_int_equal(csv_init(&parser, CSV_STRICT), 0);
+		assert_int_equal(csv_parse(&parser, p, len, on_field, on_row, b), len);
+		assert_int_equal(csv_fini(&parser, on_field, on_row, b), 0);
+		csv_free(&parser);
+		if (b->nrows && strcmp(b->f[0][0], title) == 0 &&
+		    (!label || (b->nf[0] > 1 && strcmp(b->f[0][1], label) == 0)))
+			return b;
+		block_free(b);
+		p += end ? len + 2 : len;
+	}
+	fail_msg("no CSV block '%s'", title);
+	return NULL;
+}
+
+static int csv_row(const struct csv_block *b, const char *name)
+{
+	for (int r = 2; r < b->nrows; r++)
+		if (strcmp(b->f[r][0], name) == 0)
+			return r;
+	fail_msg("no CSV row '%s'", name);
+	return -1;
+}
+
+static void test_csv(void **state)
+{
+	(void)state;
+	const char *path = write_trace();
+	char *text = summary_to_string(path, SUMMARY_CSV, TIME_UNIT_MS, 0);
+
+	struct csv_block *b = csv_find_block(text, "UserDefined Summary", NULL);
+	assert_int_equal(b->nf[0], 3);
+	assert_string_equal(b->f[0][1], "Thread: All threads merged");
+	assert_string_equal(b->f[0][2], "time unit: ms");
+	static const char *const header[] = {"Name",    "Calls",   "CPU Total",   "CPU Avg",
+					     "CPU Max", "CPU Min", "CPU Ratio(%)"};
+	assert_int_equal(b->nf[1], 7);
+	for (int i = 0; i < 7; i++)
+		assert_string_equal(b->f[1][i], header[i]);
+	int r = csv_row(b, "A");
+	assert_string_equal(b->f[r][1], "2");
+	assert_string_equal(b->f[r][2], "0.005000"); /* every digit to the nanosecond */
+	assert_string_equal(b->f[r][3], "0.002500");
+	assert_string_equal(b->f[r][4], "0.004000");
+	assert_string_equal(b->f[r][5], "0.001000");
+	assert_string_equal(b->f[r][6], "50.00");
+	r = csv_row(b, "  B, with \"quotes\""); /* a child, indented; quoting survives */
+	assert_string_equal(b->f[r][1], "2");
+	r = csv_row(b, "    M (mark)");
+	assert_string_equal(b->f[r][1], "1");
+	assert_string_equal(b->f[r][2], ""); /* no time: an empty field */
+	for (int k = 2; k < b->nrows; k++)
+		assert_int_equal(b->nf[k], 7); /* one value per column */
+	block_free(b);
+
+	b = csv_find_block(text, "Overview Summary", "host");
+	assert_string_equal(b->f[1][2], "CPU Time");
+	r = csv_row(b, "  Operator");
+	assert_string_equal(b->f[r][1], "2");
+	assert_string_equal(b->f[r][2], "0.004000");
+	assert_string_equal(b->f[r][3], "40.00");
+	block_free(b);
+
+	b = csv_find_block(text, "Trace Summary", NULL);
+	assert_string_equal(b->f[1][0], "File");
+	assert_string_equal(b->f[2][0], path);
+	assert_string_equal(b->f[2][6], "4"); /* dropped */
+	block_free(b);
+
+	b = csv_find_block(text, "Device Summary", NULL);
+	assert_string_equal(b->f[csv_row(b, "CPU(Process)")][1], "150.00");
+	block_free(b);
+	free(text);
+
+	text = summary_to_string(path, SUMMARY_CSV, TIME_UNIT_NS, 1);
+	b = csv_find_block(text, "UserDefined Summary", "Thread: 11 (worker)");
+	r = csv_row(b, "A");
+	assert_string_equal(b->f[r][2], "1000");
+	assert_string_equal(b->f[0][2], "time unit: ns");
+	block_free(b);
+	free(text);
+}
+
+/* ---- JSON, through yajl ----------------------------------------------------- */
+
+static yajl_val get(yajl_val v, const char **path)
+{
+	yajl_val r = yajl_tree_get(v, path, yajl_t_any);
+	if (!r)
+		fail_msg("no JSON value at '%s'", path[0]);
+	return r;
+}
+
+static yajl_val key(yajl_val obj, const char *k)
+{
+	const char *path[] = {k, NULL};
+	return get(obj, path);
+}
+
+static yajl_val at(yajl_val arr, size_t i)
+{
+	assert_true(YAJL_IS_ARRAY(arr));
+	assert_true(i < YAJL_GET_ARRAY(arr)->len);
+	return YAJL_GET_ARRAY(arr)->values[i];
+}
+
+static const char *str(yajl_val v)
+{
+	assert_true(YAJL_IS_STRING(v));
+	const char *s = YAJL_GET_STRING(v);
+	assert_non_null(s);
+	return s;
+}
+
+static size_t len_of(yajl_val arr)
+{
+	assert_true(YAJL_IS_ARRAY(arr));
+	return YAJL_GET_ARRAY(arr)->len;
+}
+
+static void assert_num(yajl_val v, double want)
+{
+	assert_true(YAJL_IS_NUMBER(v));
+	if (fabs(YAJL_GET_DOUBLE(v) - want) > 1e-9 * (fabs(want) + 1))
+		fail_msg("%.12g != %.12g", YAJL_GET_DOUBLE(v), want);
+}
+
+static yajl_val parse(const char *text)
+{
+	char errbuf[512];
+	yajl_val doc = yajl_tree_parse(text, errbuf, sizeof(errbuf));
+	if (!doc)
+		fail_msg("JSON does not parse: %s", errbuf);
+	return doc;
+}
+
+static void test_json(void **state)
+{
+	(void)state;
+	const char *path = write_trace();
+	char *text = summary_to_string(path, SUMMARY_JSON, TIME_UNIT_US, 0);
+	yajl_val doc = parse(text);
+	assert_string_equal(str(key(doc, "time_unit")), "us");
+	yajl_val window = key(doc, "window");
+	assert_string_equal(str(key(window, "source")), "ProfileStep");
+	assert_num(key(window, "total_ns"), 10000);
+	assert_num(key(window, "total"), 10);
+	yajl_val events = key(doc, "events");
+	assert_num(key(events, "total"), 8);
+	assert_num(key(events, "marks"), 1);
+	assert_num(key(events, "dropped"), 4);
+	yajl_val trace = at(key(doc, "traces"), 0);
+	assert_string_equal(str(key(trace, "path")), path);
+	assert_true(YAJL_IS_NULL(key(trace, "damage")));
+
+	yajl_val tables = key(doc, "tables");
+	yajl_val ud = key(tables, "userdefined");
+	assert_string_equal(str(key(ud, "title")), "UserDefined Summary");
+	assert_int_equal(len_of(key(ud, "columns")), 7);
+	assert_string_equal(str(key(at(key(ud, "columns"), 2), "key")), "cpu_total");
+	yajl_val sec = at(key(ud, "sections"), 0);
+	assert_string_equal(str(key(sec, "title")), "Thread: All threads merged");
+	yajl_val rows = key(sec, "rows");
+	assert_int_equal(len_of(rows), 1); /* A; B and M are its descendants */
+	yajl_val A = at(rows, 0);
+	assert_string_equal(str(key(A, "name")), "A");
+	assert_num(key(A, "calls"), 2);
+	assert_num(key(A, "cpu_total"), 5.0); /* us */
+	assert_num(key(A, "cpu_total_ns"), 5000);
+	assert_num(key(A, "cpu_avg"), 2.5);
+	assert_num(key(A, "cpu_max_ns"), 4000);
+	assert_num(key(A, "cpu_min_ns"), 1000);
+	assert_num(key(A, "cpu_ratio"), 50.0);
+	yajl_val B = at(key(A, "children"), 0);
+	assert_string_equal(str(key(B, "name")), "B, with \"quotes\"");
+	assert_num(key(B, "depth"), 1);
+	assert_num(key(B, "calls"), 2);
+	yajl_val M = at(key(B, "children"), 0);
+	assert_string_equal(str(key(M, "name")), "M");
+	assert_true(YAJL_IS_TRUE(key(M, "mark")));
+	assert_num(key(M, "calls"), 1);
+	assert_true(YAJL_IS_NULL(key(M, "cpu_total")));
+
+	yajl_val ov = at(key(at(key(key(tables, "overview"), "sections"), 0), "rows"), 0);
+	assert_string_equal(str(key(ov, "event_type")), "ProfileStep");
+	assert_num(key(ov, "ratio"), 100.0);
+	yajl_val kids = key(ov, "children");
+	int found = 0;
+	for (size_t i = 0; i < len_of(kids); i++) {
+		yajl_val k = at(kids, i);
+		if (strcmp(str(key(k, "event_type")), "Operator") == 0) {
+			assert_num(key(k, "calls"), 2);
+			assert_num(key(k, "cpu_time_ns"), 4000);
+			assert_num(key(k, "ratio"), 40.0);
+			found = 1;
+		}
+	}
+	assert_true(found);
+	yajl_val dev = at(key(at(key(key(tables, "device"), "sections"), 0), "rows"), 0);
+	assert_string_equal(str(key(dev, "device")), "CPU(Process)");
+	assert_num(key(dev, "utilization"), 150.0);
+	yajl_tree_free(doc);
+	free(text);
+
+	text = summary_to_string(path, SUMMARY_JSON, TIME_UNIT_MS, 1);
+	doc = parse(text);
+	yajl_val secs = key(key(key(doc, "tables"), "userdefined"), "sections");
+	assert_int_equal(len_of(secs), 2);
+	yajl_val thread = key(at(secs, 1), "thread");
+	assert_num(key(thread, "tid"), 11);
+	assert_string_equal(str(key(thread, "name")), "worker");
+	yajl_tree_free(doc);
+	free(text);
+}
+
+static void test_json_escapes_any_bytes(void **state)
+{
+	(void)state;
+	struct tb b;
+	tb_open(&b, "bytes.gpdl", "h", 10, 0);
+	tb_thread(&b, 0, 10, NULL);
+	uint32_t d = tb_desc(&b, "tab\there \"q\" back\\slash \x01 bad\xff utf8 \xc3\xa9",
+			     TRACE_EV_USER_DEFINED);
+	tb_range(&b, 0, d, 10, 10);
+	const char *path = tb_close(&b, 100);
+	char *text = summary_to_string(path, SUMMARY_JSON, TIME_UNIT_MS, 0);
+	yajl_val doc = parse(text);
+	const char *p[] = {"tables", "userdefined", "sections", NULL};
+	yajl_val row = at(key(at(get(doc, p), 0), "rows"), 0);
+	const char *name = str(key(row, "name"));
+	assert_non_null(strstr(name, "tab\there \"q\" back\\slash \x01 bad"));
+	assert_non_null(strstr(name, "\xc3\xa9"));
+	yajl_tree_free(doc);
+	free(text);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tb_cleanup();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_escapes_any_bytes),
+	};
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}
