@@ -1,0 +1,239 @@
+/*
+ * collector.h - the parts of libgprof-dl-collector.so, as its files see each other.
+ *
+ * The collector runs inside the target. Its one job is to turn NVTX calls and
+ * the life of threads and processes into records in the per-thread rings of
+ * lib/ring/ring.h, which `gprof-dl run` drains. Invariants every file keeps:
+ *
+ *  - Inert unless attached to a valid ring (GPROF_DL_SHM): every interposed
+ *    function is then a plain pass-through and InitializeInjectionNvtx2 says no.
+ *  - The target's behaviour never changes: errno is preserved by every entry
+ *    point, no signal disposition is touched, nothing is printed unless
+ *    GPROF_DL_DEBUG=1 (and then only through coll_log, which is signal-safe).
+ *  - Range hot path (push, pop, mark): no allocation, lock or system call. A
+ *    thread's state is mapped once, at its start or at its first event, and
+ *    reached through one initial-exec TLS pointer.
+ *  - A thread writes only to its own slot. A string id is used only after this
+ *    thread (or, for ids cached globally, some thread) wrote its STRING record;
+ *    an event whose name could not be written is dropped and counted, never
+ *    recorded with a wrong name.
+ *  - The TLS push stack is the truth; its first RING_STACK_MAX entries (past
+ *    those a fork child inherited) are mirrored into the slot (entry first,
+ *    then depth with release order) so that the launcher can recover the
+ *    ranges open when the process dies.
+ */
+#ifndef GPDL_COLLECTOR_H
+#define GPDL_COLLECTOR_H
+
+#include "lib/ring/ring.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COLL_STACK_MAX 4096u          /* nesting kept per thread; deeper pushes are counted drops */
+#define COLL_CACHE_SLOTS 2048u        /* per-thread string cache: a power of two */
+#define COLL_CACHE_PROBES 4u
+#define COLL_CACHE_ARENA (128u * 1024u) /* bytes of cached names; full: the cache starts over */
+#define COLL_PTR_SLOTS 256u           /* front of the cache, by address: a power of two */
+
+#define COLL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define COLL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define COLL_EXPORT __attribute__((visibility("default")))
+
+/* ---- strings ------------------------------------------------------------ */
+
+/* A string the program registered (nvtxDomainRegisterString) or a domain's name
+ * (nvtxDomainCreate). Handed to the program as its opaque handle; never freed,
+ * so that a handle stays valid whatever the program does with it. */
+struct coll_str {
+	uint32_t magic;       /* COLL_STR_MAGIC or COLL_DOMAIN_MAGIC */
+	_Atomic uint32_t id;  /* global string id once some thread wrote it; 0: not yet */
+	uint32_t len;         /* bytes in text, at most RING_NAME_MAX */
+	uint32_t flags;       /* TRACE_EVF_NAME_TRUNCATED when the text was cut */
+	struct coll_str *next; /* registry chain */
+	char text[];          /* NUL-terminated */
+};
+
+#define COLL_STR_MAGIC 0x53445047u    /* "GPDS" */
+#define COLL_DOMAIN_MAGIC 0x44445047u /* "GPDD" */
+
+/* A name as NVTX hands it over, not yet interned. */
+enum coll_name_kind {
+	COLL_NAME_NONE = 0, /* no message: the empty name */
+	COLL_NAME_ASCII,    /* char *, UTF-8 or whatever bytes the program has */
+	COLL_NAME_WIDE,     /* wchar_t *, converted to UTF-8 */
+	COLL_NAME_REG,      /* struct coll_str * (a registered string) */
+};
+
+struct coll_name {
+	int kind;
+	const void *p;
+};
+
+/* ---- per-thread state --------------------------------------------------- */
+
+struct coll_open { /* one pushed range */
+	uint64_t start_ns;
+	uint32_t name_str, domain_str, category, flags; /* name_str 0: lost, already counted */
+	uint32_t level; /* within its domain: what the push returned */
+	uint32_t pad;
+	const struct coll_str *domain; /* NVTX stacks are per domain; NULL: the default one */
+};
+
+struct coll_cache_ent {
+	uint32_t hash, id; /* id 0: empty */
+	uint32_t off, len; /* text in the arena */
+};
+
+/* Where a name was last seen: a string literal is found without hashing it,
+ * still compared by content (the memory may hold another name by now). */
+struct coll_ptr_ent {
+	const char *p;
+	uint32_t id, off, len, pad; /* id 0: empty */
+};
+
+struct coll_thread {
+	struct ring_slot *slot; /* NULL: every slot was taken; events are counted, not written */
+	uint32_t pid, tid;
+	uint32_t depth;     /* entries in stack[] */
+	uint32_t inherited; /* stack[0, inherited): pushed before a fork, the parent's to record */
+	uint32_t overflow;  /* pushes beyond COLL_STACK_MAX, not recorded */
+	uint32_t arena_used;
+	struct coll_ptr_ent ptrs[COLL_PTR_SLOTS];
+	struct coll_cache_ent cache[COLL_CACHE_SLOTS];
+	char arena[COLL_CACHE_ARENA];
+	struct coll_open stack[COLL_STACK_MAX];
+};
+
+/* Installed in coll_tls once a thread's state is gone (its end, process exit):
+ * later events of that thread are counted in no_slot_events. */
+#define COLL_THREAD_DEAD ((struct coll_thread *)1)
+
+extern __thread struct coll_thread *coll_tls __attribute__((tls_model("initial-exec")));
+/* Set while this thread is inside the collector: an NVTX call from a signal
+ * handler that interrupted it is dropped (and counted), not interleaved. */
+extern __thread volatile int coll_busy __attribute__((tls_model("initial-exec")));
+
+/* ---- the process -------------------------------------------------------- */
+
+struct collector {
+	struct ring_shm *shm; /* NULL: inert */
+	size_t shm_len;
+	int shm_mapped;       /* 1: mapped from GPROF_DL_SHM, 0: handed in by a test */
+	int debug;            /* GPROF_DL_DEBUG=1 */
+	uint32_t pid;
+	uint32_t cmdline_len;
+	int key_ok;
+	pthread_key_t key;    /* its destructor ends a thread */
+	_Atomic int exited;   /* PROCESS_EXIT written for this process */
+	_Atomic int exit_code_known;
+	int exit_code;
+	char cmdline[RING_NAME_MAX + 1];
+};
+
+extern struct collector coll;
+
+static inline int coll_active(void)
+{
+	return coll.shm != NULL;
+}
+
+/* ---- log.c -------------------------------------------------------------- */
+
+/* Writes "gprof-dl collector[pid]: ..." to stderr when GPROF_DL_DEBUG=1.
+ * Formats: %s %d %u %x %p, with l or ll before d u x. errno is preserved. */
+void coll_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- strings.c ---------------------------------------------------------- */
+
+/* Interns len bytes (len <= RING_NAME_MAX) through t's cache: the id, writing a
+ * STRING record first on a miss; 0 when that record could not be written. */
+uint32_t coll_intern(struct coll_thread *t, const char *s, size_t len);
+/* The id of a name as NVTX gave it; 0 when it could not be written. Adds
+ * TRACE_EVF_NAME_TRUNCATED to *flags when the name was cut. */
+uint32_t coll_name_id(struct coll_thread *t, const struct coll_name *n, uint32_t *flags);
+/* The id of a registered string or domain name, writing it on first use. */
+uint32_t coll_str_id(struct coll_thread *t, struct coll_str *s);
+/* Registers a string (magic COLL_STR_MAGIC) or finds the domain of that name
+ * (COLL_DOMAIN_MAGIC). NULL when out of memory. */
+struct coll_str *coll_str_register(uint32_t magic, const struct coll_name *n);
+/* Bytes of s to keep: at most RING_NAME_MAX, not cutting a UTF-8 sequence.
+ * Adds TRACE_EVF_NAME_TRUNCATED to *flags when that is less than all. */
+size_t coll_ascii_len(const char *s, uint32_t *flags);
+/* Converts a wide string to UTF-8 into out (RING_NAME_MAX + 1 bytes, NUL
+ * written): its length. Invalid code points become U+FFFD. */
+size_t coll_wide_to_utf8(const wchar_t *w, char *out, uint32_t *flags);
+/* Empties t's cache (a fresh thread). */
+void coll_cache_reset(struct coll_thread *t);
+/* Forgets the ids of registered strings and domains: a new ring (tests). */
+void coll_registry_forget(void);
+
+/* ---- thread.c ----------------------------------------------------------- */
+
+/* This thread's state, setting it up (and writing THREAD_START) on first use.
+ * NULL when inert or when the state could not be had; such events are counted. */
+struct coll_thread *coll_thread_slow(void);
+static inline struct coll_thread *coll_thread(void)
+{
+	struct coll_thread *t = coll_tls;
+	if (COLL_LIKELY((uintptr_t)t > 1))
+		return t;
+	return coll_thread_slow();
+}
+/* Maps and installs a fresh state for the calling thread, with a slot claimed
+ * for (coll.pid, gettid()); writes nothing. NULL when out of memory. */
+struct coll_thread *coll_thread_setup(void);
+/* Writes THREAD_START for t. */
+void coll_thread_started(struct coll_thread *t);
+/* Writes THREAD_NAME (from prctl), THREAD_END and then exit_rec (when not
+ * NULL, PROCESS_EXIT stamped with the thread's end) for t, releases its slot,
+ * unmaps t and installs COLL_THREAD_DEAD. */
+void coll_thread_finish(struct coll_thread *t, struct ring_process *exit_rec);
+/* After fork, in the child: t gets a slot of its own and an empty mirror (see
+ * coll_stack_inherit). */
+void coll_thread_forked(struct coll_thread *t);
+/* nvtxNameOsThread named tid: its end does not overwrite that name with the
+ * kernel's (prctl) one. */
+void coll_thread_named(uint32_t tid);
+/* Looks up the real pthread_create, once. */
+void coll_resolve_pthread(void);
+/* Creates the key whose destructor ends threads. */
+int coll_thread_init(void);
+
+/* ---- record.c: writing -------------------------------------------------- */
+
+/* Appends rec to t's ring, or counts it when t has no slot. 0 or -1. */
+int coll_emit(struct coll_thread *t, const void *rec);
+/* After fork, in the child: the ranges on t's stack are its parent's (they
+ * are recorded there): kept, so that levels and pops still match, but never
+ * mirrored or written by the child. */
+void coll_stack_inherit(struct coll_thread *t);
+/* Writes the STRING record of a registered string or domain name now, so that
+ * its id is defined before any event uses it. */
+void coll_announce(struct coll_str *s);
+/* Counts an event that was not written (ring busy, name lost, too deep). */
+void coll_drop(struct coll_thread *t);
+/* An event from a thread with no state at all. */
+void coll_drop_nothread(void);
+
+/* The NVTX operations, domain NULL meaning the default domain. They return
+ * what NVTX returns to the program. */
+int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t category);
+int coll_pop(struct coll_str *domain);
+void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t category);
+uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, uint32_t category);
+void coll_range_end(uint64_t id);
+void coll_name_category(struct coll_str *domain, uint32_t category, const struct coll_name *n);
+void coll_name_thread(uint32_t tid, const struct coll_name *n);
+
+/* ---- process.c ---------------------------------------------------------- */
+
+/* Runs the process set-up once (attach, first thread, PROCESS_START); safe to
+ * call from every entry point. */
+void coll_init(void);
+/* Writes this thread's end and PROCESS_EXIT (once per process). */
+void coll_process_exit(void);
+
+#endif

@@ -1,0 +1,310 @@
+/*
+ * process.c - a process's life as the collector sees it: attach, fork, exec,
+ * exit.
+ *
+ *  - start: the constructor (or the first entry point to run, whichever comes
+ *    first) maps the launcher's ring from GPROF_DL_SHM and writes PROCESS_START
+ *    (pid, ppid, command line) and the calling thread's THREAD_START. Without a
+ *    valid ring the collector stays inert.
+ *  - fork: the child's thread keeps its state (its cache: ids are global; its
+ *    push stack, so that levels and pops match: the ranges on it stay the
+ *    parent's, the child neither mirrors nor writes them), claims a slot of
+ *    its own and writes PROCESS_START with its pid and parent.
+ *  - exec: the new image loads the collector again and its constructor writes
+ *    PROCESS_START again, same pid; the launcher ends the old image there.
+ *  - exit: exit() and returning from main run the destructor, _exit and _Exit
+ *    are interposed: the calling thread's name and end, then PROCESS_EXIT, then
+ *    its slot is released. PROCESS_EXIT's aux is the code given to exit, _exit
+ *    or _Exit, and 0 after a return from main (whose value libc passes to exit
+ *    internally, out of reach: waitpid has it). Threads still running are
+ *    ended by the launcher when the process is gone.
+ */
+#include "lib/collector/collector-test.h"
+#include "lib/collector/collector.h"
+#include "lib/common/clock.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct collector coll;
+
+static _Atomic int init_state; /* 0: not run, 1: running, 2: done */
+
+static void attach_from_env(void)
+{
+	const char *path = getenv(RING_ENV);
+	if (!path || !*path) {
+		coll_log("%s is not set: inert", RING_ENV);
+		return;
+	}
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		coll_log("cannot open '%s' (errno %d): inert", path, errno);
+		return;
+	}
+	struct stat st;
+	void *p = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(struct ring_shm))
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		coll_log("cannot map '%s': inert", path);
+		return;
+	}
+	if (ring_shm_check(p, (size_t)st.st_size) != 0) {
+		coll_log("'%s' is not a gprof-dl ring this collector understands: inert", path);
+		munmap(p, (size_t)st.st_size);
+		return;
+	}
+	coll.shm = p;
+	coll.shm_len = (size_t)st.st_size;
+	coll.shm_mapped = 1;
+}
+
+/* /proc/self/cmdline, arguments joined by single spaces. */
+static void read_cmdline(void)
+{
+	char buf[RING_NAME_MAX + 2];
+	size_t n = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		while (n < sizeof(buf) - 1) {
+			ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+		}
+		close(fd);
+	}
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	uint32_t flags = 0;
+	n = coll_ascii_len(buf, &flags);
+	memcpy(coll.cmdline, buf, n);
+	coll.cmdline[n] = '\0';
+	coll.cmdline_len = (uint32_t)n;
+}
+
+/* PROCESS_START, then the thread's THREAD_START. */
+static void process_started(struct coll_thread *t)
+{
+	if (!t->slot)
+		return;
+	coll_busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	struct ring_process p = {
+		.h = {RING_REC_PROCESS_START, sizeof(p), 0},
+		.pid = coll.pid,
+		.ppid = (uint32_t)getppid(),
+		.cmdline_str = coll_intern(t, coll.cmdline, coll.cmdline_len),
+	};
+	p.ts_ns = clock_now_ns();
+	coll_emit(t, &p);
+	coll_thread_started(t);
+	atomic_signal_fence(memory_order_seq_cst);
+	coll_busy = 0;
+	coll_log("recording: pid %u, slot %p, cmdline '%s'", coll.pid, (void *)t->slot, coll.cmdline);
+}
+
+static void atfork_child(void)
+{
+	if (!coll.shm)
+		return;
+	int saved = errno;
+	coll.pid = (uint32_t)getpid();
+	atomic_store(&coll.exited, 0);
+	atomic_store(&coll.exit_code_known, 0);
+	struct coll_thread *t = coll_tls;
+	coll_busy = 1;
+	if ((uintptr_t)t > 1)
+		coll_thread_forked(t);
+	else
+		t = coll_thread_setup();
+	coll_busy = 0;
+	if (t)
+		process_started(t);
+	errno = saved;
+}
+
+static void process_begin(void)
+{
+	static int atfork_done;
+	coll.pid = (uint32_t)getpid();
+	read_cmdline();
+	coll_thread_init();
+	if (!atfork_done)
+		atfork_done = pthread_atfork(NULL, NULL, atfork_child) == 0;
+	coll_busy = 1;
+	struct coll_thread *t = coll_thread_setup();
+	coll_busy = 0;
+	if (t)
+		process_started(t);
+}
+
+/* The real functions are looked up at init, not when first needed: in a fork
+ * child, dlsym could wait for a loader lock a thread of the parent held. */
+typedef void (*exit_fn)(int);
+static exit_fn real_exit, real__exit, real__Exit;
+
+static void resolve_real(void)
+{
+	coll_resolve_pthread();
+	if (!real_exit)
+		real_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+	if (!real__exit)
+		real__exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	if (!real__Exit)
+		real__Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
+}
+
+void coll_init(void)
+{
+	if (atomic_load_explicit(&init_state, memory_order_acquire) == 2)
+		return;
+	int expect = 0;
+	if (!atomic_compare_exchange_strong(&init_state, &expect, 1)) {
+		if (coll_busy) /* a signal handler interrupted our own init */
+			return;
+		while (atomic_load_explicit(&init_state, memory_order_acquire) != 2)
+			sched_yield();
+		return;
+	}
+	int saved = errno;
+	coll_busy = 1;
+	const char *dbg = getenv("GPROF_DL_DEBUG");
+	coll.debug = dbg && !strcmp(dbg, "1");
+	resolve_real();
+	attach_from_env();
+	coll_busy = 0;
+	if (coll.shm)
+		process_begin();
+	atomic_store_explicit(&init_state, 2, memory_order_release);
+	errno = saved;
+}
+
+void coll_process_exit(void)
+{
+	if (!coll.shm || (uint32_t)getpid() != coll.pid)
+		return; /* inert, or a vfork child: this memory is its parent's */
+	int expect = 0;
+	if (!atomic_compare_exchange_strong(&coll.exited, &expect, 1))
+		return;
+	int saved = errno;
+	struct coll_thread *t = coll_tls;
+	if ((uintptr_t)t <= 1 && !coll_busy) {
+		coll_busy = 1;
+		t = coll_thread_setup();
+		if (t)
+			coll_thread_started(t);
+		coll_busy = 0;
+	}
+	if ((uintptr_t)t > 1) {
+		struct ring_process p = {
+			.h = {RING_REC_PROCESS_EXIT, sizeof(p),
+			      atomic_load(&coll.exit_code_known) ? (uint32_t)(coll.exit_code & 0xff) : 0},
+			.pid = coll.pid,
+			.ppid = (uint32_t)getppid(),
+		};
+		coll_thread_finish(t, &p);
+	} else {
+		coll_drop_nothread();
+	}
+	coll_log("process exit written");
+	errno = saved;
+}
+
+__attribute__((constructor)) static void collector_constructor(void)
+{
+	coll_init();
+}
+
+__attribute__((destructor)) static void collector_destructor(void)
+{
+	coll_process_exit();
+}
+
+static void note_exit_code(int code)
+{
+	if (coll.shm && (uint32_t)getpid() == coll.pid) {
+		coll.exit_code = code;
+		atomic_store(&coll.exit_code_known, 1);
+	}
+}
+
+static __attribute__((noreturn)) void exit_now(exit_fn fn, int code)
+{
+	if (fn)
+		fn(code);
+	for (;;)
+		syscall(SYS_exit_group, code);
+}
+
+COLL_EXPORT void exit(int code)
+{
+	note_exit_code(code);
+	if (!real_exit)
+		resolve_real();
+	exit_now(real_exit, code); /* runs the destructor, which writes the exit */
+}
+
+COLL_EXPORT void _exit(int code)
+{
+	note_exit_code(code);
+	coll_process_exit();
+	if (!real__exit)
+		resolve_real();
+	exit_now(real__exit, code);
+}
+
+COLL_EXPORT void _Exit(int code)
+{
+	note_exit_code(code);
+	coll_process_exit();
+	if (!real__Exit)
+		resolve_real();
+	exit_now(real__Exit, code);
+}
+
+/* ---- test hooks ----------------------------------------------------------- */
+
+int collector_test_attach(struct ring_shm *shm, size_t len)
+{
+	coll_init();
+	if (coll.shm)
+		collector_test_detach();
+	if (ring_shm_check(shm, len) != 0)
+		return -1;
+	coll.shm = shm;
+	coll.shm_len = len;
+	coll.shm_mapped = 0;
+	atomic_store(&coll.exited, 0);
+	atomic_store(&coll.exit_code_known, 0);
+	coll_tls = NULL;
+	coll_registry_forget();
+	process_begin();
+	return 0;
+}
+
+void collector_test_detach(void)
+{
+	coll_process_exit();
+	coll_tls = NULL;
+	if (coll.shm_mapped)
+		munmap(coll.shm, coll.shm_len);
+	coll.shm = NULL;
+	coll.shm_mapped = 0;
+}
