@@ -1,3 +1,325 @@
-/* placeholder until the module lands */
+/*
+ * run.c - gprof-dl run: launch a program under the collector and record.
+ *
+ * The launcher forks the target with the collector injected (LD_PRELOAD for
+ * process and thread lifecycle, NVTX_INJECTION64_PATH for NVTX), becomes the
+ * subreaper of its process tree so that every descendant's end is seen, drains
+ * the rings while it runs, and exits with the target's status. It never touches
+ * the target's standard streams.
+ */
 #include "cmd/cmd.h"
-int cmd_run(int argc, char **argv) { (void)argc; (void)argv; return 2; }
+#include "formats/trace/trace.h"
+#include "gpdl-config.h"
+#include "lib/analysis/report.h"
+#include "lib/common/error.h"
+#include "lib/recorder/recorder.h"
+#include "lib/ring/ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char run_usage[] =
+	"usage: gprof-dl run [-o FILE] [--force] [options] -- CMD [ARGS...]\n"
+	"\n"
+	"    -o, --output FILE        write the trace to FILE (default: CMD-N.gpdl, never overwriting)\n"
+	"    -f, --force              overwrite FILE if it exists\n"
+	"    -q, --quiet              no banner and no summary on stderr\n"
+	"        --buffer-size SIZE   ring buffer per thread, e.g. 1M (default 1M; rounded up to a power of two)\n"
+	"        --max-threads N      threads that can record at once (default 256)\n"
+	"        --sample-interval MS CPU utilisation sampling period (default 100)\n"
+	"    -h, --help               show this help\n";
+
+static volatile sig_atomic_t target_pid;
+
+/* Signals a user sends to gprof-dl go on to the target. Signals from the
+ * terminal (SI_KERNEL) already reached the whole foreground process group,
+ * target included: forwarding those would deliver them twice. */
+static void forward_signal(int sig, siginfo_t *info, void *uctx)
+{
+	(void)uctx;
+	int saved = errno;
+	if (target_pid > 0 && info && info->si_code != SI_KERNEL)
+		kill((pid_t)target_pid, sig);
+	errno = saved;
+}
+
+static void wake(int sig)
+{
+	(void)sig;
+}
+
+static uint64_t parse_size(const char *s, const char *opt)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		usage_error("%s: '%s' is not a size", opt, s);
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end || v < 4096 || v > (1ull << 30))
+		usage_error("%s: '%s' must be between 4K and 1G", opt, s);
+	uint64_t p = 4096;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static unsigned long parse_count(const char *s, const char *opt, unsigned long lo, unsigned long hi)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		usage_error("%s: '%s' must be a number from %lu to %lu", opt, s, lo, hi);
+	return v;
+}
+
+/* CMD-N.gpdl for the first N not taken: a default name never overwrites. */
+static char *default_output(const char *cmd)
+{
+	const char *base = strrchr(cmd, '/');
+	base = base ? base + 1 : cmd;
+	char *path = xmalloc(strlen(base) + 32);
+	for (unsigned n = 1;; n++) {
+		sprintf(path, "%s-%u.gpdl", base, n);
+		if (access(path, F_OK) != 0)
+			return path;
+	}
+}
+
+static char *collector_path(void)
+{
+	const char *env = getenv("GPROF_DL_COLLECTOR");
+	char *path;
+	if (env && *env) {
+		path = xstrdup(env);
+	} else {
+		const char *dir = gpdl_self_dir();
+		path = xmalloc(strlen(dir) + strlen(GPDL_COLLECTOR_RELDIR) + strlen(GPDL_COLLECTOR_NAME) + 3);
+		sprintf(path, "%s/%s/%s", dir, GPDL_COLLECTOR_RELDIR, GPDL_COLLECTOR_NAME);
+	}
+	char *real = realpath(path, NULL);
+	if (!real)
+		die_errno("cannot find the collector '%s'", path);
+	free(path);
+	return real;
+}
+
+static void set_env_prepend(const char *name, const char *value)
+{
+	const char *old = getenv(name);
+	if (!old || !*old) {
+		setenv(name, value, 1);
+		return;
+	}
+	char *v = xmalloc(strlen(value) + strlen(old) + 2);
+	sprintf(v, "%s:%s", value, old);
+	setenv(name, v, 1);
+	free(v);
+}
+
+/* The child: wait for the launcher to be ready, then become CMD. An exec
+ * failure is reported through err_fd (close-on-exec, so success closes it). */
+static void __attribute__((noreturn)) exec_target(char **argv, const char *collector, const char *shm,
+						  int go_fd, int err_fd)
+{
+	char c;
+	set_env_prepend("LD_PRELOAD", collector);
+	setenv("NVTX_INJECTION64_PATH", collector, 1);
+	setenv(RING_ENV, shm, 1);
+	while (read(go_fd, &c, 1) < 0 && errno == EINTR)
+		;
+	close(go_fd);
+	execvp(argv[0], argv);
+	int e = errno;
+	if (write(err_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+static int status_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void install_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = wake; /* interrupts the poll sleep when a child ends */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+/* Drains until the root process has ended; reaps every descendant on the way. */
+static int supervise(struct recorder *rec, pid_t root)
+{
+	int root_status = -1;
+	while (root_status < 0) {
+		uint64_t drained = recorder_poll(rec);
+		for (;;) {
+			int status;
+			struct rusage ru;
+			pid_t p = wait4(-1, &status, WNOHANG, &ru);
+			if (p <= 0)
+				break;
+			if (WIFSTOPPED(status) || WIFCONTINUED(status))
+				continue;
+			recorder_process_reaped(rec, p, status, &ru);
+			if (p == root)
+				root_status = status;
+		}
+		if (root_status < 0 && drained < 64 * 1024) {
+			struct timespec ts = {0, 5 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return root_status;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, 'f'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"buffer-size", required_argument, NULL, 'b'},
+		{"max-threads", required_argument, NULL, 't'},
+		{"sample-interval", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct recorder_opts ro = {
+		.nslots = RING_DEFAULT_SLOTS,
+		.ring_bytes = RING_DEFAULT_BYTES,
+		.sample_interval_ns = 100 * 1000 * 1000ull,
+	};
+	const char *out = NULL;
+	int quiet = 0, c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'f': ro.force = 1; break;
+		case 'q': quiet = 1; break;
+		case 'b': ro.ring_bytes = parse_size(optarg, "--buffer-size"); break;
+		case 't': ro.nslots = (uint32_t)parse_count(optarg, "--max-threads", 1, 65536); break;
+		case 's':
+			ro.sample_interval_ns = parse_count(optarg, "--sample-interval", 1, 3600000) * 1000000ull;
+			break;
+		case 'h': fputs(run_usage, stdout); return 0;
+		default:
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		usage_error("no command to run: gprof-dl run [options] -- CMD [ARGS...]");
+	char **target = argv + optind;
+	int target_argc = argc - optind;
+
+	char *collector = collector_path();
+	char *path = out ? xstrdup(out) : default_output(target[0]);
+	ro.out_path = path;
+	struct recorder *rec = recorder_create(&ro);
+	if (!rec)
+		return 1;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		warning("cannot become the subreaper of the target's processes: %s", strerror(errno));
+
+	int go[2], err[2];
+	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+		die_errno("cannot create a pipe");
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die_errno("cannot fork");
+	if (pid == 0) {
+		close(go[1]);
+		close(err[0]);
+		exec_target(target, collector, recorder_shm_env(rec), go[0], err[1]);
+	}
+	close(go[0]);
+	close(err[1]);
+	target_pid = pid;
+	install_handlers();
+
+	uint32_t sources = GPDL_HAVE_NVTX ? TRACE_SRC_NVTX : 0;
+	if (recorder_begin(rec, pid, target_argc, target, sources) != 0)
+		warning("cannot write the trace header to '%s': %s", path, strerror(errno));
+	if (!quiet) {
+		fprintf(stderr, "==%d== gprof-dl %s is profiling process %d, command:", (int)pid, GPDL_VERSION,
+			(int)pid);
+		for (int i = 0; i < target_argc; i++)
+			fprintf(stderr, " %s", target[i]);
+		fputc('\n', stderr);
+	}
+	if (write(go[1], "g", 1) != 1)
+		die_errno("cannot start the target");
+	close(go[1]);
+
+	int exec_errno = 0;
+	ssize_t n;
+	while ((n = read(err[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
+	close(err[0]);
+	if (n == (ssize_t)sizeof(exec_errno)) {
+		int status;
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		recorder_abort(rec);
+		error("cannot run '%s': %s", target[0],
+		      exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
+		free(path);
+		free(collector);
+		return exec_errno == ENOENT ? 127 : 126;
+	}
+
+	int status = supervise(rec, pid);
+	struct recorder_stats stats = {0};
+	int rc = recorder_finish(rec, &stats);
+	recorder_destroy(rec);
+	if (!quiet) {
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "==%d== target killed by signal %d (%s)\n", (int)pid, WTERMSIG(status),
+				strsignal(WTERMSIG(status)));
+		report_run_summary(path, stderr, (unsigned)pid);
+	}
+	free(path);
+	free(collector);
+	if (rc != 0)
+		return status_code(status) ? status_code(status) : 1;
+	return status_code(status);
+}

@@ -1,0 +1,164 @@
+/* The shared-memory ring: claim, write, read across the wrap, full-ring drops,
+ * a scribbled header, free and reuse; and a producer thread racing the reader. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "lib/ring/ring.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define RING 4096u
+
+static struct ring_shm *make_shm(uint32_t nslots, size_t *len)
+{
+	*len = ring_shm_size(nslots, RING);
+	struct ring_shm *shm = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(shm != MAP_FAILED);
+	ring_shm_init(shm, nslots, RING, 1);
+	assert_int_equal(ring_shm_check(shm, *len), 0);
+	return shm;
+}
+
+static struct ring_range range(uint64_t i)
+{
+	struct ring_range r = {{RING_REC_RANGE, sizeof(struct ring_range), 0}, i, i + 10, (uint32_t)i, 0, 0, 0};
+	return r;
+}
+
+static void test_claim_until_full(void **state)
+{
+	(void)state;
+	size_t len;
+	struct ring_shm *shm = make_shm(3, &len);
+	struct ring_slot *a = ring_slot_claim(shm, 10, 11), *b = ring_slot_claim(shm, 10, 12);
+	struct ring_slot *c = ring_slot_claim(shm, 20, 21);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(c);
+	assert_true(a != b && b != c);
+	assert_null(ring_slot_claim(shm, 30, 31));
+	ring_slot_release(b);
+	assert_null(ring_slot_claim(shm, 30, 31)); /* exited but not yet drained */
+	ring_slot_free(b);
+	struct ring_slot *d = ring_slot_claim(shm, 30, 31);
+	assert_ptr_equal(d, b);
+	assert_int_equal(d->pid, 30);
+	assert_int_equal(d->generation, 2);
+	assert_int_equal(ring_shm_check(shm, len - 1), -1);
+	munmap(shm, len);
+}
+
+static void test_write_read_wrap_and_drop(void **state)
+{
+	(void)state;
+	size_t len;
+	struct ring_shm *shm = make_shm(1, &len);
+	struct ring_slot *s = ring_slot_claim(shm, 1, 1);
+	unsigned char buf[RING];
+	uint64_t next_read = 0, written = 0;
+	/* 40-byte records through a 4096-byte ring, many times round. */
+	for (uint64_t round = 0; round < 50; round++) {
+		for (int k = 0; k < 60; k++) {
+			struct ring_range r = range(written);
+			if (ring_write(shm, s, &r) == 0)
+				written++;
+		}
+		size_t n = ring_read(shm, s, buf, sizeof(buf));
+		for (size_t off = 0; off < n; off += sizeof(struct ring_range)) {
+			struct ring_range r;
+			memcpy(&r, buf + off, sizeof(r));
+			assert_int_equal(r.start_ns, next_read);
+			assert_int_equal(r.name_str, (uint32_t)next_read);
+			next_read++;
+		}
+	}
+	assert_int_equal(next_read, written);
+	/* 60 records a round, 102 fit: nothing dropped so far. */
+	assert_int_equal(atomic_load(&s->dropped), 0);
+	for (int k = 0; k < 200; k++) {
+		struct ring_range r = range(k);
+		ring_write(shm, s, &r);
+	}
+	assert_int_equal(atomic_load(&s->dropped), 200 - RING / sizeof(struct ring_range));
+	munmap(shm, len);
+}
+
+static void test_read_stops_at_buffer_and_garbage(void **state)
+{
+	(void)state;
+	size_t len;
+	struct ring_shm *shm = make_shm(1, &len);
+	struct ring_slot *s = ring_slot_claim(shm, 1, 1);
+	unsigned char buf[100];
+	for (int k = 0; k < 5; k++) {
+		struct ring_range r = range(k);
+		assert_int_equal(ring_write(shm, s, &r), 0);
+	}
+	/* Only whole records: two of 40 bytes fit in 100. */
+	assert_int_equal(ring_read(shm, s, buf, sizeof(buf)), 80);
+	/* A scribbled size drops what is pending and counts it. */
+	unsigned char *data = ring_slot_data(s);
+	struct ring_rec bad = {RING_REC_RANGE, 3, 0};
+	memcpy(data + 80, &bad, sizeof(bad));
+	assert_int_equal(ring_read(shm, s, buf, sizeof(buf)), 0);
+	assert_int_equal(atomic_load(&s->dropped), 1);
+	assert_int_equal(atomic_load(&s->head), atomic_load(&s->tail));
+	munmap(shm, len);
+}
+
+struct race {
+	struct ring_shm *shm;
+	struct ring_slot *slot;
+	uint64_t n;
+};
+
+static void *producer(void *arg)
+{
+	struct race *r = arg;
+	for (uint64_t i = 0; i < r->n;) {
+		struct ring_range x = range(i);
+		if (ring_write(r->shm, r->slot, &x) == 0)
+			i++;
+	}
+	return NULL;
+}
+
+static void test_concurrent_producer(void **state)
+{
+	(void)state;
+	size_t len;
+	struct ring_shm *shm = make_shm(1, &len);
+	struct race r = {shm, ring_slot_claim(shm, 1, 1), 200000};
+	pthread_t t;
+	unsigned char buf[RING];
+	uint64_t expect = 0;
+	pthread_create(&t, NULL, producer, &r);
+	while (expect < r.n) {
+		size_t n = ring_read(shm, r.slot, buf, sizeof(buf));
+		for (size_t off = 0; off < n; off += sizeof(struct ring_range)) {
+			struct ring_range x;
+			memcpy(&x, buf + off, sizeof(x));
+			assert_int_equal(x.start_ns, expect);
+			assert_int_equal(x.end_ns, expect + 10);
+			expect++;
+		}
+	}
+	pthread_join(t, NULL);
+	munmap(shm, len);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_claim_until_full),
+		cmocka_unit_test(test_write_read_wrap_and_drop),
+		cmocka_unit_test(test_read_stops_at_buffer_and_garbage),
+		cmocka_unit_test(test_concurrent_producer),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
