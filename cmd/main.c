@@ -53,12 +53,12 @@ static void print_version(void)
 {
 	printf("gprof-dl %s\n", GPDL_VERSION);
 	printf("trace format %d.%d\n", TRACE_FORMAT_VERSION_MAJOR, TRACE_FORMAT_VERSION_MINOR);
-	printf("collector sources:%s%s python\n", GPDL_HAVE_NVTX ? " nvtx" : "",
-	       GPDL_HAVE_CUPTI ? " cupti" : "");
+	printf("collector sources:%s\n", GPDL_HAVE_NVTX ? " nvtx" : " none");
 	if (!GPDL_HAVE_NVTX)
-		printf("  (nvtx: not built, no NVTX headers found at configure time)\n");
-	if (!GPDL_HAVE_CUPTI)
-		printf("  (cupti: not built, no CUPTI headers found at configure time)\n");
+		printf("  nvtx: not built (no NVTX headers found at configure time)\n");
+	printf("  cupti: not built (GPU collection is not in this version%s)\n",
+	       GPDL_HAVE_CUPTI ? "" : "; no CUPTI headers found either");
+	printf("  python: not built (the Python package is not in this version)\n");
 }
 
 /* After a command returns its output must really have reached its destination:

@@ -37,6 +37,7 @@ class Ctx:
         self.src = args.src
         self.nvtx_lib = args.nvtx_lib
         self.tmp = tmp
+        self.build = args.build
 
     def prog(self, name):
         return os.path.join(self.progs, "e2e_" + name)
@@ -340,7 +341,23 @@ def case_no_nvtx_program(c):
     c.gprof("summary", trace, check_status=0)
 
 
-NEEDS_NVTX = {"threads", "domains", "unbalanced", "exit_code", "killed", "killed_segv", "forker", "execer",
+def case_installed(c):
+    """`cmake --install` lays out bin/ and the collector so the installed
+    gprof-dl finds its collector with no environment help."""
+    prefix = os.path.join(c.tmp, "prefix")
+    p = subprocess.run(["cmake", "--install", c.build, "--prefix", prefix], capture_output=True)
+    eq(p.returncode, 0, f"cmake --install: {p.stderr.decode(errors='replace')}")
+    gpdl = os.path.join(prefix, "bin", "gprof-dl")
+    env = {k: v for k, v in os.environ.items() if k != "GPROF_DL_COLLECTOR"}
+    out = os.path.join(c.tmp, "installed.gpdl")
+    p = subprocess.run([gpdl, "run", "-q", "-o", out, "--", c.prog("exit_code"), "4"], capture_output=True, env=env)
+    eq(p.returncode, 4, f"installed gprof-dl run: {p.stderr.decode(errors='replace')}")
+    eq(c.chrome(out).count("work"), 5, "ranges recorded by the installed collector")
+    for page in ("man1/gprof-dl.1", "man1/gprof-dl-run.1", "man5/gprof-dl-trace.5"):
+        check(os.path.exists(os.path.join(prefix, "share", "man", page)), f"{page} not installed")
+
+
+NEEDS_NVTX = {"installed", "threads", "domains", "unbalanced", "exit_code", "killed", "killed_segv", "forker", "execer",
               "signals", "stdout_passthrough"}
 
 
@@ -351,6 +368,7 @@ def main():
     ap.add_argument("--src", required=True)
     ap.add_argument("--have-nvtx", default="1")
     ap.add_argument("--nvtx-lib", default="")
+    ap.add_argument("--build", default="")
     ap.add_argument("--case", required=True)
     args = ap.parse_args()
     if args.case in NEEDS_NVTX and args.have_nvtx != "1":

@@ -13,7 +13,7 @@ static void spin_us(long us)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+	while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < us * 1000L);
 }
 
 static void phase(nvtxDomainHandle_t d, uint32_t cat, const char *name, long us)
