@@ -256,8 +256,11 @@ int cmd_run(int argc, char **argv)
 	char *path = out ? xstrdup(out) : default_output(target[0]);
 	ro.out_path = path;
 	struct recorder *rec = recorder_create(&ro);
-	if (!rec)
+	if (!rec) {
+		free(path);
+		free(collector);
 		return 1;
+	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		warning("cannot become the subreaper of the target's processes: %s", strerror(errno));
 
