@@ -357,7 +357,7 @@ def case_installed(c):
         check(os.path.exists(os.path.join(prefix, "share", "man", page)), f"{page} not installed")
 
 
-NEEDS_NVTX = {"installed", "threads", "domains", "unbalanced", "exit_code", "killed", "killed_segv", "forker", "execer",
+NEEDS_NVTX = {"installed", "ctypes", "threads", "domains", "unbalanced", "exit_code", "killed", "killed_segv", "forker", "execer",
               "signals", "stdout_passthrough"}
 
 
