@@ -77,6 +77,26 @@ int analysis_clip_next(struct ivl_cursor *c, const struct store_track *t, size_t
 	return *clipped > 0;
 }
 
+void analysis_walk_init(struct analysis_walk *w, const struct analysis *a)
+{
+	w->s = &a->store;
+	store_iter_init(&w->it, &a->store, NULL, 0);
+	ivl_cursor_init(&w->at, &a->window);
+}
+
+int analysis_walk_next(struct analysis_walk *w, uint32_t *track, size_t *i, uint64_t *clipped)
+{
+	while (store_iter_next(&w->it, track, i))
+		if (analysis_clip_next(&w->at, &w->s->tracks[*track], *i, clipped))
+			return 1;
+	return 0;
+}
+
+void analysis_walk_free(struct analysis_walk *w)
+{
+	store_iter_free(&w->it);
+}
+
 double analysis_ratio(const struct analysis *a, uint64_t ns)
 {
 	if (a->window_ns == 0)
@@ -94,19 +114,15 @@ static void analysis_unite_types(struct analysis *a)
 	struct ivl_union u[TRACE_EV_TYPE_COUNT];
 	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
 		ivl_union_init(&u[k], &a->window);
-	struct store_iter it;
-	struct ivl_cursor at;
-	store_iter_init(&it, s, NULL, 0);
-	ivl_cursor_init(&at, &a->window);
+	struct analysis_walk w;
 	uint32_t ti;
 	size_t i;
-	while (store_iter_next(&it, &ti, &i)) {
+	uint64_t clipped;
+	analysis_walk_init(&w, a);
+	while (analysis_walk_next(&w, &ti, &i, &clipped)) {
 		const struct store_track *t = &s->tracks[ti];
 		unsigned type = store_ev_type(s, t, i);
-		uint64_t clipped;
 		if (store_ev_flags(t, i) & TRACE_EVF_UNBALANCED_POP)
-			continue;
-		if (!analysis_clip_next(&at, t, i, &clipped))
 			continue;
 		if (store_ev_flags(t, i) & TRACE_EVF_MARK) {
 			a->types[type].marks++;
@@ -115,7 +131,7 @@ static void analysis_unite_types(struct analysis *a)
 		a->types[type].calls++;
 		ivl_union_add(&u[type], t->start[i], store_ev_end(t, i));
 	}
-	store_iter_free(&it);
+	analysis_walk_free(&w);
 	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
 		a->types[k].merged_ns = ivl_union_measure(&u[k]);
 }

@@ -15,6 +15,7 @@
 
 #include "lib/analysis/interval.h"
 #include "lib/analysis/store.h"
+#include "lib/analysis/store_iter.h"
 
 #include <pthread.h>
 
@@ -58,6 +59,18 @@ int analysis_clip(const struct analysis *a, const struct store_track *t, size_t 
  * (ivl_cursor_init(c, &a->window) before the first). */
 int analysis_clip_next(struct ivl_cursor *c, const struct store_track *t, size_t i,
 		       uint64_t *clipped);
+/* Every event of every track in start order, merged across tracks, with its
+ * length inside the window; events wholly outside the window are skipped. */
+struct analysis_walk {
+	struct store_iter it;
+	struct ivl_cursor at;
+	const struct store *s;
+};
+void analysis_walk_init(struct analysis_walk *w, const struct analysis *a);
+/* 1 with the next event's track, index and clipped length; 0 at the end. */
+int analysis_walk_next(struct analysis_walk *w, uint32_t *track, size_t *i, uint64_t *clipped);
+void analysis_walk_free(struct analysis_walk *w);
+
 /* ns as a percentage of the window, within [0, 100]. */
 double analysis_ratio(const struct analysis *a, uint64_t ns);
 

@@ -49,23 +49,20 @@ static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
 		rows[i].name = i;
 		ivl_union_init(&rows[i].open, &a->window);
 	}
-	struct store_iter it;
-	struct ivl_cursor at;
-	store_iter_init(&it, s, NULL, 0);
-	ivl_cursor_init(&at, &a->window);
+	struct analysis_walk w;
 	uint32_t ti;
 	size_t i;
-	while (store_iter_next(&it, &ti, &i)) {
+	uint64_t clipped;
+	analysis_walk_init(&w, a);
+	while (analysis_walk_next(&w, &ti, &i, &clipped)) {
 		const struct store_track *t = &s->tracks[ti];
-		uint64_t clipped;
-		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, i) ||
-		    !analysis_clip_next(&at, t, i, &clipped))
+		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, i))
 			continue;
 		struct report_row *r = &rows[s->descs[store_ev_desc(t, i)].name];
 		time_stats_add(&r->cpu, clipped);
 		ivl_union_add(&r->open, t->start[i], store_ev_end(t, i));
 	}
-	store_iter_free(&it);
+	analysis_walk_free(&w);
 	size_t n = 0;
 	for (uint32_t k = 0; k < nnames; k++)
 		if (rows[k].cpu.calls)

@@ -45,4 +45,8 @@ const struct view_slot *view_thread(const struct view *v, uint32_t pid, uint32_t
  * earlier in s or in another slot (ids_elsewhere), else the offending id. */
 uint32_t view_check_defined_before_use(const struct view *v, const struct view_slot *s, int ids_elsewhere);
 
+/* main() of a collector test built without NVTX headers: reports the skip
+ * through cmocka and returns ctest's skip status, 77. */
+int records_skip_without_nvtx(void);
+
 #endif

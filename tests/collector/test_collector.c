@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "tests/collector/records.h"
+
 #if GPDL_HAVE_NVTX
 
 #include <nvtx3/nvToolsExt.h>
@@ -21,7 +23,6 @@
 #include "lib/collector/collector-test.h"
 #include "lib/collector/collector.h"
 #include "lib/collector/gprof-dl-nvtx.h"
-#include "tests/collector/records.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1068,18 +1069,9 @@ int main(void)
 
 #else /* !GPDL_HAVE_NVTX */
 
-static void test_needs_nvtx(void **state)
-{
-	(void)state;
-	print_message("the collector was built without NVTX headers: nothing to test\n");
-	skip();
-}
-
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_needs_nvtx)};
-	cmocka_run_group_tests(tests, NULL, NULL);
-	return 77; /* ctest: skipped (SKIP_RETURN_CODE) */
+	return records_skip_without_nvtx();
 }
 
 #endif

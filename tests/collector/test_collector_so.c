@@ -14,9 +14,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "tests/collector/records.h"
+
 #if GPDL_HAVE_NVTX
 
-#include "tests/collector/records.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -333,18 +334,9 @@ int main(void)
 
 #else /* !GPDL_HAVE_NVTX */
 
-static void test_needs_nvtx(void **state)
-{
-	(void)state;
-	print_message("the collector was built without NVTX headers: nothing to test\n");
-	skip();
-}
-
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_needs_nvtx)};
-	cmocka_run_group_tests(tests, NULL, NULL);
-	return 77; /* ctest: skipped (SKIP_RETURN_CODE) */
+	return records_skip_without_nvtx();
 }
 
 #endif
