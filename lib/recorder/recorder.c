@@ -79,6 +79,14 @@ struct recorder {
 
 	struct deferred *deferred;
 	size_t ndeferred, deferred_cap;
+	/* Processes that exec'd, whose old image's threads are finished once the
+	 * current drain pass is over: finishing drains, and a drain must not
+	 * start inside another (they share buf). */
+	struct exec_end {
+		uint32_t pid;
+		uint64_t ts;
+	} *execs;
+	size_t nexecs, execs_cap;
 	uint64_t unknown_strings;
 
 	struct cpu_sampler cpu;
@@ -343,7 +351,7 @@ static void range_end_matched(struct recorder *r, const struct pending_start *s,
 	event_write(r, s->ts, end_ts, desc, s->thread, (uint8_t)(s->flags | TRACE_EVF_START_END | extra));
 }
 
-static void process_started(struct recorder *r, uint32_t slot_idx, const struct ring_process *p);
+static void process_started(struct recorder *r, const struct ring_process *p);
 
 /* Returns 0 when handled, 1 when it names a string not seen yet (defer it). */
 static int handle_record(struct recorder *r, uint32_t slot_idx, const struct ring_rec *h)
@@ -456,7 +464,7 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		const struct ring_process *x = (const void *)h;
 		if (!string_known(r, x->cmdline_str))
 			return 1;
-		process_started(r, slot_idx, x);
+		process_started(r, x);
 		return 0;
 	}
 	case RING_REC_PROCESS_EXIT: {
@@ -562,6 +570,8 @@ static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 	while ((n = ring_read(r->shm, slot, r->buf, r->opts.ring_bytes)) > 0) {
 		for (size_t off = 0; off < n;) {
 			const struct ring_rec *h = (const void *)(r->buf + off);
+			if (h->size < sizeof(*h) || h->size > n - off)
+				BUG("record of %u bytes at %zu of %zu drained", h->size, off, n);
 			if (handle_record(r, slot_idx, h))
 				defer_record(r, slot_idx, h);
 			off += h->size;
@@ -602,19 +612,38 @@ static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 	ring_slot_free(slot);
 }
 
-/* Every slot of pid except keep_slot is finished (the process ended or exec'd). */
-static void finish_process_slots(struct recorder *r, uint32_t pid, uint64_t end_ns, int64_t keep_slot)
+/* Every slot of pid is finished (the process ended). */
+static void finish_process_slots(struct recorder *r, uint32_t pid, uint64_t end_ns)
 {
-	for (uint32_t i = 0; i < r->shm->nslots; i++) {
+	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
+	for (uint32_t i = 0; i < used && i < r->shm->nslots; i++) {
 		struct ring_slot *s = ring_shm_slot(r->shm, i);
-		if ((int64_t)i == keep_slot || s->pid != pid ||
-		    atomic_load_explicit(&s->state, memory_order_acquire) == RING_SLOT_FREE)
+		if (s->pid != pid || atomic_load_explicit(&s->state, memory_order_acquire) == RING_SLOT_FREE)
 			continue;
 		finish_slot(r, i, end_ns);
 	}
 }
 
-static void process_started(struct recorder *r, uint32_t slot_idx, const struct ring_process *x)
+/* After an exec, the threads of the old image are the slots of that pid whose
+ * thread started before the exec: the new image's start after it. */
+static void finish_exec_images(struct recorder *r)
+{
+	for (size_t k = 0; k < r->nexecs; k++) {
+		uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
+		for (uint32_t i = 0; i < used && i < r->shm->nslots; i++) {
+			struct ring_slot *s = ring_shm_slot(r->shm, i);
+			if (s->pid != r->execs[k].pid ||
+			    atomic_load_explicit(&s->state, memory_order_acquire) == RING_SLOT_FREE)
+				continue;
+			drain_slot(r, i);
+			if (thread_of_slot(r, i)->t.start_ns < r->execs[k].ts)
+				finish_slot(r, i, r->execs[k].ts);
+		}
+	}
+	r->nexecs = 0;
+}
+
+static void process_started(struct recorder *r, const struct ring_process *x)
 {
 	struct rec_process *p = process_find(r, x->pid, 1);
 	uint32_t cmd = string_file_id(r, x->cmdline_str);
@@ -628,7 +657,11 @@ static void process_started(struct recorder *r, uint32_t slot_idx, const struct 
 	if (p) { /* exec: the old image ends here, its threads with it */
 		p->p.end_ns = x->ts_ns;
 		p->alive = 0;
-		finish_process_slots(r, x->pid, x->ts_ns, slot_idx);
+		if (r->nexecs == r->execs_cap) {
+			r->execs_cap = r->execs_cap ? r->execs_cap * 2 : 8;
+			r->execs = xrealloc(r->execs, r->execs_cap * sizeof(*r->execs));
+		}
+		r->execs[r->nexecs++] = (struct exec_end){x->pid, x->ts_ns};
 	}
 	p = process_add(r, x->pid, x->ppid, x->ts_ns);
 	p->p.cmdline_str = cmd;
@@ -640,7 +673,7 @@ static void process_ended(struct recorder *r, struct rec_process *p, uint64_t en
 	if (!p->p.end_ns)
 		p->p.end_ns = end_ns;
 	p->alive = 0;
-	finish_process_slots(r, p->p.pid, p->p.end_ns, -1);
+	finish_process_slots(r, p->p.pid, p->p.end_ns);
 }
 
 void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const struct rusage *usage)
@@ -706,7 +739,8 @@ static void sample_counters(struct recorder *r, uint64_t now)
 uint64_t recorder_poll(struct recorder *r)
 {
 	uint64_t total = 0;
-	for (uint32_t i = 0; i < r->shm->nslots; i++) {
+	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
+	for (uint32_t i = 0; i < used && i < r->shm->nslots; i++) {
 		struct ring_slot *s = ring_shm_slot(r->shm, i);
 		uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
 		if (state == RING_SLOT_FREE || state == RING_SLOT_CLAIMING)
@@ -715,6 +749,8 @@ uint64_t recorder_poll(struct recorder *r)
 		if (state == RING_SLOT_EXITED)
 			finish_slot(r, i, clock_now_ns());
 	}
+	if (r->nexecs)
+		finish_exec_images(r);
 	if (r->ndeferred)
 		retry_deferred(r, 0);
 	uint64_t now = clock_now_ns();
@@ -863,6 +899,7 @@ void recorder_destroy(struct recorder *r)
 	hmap_free(&r->end_threads);
 	hmap_free(&r->descs);
 	free(r->deferred);
+	free(r->execs);
 	free(r->strmap);
 	free(r->threads);
 	free(r->procs);

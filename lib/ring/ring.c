@@ -70,6 +70,11 @@ struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t t
 		s->generation++;
 		atomic_store_explicit(&s->depth, 0, memory_order_relaxed);
 		/* The launcher drained and reset the positions before freeing it. */
+		uint32_t used = atomic_load_explicit(&shm->slots_used, memory_order_relaxed);
+		while (used < i + 1 && !atomic_compare_exchange_weak_explicit(&shm->slots_used, &used, i + 1,
+									     memory_order_release,
+									     memory_order_relaxed))
+			;
 		atomic_store_explicit(&s->state, RING_SLOT_ACTIVE, memory_order_release);
 		return s;
 	}

@@ -79,7 +79,9 @@ struct ring_shm {
 	_Atomic uint64_t next_range_id; /* nvtxRangeStart ids; starts at 1 */
 	_Atomic uint64_t no_slot_threads; /* threads that found every slot taken */
 	_Atomic uint64_t no_slot_events;  /* and the events they could not record */
-	uint64_t pad3[8];
+	_Atomic uint32_t slots_used; /* 1 + the highest slot index ever claimed: drains scan no further */
+	uint32_t pad4;
+	uint64_t pad3[7];
 };
 
 enum ring_rec_kind {
@@ -163,7 +165,8 @@ unsigned char *ring_slot_data(struct ring_slot *slot);
 
 /* ---- producer (the collector, one thread per slot) --------------------- */
 
-/* Claims a free slot for (pid, tid); NULL when every slot is taken. */
+/* Claims a free slot for (pid, tid), the lowest free one, so that live slots
+ * stay below shm->slots_used; NULL when every slot is taken. */
 struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t tid);
 /* Appends one record (rec->size bytes). 0, or -1 when it did not fit (counted). */
 int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec);

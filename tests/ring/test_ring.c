@@ -41,12 +41,14 @@ static void test_claim_until_full(void **state)
 	assert_non_null(b);
 	assert_non_null(c);
 	assert_true(a != b && b != c);
+	assert_int_equal(atomic_load(&shm->slots_used), 3);
 	assert_null(ring_slot_claim(shm, 30, 31));
 	ring_slot_release(b);
 	assert_null(ring_slot_claim(shm, 30, 31)); /* exited but not yet drained */
 	ring_slot_free(b);
 	struct ring_slot *d = ring_slot_claim(shm, 30, 31);
 	assert_ptr_equal(d, b);
+	assert_int_equal(atomic_load(&shm->slots_used), 3); /* the lowest free slot was reused */
 	assert_int_equal(d->pid, 30);
 	assert_int_equal(d->generation, 2);
 	assert_int_equal(ring_shm_check(shm, len - 1), -1);
