@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define TRACE_FORMAT_VERSION_MAJOR 1
-#define TRACE_FORMAT_VERSION_MINOR 0
+#define TRACE_FORMAT_VERSION_MINOR 1 /* 1.1: GPU tracks, event details, devices */
 
 /* Paddle's TracerEventType: the shared vocabulary of every view. Values are on
  * disk; append only. */
@@ -42,6 +42,7 @@ enum trace_event_type {
 	TRACE_EV_MEMCPY = 11,
 	TRACE_EV_MEMSET = 12,
 	TRACE_EV_COMMUNICATION = 13,
+	TRACE_EV_MEMORY = 14, /* an allocation (bytes > 0) or a free (bytes < 0): an instant with details */
 	TRACE_EV_TYPE_COUNT
 };
 
@@ -81,6 +82,8 @@ struct trace_header {
 	uint64_t start_ns, end_ns; /* end_ns is 0 until the END chunk is read */
 	uint32_t ncpus;           /* online CPUs of the recording host */
 	const char *gprof_version;
+	int32_t world_size;       /* 1.1: -1 where not a distributed run */
+	const char *dist_backend; /* 1.1: "nccl", "gloo", ...; "" unknown */
 };
 
 struct trace_process {
@@ -90,11 +93,81 @@ struct trace_process {
 	uint32_t cmdline_str;      /* string id, 0: none */
 };
 
+/* A track: a host thread, or (1.1) a GPU stream of a device, whose events are
+ * the device's kernels, copies and sets. */
 struct trace_thread {
 	uint32_t index; /* dense, 0-based, file-local: what events refer to */
-	uint32_t pid, tid;
+	uint32_t pid, tid;  /* for a stream: the process that owns it; tid 0 */
 	uint32_t name_str; /* string id, 0: unnamed */
 	uint64_t start_ns, end_ns;
+	uint8_t kind;      /* enum trace_track_kind; zero-initialised is a host thread */
+	uint32_t device;   /* a stream's GPU device id */
+	uint32_t context;  /* a stream's CUDA context id */
+	uint64_t stream;   /* a stream's CUDA stream id */
+};
+
+enum trace_track_kind {
+	TRACE_TRACK_HOST = 0,
+	TRACE_TRACK_STREAM = 1, /* 1.1 */
+};
+
+/* Copy kinds (CUPTI's CUpti_ActivityMemcpyKind order, 1.1). */
+enum trace_copy_kind {
+	TRACE_COPY_UNKNOWN = 0,
+	TRACE_COPY_HTOD = 1,
+	TRACE_COPY_DTOH = 2,
+	TRACE_COPY_HTOA = 3,
+	TRACE_COPY_ATOH = 4,
+	TRACE_COPY_ATOA = 5,
+	TRACE_COPY_ATOD = 6,
+	TRACE_COPY_DTOA = 7,
+	TRACE_COPY_DTOD = 8,
+	TRACE_COPY_HTOH = 9,
+	TRACE_COPY_PTOP = 10,
+};
+
+/* Memory kinds of a copy's ends or an allocation (CUPTI's CUpti_ActivityMemoryKind order). */
+enum trace_memory_kind {
+	TRACE_MEM_UNKNOWN = 0,
+	TRACE_MEM_PAGEABLE = 1,
+	TRACE_MEM_PINNED = 2,
+	TRACE_MEM_DEVICE = 3,
+	TRACE_MEM_ARRAY = 4,
+	TRACE_MEM_MANAGED = 5,
+	TRACE_MEM_DEVICE_STATIC = 6,
+	TRACE_MEM_MANAGED_STATIC = 7,
+};
+
+/* Details an event may carry beyond its 16 bytes (1.1): the launch of a kernel,
+ * the size of a copy, the correlation that ties GPU work to the API call that
+ * launched it, the framework's operator id. All zero means "none" field by field. */
+struct trace_event_ext {
+	uint64_t correlation; /* CUPTI correlation id: a CudaRuntime call and the GPU work it launched */
+	uint64_t external_id; /* the framework's id for the operator (torch "External id") */
+	uint64_t bytes;       /* Memcpy / Memset size; Memory: allocated (> 0) or freed (< 0) as int64 */
+	uint64_t address;     /* Memory: the block's address */
+	uint32_t grid[3], block[3];
+	uint32_t registers;   /* per thread */
+	uint32_t static_smem, dynamic_smem; /* bytes per block */
+	int32_t device;       /* Memory: -1 for host memory; else the device */
+	uint8_t copy_kind;    /* enum trace_copy_kind */
+	uint8_t src_kind, dst_kind; /* enum trace_memory_kind; Memory: dst_kind is the allocation's kind */
+	uint8_t is_async;     /* Memcpy/Memset issued asynchronously */
+	uint64_t total_allocated; /* Memory: bytes in use on that device after this event, 0 unknown */
+};
+
+/* A GPU's properties (1.1), for blocks per SM and estimated achieved occupancy. */
+struct trace_device {
+	uint32_t id;
+	uint32_t name_str;
+	uint32_t sm_count;
+	uint32_t max_threads_per_sm, max_threads_per_block, max_blocks_per_sm;
+	uint32_t warp_size;
+	uint32_t regs_per_sm, regs_per_block;
+	uint32_t smem_per_sm, smem_per_block; /* bytes */
+	uint64_t total_memory;                /* bytes */
+	uint32_t clock_khz;
+	uint16_t cc_major, cc_minor;
 };
 
 /* What an event is: its name, NVTX domain and category, and type. Interned, so
@@ -120,6 +193,7 @@ struct trace_event {
 	uint32_t desc;   /* trace_desc id */
 	uint32_t thread; /* trace_thread index */
 	uint8_t flags;   /* enum trace_event_flag */
+	const struct trace_event_ext *ext; /* NULL: none (reader: valid during the callback) */
 };
 
 struct trace_counter {
@@ -142,6 +216,7 @@ struct trace_visitor {
 	int (*event)(void *ctx, const struct trace_event *e);
 	int (*counter)(void *ctx, const struct trace_counter *c);
 	int (*drops)(void *ctx, uint32_t thread, uint64_t dropped);
+	int (*device)(void *ctx, const struct trace_device *d); /* 1.1 */
 };
 
 /* NULL with a one-line message in err (size errlen) when the file cannot be
@@ -160,6 +235,10 @@ uint32_t trace_reader_thread_count(const struct trace_reader *r);
 const struct trace_process *trace_reader_process(const struct trace_reader *r, uint32_t i);
 uint32_t trace_reader_process_count(const struct trace_reader *r);
 uint32_t trace_reader_desc_count(const struct trace_reader *r); /* ids are 1..count */
+/* 1.1: the devices read so far, by position; and by device id (NULL: unknown). */
+uint32_t trace_reader_device_count(const struct trace_reader *r);
+const struct trace_device *trace_reader_device(const struct trace_reader *r, uint32_t i);
+const struct trace_device *trace_reader_device_by_id(const struct trace_reader *r, uint32_t id);
 /* The name given to (domain, category), or NULL. */
 const char *trace_reader_category_name(const struct trace_reader *r, uint32_t domain_str,
 				       uint32_t category);
@@ -185,7 +264,9 @@ uint32_t trace_writer_desc(struct trace_writer *w, uint32_t name_str, uint32_t d
 int trace_writer_category(struct trace_writer *w, const struct trace_category *c);
 int trace_writer_process(struct trace_writer *w, const struct trace_process *p);
 int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t);
+/* An event with e->ext set is written with its details (1.1); NULL: compact. */
 int trace_writer_event(struct trace_writer *w, const struct trace_event *e);
+int trace_writer_device(struct trace_writer *w, const struct trace_device *d);
 int trace_writer_counter(struct trace_writer *w, const struct trace_counter *c);
 int trace_writer_drops(struct trace_writer *w, uint32_t thread, uint64_t dropped);
 /* Flushes buffered records; the file stays readable to this point if the
