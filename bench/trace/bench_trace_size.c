@@ -1,7 +1,8 @@
 /*
- * bench_trace_size.c - bench-trace-size [N] [THREADS]: the trace format's
- * figures on a synthetic trace: bytes per event (the budget is 24), write
- * throughput, and read throughput with a visitor that only counts.
+ * bench_trace_size.c - bench-trace-size [--gpu] [N] [THREADS]: the trace
+ * format's figures on a synthetic trace: bytes per event (the budget is 24),
+ * write throughput, and read throughput with a visitor that only counts.
+ * --gpu: the trace holds GPU work too, events with details among them.
  *
  * Prints figures; never fails on time.
  */
@@ -24,6 +25,8 @@ static int bench_event(void *ctx, const struct trace_event *e)
 	struct bench_count *c = ctx;
 	c->events++;
 	c->sum += e->dur_ns; /* touch the record, as a real consumer would */
+	if (e->ext)
+		c->sum += e->ext->correlation;
 	return 0;
 }
 
@@ -63,6 +66,12 @@ static int bench_read(const char *path, uint64_t bytes, uint64_t expect)
 
 int main(int argc, char **argv)
 {
+	unsigned flags = 0;
+	if (argc > 1 && !strcmp(argv[1], "--gpu")) {
+		flags |= TRACE_GEN_GPU;
+		argv++;
+		argc--;
+	}
 	unsigned long long n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000ull;
 	unsigned threads = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 4;
 	const char *dir = getenv("TMPDIR");
@@ -71,18 +80,18 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	if (argc > 3 || !n || !threads) {
-		fprintf(stderr, "usage: bench-trace-size [N (default 10000000)] [THREADS (default 4)]\n");
+		fprintf(stderr, "usage: bench-trace-size [--gpu] [N (default 10000000)] [THREADS (default 4)]\n");
 		return 2;
 	}
 	snprintf(path, sizeof(path), "%s/bench-trace-size.%ld.gpdl", dir && *dir ? dir : "/tmp",
 		 (long)getpid());
-	if (trace_gen_write(path, n, threads, &st) < 0) {
+	if (trace_gen_write_flags(path, n, threads, flags, &st) < 0) {
 		fprintf(stderr, "bench-trace-size: cannot write '%s': %s\n", path, strerror(errno));
 		return 1;
 	}
-	printf("trace:  %llu events, %u threads, %llu names, %llu counter samples\n",
-	       (unsigned long long)st.events, threads, (unsigned long long)st.names,
-	       (unsigned long long)st.counters);
+	printf("trace:  %llu events (%llu on GPU streams), %u threads, %llu names, %llu counter samples\n",
+	       (unsigned long long)st.events, (unsigned long long)st.gpu_events, threads,
+	       (unsigned long long)st.names, (unsigned long long)st.counters);
 	printf("size:   %llu bytes, %.2f bytes/event (budget 24)\n", (unsigned long long)st.bytes,
 	       (double)st.bytes / (double)st.events);
 	printf("write:  %.3f s, %.1f MB/s, %.1f M events/s (generation included)\n", st.seconds,

@@ -1,6 +1,7 @@
 /*
- * gen_trace.c - gpdl-gen-trace OUT N [THREADS]: writes a synthetic trace of
- * exactly N events (see trace_gen.h), for benchmarking the readers of traces.
+ * gen_trace.c - gpdl-gen-trace [--gpu] OUT N [THREADS]: writes a synthetic
+ * trace of exactly N events (see trace_gen.h), for benchmarking the readers
+ * of traces. --gpu: GPU work too, as PyTorch on CUDA would record it.
  */
 #include "bench/trace/trace_gen.h"
 
@@ -22,13 +23,19 @@ int main(int argc, char **argv)
 {
 	unsigned long long n, threads = 4;
 	struct trace_gen_stats st;
+	unsigned flags = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--gpu")) {
+		flags |= TRACE_GEN_GPU;
+		argv++;
+		argc--;
+	}
 	if (argc < 3 || argc > 4 || !gen_parse(argv[2], UINT64_MAX, &n) ||
 	    (argc == 4 && (!gen_parse(argv[3], 256, &threads) || !threads))) {
-		fprintf(stderr, "usage: gpdl-gen-trace OUT N [THREADS]   (THREADS 1..256, default 4)\n");
+		fprintf(stderr, "usage: gpdl-gen-trace [--gpu] OUT N [THREADS]   (THREADS 1..256, default 4)\n");
 		return 2;
 	}
-	if (trace_gen_write(argv[1], n, (unsigned)threads, &st) < 0) {
+	if (trace_gen_write_flags(argv[1], n, (unsigned)threads, flags, &st) < 0) {
 		fprintf(stderr, "gpdl-gen-trace: cannot write '%s': %s\n", argv[1], strerror(errno));
 		return 1;
 	}
@@ -36,5 +43,8 @@ int main(int argc, char **argv)
 	       argv[1], (unsigned long long)st.events, threads, (unsigned long long)st.names,
 	       (unsigned long long)st.counters, (unsigned long long)st.bytes,
 	       st.events ? (double)st.bytes / (double)st.events : 0.0);
+	if (flags & TRACE_GEN_GPU)
+		printf("%s: %llu of the events on 2 GPU streams\n", argv[1],
+		       (unsigned long long)st.gpu_events);
 	return 0;
 }

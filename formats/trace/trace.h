@@ -281,5 +281,9 @@ uint64_t trace_writer_bytes(const struct trace_writer *w);
 const char *trace_event_type_name(unsigned type); /* "ProfileStep", ..., "?" */
 int trace_event_type_is_device(unsigned type);    /* Kernel, Memcpy, Memset, Communication */
 const char *trace_counter_name(unsigned id);
+/* 1.1: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", ...; "Unknown" for 0, "?" beyond. */
+const char *trace_copy_kind_name(unsigned kind);
+/* 1.1: "Pageable", "Pinned", "Device", "Managed", ...; "Unknown" for 0, "?" beyond. */
+const char *trace_memory_kind_name(unsigned kind);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * trace_format.h - the on-disk constants of trace format v1, shared by the
+ * trace_format.h - the on-disk constants of trace format 1.x, shared by the
  * writer, the reader and the tests. formats/TRACE-FORMAT.md is the prose
  * version of this file; when they disagree, fix both.
  *
@@ -7,9 +7,11 @@
  *  - every multi-byte integer on disk is little-endian, whatever the host; the
  *    trace_le* helpers below are the only way code here touches one;
  *  - offsets in this file are from the start of the structure they describe;
- *  - a record size stored in a chunk is never smaller than the v1 size given
- *    here: newer minor versions may append fields, never move them, so a v1
- *    reader strides by the stored size and reads the prefix it knows.
+ *  - a record size stored in a chunk is never smaller than the size given
+ *    here for the version that introduced the record (1.0's for THRD, so a
+ *    1.0 THRD record reads as a host thread): newer minor versions may append
+ *    fields, never move them, so a reader strides by the stored size and
+ *    reads the prefix it knows.
  */
 #ifndef GPDL_FORMATS_TRACE_FORMAT_H
 #define GPDL_FORMATS_TRACE_FORMAT_H
@@ -67,6 +69,10 @@ enum trace_chunk_type {
 	TRACE_CHUNK_COUNTERS = TRACE_FOURCC('C', 'N', 'T', 'R'),
 	TRACE_CHUNK_DROPS = TRACE_FOURCC('D', 'R', 'O', 'P'),
 	TRACE_CHUNK_END = TRACE_FOURCC('E', 'N', 'D', '!'),
+	/* 1.1 */
+	TRACE_CHUNK_EVENTS_EXT = TRACE_FOURCC('E', 'V', 'N', 'X'),
+	TRACE_CHUNK_DEVICES = TRACE_FOURCC('D', 'E', 'V', 'P'),
+	TRACE_CHUNK_LAUNCHES = TRACE_FOURCC('L', 'C', 'F', 'G'),
 };
 
 /* ---- META payload (48 bytes in v1) --------------------------------------- */
@@ -82,6 +88,10 @@ enum trace_chunk_type {
 #define TRACE_META_HOST_STR 36     /* u32 string id */
 #define TRACE_META_CMDLINE_STR 40  /* u32 string id */
 #define TRACE_META_VERSION_STR 44  /* u32 string id */
+/* 1.1 appends: */
+#define TRACE_META_SIZE_1_1 56
+#define TRACE_META_WORLD_SIZE 48   /* i32, -1: not distributed */
+#define TRACE_META_BACKEND_STR 52  /* u32 string id, 0: unknown */
 
 /* ---- STRS payload: u32 first_id, u32 count, then count x {u32 len, bytes} - */
 
@@ -96,6 +106,16 @@ enum trace_chunk_type {
 #define TRACE_CATEGORY_SIZE 12 /* u32 domain_str, category, name_str */
 #define TRACE_PROCESS_SIZE 32 /* u32 pid, ppid; u64 start, end; i32 exit; u32 cmdline_str */
 #define TRACE_THREAD_SIZE 32  /* u32 index, pid, tid, name_str; u64 start, end */
+/* 1.1 appends: u8 kind, u8[3] 0, u32 device, u32 context, u64 stream */
+#define TRACE_THREAD_SIZE_1_1 52
+#define TRACE_THREAD_KIND 32
+#define TRACE_THREAD_DEVICE 36
+#define TRACE_THREAD_CONTEXT 40
+#define TRACE_THREAD_STREAM 44
+/* DEVP (1.1): u32 id, name_str, sm_count, max_threads_per_sm, max_threads_per_block,
+ * max_blocks_per_sm, warp_size, regs_per_sm, regs_per_block, smem_per_sm,
+ * smem_per_block; u64 total_memory; u32 clock_khz; u16 cc_major, cc_minor */
+#define TRACE_DEVICE_SIZE 60
 #define TRACE_COUNTER_SIZE 24 /* u64 ts; u32 id, pid; f64 value */
 #define TRACE_DROP_SIZE 16    /* u32 thread, u32 0, u64 dropped */
 
@@ -105,6 +125,74 @@ enum trace_chunk_type {
 #define TRACE_EVENT_SIZE 16         /* u64 dur|flags<<56, u32 start - base, u32 desc */
 #define TRACE_EVENT_DUR_BITS 56
 #define TRACE_EVENT_DUR_MAX ((UINT64_C(1) << TRACE_EVENT_DUR_BITS) - 1)
+
+/* ---- EVNX payload (1.1): 40-byte sub-header, then records ------------------
+ * Events with details. Each record is an EVNT record (16 bytes, same layout)
+ * followed by the field groups named in the sub-header's mask, in increasing
+ * bit order, each group's fields packed in the order listed below. A group is
+ * in the mask when any record of the chunk has a non-zero field in it; the
+ * records that do not read zeros there, which is what "none" means. A later
+ * minor version may define higher bits: their bytes follow the known groups
+ * and record_size covers them, so a reader skips what it does not know.
+ *
+ * Correlation and external ids are u32 offsets from the chunk's bases: a
+ * stored 0 is the id 0 (none), d > 0 is base + d (mod 2^64). The writer sets
+ * each base to one less than the least non-zero id of the chunk and starts a
+ * new chunk rather than let ids span more than 2^32 - 2, as it does for starts.
+ * A launch is a u32 id into the LCFG table (0: no launch); an id not defined
+ * by an LCFG chunk before the EVNX is damage. */
+
+#define TRACE_EVENTS_EXT_HEADER_SIZE 40
+#define TRACE_EVX_THREAD 0      /* u32 track index */
+#define TRACE_EVX_RECORD_SIZE 4 /* u32 */
+#define TRACE_EVX_BASE 8        /* u64 base_ns */
+#define TRACE_EVX_GROUPS 16     /* u32 enum trace_ext_group mask */
+#define TRACE_EVX_RESERVED 20   /* u32 0 */
+#define TRACE_EVX_CORR_BASE 24  /* u64 correlation base */
+#define TRACE_EVX_EXT_BASE 32   /* u64 external id base */
+#define TRACE_EXT_ID_SPAN_MAX (UINT64_C(0xffffffff) - 1) /* largest id - least id in a chunk */
+
+enum trace_ext_group {
+	TRACE_EXTG_CORRELATION = 1u << 0, /* u32 correlation - corr_base, 0: none          4 */
+	TRACE_EXTG_EXTERNAL = 1u << 1,    /* u32 external_id - ext_base, 0: none           4 */
+	TRACE_EXTG_LAUNCH = 1u << 2,      /* u32 launch configuration id (LCFG), 0: none   4 */
+	TRACE_EXTG_TRANSFER = 1u << 3,    /* u64 bytes; u8 copy_kind, src_kind, dst_kind, async 12 */
+	TRACE_EXTG_ALLOC = 1u << 4,       /* u64 address, total_allocated                 16 */
+	TRACE_EXTG_DEVICE = 1u << 5,      /* i32 device                                    4 */
+	TRACE_EXTG_KNOWN = (1u << 6) - 1,
+};
+
+#define TRACE_EXTG_CORRELATION_SIZE 4
+#define TRACE_EXTG_EXTERNAL_SIZE 4
+#define TRACE_EXTG_LAUNCH_SIZE 4
+#define TRACE_EXTG_TRANSFER_SIZE 12
+#define TRACE_EXTG_ALLOC_SIZE 16
+#define TRACE_EXTG_DEVICE_SIZE 4
+#define TRACE_EXTG_MIN_SIZE 4 /* the smallest group */
+/* An EVNX record with every 1.1 group: 60 bytes. */
+#define TRACE_EVENT_EXT_MAX_SIZE                                                    \
+	(TRACE_EVENT_SIZE + TRACE_EXTG_CORRELATION_SIZE + TRACE_EXTG_EXTERNAL_SIZE + \
+	 TRACE_EXTG_LAUNCH_SIZE + TRACE_EXTG_TRANSFER_SIZE + TRACE_EXTG_ALLOC_SIZE +  \
+	 TRACE_EXTG_DEVICE_SIZE)
+
+/* Bytes of the groups in mask this version knows: the least record_size is
+ * TRACE_EVENT_SIZE plus this. */
+static inline uint32_t trace_ext_groups_size(uint32_t mask)
+{
+	return ((mask & TRACE_EXTG_CORRELATION) ? TRACE_EXTG_CORRELATION_SIZE : 0) +
+	       ((mask & TRACE_EXTG_EXTERNAL) ? TRACE_EXTG_EXTERNAL_SIZE : 0) +
+	       ((mask & TRACE_EXTG_LAUNCH) ? TRACE_EXTG_LAUNCH_SIZE : 0) +
+	       ((mask & TRACE_EXTG_TRANSFER) ? TRACE_EXTG_TRANSFER_SIZE : 0) +
+	       ((mask & TRACE_EXTG_ALLOC) ? TRACE_EXTG_ALLOC_SIZE : 0) +
+	       ((mask & TRACE_EXTG_DEVICE) ? TRACE_EXTG_DEVICE_SIZE : 0);
+}
+
+/* ---- LCFG payload (1.1): a table of kernel launch configurations ----------
+ * Interned like descs: ids 1, 2, 3, ... in order of appearance, each record
+ * u32 id, grid[3], block[3], registers, static_smem, dynamic_smem. No record
+ * is all zeros after its id (that is "no launch", id 0). */
+
+#define TRACE_LAUNCH_SIZE 40
 
 /* ---- END payload: u64 end_ns --------------------------------------------- */
 

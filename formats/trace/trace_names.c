@@ -2,7 +2,8 @@
  * trace_names.c - the display names of the on-disk enums.
  *
  * Event type names are Paddle's TracerEventType spellings, so that tables read
- * the same as Paddle's profiler output. Values not known to this build (a newer
+ * the same as Paddle's profiler output; copy and memory kinds are spelt as
+ * nvprof and the PyTorch profiler spell them. Values not known to this build (a newer
  * trace) get "?", never a crash: the reader accepts types it cannot name.
  */
 #include "formats/trace/trace.h"
@@ -22,6 +23,7 @@ static const char *const trace_event_type_names[TRACE_EV_TYPE_COUNT] = {
 	[TRACE_EV_MEMCPY] = "Memcpy",
 	[TRACE_EV_MEMSET] = "Memset",
 	[TRACE_EV_COMMUNICATION] = "Communication",
+	[TRACE_EV_MEMORY] = "Memory",
 };
 
 static const char *const trace_counter_names[TRACE_CTR_COUNT] = {
@@ -30,9 +32,50 @@ static const char *const trace_counter_names[TRACE_CTR_COUNT] = {
 	[TRACE_CTR_RSS_BYTES] = "RSS",
 };
 
+/* nvprof's and the PyTorch profiler's spellings of CUPTI's memcpy kinds. */
+static const char *const trace_copy_kind_names[] = {
+	[TRACE_COPY_UNKNOWN] = "Unknown",
+	[TRACE_COPY_HTOD] = "HtoD",
+	[TRACE_COPY_DTOH] = "DtoH",
+	[TRACE_COPY_HTOA] = "HtoA",
+	[TRACE_COPY_ATOH] = "AtoH",
+	[TRACE_COPY_ATOA] = "AtoA",
+	[TRACE_COPY_ATOD] = "AtoD",
+	[TRACE_COPY_DTOA] = "DtoA",
+	[TRACE_COPY_DTOD] = "DtoD",
+	[TRACE_COPY_HTOH] = "HtoH",
+	[TRACE_COPY_PTOP] = "PtoP",
+};
+
+static const char *const trace_memory_kind_names[] = {
+	[TRACE_MEM_UNKNOWN] = "Unknown",
+	[TRACE_MEM_PAGEABLE] = "Pageable",
+	[TRACE_MEM_PINNED] = "Pinned",
+	[TRACE_MEM_DEVICE] = "Device",
+	[TRACE_MEM_ARRAY] = "Array",
+	[TRACE_MEM_MANAGED] = "Managed",
+	[TRACE_MEM_DEVICE_STATIC] = "Device Static",
+	[TRACE_MEM_MANAGED_STATIC] = "Managed Static",
+};
+
+#define TRACE_NAMES_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 const char *trace_event_type_name(unsigned type)
 {
-	return type < TRACE_EV_TYPE_COUNT ? trace_event_type_names[type] : "?";
+	return type < TRACE_EV_TYPE_COUNT && trace_event_type_names[type]
+		       ? trace_event_type_names[type]
+		       : "?";
+}
+
+const char *trace_copy_kind_name(unsigned kind)
+{
+	return kind < TRACE_NAMES_LEN(trace_copy_kind_names) ? trace_copy_kind_names[kind] : "?";
+}
+
+const char *trace_memory_kind_name(unsigned kind)
+{
+	return kind < TRACE_NAMES_LEN(trace_memory_kind_names) ? trace_memory_kind_names[kind]
+							       : "?";
 }
 
 int trace_event_type_is_device(unsigned type)

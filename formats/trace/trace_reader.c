@@ -1,5 +1,5 @@
 /*
- * trace_reader.c - reads trace format v1 (formats/TRACE-FORMAT.md).
+ * trace_reader.c - reads trace format 1.0 and 1.1 (formats/TRACE-FORMAT.md).
  *
  * The file is read front to back through one buffer in large read(2)s, and
  * each chunk is checked whole (length against the file, checksum, then every
@@ -13,7 +13,9 @@
  *    allocated or read for it; an id is checked against the tables read so far;
  *  - every allocation is proportional to bytes already read from the file,
  *    apart from the read buffer, which is at most one chunk;
- *  - strings, descs, threads, processes and categories handed out stay valid
+ *  - a record shorter than this version's (a 1.0 THRD, META) reads as if its
+ *    missing fields held their defaults: host thread, world size -1;
+ *  - strings, descs, threads, processes, categories and devices handed out stay valid
  *    until close: string bytes live in blocks that never move, and the tables
  *    are pages of records that never move (a thread or process record written
  *    again updates its record in place);
@@ -83,6 +85,11 @@ struct trace_reader {
 	struct reader_map proc_map;
 	struct reader_pages cats;    /* struct trace_category */
 	struct reader_map cat_map;
+	struct reader_pages devs;    /* struct trace_device */
+	struct reader_map dev_map;
+	uint32_t (*launches)[9]; /* LCFG records, id - 1: grid, block, regs, static, dynamic */
+	uint32_t nlaunch, launch_cap;
+	struct trace_event_ext ext; /* the details of the event being delivered */
 	uint64_t total_drops;
 
 	int damaged;
@@ -183,6 +190,11 @@ static struct trace_process *reader_proc_at(const struct trace_reader *r, uint32
 static struct trace_category *reader_cat_at(const struct trace_reader *r, uint32_t i)
 {
 	return reader_at(&r->cats, sizeof(struct trace_category), i);
+}
+
+static struct trace_device *reader_dev_at(const struct trace_reader *r, uint32_t i)
+{
+	return reader_at(&r->devs, sizeof(struct trace_device), i);
 }
 
 /* ---- buffered input ---------------------------------------------------------- */
@@ -313,11 +325,39 @@ static uint32_t *reader_proc_slot(const struct trace_reader *r, const struct tra
 	return &r->proc_map.slot[j];
 }
 
-/* Makes room for one more entry, rebuilding the map from its table. */
-static int reader_map_reserve(struct trace_reader *r, struct reader_map *m, int is_cat,
-			      uint64_t off)
+static uint32_t *reader_dev_slot(const struct trace_reader *r, uint32_t id)
 {
-	uint32_t ncap, *old = m->slot, n = is_cat ? r->cats.n : r->procs.n;
+	uint32_t mask = r->dev_map.cap - 1, j = (uint32_t)reader_mix(id) & mask;
+
+	while (r->dev_map.slot[j] && reader_dev_at(r, r->dev_map.slot[j] - 1)->id != id)
+		j = (j + 1) & mask;
+	return &r->dev_map.slot[j];
+}
+
+enum reader_map_of { READER_MAP_PROCS, READER_MAP_CATS, READER_MAP_DEVS };
+
+/* The slot for record i of the table that map `of` indexes. */
+static uint32_t *reader_map_slot_of(const struct trace_reader *r, enum reader_map_of of,
+				    uint32_t i)
+{
+	switch (of) {
+	case READER_MAP_CATS:
+		return reader_cat_slot(r, reader_cat_at(r, i));
+	case READER_MAP_DEVS:
+		return reader_dev_slot(r, reader_dev_at(r, i)->id);
+	default:
+		return reader_proc_slot(r, reader_proc_at(r, i));
+	}
+}
+
+/* Makes room for one more entry, rebuilding the map from its table. */
+static int reader_map_reserve(struct trace_reader *r, struct reader_map *m,
+			      enum reader_map_of of, uint64_t off)
+{
+	const struct reader_pages *t = of == READER_MAP_CATS   ? &r->cats
+				       : of == READER_MAP_DEVS ? &r->devs
+							       : &r->procs;
+	uint32_t ncap, *old = m->slot, n = t->n;
 
 	if ((uint64_t)(n + 1) * 2 <= m->cap)
 		return 0;
@@ -331,11 +371,8 @@ static int reader_map_reserve(struct trace_reader *r, struct reader_map *m, int 
 	}
 	m->cap = ncap;
 	free(old);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t *s = is_cat ? reader_cat_slot(r, reader_cat_at(r, i))
-				     : reader_proc_slot(r, reader_proc_at(r, i));
-		*s = i + 1;
-	}
+	for (uint32_t i = 0; i < n; i++)
+		*reader_map_slot_of(r, of, i) = i + 1;
 	return 0;
 }
 
@@ -401,7 +438,7 @@ static int reader_strings(struct trace_reader *r, const struct reader_chunk *c)
 static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
 {
 	const unsigned char *p = c->p;
-	uint32_t s[4];
+	uint32_t s[5] = { 0 };
 
 	if (r->meta_seen)
 		return reader_damage(r, c->off, "second META chunk");
@@ -411,7 +448,9 @@ static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
 	s[1] = trace_le32(p + TRACE_META_HOST_STR);
 	s[2] = trace_le32(p + TRACE_META_CMDLINE_STR);
 	s[3] = trace_le32(p + TRACE_META_VERSION_STR);
-	for (int i = 0; i < 4; i++)
+	if (c->len >= TRACE_META_SIZE_1_1)
+		s[4] = trace_le32(p + TRACE_META_BACKEND_STR);
+	for (int i = 0; i < 5; i++)
 		if (!reader_str_ok(r, s[i]))
 			return reader_damage(r, c->off, "META refers to unknown string %u", s[i]);
 	r->hdr.sources = trace_le32(p + TRACE_META_SOURCES);
@@ -424,6 +463,9 @@ static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
 	r->hdr.hostname = trace_reader_string(r, s[1]);
 	r->hdr.cmdline = trace_reader_string(r, s[2]);
 	r->hdr.gprof_version = trace_reader_string(r, s[3]);
+	r->hdr.dist_backend = trace_reader_string(r, s[4]);
+	r->hdr.world_size =
+		c->len >= TRACE_META_SIZE_1_1 ? (int32_t)trace_le32(p + TRACE_META_WORLD_SIZE) : -1;
 	r->meta_seen = 1;
 	return 0;
 }
@@ -433,6 +475,7 @@ static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
 static int reader_table(struct trace_reader *r, const struct reader_chunk *c, const char *what,
 			uint32_t min_size, uint32_t *count, uint32_t *rs)
 {
+	*count = *rs = 0;
 	if (c->len < TRACE_TABLE_HEADER_SIZE)
 		return reader_damage(r, c->off, "%s chunk shorter than its header", what);
 	*count = trace_le32(c->p);
@@ -491,7 +534,7 @@ static int reader_categories(struct trace_reader *r, const struct reader_chunk *
 		struct trace_category cat = { trace_le32(p), trace_le32(p + 4), trace_le32(p + 8) };
 		struct trace_category *dst;
 		uint32_t *slot;
-		if (reader_map_reserve(r, &r->cat_map, 1, c->off) < 0)
+		if (reader_map_reserve(r, &r->cat_map, READER_MAP_CATS, c->off) < 0)
 			return -1;
 		slot = reader_cat_slot(r, &cat);
 		if (*slot) { /* named again: the later name wins */
@@ -532,7 +575,7 @@ static int reader_processes(struct trace_reader *r, const struct reader_chunk *c
 		};
 		struct trace_process *dst;
 		uint32_t *slot;
-		if (reader_map_reserve(r, &r->proc_map, 0, c->off) < 0)
+		if (reader_map_reserve(r, &r->proc_map, READER_MAP_PROCS, c->off) < 0)
 			return -1;
 		slot = reader_proc_slot(r, &pr);
 		if (*slot) { /* the same process written again: it ended */
@@ -549,26 +592,56 @@ static int reader_processes(struct trace_reader *r, const struct reader_chunk *c
 	return 0;
 }
 
+static uint8_t reader_thread_kind(const unsigned char *p, uint32_t rs)
+{
+	return rs >= TRACE_THREAD_SIZE_1_1 ? p[TRACE_THREAD_KIND] : TRACE_TRACK_HOST;
+}
+
+/* A track's kind never changes: events already delivered were read as its kind.
+ * kinds holds the kinds of the tracks this chunk defines, first to last. */
+static int reader_threads_check(struct trace_reader *r, const struct reader_chunk *c, uint32_t n,
+				uint32_t rs, uint8_t *kinds)
+{
+	const unsigned char *p = c->p + TRACE_TABLE_HEADER_SIZE;
+	uint32_t count = r->threads.n;
+
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		uint32_t index = trace_le32(p);
+		uint8_t kind = reader_thread_kind(p, rs), was;
+		if (index > count)
+			return reader_damage(r, c->off, "thread index %u skips past %u", index, count);
+		if (index == count) {
+			kinds[count - r->threads.n] = kind;
+			count++;
+		}
+		if (!reader_str_ok(r, trace_le32(p + 12)))
+			return reader_damage(r, c->off, "thread %u refers to an unknown string", index);
+		was = index < r->threads.n ? reader_thread_at(r, index)->kind
+					   : kinds[index - r->threads.n];
+		if (kind != was)
+			return reader_damage(r, c->off, "track %u changes kind from %u to %u", index,
+					     was, kind);
+	}
+	return 0;
+}
+
 static int reader_threads(struct trace_reader *r, const struct reader_chunk *c,
 			  const struct trace_visitor *v, void *ctx)
 {
-	uint32_t n, rs, count;
+	uint32_t n, rs;
 	const unsigned char *p;
+	uint8_t *kinds;
 	int rc;
 
 	if (reader_table(r, c, "THRD", TRACE_THREAD_SIZE, &n, &rs) < 0)
 		return -1;
-	count = r->threads.n;
-	p = c->p + TRACE_TABLE_HEADER_SIZE;
-	for (uint32_t i = 0; i < n; i++, p += rs) {
-		uint32_t index = trace_le32(p);
-		if (index > count)
-			return reader_damage(r, c->off, "thread index %u skips past %u", index, count);
-		if (index == count)
-			count++;
-		if (!reader_str_ok(r, trace_le32(p + 12)))
-			return reader_damage(r, c->off, "thread %u refers to an unknown string", index);
-	}
+	kinds = malloc(n ? n : 1); /* n is bounded by the chunk's length */
+	if (!kinds)
+		return reader_damage(r, c->off, "out of memory");
+	rc = reader_threads_check(r, c, n, rs, kinds);
+	free(kinds);
+	if (rc < 0)
+		return -1;
 	p = c->p + TRACE_TABLE_HEADER_SIZE;
 	for (uint32_t i = 0; i < n; i++, p += rs) {
 		uint32_t index = trace_le32(p);
@@ -583,47 +656,246 @@ static int reader_threads(struct trace_reader *r, const struct reader_chunk *c,
 		t->name_str = trace_le32(p + 12);
 		t->start_ns = trace_le64(p + 16);
 		t->end_ns = trace_le64(p + 24);
+		t->kind = reader_thread_kind(p, rs);
+		if (rs >= TRACE_THREAD_SIZE_1_1) {
+			t->device = trace_le32(p + TRACE_THREAD_DEVICE);
+			t->context = trace_le32(p + TRACE_THREAD_CONTEXT);
+			t->stream = trace_le64(p + TRACE_THREAD_STREAM);
+		}
 		if (v->thread && (rc = v->thread(ctx, t)) != 0)
 			return rc;
 	}
 	return 0;
 }
 
+/* Checks an events chunk's thread, record size and descs: the parts EVNT and
+ * EVNX share. hsize is the sub-header's size, min_rs the least record size. */
+static int reader_events_check(struct trace_reader *r, const struct reader_chunk *c,
+			       const char *what, uint32_t hsize, uint32_t min_rs)
+{
+	const unsigned char *p, *end = c->p + c->len;
+	uint32_t thread = trace_le32(c->p), rs = trace_le32(c->p + 4), ndesc = r->descs.n;
+
+	if (thread >= r->threads.n)
+		return reader_damage(r, c->off, "events of unknown thread %u", thread);
+	if (rs < min_rs || (c->len - hsize) % rs)
+		return reader_damage(r, c->off, "%s record size %u disagrees with the chunk length",
+				     what, rs);
+	/* Whole chunk first, so that it is delivered entirely or not at all. */
+	for (p = c->p + hsize; p < end; p += rs) {
+		uint32_t desc = trace_le32(p + 12);
+		if (desc - 1 >= ndesc) /* 0 wraps to UINT32_MAX */
+			return reader_damage(r, c->off, "event refers to unknown desc %u", desc);
+	}
+	return 0;
+}
+
+static void reader_get_event(struct trace_event *ev, const unsigned char *p, uint64_t base)
+{
+	uint64_t df = trace_le64(p);
+
+	ev->dur_ns = df & TRACE_EVENT_DUR_MAX;
+	ev->flags = (uint8_t)(df >> TRACE_EVENT_DUR_BITS);
+	ev->start_ns = base + trace_le32(p + 8);
+	ev->desc = trace_le32(p + 12);
+}
+
 static int reader_events(struct trace_reader *r, const struct reader_chunk *c,
 			 const struct trace_visitor *v, void *ctx)
 {
 	const unsigned char *p, *end = c->p + c->len;
-	struct trace_event ev;
-	uint32_t thread, rs, ndesc = r->descs.n;
+	struct trace_event ev = { 0 };
+	uint32_t rs;
 	uint64_t base;
 	int rc;
 
 	if (c->len < TRACE_EVENTS_HEADER_SIZE)
 		return reader_damage(r, c->off, "EVNT chunk shorter than its header");
-	thread = trace_le32(c->p);
+	if (reader_events_check(r, c, "EVNT", TRACE_EVENTS_HEADER_SIZE, TRACE_EVENT_SIZE) < 0)
+		return -1;
+	if (!v->event)
+		return 0;
+	ev.thread = trace_le32(c->p);
 	rs = trace_le32(c->p + 4);
 	base = trace_le64(c->p + 8);
-	if (thread >= r->threads.n)
-		return reader_damage(r, c->off, "events of unknown thread %u", thread);
-	if (rs < TRACE_EVENT_SIZE || (c->len - TRACE_EVENTS_HEADER_SIZE) % rs)
-		return reader_damage(r, c->off, "EVNT record size %u disagrees with the chunk length",
-				     rs);
-	/* Whole chunk first, so that it is delivered entirely or not at all. */
 	for (p = c->p + TRACE_EVENTS_HEADER_SIZE; p < end; p += rs) {
-		uint32_t desc = trace_le32(p + 12);
-		if (desc - 1 >= ndesc) /* 0 wraps to UINT32_MAX */
-			return reader_damage(r, c->off, "event refers to unknown desc %u", desc);
+		reader_get_event(&ev, p, base);
+		if ((rc = v->event(ctx, &ev)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* An id stored as an offset from base: 0 is none. */
+static uint64_t reader_id(uint32_t d, uint64_t base)
+{
+	return d ? base + d : 0; /* modulo 2^64, as starts are */
+}
+
+/* Decodes the groups in mask from p into x, which the caller zeroed; launch
+ * ids were checked against the LCFG table. */
+static void reader_get_ext(const struct trace_reader *r, struct trace_event_ext *x,
+			   const unsigned char *p, uint32_t mask, uint64_t corr_base,
+			   uint64_t ext_base)
+{
+	if (mask & TRACE_EXTG_CORRELATION) {
+		x->correlation = reader_id(trace_le32(p), corr_base);
+		p += 4;
+	}
+	if (mask & TRACE_EXTG_EXTERNAL) {
+		x->external_id = reader_id(trace_le32(p), ext_base);
+		p += 4;
+	}
+	if (mask & TRACE_EXTG_LAUNCH) {
+		uint32_t id = trace_le32(p);
+		if (id) {
+			const uint32_t *v = r->launches[id - 1];
+			for (int i = 0; i < 3; i++) {
+				x->grid[i] = v[i];
+				x->block[i] = v[3 + i];
+			}
+			x->registers = v[6];
+			x->static_smem = v[7];
+			x->dynamic_smem = v[8];
+		}
+		p += 4;
+	}
+	if (mask & TRACE_EXTG_TRANSFER) {
+		x->bytes = trace_le64(p);
+		x->copy_kind = p[8];
+		x->src_kind = p[9];
+		x->dst_kind = p[10];
+		x->is_async = p[11];
+		p += 12;
+	}
+	if (mask & TRACE_EXTG_ALLOC) {
+		x->address = trace_le64(p);
+		x->total_allocated = trace_le64(p + 8);
+		p += 16;
+	}
+	if (mask & TRACE_EXTG_DEVICE)
+		x->device = (int32_t)trace_le32(p);
+}
+
+/* Where a record's launch id is: after the event and the id groups before it. */
+static uint32_t reader_launch_offset(uint32_t groups)
+{
+	return TRACE_EVENT_SIZE + trace_ext_groups_size(groups & (TRACE_EXTG_LAUNCH - 1));
+}
+
+static int reader_events_ext(struct trace_reader *r, const struct reader_chunk *c,
+			     const struct trace_visitor *v, void *ctx)
+{
+	const unsigned char *p, *end = c->p + c->len;
+	struct trace_event ev = { 0 };
+	uint32_t rs, groups;
+	uint64_t base, corr_base, ext_base;
+	int rc;
+
+	if (c->len < TRACE_EVENTS_EXT_HEADER_SIZE)
+		return reader_damage(r, c->off, "EVNX chunk shorter than its header");
+	groups = trace_le32(c->p + TRACE_EVX_GROUPS);
+	if (reader_events_check(r, c, "EVNX", TRACE_EVENTS_EXT_HEADER_SIZE,
+				TRACE_EVENT_SIZE + trace_ext_groups_size(groups)) < 0)
+		return -1;
+	rs = trace_le32(c->p + TRACE_EVX_RECORD_SIZE);
+	if (groups & TRACE_EXTG_LAUNCH) {
+		uint32_t at = reader_launch_offset(groups);
+		for (p = c->p + TRACE_EVENTS_EXT_HEADER_SIZE; p < end; p += rs)
+			if (trace_le32(p + at) > r->nlaunch)
+				return reader_damage(r, c->off,
+						     "event refers to unknown launch configuration %u",
+						     trace_le32(p + at));
 	}
 	if (!v->event)
 		return 0;
-	ev.thread = thread;
-	for (p = c->p + TRACE_EVENTS_HEADER_SIZE; p < end; p += rs) {
-		uint64_t df = trace_le64(p);
-		ev.dur_ns = df & TRACE_EVENT_DUR_MAX;
-		ev.flags = (uint8_t)(df >> TRACE_EVENT_DUR_BITS);
-		ev.start_ns = base + trace_le32(p + 8);
-		ev.desc = trace_le32(p + 12);
+	ev.thread = trace_le32(c->p + TRACE_EVX_THREAD);
+	base = trace_le64(c->p + TRACE_EVX_BASE);
+	corr_base = trace_le64(c->p + TRACE_EVX_CORR_BASE);
+	ext_base = trace_le64(c->p + TRACE_EVX_EXT_BASE);
+	ev.ext = &r->ext;
+	for (p = c->p + TRACE_EVENTS_EXT_HEADER_SIZE; p < end; p += rs) {
+		reader_get_event(&ev, p, base);
+		memset(&r->ext, 0, sizeof(r->ext));
+		reader_get_ext(r, &r->ext, p + TRACE_EVENT_SIZE, groups, corr_base, ext_base);
 		if ((rc = v->event(ctx, &ev)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* LCFG: kernel launch configurations, ids in sequence like descs. */
+static int reader_launches(struct trace_reader *r, const struct reader_chunk *c)
+{
+	uint32_t n, rs;
+	const unsigned char *p;
+
+	if (reader_table(r, c, "LCFG", TRACE_LAUNCH_SIZE, &n, &rs) < 0)
+		return -1;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs)
+		if (trace_le32(p) != r->nlaunch + 1 + i)
+			return reader_damage(r, c->off, "launch configuration id %u out of sequence",
+					     trace_le32(p));
+	if (reader_grow(r, (void **)&r->launches, &r->launch_cap, (uint64_t)r->nlaunch + n,
+			sizeof(*r->launches), c->off) < 0)
+		return -1;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		for (int k = 0; k < 9; k++)
+			r->launches[r->nlaunch][k] = trace_le32(p + 4 + 4 * k);
+		r->nlaunch++;
+	}
+	return 0;
+}
+
+static int reader_devices(struct trace_reader *r, const struct reader_chunk *c,
+			  const struct trace_visitor *v, void *ctx)
+{
+	uint32_t n, rs;
+	const unsigned char *p;
+	int rc;
+
+	if (reader_table(r, c, "DEVP", TRACE_DEVICE_SIZE, &n, &rs) < 0)
+		return -1;
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs)
+		if (!reader_str_ok(r, trace_le32(p + 4)))
+			return reader_damage(r, c->off, "device %u refers to an unknown string",
+					     trace_le32(p));
+	p = c->p + TRACE_TABLE_HEADER_SIZE;
+	for (uint32_t i = 0; i < n; i++, p += rs) {
+		struct trace_device d = {
+			.id = trace_le32(p),
+			.name_str = trace_le32(p + 4),
+			.sm_count = trace_le32(p + 8),
+			.max_threads_per_sm = trace_le32(p + 12),
+			.max_threads_per_block = trace_le32(p + 16),
+			.max_blocks_per_sm = trace_le32(p + 20),
+			.warp_size = trace_le32(p + 24),
+			.regs_per_sm = trace_le32(p + 28),
+			.regs_per_block = trace_le32(p + 32),
+			.smem_per_sm = trace_le32(p + 36),
+			.smem_per_block = trace_le32(p + 40),
+			.total_memory = trace_le64(p + 44),
+			.clock_khz = trace_le32(p + 52),
+			.cc_major = trace_le16(p + 56),
+			.cc_minor = trace_le16(p + 58),
+		};
+		struct trace_device *dst;
+		uint32_t *slot;
+		if (reader_map_reserve(r, &r->dev_map, READER_MAP_DEVS, c->off) < 0)
+			return -1;
+		slot = reader_dev_slot(r, d.id);
+		if (*slot) { /* described again: the later record wins */
+			dst = reader_dev_at(r, *slot - 1);
+		} else {
+			if (!(dst = reader_push(r, &r->devs, sizeof(*dst), c->off)))
+				return -1;
+			*slot = r->devs.n;
+		}
+		*dst = d;
+		if (v->device && (rc = v->device(ctx, dst)) != 0)
 			return rc;
 	}
 	return 0;
@@ -701,6 +973,12 @@ static int reader_dispatch(struct trace_reader *r, const struct reader_chunk *c,
 		return reader_threads(r, c, v, ctx);
 	case TRACE_CHUNK_EVENTS:
 		return reader_events(r, c, v, ctx);
+	case TRACE_CHUNK_EVENTS_EXT:
+		return reader_events_ext(r, c, v, ctx);
+	case TRACE_CHUNK_DEVICES:
+		return reader_devices(r, c, v, ctx);
+	case TRACE_CHUNK_LAUNCHES:
+		return reader_launches(r, c);
 	case TRACE_CHUNK_COUNTERS:
 		return reader_counters(r, c, v, ctx);
 	case TRACE_CHUNK_DROPS:
@@ -825,7 +1103,9 @@ struct trace_reader *trace_reader_open(const char *path, char *err, size_t errle
 	r->str_cap = 64;
 	r->strs[0] = reader_empty;
 	r->hdr.rank = -1;
+	r->hdr.world_size = -1;
 	r->hdr.clock_domain = r->hdr.hostname = r->hdr.cmdline = r->hdr.gprof_version = "";
+	r->hdr.dist_backend = "";
 	if (!reader_open_header(r, path, err, errlen))
 		return NULL;
 	reader_open_prefix(r);
@@ -873,6 +1153,9 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->proc_map.slot);
 	reader_pages_free(&r->cats);
 	free(r->cat_map.slot);
+	reader_pages_free(&r->devs);
+	free(r->dev_map.slot);
+	free(r->launches);
 	free(r->buf);
 	free(r);
 }
@@ -929,6 +1212,26 @@ const char *trace_reader_category_name(const struct trace_reader *r, uint32_t do
 		return NULL;
 	slot = reader_cat_slot(r, &key);
 	return *slot ? trace_reader_string(r, reader_cat_at(r, *slot - 1)->name_str) : NULL;
+}
+
+uint32_t trace_reader_device_count(const struct trace_reader *r)
+{
+	return r->devs.n;
+}
+
+const struct trace_device *trace_reader_device(const struct trace_reader *r, uint32_t i)
+{
+	return i < r->devs.n ? reader_dev_at(r, i) : NULL;
+}
+
+const struct trace_device *trace_reader_device_by_id(const struct trace_reader *r, uint32_t id)
+{
+	const uint32_t *slot;
+
+	if (!r->devs.n)
+		return NULL;
+	slot = reader_dev_slot(r, id);
+	return *slot ? reader_dev_at(r, *slot - 1) : NULL;
 }
 
 uint64_t trace_reader_total_drops(const struct trace_reader *r)

@@ -1,5 +1,5 @@
 /*
- * trace_writer.c - writes trace format v1 (formats/TRACE-FORMAT.md).
+ * trace_writer.c - writes trace format 1.1 (formats/TRACE-FORMAT.md).
  *
  * The launcher calls this while the target runs, so nothing here makes a
  * system call per record: records go to per-thread event buffers and pending
@@ -12,7 +12,18 @@
  *    chunk first empties the pending tables, strings first (writer_flush_tables);
  *  - META is the first chunk after the STRS chunks its strings need;
  *  - the start times in one events buffer span at most UINT32_MAX ns, so each
- *    fits a u32 delta from the buffer's minimum;
+ *    fits a u32 delta from the buffer's minimum; the non-zero correlation and
+ *    external ids of one EVNX buffer span at most TRACE_EXT_ID_SPAN_MAX, so
+ *    each fits a u32 offset from one less than the buffer's least;
+ *  - a launch configuration is interned (LCFG) when its event is buffered, so
+ *    its table record is pending, and written first, when the event's chunk is;
+ *  - each track has one buffer of compact events (EVNT, 16 bytes each) and
+ *    WRITER_EXT_BUFS of events with details (EVNX), each for one set of
+ *    detail groups, so that a track's launches, kernels, copies and memory
+ *    events are each as wide as their own details; an event whose details
+ *    are all zero is compact, so a host-only trace never pays for details;
+ *  - an EVNX buffer's records, at the width its group mask gives them, fit one
+ *    64 KiB chunk;
  *  - errors are sticky: after the first failure every call returns it again,
  *    so the launcher can check once, at close.
  */
@@ -40,6 +51,11 @@ struct wbuf {
 	size_t len, cap;
 };
 
+/* Largest EVNX payload that keeps the chunk at 64 KiB, and its record bytes. */
+#define WRITER_EXT_CHUNK_RECORDS (65536 - TRACE_CHUNK_HEADER_SIZE - TRACE_EVENTS_EXT_HEADER_SIZE)
+/* A buffered event with details takes about this many compact ones' memory. */
+#define WRITER_EXT_WEIGHT 5
+
 /* An event as buffered: its absolute start, until the chunk's base is known. */
 struct wevent {
 	uint64_t start;
@@ -47,10 +63,38 @@ struct wevent {
 	uint32_t desc;
 };
 
+struct wxevent {
+	struct wevent e;
+	struct trace_event_ext ext;
+	uint32_t launch; /* LCFG id, 0: none */
+};
+
+/* The least and largest non-zero id (correlation or external) of a buffer;
+ * lo > hi while it has none. */
+struct wspan {
+	uint64_t lo, hi;
+};
+
+/* Events with details, all written with the groups in `groups`. */
+struct wxbuf {
+	struct wxevent *ev;
+	uint32_t n, cap;
+	uint64_t min_start, max_start;
+	struct wspan corr, xid;
+	uint32_t groups;
+};
+
+/* Sets of detail groups a track keeps apart: a host thread's operators,
+ * launches and memory events; a stream's kernels and copies. A fifth set
+ * shares the buffer it widens least. */
+#define WRITER_EXT_BUFS 4
+
 struct wthread {
 	struct wevent *ev;
 	uint32_t n, cap;
 	uint64_t min_start, max_start;
+	struct wxbuf xb[WRITER_EXT_BUFS]; /* events with details */
+	uint8_t kind;
 	int ended;
 };
 
@@ -62,6 +106,12 @@ struct wstr {
 struct wdesc {
 	uint32_t name_str, domain_str, category;
 	uint8_t type;
+};
+
+/* A kernel launch configuration: grid[3], block[3], registers, static, dynamic. */
+#define WRITER_LAUNCH_FIELDS 9
+struct wlaunch {
+	uint32_t v[WRITER_LAUNCH_FIELDS];
 };
 
 struct trace_writer {
@@ -83,16 +133,21 @@ struct trace_writer {
 	uint32_t *desc_hash;
 	uint32_t desc_hash_cap;
 
+	struct wlaunch *launches; /* launches[id - 1] */
+	uint32_t nlaunch, launch_cap;
+	uint32_t *launch_hash;
+	uint32_t launch_hash_cap;
+
 	struct wthread *threads;
 	uint32_t nthreads, thread_cap;
 	uint64_t events_buffered;
 
 	/* pending chunk payloads; each starts with its 8-byte sub-header */
 	struct wbuf pend_strs, pend_descs, pend_cats, pend_procs, pend_threads;
-	struct wbuf pend_counters, pend_drops;
+	struct wbuf pend_counters, pend_drops, pend_devs, pend_launches;
 	uint32_t pend_strs_first;
 	uint32_t n_pend_strs, n_pend_descs, n_pend_cats, n_pend_procs, n_pend_threads;
-	uint32_t n_pend_counters, n_pend_drops;
+	uint32_t n_pend_counters, n_pend_drops, n_pend_devs, n_pend_launches;
 
 	struct wbuf scratch; /* an events chunk's payload while it is encoded */
 };
@@ -202,13 +257,13 @@ static int writer_flush_strings(struct trace_writer *w)
 }
 
 static int writer_write_meta(struct trace_writer *w, const struct trace_header *h,
-			     const uint32_t strs[4]);
+			     const uint32_t strs[5]);
 
 /* A META with defaults, for a writer whose caller never gave a header. */
 static int writer_ensure_meta(struct trace_writer *w)
 {
-	static const uint32_t none[4];
-	struct trace_header h = { .rank = -1 };
+	static const uint32_t none[5];
+	struct trace_header h = { .rank = -1, .world_size = -1 };
 
 	if (w->meta_written)
 		return 0;
@@ -226,15 +281,19 @@ static int writer_flush_tables(struct trace_writer *w)
 	    writer_emit_pending(w, TRACE_CHUNK_PROCESSES, &w->pend_procs, &w->n_pend_procs,
 				TRACE_PROCESS_SIZE) < 0 ||
 	    writer_emit_pending(w, TRACE_CHUNK_THREADS, &w->pend_threads, &w->n_pend_threads,
-				TRACE_THREAD_SIZE) < 0)
+				TRACE_THREAD_SIZE_1_1) < 0 ||
+	    writer_emit_pending(w, TRACE_CHUNK_DEVICES, &w->pend_devs, &w->n_pend_devs,
+				TRACE_DEVICE_SIZE) < 0 ||
+	    writer_emit_pending(w, TRACE_CHUNK_LAUNCHES, &w->pend_launches, &w->n_pend_launches,
+				TRACE_LAUNCH_SIZE) < 0)
 		return -1;
 	return 0;
 }
 
 static int writer_write_meta(struct trace_writer *w, const struct trace_header *h,
-			     const uint32_t strs[4])
+			     const uint32_t strs[5])
 {
-	unsigned char m[TRACE_META_SIZE];
+	unsigned char m[TRACE_META_SIZE_1_1];
 
 	w->meta_written = 1; /* before the strings flush, which would recurse here */
 	if (writer_flush_strings(w) < 0)
@@ -249,6 +308,8 @@ static int writer_write_meta(struct trace_writer *w, const struct trace_header *
 	trace_put32(m + TRACE_META_HOST_STR, strs[1]);
 	trace_put32(m + TRACE_META_CMDLINE_STR, strs[2]);
 	trace_put32(m + TRACE_META_VERSION_STR, strs[3]);
+	trace_put32(m + TRACE_META_WORLD_SIZE, (uint32_t)h->world_size);
+	trace_put32(m + TRACE_META_BACKEND_STR, strs[4]);
 	return writer_emit(w, TRACE_CHUNK_META, m, sizeof(m));
 }
 
@@ -291,7 +352,8 @@ struct trace_writer *trace_writer_open(const char *path, int force)
 	if (!wbuf_reserve(w, &w->pend_strs, 8) || !wbuf_reserve(w, &w->pend_descs, 8) ||
 	    !wbuf_reserve(w, &w->pend_cats, 8) || !wbuf_reserve(w, &w->pend_procs, 8) ||
 	    !wbuf_reserve(w, &w->pend_threads, 8) || !wbuf_reserve(w, &w->pend_counters, 8) ||
-	    !wbuf_reserve(w, &w->pend_drops, 8) || writer_write_file_header(w) < 0) {
+	    !wbuf_reserve(w, &w->pend_drops, 8) || !wbuf_reserve(w, &w->pend_devs, 8) ||
+	    !wbuf_reserve(w, &w->pend_launches, 8) || writer_write_file_header(w) < 0) {
 		e = w->err;
 		close(w->fd);
 		unlink(path);
@@ -362,6 +424,11 @@ static uint32_t writer_str_hash_of(const struct trace_writer *w, uint32_t id)
 static uint32_t writer_desc_hash_of(const struct trace_writer *w, uint32_t id)
 {
 	return writer_hash_desc(&w->descs[id - 1]);
+}
+
+static uint32_t writer_launch_hash_of(const struct trace_writer *w, uint32_t id)
+{
+	return writer_hash_bytes(w->launches[id - 1].v, sizeof(w->launches[id - 1].v));
 }
 
 static int writer_grow_array(struct trace_writer *w, void **arr, uint32_t *cap, uint32_t need,
@@ -491,14 +558,15 @@ uint32_t trace_writer_desc(struct trace_writer *w, uint32_t name_str, uint32_t d
 
 int trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 {
-	const char *s[4] = { h->clock_domain, h->hostname, h->cmdline, h->gprof_version };
-	uint32_t ids[4] = { 0 };
+	const char *s[5] = { h->clock_domain, h->hostname, h->cmdline, h->gprof_version,
+			     h->dist_backend };
+	uint32_t ids[5] = { 0 };
 
 	if (w->err)
 		return writer_fail(w, w->err);
 	if (w->meta_written)
 		return writer_reject();
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (s[i] && !(ids[i] = trace_writer_string(w, s[i], strlen(s[i]))))
 			return -1;
 	return writer_write_meta(w, h, ids);
@@ -549,17 +617,20 @@ int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t)
 
 	if (w->err)
 		return writer_fail(w, w->err);
-	if (t->index > w->nthreads || !writer_str_known(w, t->name_str))
+	if (t->index > w->nthreads || !writer_str_known(w, t->name_str) ||
+	    t->kind > TRACE_TRACK_STREAM ||
+	    (t->index < w->nthreads && w->threads[t->index].kind != t->kind))
 		return writer_reject();
 	if (t->index == w->nthreads) {
 		if (writer_grow_array(w, (void **)&w->threads, &w->thread_cap, t->index + 1,
 				      sizeof(*w->threads)) < 0)
 			return -1;
 		memset(&w->threads[t->index], 0, sizeof(*w->threads));
+		w->threads[t->index].kind = t->kind;
 		w->nthreads++;
 	}
 	w->threads[t->index].ended = t->end_ns != 0;
-	rec = wbuf_reserve(w, &w->pend_threads, TRACE_THREAD_SIZE);
+	rec = wbuf_reserve(w, &w->pend_threads, TRACE_THREAD_SIZE_1_1);
 	if (!rec)
 		return -1;
 	trace_put32(rec, t->index);
@@ -568,12 +639,165 @@ int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t)
 	trace_put32(rec + 12, t->name_str);
 	trace_put64(rec + 16, t->start_ns);
 	trace_put64(rec + 24, t->end_ns);
+	rec[TRACE_THREAD_KIND] = t->kind;
+	rec[TRACE_THREAD_KIND + 1] = rec[TRACE_THREAD_KIND + 2] = rec[TRACE_THREAD_KIND + 3] = 0;
+	trace_put32(rec + TRACE_THREAD_DEVICE, t->device);
+	trace_put32(rec + TRACE_THREAD_CONTEXT, t->context);
+	trace_put64(rec + TRACE_THREAD_STREAM, t->stream);
 	w->n_pend_threads++;
 	return writer_pending_full(w, &w->pend_threads);
 }
 
-/* Writes one thread's buffered events as a chunk, base = their earliest start. */
-static int writer_flush_thread(struct trace_writer *w, uint32_t index)
+/* ---- events ------------------------------------------------------------------ */
+
+/* The EVNX groups in which ext has a non-zero field. */
+static uint32_t writer_ext_groups(const struct trace_event_ext *x)
+{
+	uint32_t g = 0;
+
+	if (x->correlation)
+		g |= TRACE_EXTG_CORRELATION;
+	if (x->external_id)
+		g |= TRACE_EXTG_EXTERNAL;
+	if (x->grid[0] | x->grid[1] | x->grid[2] | x->block[0] | x->block[1] | x->block[2] |
+	    x->registers | x->static_smem | x->dynamic_smem)
+		g |= TRACE_EXTG_LAUNCH;
+	if (x->bytes || x->copy_kind || x->src_kind || x->dst_kind || x->is_async)
+		g |= TRACE_EXTG_TRANSFER;
+	if (x->address || x->total_allocated)
+		g |= TRACE_EXTG_ALLOC;
+	if (x->device)
+		g |= TRACE_EXTG_DEVICE;
+	return g;
+}
+
+/* The LCFG id of x's launch configuration, interning it: 0 on error. */
+static uint32_t writer_launch(struct trace_writer *w, const struct trace_event_ext *x)
+{
+	struct wlaunch l = { { x->grid[0], x->grid[1], x->grid[2], x->block[0], x->block[1],
+			       x->block[2], x->registers, x->static_smem, x->dynamic_smem } };
+	unsigned char *rec;
+	uint32_t j, id;
+
+	if ((w->nlaunch + 1) * 2 > w->launch_hash_cap &&
+	    writer_hash_grow(w, &w->launch_hash, &w->launch_hash_cap, writer_launch_hash_of) < 0)
+		return 0;
+	for (j = writer_hash_bytes(l.v, sizeof(l.v)) & (w->launch_hash_cap - 1); w->launch_hash[j];
+	     j = (j + 1) & (w->launch_hash_cap - 1))
+		if (!memcmp(w->launches[w->launch_hash[j] - 1].v, l.v, sizeof(l.v)))
+			return w->launch_hash[j];
+	if (writer_grow_array(w, (void **)&w->launches, &w->launch_cap, w->nlaunch + 1,
+			      sizeof(l)) < 0)
+		return 0;
+	rec = wbuf_reserve(w, &w->pend_launches, TRACE_LAUNCH_SIZE);
+	if (!rec)
+		return 0;
+	id = ++w->nlaunch;
+	w->launches[id - 1] = l;
+	w->launch_hash[j] = id;
+	trace_put32(rec, id);
+	for (int i = 0; i < WRITER_LAUNCH_FIELDS; i++)
+		trace_put32(rec + 4 + 4 * i, l.v[i]);
+	w->n_pend_launches++;
+	if (writer_pending_full(w, &w->pend_launches) < 0)
+		return 0;
+	return id;
+}
+
+/* An id as stored: 0 for none, else its offset from base (one less than the
+ * buffer's least non-zero id). */
+static uint32_t writer_id_delta(uint64_t id, uint64_t base)
+{
+	return id ? (uint32_t)(id - base) : 0;
+}
+
+static uint64_t writer_id_base(const struct wspan *s)
+{
+	return s->lo <= s->hi ? s->lo - 1 : 0;
+}
+
+/* Whether id would stretch span past a u32 offset. */
+static int writer_id_full(const struct wspan *s, uint64_t id)
+{
+	uint64_t lo = s->lo, hi = s->hi;
+
+	if (!id || lo > hi)
+		return 0;
+	if (id < lo)
+		lo = id;
+	if (id > hi)
+		hi = id;
+	return hi - lo > TRACE_EXT_ID_SPAN_MAX;
+}
+
+static void writer_id_add(struct wspan *s, uint64_t id)
+{
+	if (!id)
+		return;
+	if (s->lo > s->hi) {
+		s->lo = s->hi = id;
+		return;
+	}
+	if (id < s->lo)
+		s->lo = id;
+	if (id > s->hi)
+		s->hi = id;
+}
+
+static void writer_id_reset(struct wspan *s)
+{
+	s->lo = UINT64_MAX;
+	s->hi = 0;
+}
+
+/* Encodes xe's groups in mask at p, ids from the bases; returns the bytes written. */
+static size_t writer_put_ext(unsigned char *p, const struct wxevent *xe, uint32_t mask,
+			     uint64_t corr_base, uint64_t ext_base)
+{
+	const struct trace_event_ext *x = &xe->ext;
+	unsigned char *q = p;
+
+	if (mask & TRACE_EXTG_CORRELATION) {
+		trace_put32(q, writer_id_delta(x->correlation, corr_base));
+		q += 4;
+	}
+	if (mask & TRACE_EXTG_EXTERNAL) {
+		trace_put32(q, writer_id_delta(x->external_id, ext_base));
+		q += 4;
+	}
+	if (mask & TRACE_EXTG_LAUNCH) {
+		trace_put32(q, xe->launch);
+		q += 4;
+	}
+	if (mask & TRACE_EXTG_TRANSFER) {
+		trace_put64(q, x->bytes);
+		q[8] = x->copy_kind;
+		q[9] = x->src_kind;
+		q[10] = x->dst_kind;
+		q[11] = x->is_async;
+		q += 12;
+	}
+	if (mask & TRACE_EXTG_ALLOC) {
+		trace_put64(q, x->address);
+		trace_put64(q + 8, x->total_allocated);
+		q += 16;
+	}
+	if (mask & TRACE_EXTG_DEVICE) {
+		trace_put32(q, (uint32_t)x->device);
+		q += 4;
+	}
+	return (size_t)(q - p);
+}
+
+static void writer_put_event(unsigned char *p, const struct wevent *e, uint64_t base)
+{
+	trace_put64(p, e->dur_flags);
+	trace_put32(p + 8, (uint32_t)(e->start - base));
+	trace_put32(p + 12, e->desc);
+}
+
+/* Writes one thread's buffered compact events as a chunk, base = their earliest start. */
+static int writer_flush_compact(struct trace_writer *w, uint32_t index)
 {
 	struct wthread *t = &w->threads[index];
 	size_t len = TRACE_EVENTS_HEADER_SIZE + (size_t)t->n * TRACE_EVENT_SIZE;
@@ -591,14 +815,57 @@ static int writer_flush_thread(struct trace_writer *w, uint32_t index)
 	trace_put32(p + 4, TRACE_EVENT_SIZE);
 	trace_put64(p + 8, t->min_start);
 	p += TRACE_EVENTS_HEADER_SIZE;
-	for (uint32_t i = 0; i < t->n; i++, p += TRACE_EVENT_SIZE) {
-		trace_put64(p, t->ev[i].dur_flags);
-		trace_put32(p + 8, (uint32_t)(t->ev[i].start - t->min_start));
-		trace_put32(p + 12, t->ev[i].desc);
-	}
+	for (uint32_t i = 0; i < t->n; i++, p += TRACE_EVENT_SIZE)
+		writer_put_event(p, &t->ev[i], t->min_start);
 	w->events_buffered -= t->n;
 	t->n = 0;
 	return writer_emit(w, TRACE_CHUNK_EVENTS, w->scratch.p, len);
+}
+
+/* The same for a buffer of events with details: an EVNX chunk. */
+static int writer_flush_xbuf(struct trace_writer *w, uint32_t index, struct wxbuf *b)
+{
+	uint32_t rs = TRACE_EVENT_SIZE + trace_ext_groups_size(b->groups);
+	size_t len = TRACE_EVENTS_EXT_HEADER_SIZE + (size_t)b->n * rs;
+	uint64_t corr_base = writer_id_base(&b->corr), ext_base = writer_id_base(&b->xid);
+	unsigned char *p;
+
+	if (!b->n)
+		return 0;
+	if (writer_flush_tables(w) < 0)
+		return -1;
+	w->scratch.len = 0;
+	p = wbuf_reserve(w, &w->scratch, len);
+	if (!p)
+		return -1;
+	trace_put32(p + TRACE_EVX_THREAD, index);
+	trace_put32(p + TRACE_EVX_RECORD_SIZE, rs);
+	trace_put64(p + TRACE_EVX_BASE, b->min_start);
+	trace_put32(p + TRACE_EVX_GROUPS, b->groups);
+	trace_put32(p + TRACE_EVX_RESERVED, 0);
+	trace_put64(p + TRACE_EVX_CORR_BASE, corr_base);
+	trace_put64(p + TRACE_EVX_EXT_BASE, ext_base);
+	p += TRACE_EVENTS_EXT_HEADER_SIZE;
+	for (uint32_t i = 0; i < b->n; i++, p += rs) {
+		writer_put_event(p, &b->ev[i].e, b->min_start);
+		writer_put_ext(p + TRACE_EVENT_SIZE, &b->ev[i], b->groups, corr_base, ext_base);
+	}
+	w->events_buffered -= (uint64_t)b->n * WRITER_EXT_WEIGHT;
+	b->n = 0;
+	b->groups = 0;
+	writer_id_reset(&b->corr);
+	writer_id_reset(&b->xid);
+	return writer_emit(w, TRACE_CHUNK_EVENTS_EXT, w->scratch.p, len);
+}
+
+static int writer_flush_thread(struct trace_writer *w, uint32_t index)
+{
+	if (writer_flush_compact(w, index) < 0)
+		return -1;
+	for (int i = 0; i < WRITER_EXT_BUFS; i++)
+		if (writer_flush_xbuf(w, index, &w->threads[index].xb[i]) < 0)
+			return -1;
+	return 0;
 }
 
 static int writer_flush_all_threads(struct trace_writer *w)
@@ -615,53 +882,185 @@ static int writer_release_buffers(struct trace_writer *w, int ended_only)
 {
 	for (uint32_t i = 0; i < w->nthreads; i++) {
 		struct wthread *t = &w->threads[i];
-		if (!t->n && t->ev && (t->ended || !ended_only)) {
+		if (!t->ended && ended_only)
+			continue;
+		if (!t->n && t->ev) {
 			free(t->ev);
 			t->ev = NULL;
 			t->cap = 0;
+		}
+		for (int k = 0; k < WRITER_EXT_BUFS; k++) {
+			struct wxbuf *b = &t->xb[k];
+			if (!b->n && b->ev) {
+				free(b->ev);
+				b->ev = NULL;
+				b->cap = 0;
+			}
 		}
 	}
 	return 0;
 }
 
+/* Whether start would stretch a buffer holding [lo, hi] past a u32 delta. */
+static int writer_span_full(uint64_t lo, uint64_t hi, uint64_t start)
+{
+	if (start < lo)
+		lo = start;
+	if (start > hi)
+		hi = start;
+	return hi - lo > UINT32_MAX;
+}
+
+static int writer_grow_events(struct trace_writer *w, void **ev, uint32_t *cap, uint32_t max,
+			      size_t size)
+{
+	uint32_t ncap = *cap ? *cap * 2 : 64;
+	void *p;
+
+	if (ncap > max)
+		ncap = max;
+	p = realloc(*ev, (size_t)ncap * size);
+	if (!p)
+		return writer_fail(w, ENOMEM);
+	*ev = p;
+	*cap = ncap;
+	return 0;
+}
+
+static int writer_add_compact(struct trace_writer *w, struct wthread *t, uint32_t thread,
+			      const struct wevent *e)
+{
+	if (t->n && (t->n == WRITER_EVENTS_PER_CHUNK ||
+		     writer_span_full(t->min_start, t->max_start, e->start)) &&
+	    writer_flush_compact(w, thread) < 0)
+		return -1;
+	if (t->n == t->cap && writer_grow_events(w, (void **)&t->ev, &t->cap,
+						 WRITER_EVENTS_PER_CHUNK, sizeof(*t->ev)) < 0)
+		return -1;
+	if (!t->n || e->start < t->min_start)
+		t->min_start = e->start;
+	if (!t->n || e->start > t->max_start)
+		t->max_start = e->start;
+	t->ev[t->n++] = *e;
+	w->events_buffered++;
+	return 0;
+}
+
+/* The buffer for details in `groups`: the one that holds that set, or an
+ * empty one, or the one it widens least. */
+static struct wxbuf *writer_pick_xbuf(struct wthread *t, uint32_t groups)
+{
+	struct wxbuf *empty = NULL, *least = NULL;
+	uint32_t least_cost = UINT32_MAX;
+
+	for (int i = 0; i < WRITER_EXT_BUFS; i++) {
+		struct wxbuf *b = &t->xb[i];
+		uint32_t cost;
+		if (!b->n) {
+			if (!empty)
+				empty = b;
+			continue;
+		}
+		if (b->groups == groups)
+			return b;
+		cost = trace_ext_groups_size(b->groups | groups) - trace_ext_groups_size(b->groups);
+		if (cost < least_cost) {
+			least_cost = cost;
+			least = b;
+		}
+	}
+	return empty ? empty : least;
+}
+
+static int writer_add_ext(struct trace_writer *w, struct wthread *t, uint32_t thread,
+			  const struct wevent *e, const struct trace_event_ext *x, uint32_t groups)
+{
+	struct wxbuf *b = writer_pick_xbuf(t, groups);
+	uint32_t g = b->groups | groups;
+	uint64_t rs = TRACE_EVENT_SIZE + trace_ext_groups_size(g);
+	uint32_t launch = 0;
+
+	if ((groups & TRACE_EXTG_LAUNCH) && !(launch = writer_launch(w, x)))
+		return -1;
+	if (!b->n) { /* a fresh buffer, or one flushed: its spans start over */
+		writer_id_reset(&b->corr);
+		writer_id_reset(&b->xid);
+	}
+	if (b->n && ((b->n + 1) * rs > WRITER_EXT_CHUNK_RECORDS ||
+		     writer_span_full(b->min_start, b->max_start, e->start) ||
+		     writer_id_full(&b->corr, x->correlation) ||
+		     writer_id_full(&b->xid, x->external_id))) {
+		if (writer_flush_xbuf(w, thread, b) < 0)
+			return -1;
+		g = groups;
+	}
+	if (b->n == b->cap &&
+	    writer_grow_events(w, (void **)&b->ev, &b->cap,
+			       WRITER_EXT_CHUNK_RECORDS / (TRACE_EVENT_SIZE + TRACE_EXTG_MIN_SIZE),
+			       sizeof(*b->ev)) < 0)
+		return -1;
+	if (!b->n || e->start < b->min_start)
+		b->min_start = e->start;
+	if (!b->n || e->start > b->max_start)
+		b->max_start = e->start;
+	b->ev[b->n].e = *e;
+	b->ev[b->n].ext = *x;
+	b->ev[b->n].launch = launch;
+	b->n++;
+	writer_id_add(&b->corr, x->correlation);
+	writer_id_add(&b->xid, x->external_id);
+	b->groups = g;
+	w->events_buffered += WRITER_EXT_WEIGHT;
+	return 0;
+}
+
 int trace_writer_event(struct trace_writer *w, const struct trace_event *e)
 {
-	struct wthread *t;
 	uint64_t dur = e->dur_ns > TRACE_EVENT_DUR_MAX ? TRACE_EVENT_DUR_MAX : e->dur_ns;
+	struct wevent ev = { e->start_ns, dur | (uint64_t)e->flags << TRACE_EVENT_DUR_BITS, e->desc };
+	uint32_t groups = e->ext ? writer_ext_groups(e->ext) : 0;
+	int rc;
 
 	if (w->err)
 		return writer_fail(w, w->err);
 	if (e->thread >= w->nthreads || !e->desc || e->desc > w->ndesc)
 		return writer_reject();
-	t = &w->threads[e->thread];
-	if (t->n) {
-		uint64_t lo = e->start_ns < t->min_start ? e->start_ns : t->min_start;
-		uint64_t hi = e->start_ns > t->max_start ? e->start_ns : t->max_start;
-		if ((hi - lo > UINT32_MAX || t->n == WRITER_EVENTS_PER_CHUNK) &&
-		    writer_flush_thread(w, e->thread) < 0)
-			return -1;
-	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 64;
-		if (cap > WRITER_EVENTS_PER_CHUNK)
-			cap = WRITER_EVENTS_PER_CHUNK;
-		struct wevent *ev = realloc(t->ev, cap * sizeof(*ev));
-		if (!ev)
-			return writer_fail(w, ENOMEM);
-		t->ev = ev;
-		t->cap = cap;
-	}
-	if (!t->n || e->start_ns < t->min_start)
-		t->min_start = e->start_ns;
-	if (!t->n || e->start_ns > t->max_start)
-		t->max_start = e->start_ns;
-	t->ev[t->n].start = e->start_ns;
-	t->ev[t->n].dur_flags = dur | (uint64_t)e->flags << TRACE_EVENT_DUR_BITS;
-	t->ev[t->n].desc = e->desc;
-	t->n++;
-	if (++w->events_buffered > WRITER_EVENTS_BUFFERED_MAX)
+	/* all-zero details are no details: the event stays compact */
+	if (groups)
+		rc = writer_add_ext(w, &w->threads[e->thread], e->thread, &ev, e->ext, groups);
+	else
+		rc = writer_add_compact(w, &w->threads[e->thread], e->thread, &ev);
+	if (rc < 0)
+		return -1;
+	if (w->events_buffered > WRITER_EVENTS_BUFFERED_MAX)
 		return writer_flush_all_threads(w) < 0 ? -1 : writer_release_buffers(w, 0);
 	return 0;
+}
+
+int trace_writer_device(struct trace_writer *w, const struct trace_device *d)
+{
+	unsigned char *rec;
+
+	if (w->err)
+		return writer_fail(w, w->err);
+	if (!writer_str_known(w, d->name_str))
+		return writer_reject();
+	rec = wbuf_reserve(w, &w->pend_devs, TRACE_DEVICE_SIZE);
+	if (!rec)
+		return -1;
+	const uint32_t v[11] = {
+		d->id, d->name_str, d->sm_count, d->max_threads_per_sm,
+		d->max_threads_per_block, d->max_blocks_per_sm, d->warp_size, d->regs_per_sm,
+		d->regs_per_block, d->smem_per_sm, d->smem_per_block,
+	};
+	for (int i = 0; i < 11; i++)
+		trace_put32(rec + 4 * i, v[i]);
+	trace_put64(rec + 44, d->total_memory);
+	trace_put32(rec + 52, d->clock_khz);
+	trace_put16(rec + 56, d->cc_major);
+	trace_put16(rec + 58, d->cc_minor);
+	w->n_pend_devs++;
+	return writer_pending_full(w, &w->pend_devs);
 }
 
 int trace_writer_counter(struct trace_writer *w, const struct trace_counter *c)
@@ -729,17 +1128,23 @@ static void writer_free(struct trace_writer *w)
 {
 	struct wbuf *bufs[] = { &w->out, &w->str_arena, &w->pend_strs, &w->pend_descs,
 				&w->pend_cats, &w->pend_procs, &w->pend_threads,
-				&w->pend_counters, &w->pend_drops, &w->scratch };
+				&w->pend_counters, &w->pend_drops, &w->pend_devs,
+				&w->pend_launches, &w->scratch };
 
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		free(bufs[i]->p);
-	for (uint32_t i = 0; i < w->nthreads; i++)
+	for (uint32_t i = 0; i < w->nthreads; i++) {
 		free(w->threads[i].ev);
+		for (int k = 0; k < WRITER_EXT_BUFS; k++)
+			free(w->threads[i].xb[k].ev);
+	}
 	free(w->threads);
 	free(w->strs);
 	free(w->str_hash);
 	free(w->descs);
 	free(w->desc_hash);
+	free(w->launches);
+	free(w->launch_hash);
 	free(w);
 }
 

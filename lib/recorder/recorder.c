@@ -190,15 +190,28 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-static int32_t env_rank(void)
+/* The first of the launchers' variables that is set (torchrun, Open MPI, MPICH,
+ * Slurm), or -1. */
+static int32_t env_first(const char *const *vars, size_t n)
 {
-	static const char *vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		const char *v = getenv(vars[i]);
 		if (v && *v)
 			return (int32_t)strtol(v, NULL, 10);
 	}
 	return -1;
+}
+
+static int32_t env_rank(void)
+{
+	static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+	return env_first(vars, sizeof(vars) / sizeof(vars[0]));
+}
+
+static int32_t env_world_size(void)
+{
+	static const char *const vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+	return env_first(vars, sizeof(vars) / sizeof(vars[0]));
 }
 
 int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32_t sources)
@@ -219,6 +232,8 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 		.start_ns = clock_now_ns(),
 		.ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
 		.gprof_version = GPDL_VERSION,
+		.world_size = env_world_size(),
+		.dist_backend = "",
 	};
 	r->root = root;
 	r->start_ns = h.start_ns;

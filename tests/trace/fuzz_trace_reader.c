@@ -9,6 +9,7 @@
  * Build with clang and -DGPDL_FUZZ=ON, then for example:
  *
  *   mkdir -p corpus && BUILD/bin/gpdl-gen-trace corpus/seed.gpdl 300 2
+ *   BUILD/bin/gpdl-gen-trace --gpu corpus/seed-gpu.gpdl 300 2
  *   BUILD/tests/fuzz_trace_reader -max_total_time=60 -max_len=65536 corpus
  */
 #include "formats/trace/trace.h"
@@ -27,6 +28,16 @@ static int fuzz_event(void *ctx, const struct trace_event *e)
 	/* the reader's promise: every delivered id resolves */
 	if (!trace_reader_desc(r, e->desc) || !trace_reader_thread(r, e->thread))
 		abort();
+	if (e->ext && e->ext->grid[2] + e->ext->block[2] == 1 && e->ext->total_allocated == 3)
+		return 0; /* read the details, so that ASan sees a bad pointer */
+	return 0;
+}
+
+static int fuzz_device(void *ctx, const struct trace_device *d)
+{
+	if (trace_reader_device_by_id(ctx, d->id) != d)
+		abort();
+	(void)trace_reader_string(ctx, d->name_str);
 	return 0;
 }
 
@@ -60,7 +71,8 @@ static void fuzz_fix_checksums(unsigned char *p, size_t size)
 
 static void fuzz_read(int fd, const char *path, const unsigned char *data, size_t size)
 {
-	const struct trace_visitor v = { .event = fuzz_event, .thread = fuzz_thread };
+	const struct trace_visitor v = { .event = fuzz_event, .thread = fuzz_thread,
+					 .device = fuzz_device };
 	struct trace_reader *r;
 	char err[256];
 	uint64_t off;

@@ -1,5 +1,6 @@
 /*
- * test_trace.c - trace format v1: writer and reader round trips, and the
+ * test_trace.c - trace format 1.x: writer and reader round trips (1.1's GPU
+ * tracks, event details and devices included), a real 1.0 file, and the
  * reader on files that are truncated, bit-flipped, forged or random.
  *
  * The damage tests hold the reader to its contract: any byte sequence gives
@@ -23,6 +24,7 @@
 
 #include "formats/trace/trace.h"
 #include "formats/trace/trace_format.h"
+#include "tests/trace/fixture_v1_0.h"
 
 static char tmpdir[256];
 
@@ -72,8 +74,12 @@ struct got {
 	struct trace_thread threads[4096];
 	int nthreads;
 	const struct trace_thread *thread0; /* as first handed out */
-	struct trace_event *ev;
+	struct trace_event *ev; /* ev[i].ext is NULL: the details are in xev[i] */
+	struct trace_event_ext *xev;
+	unsigned char *hasx; /* the reader gave ev[i] details */
 	size_t nev, ev_cap;
+	struct trace_device devs[16];
+	int ndevs;
 	struct trace_counter ctr[64];
 	int nctr;
 	uint64_t drops;
@@ -113,9 +119,20 @@ static int got_event(void *ctx, const struct trace_event *e)
 	if (g->nev == g->ev_cap) {
 		g->ev_cap = g->ev_cap ? g->ev_cap * 2 : 1024;
 		g->ev = realloc(g->ev, g->ev_cap * sizeof(*g->ev));
+		g->xev = realloc(g->xev, g->ev_cap * sizeof(*g->xev));
+		g->hasx = realloc(g->hasx, g->ev_cap);
 		assert_non_null(g->ev);
+		assert_non_null(g->xev);
+		assert_non_null(g->hasx);
 	}
-	g->ev[g->nev++] = *e;
+	g->ev[g->nev] = *e;
+	g->ev[g->nev].ext = NULL;
+	g->hasx[g->nev] = e->ext != NULL;
+	if (e->ext)
+		g->xev[g->nev] = *e->ext;
+	else
+		memset(&g->xev[g->nev], 0, sizeof(g->xev[g->nev]));
+	g->nev++;
 	return g->stop_after && g->nev == g->stop_after ? 7 : 0;
 }
 
@@ -136,13 +153,23 @@ static int got_drops(void *ctx, uint32_t thread, uint64_t dropped)
 	return 0;
 }
 
+static int got_device(void *ctx, const struct trace_device *d)
+{
+	struct got *g = ctx;
+	if (g->ndevs < 16)
+		g->devs[g->ndevs++] = *d;
+	return 0;
+}
+
 static const struct trace_visitor got_visitor = {
-	got_header, got_process, got_thread, got_event, got_counter, got_drops,
+	got_header, got_process, got_thread, got_event, got_counter, got_drops, got_device,
 };
 
 static void got_free(struct got *g)
 {
 	free(g->ev);
+	free(g->xev);
+	free(g->hasx);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -194,6 +221,13 @@ static void add_event(struct trace_writer *w, uint32_t thread, uint32_t desc, ui
 	assert_int_equal(trace_writer_event(w, &e), 0);
 }
 
+static void add_ext_event(struct trace_writer *w, uint32_t thread, uint32_t desc, uint64_t start,
+			  uint64_t dur, const struct trace_event_ext *x)
+{
+	struct trace_event e = { start, dur, desc, thread, 0, x };
+	assert_int_equal(trace_writer_event(w, &e), 0);
+}
+
 /* A small trace whose every event is its own chunk, for the damage tests. */
 static void write_small(const char *path)
 {
@@ -211,6 +245,40 @@ static void write_small(const char *path)
 		if (i == 6) {
 			assert_int_equal(trace_writer_counter(w, &c), 0);
 			assert_int_equal(trace_writer_drops(w, 1, 3), 0);
+		}
+		assert_int_equal(trace_writer_flush(w), 0);
+	}
+	assert_int_equal(trace_writer_close(w, 9999), 0);
+}
+
+static struct trace_writer *open_writer_dist(const char *path);
+
+/* The same with 1.1's contents: a stream track, a device, events with details
+ * (correlation = start + 7) between compact ones, each its own chunk. */
+static void write_small_gpu(const char *path)
+{
+	struct trace_writer *w = open_writer_dist(path);
+	uint32_t s = trace_writer_string(w, "gemm", 4);
+	uint32_t dk = trace_writer_desc(w, s, 0, 0, TRACE_EV_KERNEL);
+	uint32_t dl = trace_writer_desc(w, s, 0, 0, TRACE_EV_CUDA_RUNTIME);
+	struct trace_thread st = { .index = 1, .pid = 4242, .start_ns = 1000,
+				   .kind = TRACE_TRACK_STREAM, .device = 0, .context = 1, .stream = 7 };
+	struct trace_device dev = { .id = 0, .name_str = s, .sm_count = 132, .warp_size = 32 };
+
+	add_thread(w, 0, 4242);
+	assert_int_equal(trace_writer_thread(w, &st), 0);
+	assert_int_equal(trace_writer_device(w, &dev), 0);
+	for (int i = 0; i < 12; i++) {
+		uint64_t t0 = 1000 + (uint64_t)i * 10;
+		struct trace_event_ext x = { .correlation = t0 + 7, .external_id = (uint64_t)i };
+		if (i % 3 == 0) {
+			add_event(w, 0, dl, t0, 5, 0);
+		} else if (i % 3 == 1) {
+			add_ext_event(w, 0, dl, t0, 5, &x);
+		} else {
+			x.grid[0] = 80, x.block[0] = 256, x.registers = 64, x.bytes = 1u << 20;
+			x.copy_kind = TRACE_COPY_HTOD;
+			add_ext_event(w, 1, dk, t0, 5, &x);
 		}
 		assert_int_equal(trace_writer_flush(w), 0);
 	}
@@ -286,6 +354,20 @@ static size_t craft_events(struct craft *c, uint32_t thread, uint32_t desc, int 
 	}
 	return craft_chunk(c, TRACE_CHUNK_EVENTS, p,
 			   TRACE_EVENTS_HEADER_SIZE + (uint32_t)n * TRACE_EVENT_SIZE);
+}
+
+/* LCFG defining launch configuration 1: grid 8x1x1, block 256x1x1, 32 registers. */
+static void craft_launch(struct craft *c)
+{
+	unsigned char l[8 + TRACE_LAUNCH_SIZE] = { 1, 0, 0, 0, TRACE_LAUNCH_SIZE, 0, 0, 0, 1 };
+	trace_put32(l + 8 + 4, 8);
+	trace_put32(l + 8 + 8, 1);
+	trace_put32(l + 8 + 12, 1);
+	trace_put32(l + 8 + 16, 256);
+	trace_put32(l + 8 + 20, 1);
+	trace_put32(l + 8 + 24, 1);
+	trace_put32(l + 8 + 28, 32);
+	craft_chunk(c, TRACE_CHUNK_LAUNCHES, l, sizeof(l));
 }
 
 static void craft_end(struct craft *c)
@@ -679,6 +761,489 @@ static void test_string_bytes(void **state)
 	free(big);
 }
 
+/* ---- 1.1: GPU tracks, event details, devices ---------------------------------------- */
+
+static struct trace_writer *open_writer_dist(const char *path)
+{
+	struct trace_writer *w;
+	const struct trace_header h = {
+		.sources = TRACE_SRC_NVTX | TRACE_SRC_CUPTI,
+		.clock_domain = "CLOCK_MONOTONIC",
+		.hostname = "node-8",
+		.pid = 4242,
+		.rank = 5,
+		.start_ns = 1000,
+		.ncpus = 8,
+		.world_size = 16,
+		.dist_backend = "nccl",
+	};
+
+	w = trace_writer_open(path, 1);
+	assert_non_null(w);
+	assert_int_equal(trace_writer_header(w, &h), 0);
+	return w;
+}
+
+static void assert_ext_equal(const struct trace_event_ext *a, const struct trace_event_ext *b)
+{
+	assert_int_equal(a->correlation, b->correlation);
+	assert_int_equal(a->external_id, b->external_id);
+	assert_int_equal(a->bytes, b->bytes);
+	assert_int_equal(a->address, b->address);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(a->grid[i], b->grid[i]);
+		assert_int_equal(a->block[i], b->block[i]);
+	}
+	assert_int_equal(a->registers, b->registers);
+	assert_int_equal(a->static_smem, b->static_smem);
+	assert_int_equal(a->dynamic_smem, b->dynamic_smem);
+	assert_int_equal(a->device, b->device);
+	assert_int_equal(a->copy_kind, b->copy_kind);
+	assert_int_equal(a->src_kind, b->src_kind);
+	assert_int_equal(a->dst_kind, b->dst_kind);
+	assert_int_equal(a->is_async, b->is_async);
+	assert_int_equal(a->total_allocated, b->total_allocated);
+}
+
+/* Details with every field set, each to a value that tells it from the others. */
+static struct trace_event_ext ext_full(uint64_t k)
+{
+	struct trace_event_ext x = {
+		.correlation = UINT64_C(0xc0ffee0000000000) + k,
+		.external_id = UINT64_MAX - k,
+		.bytes = (uint64_t)-(int64_t)(4096 + k),
+		.address = UINT64_C(0x7f0000000000) + k * 256,
+		.grid = { 1 + (uint32_t)k, 2, UINT32_MAX },
+		.block = { 128, 4, 3 },
+		.registers = 255,
+		.static_smem = 48 * 1024,
+		.dynamic_smem = 7,
+		.device = -1,
+		.copy_kind = TRACE_COPY_PTOP,
+		.src_kind = TRACE_MEM_PINNED,
+		.dst_kind = TRACE_MEM_MANAGED_STATIC,
+		.is_async = 1,
+		.total_allocated = UINT64_C(80) << 30,
+	};
+	return x;
+}
+
+/* One event per detail group, alone, so that each group's zeroing is seen. */
+static struct trace_event_ext ext_group(int group, uint64_t k)
+{
+	struct trace_event_ext f = ext_full(k), x = { 0 };
+
+	switch (group) {
+	case 0:
+		x.correlation = f.correlation;
+		break;
+	case 1:
+		x.external_id = f.external_id;
+		break;
+	case 2:
+		memcpy(x.grid, f.grid, sizeof(x.grid));
+		memcpy(x.block, f.block, sizeof(x.block));
+		x.registers = f.registers;
+		x.static_smem = f.static_smem;
+		x.dynamic_smem = f.dynamic_smem;
+		break;
+	case 3:
+		x.bytes = f.bytes;
+		x.copy_kind = 200; /* unknown kinds pass through */
+		x.src_kind = f.src_kind;
+		x.dst_kind = 99;
+		x.is_async = f.is_async;
+		break;
+	default:
+		x.address = f.address;
+		x.total_allocated = f.total_allocated;
+		x.device = 3;
+		break;
+	}
+	return x;
+}
+
+static void test_gpu_round_trip(void **state)
+{
+	const char *path = tmp_path("gpu.gpdl");
+	struct trace_writer *w = open_writer_dist(path);
+	struct got g = { 0 };
+	char err[256] = "";
+	struct trace_reader *r;
+	enum { NX = 20000 }; /* several EVNX chunks per stream */
+	uint32_t s_k, s_l, s_gpu, s_s7, d_k, d_l, d_op, d_mem;
+	const struct trace_event_ext zero = { 0 };
+	struct trace_event_ext full = ext_full(0);
+	(void)state;
+
+	s_k = trace_writer_string(w, "ampere_sgemm_128x64_tn", 22);
+	s_l = trace_writer_string(w, "cudaLaunchKernel", 16);
+	s_gpu = trace_writer_string(w, "NVIDIA H100 80GB HBM3", 21);
+	s_s7 = trace_writer_string(w, "stream 7", 8);
+	d_k = trace_writer_desc(w, s_k, 0, 0, TRACE_EV_KERNEL);
+	d_l = trace_writer_desc(w, s_l, 0, 0, TRACE_EV_CUDA_RUNTIME);
+	d_op = trace_writer_desc(w, s_k, 0, 0, TRACE_EV_OPERATOR);
+	d_mem = trace_writer_desc(w, s_l, 0, 0, TRACE_EV_MEMORY);
+
+	struct trace_thread host = { .index = 0, .pid = 4242, .tid = 4242, .start_ns = 1000 };
+	struct trace_thread s7 = { .index = 1, .pid = 4242, .name_str = s_s7, .start_ns = 1000,
+				   .kind = TRACE_TRACK_STREAM, .device = 2, .context = 9,
+				   .stream = UINT64_C(0x123456789a) };
+	struct trace_thread s13 = { .index = 2, .pid = 4242, .start_ns = 1000,
+				    .kind = TRACE_TRACK_STREAM, .device = 0, .context = 1,
+				    .stream = 13 };
+	assert_int_equal(trace_writer_thread(w, &host), 0);
+	assert_int_equal(trace_writer_thread(w, &s7), 0);
+	assert_int_equal(trace_writer_thread(w, &s13), 0);
+	struct trace_device dev = { 2,	  s_gpu, 132,	 2048,		1024, 32, 32, 65536,
+				    65536, 233472, 49152, UINT64_C(85) << 30, 1980000, 9, 0 };
+	struct trace_device dev0 = dev;
+	dev0.id = 0;
+	dev0.name_str = 0;
+	assert_int_equal(trace_writer_device(w, &dev), 0);
+	assert_int_equal(trace_writer_device(w, &dev0), 0);
+
+	/* every field at once, each group alone, all-zero details, no details */
+	add_ext_event(w, 1, d_k, 5000, 100, &full);
+	for (int k = 0; k < 5; k++) {
+		struct trace_event_ext x = ext_group(k, (uint64_t)k);
+		add_ext_event(w, 2, d_k, 6000 + (uint64_t)k, 10, &x);
+	}
+	add_ext_event(w, 0, d_op, 7000, 10, &zero);
+	add_event(w, 0, d_op, 7100, 10, 0);
+	/* host details interleave with compact events; a stream's grow over many chunks */
+	for (uint32_t i = 0; i < NX; i++) {
+		struct trace_event_ext l = { .correlation = 100000 + i, .external_id = i / 2 };
+		struct trace_event_ext kx = ext_full(i);
+		kx.correlation = 100000 + i;
+		if (i % 3 == 0)
+			kx.address = kx.total_allocated = 0, kx.device = 0; /* no ALLOC group */
+		add_event(w, 0, d_op, 10000 + (uint64_t)i * 100, 90, 0);
+		add_ext_event(w, 0, d_l, 10000 + (uint64_t)i * 100 + 5, 20, &l);
+		add_ext_event(w, 1, d_k, 10000 + (uint64_t)i * 100 + 30, 50, &kx);
+		if (i == NX / 2)
+			assert_int_equal(trace_writer_flush(w), 0);
+	}
+	struct trace_event_ext alloc = { .bytes = (uint64_t)-512, .address = 0xdead0000,
+					 .device = -1, .dst_kind = TRACE_MEM_PINNED,
+					 .total_allocated = 4096 };
+	add_ext_event(w, 0, d_mem, 3000000, 0, &alloc);
+	/* a stream ends: its record again, same kind */
+	s7.end_ns = 9000000;
+	assert_int_equal(trace_writer_thread(w, &s7), 0);
+	dev.clock_khz = 1755000; /* a device described again: the later wins */
+	assert_int_equal(trace_writer_device(w, &dev), 0);
+	assert_int_equal(trace_writer_close(w, 9999999), 0);
+
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+
+	const struct trace_header *h = trace_reader_header(r);
+	assert_int_equal(h->version_minor, 1);
+	assert_int_equal(h->world_size, 16);
+	assert_string_equal(h->dist_backend, "nccl");
+	assert_int_equal(h->rank, 5);
+	assert_int_equal(h->sources, TRACE_SRC_NVTX | TRACE_SRC_CUPTI);
+
+	assert_int_equal(trace_reader_thread_count(r), 3);
+	const struct trace_thread *t = trace_reader_thread(r, 0);
+	assert_int_equal(t->kind, TRACE_TRACK_HOST);
+	assert_int_equal(t->device, 0);
+	assert_int_equal(t->stream, 0);
+	t = trace_reader_thread(r, 1);
+	assert_int_equal(t->kind, TRACE_TRACK_STREAM);
+	assert_int_equal(t->device, 2);
+	assert_int_equal(t->context, 9);
+	assert_int_equal(t->stream, UINT64_C(0x123456789a));
+	assert_int_equal(t->tid, 0);
+	assert_int_equal(t->end_ns, 9000000);
+	assert_string_equal(trace_reader_string(r, t->name_str), "stream 7");
+	t = trace_reader_thread(r, 2);
+	assert_int_equal(t->kind, TRACE_TRACK_STREAM);
+	assert_int_equal(t->stream, 13);
+	assert_int_equal(t->context, 1);
+
+	assert_int_equal(trace_reader_device_count(r), 2);
+	assert_int_equal(g.ndevs, 3);
+	const struct trace_device *rd = trace_reader_device_by_id(r, 2);
+	assert_non_null(rd);
+	assert_ptr_equal(rd, trace_reader_device(r, 0));
+	assert_string_equal(trace_reader_string(r, rd->name_str), "NVIDIA H100 80GB HBM3");
+	assert_int_equal(rd->sm_count, 132);
+	assert_int_equal(rd->max_threads_per_sm, 2048);
+	assert_int_equal(rd->max_threads_per_block, 1024);
+	assert_int_equal(rd->max_blocks_per_sm, 32);
+	assert_int_equal(rd->warp_size, 32);
+	assert_int_equal(rd->regs_per_sm, 65536);
+	assert_int_equal(rd->regs_per_block, 65536);
+	assert_int_equal(rd->smem_per_sm, 233472);
+	assert_int_equal(rd->smem_per_block, 49152);
+	assert_int_equal(rd->total_memory, UINT64_C(85) << 30);
+	assert_int_equal(rd->clock_khz, 1755000);
+	assert_int_equal(rd->cc_major, 9);
+	assert_int_equal(rd->cc_minor, 0);
+	assert_int_equal(g.devs[0].clock_khz, 1980000); /* as first delivered */
+	assert_int_equal(trace_reader_device_by_id(r, 0)->name_str, 0);
+	assert_null(trace_reader_device_by_id(r, 1));
+	assert_null(trace_reader_device(r, 2));
+
+	assert_int_equal(g.nev, 3 * NX + 1 + 5 + 2 + 1);
+	size_t n_l = 0, n_k = 0, n_op = 0, groups_seen = 0;
+	for (size_t i = 0; i < g.nev; i++) {
+		const struct trace_event *e = &g.ev[i];
+		const struct trace_event_ext *x = &g.xev[i];
+		if (e->start_ns == 5000) {
+			assert_true(g.hasx[i]);
+			assert_int_equal(e->thread, 1);
+			assert_int_equal(e->dur_ns, 100);
+			assert_ext_equal(x, &full);
+		} else if (e->start_ns >= 6000 && e->start_ns < 6005) {
+			struct trace_event_ext want = ext_group((int)(e->start_ns - 6000),
+								e->start_ns - 6000);
+			assert_true(g.hasx[i]);
+			assert_int_equal(e->thread, 2);
+			assert_ext_equal(x, &want);
+			groups_seen++;
+		} else if (e->start_ns == 7000 || e->start_ns == 7100) {
+			assert_false(g.hasx[i]); /* all-zero details are none */
+			n_op++;
+		} else if (e->start_ns == 3000000) {
+			assert_true(g.hasx[i]);
+			assert_int_equal(e->desc, d_mem);
+			assert_int_equal(e->flags, 0);
+			assert_ext_equal(x, &alloc);
+			assert_true((int64_t)x->bytes == -512);
+		} else if (e->desc == d_op) {
+			assert_false(g.hasx[i]);
+			assert_int_equal(e->thread, 0);
+			assert_int_equal(e->dur_ns, 90);
+			n_op++;
+		} else if (e->desc == d_l) {
+			uint64_t k = (e->start_ns - 10005) / 100;
+			assert_true(g.hasx[i]);
+			assert_int_equal(e->thread, 0);
+			assert_int_equal(e->start_ns, 10005 + k * 100);
+			assert_int_equal(x->correlation, 100000 + k);
+			assert_int_equal(x->external_id, k / 2);
+			assert_int_equal(x->grid[0] | x->block[0] | x->bytes | x->address, 0);
+			n_l++;
+		} else {
+			uint64_t k = (e->start_ns - 10030) / 100;
+			struct trace_event_ext want = ext_full(k);
+			want.correlation = 100000 + k;
+			if (k % 3 == 0)
+				want.address = want.total_allocated = 0, want.device = 0;
+			assert_int_equal(e->desc, d_k);
+			assert_int_equal(e->thread, 1);
+			assert_int_equal(e->dur_ns, 50);
+			assert_true(g.hasx[i]);
+			assert_ext_equal(x, &want);
+			n_k++;
+		}
+	}
+	assert_int_equal(n_l, NX);
+	assert_int_equal(n_k, NX);
+	assert_int_equal(n_op, NX + 2);
+	assert_int_equal(groups_seen, 5);
+	trace_reader_close(r);
+	got_free(&g);
+}
+
+/* The payload length of the chunk whose payload is at p. */
+static uint32_t trace_chunk_len(const unsigned char *p)
+{
+	return trace_le32(p - TRACE_CHUNK_HEADER_SIZE + TRACE_CH_LENGTH);
+}
+
+/* The chunks of a file, by type: how many, and the payload of the first. */
+static size_t chunks_of(const unsigned char *f, size_t size, uint32_t type,
+			const unsigned char **first)
+{
+	size_t off = TRACE_FILE_HEADER_SIZE, n = 0;
+
+	*first = NULL;
+	while (off + TRACE_CHUNK_HEADER_SIZE <= size) {
+		uint32_t t = trace_le32(f + off), len = trace_le32(f + off + 4);
+		if (t == type && !n++)
+			*first = f + off + TRACE_CHUNK_HEADER_SIZE;
+		off += TRACE_CHUNK_HEADER_SIZE + len;
+	}
+	return n;
+}
+
+/* EVNX bytes: ids as u32 offsets from the chunk's bases, launches as LCFG ids,
+ * one LCFG record per distinct configuration; ids that do not fit one chunk's
+ * u32 span start another, and every id reads back exactly. */
+static void test_ext_layout(void **state)
+{
+	const char *path = tmp_path("layout.gpdl");
+	struct trace_writer *w = open_writer_dist(path);
+	const uint64_t corr[] = { 1000, 0, 1003, 1000 + TRACE_EXT_ID_SPAN_MAX };
+	struct got g = { 0 };
+	char err[256];
+	struct trace_reader *r;
+	const unsigned char *p;
+	unsigned char *f;
+	size_t size;
+	uint32_t dk;
+	(void)state;
+
+	dk = trace_writer_desc(w, trace_writer_string(w, "k", 1), 0, 0, TRACE_EV_KERNEL);
+	struct trace_thread s7 = { .index = 0, .kind = TRACE_TRACK_STREAM, .stream = 7 };
+	assert_int_equal(trace_writer_thread(w, &s7), 0);
+	/* two configurations; ids spanning exactly what a chunk holds; the event
+	 * with no correlation is of another group set, so in a chunk of its own */
+	for (int i = 0; i < 4; i++) {
+		struct trace_event_ext x = { .correlation = corr[i], .external_id = 50 + (uint64_t)i,
+					     .grid = { 80, 1, 1 }, .block = { 256, 1, 1 },
+					     .registers = 64, .dynamic_smem = (uint32_t)(i == 2) };
+		add_ext_event(w, 0, dk, 5000 + (uint64_t)i, 10, &x);
+	}
+	assert_int_equal(trace_writer_flush(w), 0);
+	f = slurp(path, &size);
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_LAUNCHES, &p), 1);
+	assert_int_equal(trace_le32(p), 2); /* two configurations */
+	assert_int_equal(trace_le32(p + 4), TRACE_LAUNCH_SIZE);
+	const uint32_t l1[10] = { 1, 80, 1, 1, 256, 1, 1, 64, 0, 0 };
+	for (int k = 0; k < 10; k++)
+		assert_int_equal(trace_le32(p + 8 + 4 * k), l1[k]);
+	assert_int_equal(trace_le32(p + 8 + TRACE_LAUNCH_SIZE), 2);
+	assert_int_equal(trace_le32(p + 8 + TRACE_LAUNCH_SIZE + 36), 1); /* dynamic smem */
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_EVENTS_EXT, &p), 2);
+	assert_int_equal(trace_le32(p + TRACE_EVX_THREAD), 0);
+	assert_int_equal(trace_le32(p + TRACE_EVX_RECORD_SIZE), 28);
+	assert_int_equal(trace_le64(p + TRACE_EVX_BASE), 5000);
+	assert_int_equal(trace_le32(p + TRACE_EVX_GROUPS),
+			 TRACE_EXTG_CORRELATION | TRACE_EXTG_EXTERNAL | TRACE_EXTG_LAUNCH);
+	assert_int_equal(trace_le32(p + TRACE_EVX_RESERVED), 0);
+	assert_int_equal(trace_le64(p + TRACE_EVX_CORR_BASE), 999);
+	assert_int_equal(trace_le64(p + TRACE_EVX_EXT_BASE), 49);
+	/* events 0, 2, 3: {start delta, correlation, external, launch} */
+	const uint32_t want[3][4] = { { 0, 1, 1, 1 }, { 2, 4, 3, 2 }, { 3, UINT32_MAX, 4, 1 } };
+	assert_int_equal(trace_chunk_len(p), TRACE_EVENTS_EXT_HEADER_SIZE + 3 * 28);
+	for (int i = 0; i < 3; i++) {
+		const unsigned char *e = p + TRACE_EVENTS_EXT_HEADER_SIZE + 28 * i;
+		assert_int_equal(trace_le64(e), 10);
+		assert_int_equal(trace_le32(e + 8), want[i][0]);
+		assert_int_equal(trace_le32(e + 12), dk);
+		for (int k = 0; k < 3; k++)
+			assert_int_equal(trace_le32(e + 16 + 4 * k), want[i][1 + k]);
+	}
+	free(f);
+
+	/* one past the span, either way, and the largest ids: new chunks */
+	const uint64_t far[] = { 1000 + TRACE_EXT_ID_SPAN_MAX + 1, 999, UINT64_MAX, UINT64_MAX - 1, 1 };
+	for (int i = 0; i < 5; i++) {
+		struct trace_event_ext x = { .correlation = far[i], .external_id = far[4 - i] };
+		add_ext_event(w, 0, dk, 6000 + (uint64_t)i, 10, &x);
+	}
+	assert_int_equal(trace_writer_close(w, 1), 0);
+	f = slurp(path, &size);
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_LAUNCHES, &p), 1);
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_EVENTS_EXT, &p), 2 + 5);
+	free(f);
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	assert_int_equal(g.nev, 9);
+	for (size_t i = 0; i < g.nev; i++) {
+		const struct trace_event_ext *x = &g.xev[i];
+		uint64_t k = g.ev[i].start_ns % 1000;
+		assert_true(g.hasx[i]);
+		if (g.ev[i].start_ns < 6000) {
+			assert_true(x->correlation == corr[k]);
+			assert_int_equal(x->external_id, 50 + k);
+			assert_int_equal(x->grid[0], 80);
+			assert_int_equal(x->block[0], 256);
+			assert_int_equal(x->registers, 64);
+			assert_int_equal(x->dynamic_smem, k == 2);
+		} else {
+			assert_true(x->correlation == far[k]);
+			assert_true(x->external_id == far[4 - k]);
+			assert_int_equal(x->grid[0] | x->registers, 0);
+		}
+	}
+	trace_reader_close(r);
+	got_free(&g);
+}
+
+/* A file the 1.0 writer wrote reads as it always did, with 1.1's defaults. */
+static void test_v1_0_file(void **state)
+{
+	const char *path = tmp_path("v1.0.gpdl");
+	struct got g = { 0 };
+	char err[256] = "";
+	struct trace_reader *r;
+	(void)state;
+
+	spew(path, trace_v1_0_fixture, trace_v1_0_fixture_len);
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	const struct trace_header *h = trace_reader_header(r);
+	assert_int_equal(h->version_major, 1);
+	assert_int_equal(h->version_minor, 0);
+	assert_int_equal(h->sources, TRACE_SRC_NVTX);
+	assert_true(h->wall_offset_ns == 1700000000000000000LL);
+	assert_string_equal(h->hostname, "v10-host");
+	assert_string_equal(h->cmdline, "python old.py");
+	assert_string_equal(h->gprof_version, "0.1.0");
+	assert_int_equal(h->pid, 77);
+	assert_int_equal(h->rank, -1);
+	assert_int_equal(h->ncpus, 8);
+	assert_int_equal(h->start_ns, 5000);
+	assert_int_equal(h->end_ns, 9000);
+	assert_int_equal(h->world_size, -1);
+	assert_string_equal(h->dist_backend, "");
+
+	assert_int_equal(trace_reader_process_count(r), 1);
+	assert_int_equal(trace_reader_process(r, 0)->end_ns, 8000);
+	assert_int_equal(trace_reader_process(r, 0)->exit_status, 0);
+	assert_int_equal(trace_reader_thread_count(r), 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		const struct trace_thread *t = trace_reader_thread(r, i);
+		assert_int_equal(t->kind, TRACE_TRACK_HOST);
+		assert_int_equal(t->device, 0);
+		assert_int_equal(t->context, 0);
+		assert_int_equal(t->stream, 0);
+		assert_int_equal(t->tid, 77 + i);
+	}
+	assert_string_equal(trace_reader_string(r, trace_reader_thread(r, 0)->name_str), "main");
+	assert_int_equal(trace_reader_thread(r, 1)->end_ns, 7000);
+	assert_int_equal(trace_reader_device_count(r), 0);
+	assert_null(trace_reader_device_by_id(r, 0));
+	assert_int_equal(trace_reader_desc_count(r), 3);
+	assert_int_equal(trace_reader_desc(r, 1)->type, TRACE_EV_PROFILE_STEP);
+	assert_string_equal(trace_reader_string(r, trace_reader_desc(r, 3)->name_str),
+			    "cudaLaunchKernel");
+	assert_string_equal(trace_reader_category_name(r, trace_reader_desc(r, 2)->domain_str, 6),
+			    "ops");
+
+	static const struct {
+		uint64_t start, dur;
+		uint32_t desc, thread;
+		uint8_t flags;
+	} want[] = {
+		{ 6000, 100, 3, 0, 0 }, { 5900, 300, 2, 0, 0 }, { 5500, 2000, 1, 0, 0 },
+		{ 6100, 0, 2, 1, TRACE_EVF_MARK }, { 6200, 50, 3, 1, TRACE_EVF_START_END },
+	};
+	assert_int_equal(g.nev, 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(g.ev[i].start_ns, want[i].start);
+		assert_int_equal(g.ev[i].dur_ns, want[i].dur);
+		assert_int_equal(g.ev[i].desc, want[i].desc);
+		assert_int_equal(g.ev[i].thread, want[i].thread);
+		assert_int_equal(g.ev[i].flags, want[i].flags);
+		assert_false(g.hasx[i]);
+	}
+	assert_int_equal(g.nctr, 1);
+	assert_true(g.ctr[0].value == 42.5);
+	assert_int_equal(trace_reader_total_drops(r), 4);
+	trace_reader_close(r);
+	got_free(&g);
+}
+
 /* ---- the size budget --------------------------------------------------------------- */
 
 static void test_bytes_per_event(void **state)
@@ -709,6 +1274,60 @@ static void test_bytes_per_event(void **state)
 	assert_true((double)st.st_size / N <= 17.0); /* budget 24, design 16 + chunk overhead */
 }
 
+/* A GPU-heavy trace as PyTorch makes one: per operator a compact range, a
+ * launch with correlation and operator id, and the kernel on a stream with its
+ * launch details; every fourth also a copy. */
+static void test_bytes_per_event_gpu(void **state)
+{
+	const char *path = tmp_path("size-gpu.gpdl");
+	struct trace_writer *w = open_writer(path);
+	enum { OPS = 50000 };
+	uint32_t d_op, d_launch, d_copy, d_kernel, d_memcpy;
+	uint64_t n = 0;
+	struct stat st;
+	(void)state;
+
+	d_op = trace_writer_desc(w, trace_writer_string(w, "aten::mm", 8), 0, 0, TRACE_EV_OPERATOR);
+	d_launch = trace_writer_desc(w, trace_writer_string(w, "cudaLaunchKernel", 16), 0, 0,
+				     TRACE_EV_CUDA_RUNTIME);
+	d_copy = trace_writer_desc(w, trace_writer_string(w, "cudaMemcpyAsync", 15), 0, 0,
+				   TRACE_EV_CUDA_RUNTIME);
+	d_kernel = trace_writer_desc(w, trace_writer_string(w, "sm90_xmma_gemm", 14), 0, 0,
+				     TRACE_EV_KERNEL);
+	d_memcpy = trace_writer_desc(w, trace_writer_string(w, "Memcpy HtoD", 11), 0, 0,
+				     TRACE_EV_MEMCPY);
+	add_thread(w, 0, 100);
+	struct trace_thread st7 = { .index = 1, .pid = 4242, .kind = TRACE_TRACK_STREAM, .stream = 7 };
+	assert_int_equal(trace_writer_thread(w, &st7), 0);
+	for (uint32_t i = 0; i < OPS; i++) {
+		uint64_t t = 1000000 + (uint64_t)i * 5000, corr = 2 * (uint64_t)i + 1;
+		struct trace_event_ext l = { .correlation = corr, .external_id = i + 1 };
+		struct trace_event_ext k = { .correlation = corr, .external_id = i + 1,
+					     .grid = { 132, 1, 1 }, .block = { 384, 1, 1 },
+					     .registers = 168, .dynamic_smem = 200000 };
+		add_event(w, 0, d_op, t, 3000, 0);
+		add_ext_event(w, 0, d_launch, t + 100, 800, &l);
+		add_ext_event(w, 1, d_kernel, t + 1000, 2500, &k);
+		n += 3;
+		if (i % 4 == 0) {
+			struct trace_event_ext c = { .correlation = corr + 1, .external_id = i + 1,
+						     .bytes = 1u << 20, .copy_kind = TRACE_COPY_HTOD,
+						     .src_kind = TRACE_MEM_PINNED,
+						     .dst_kind = TRACE_MEM_DEVICE, .is_async = 1 };
+			l.correlation = corr + 1;
+			add_ext_event(w, 0, d_copy, t + 1000, 300, &l);
+			add_ext_event(w, 1, d_memcpy, t + 3600, 200, &c);
+			n += 2;
+		}
+	}
+	assert_int_equal(trace_writer_close(w, 1), 0);
+	assert_int_equal(stat(path, &st), 0);
+	print_message("bytes per event, GPU-heavy: %.2f\n", (double)st.st_size / (double)n);
+	/* per 4 operators 4 x (16 + (16+4+4) + (16+4+4+4)) + (16+4+4) + (16+4+4+12) bytes
+	 * over 14 events: 23.71, plus chunk headers; the budget is 24 */
+	assert_true((double)st.st_size / (double)n < 24.0);
+}
+
 /* ---- damage ---------------------------------------------------------------------------- */
 
 /* The events in EVNT chunks that lie wholly within the first len bytes. */
@@ -723,20 +1342,32 @@ static size_t events_before(const unsigned char *f, size_t size, size_t len, siz
 			break;
 		if (type == TRACE_CHUNK_EVENTS)
 			n += (clen - TRACE_EVENTS_HEADER_SIZE) / TRACE_EVENT_SIZE;
+		if (type == TRACE_CHUNK_EVENTS_EXT)
+			n += (clen - TRACE_EVENTS_EXT_HEADER_SIZE) /
+			     trace_le32(f + off + TRACE_CHUNK_HEADER_SIZE + 4);
 		off = end;
 	}
 	*damage_at = off;
 	return n;
 }
 
-static void test_truncation_everywhere(void **state)
+/* Events a damage test delivered are intact: duration 5, details as written. */
+static void assert_small_events(const struct got *g)
+{
+	for (size_t i = 0; i < g->nev; i++) {
+		assert_int_equal(g->ev[i].dur_ns, 5);
+		if (g->hasx[i])
+			assert_int_equal(g->xev[i].correlation, g->ev[i].start_ns + 7);
+	}
+}
+
+static void truncation_everywhere(void (*write)(const char *))
 {
 	const char *path = tmp_path("trunc-src.gpdl"), *cut = tmp_path("trunc.gpdl");
 	unsigned char *f;
 	size_t size, total, at;
-	(void)state;
 
-	write_small(path);
+	write(path);
 	f = slurp(path, &size);
 	total = events_before(f, size, size, &at);
 	assert_int_equal(total, 12);
@@ -771,22 +1402,27 @@ static void test_truncation_everywhere(void **state)
 			else
 				assert_non_null(strstr(why, "truncated"));
 		}
-		for (size_t i = 0; i < g.nev; i++) /* delivered events are intact */
-			assert_int_equal(g.ev[i].dur_ns, 5);
+		assert_small_events(&g);
 		trace_reader_close(r);
 		got_free(&g);
 	}
 	free(f);
 }
 
-static void test_bit_flip_everywhere(void **state)
+static void test_truncation_everywhere(void **state)
+{
+	(void)state;
+	truncation_everywhere(write_small);
+	truncation_everywhere(write_small_gpu);
+}
+
+static void bit_flip_everywhere(void (*write)(const char *))
 {
 	const char *path = tmp_path("flip-src.gpdl"), *bad = tmp_path("flip.gpdl");
 	unsigned char *f;
 	size_t size;
-	(void)state;
 
-	write_small(path);
+	write(path);
 	f = slurp(path, &size);
 	for (size_t i = 0; i < size; i++) {
 		for (int bit = 0; bit < 8; bit++) {
@@ -809,11 +1445,19 @@ static void test_bit_flip_everywhere(void **state)
 			assert_true(off <= i); /* found at or before the flipped byte's chunk */
 			/* everything before the damaged chunk was delivered */
 			assert_int_equal(g.nev, events_before(f, size, off, &ok_end));
+			assert_small_events(&g);
 			trace_reader_close(r);
 			got_free(&g);
 		}
 	}
 	free(f);
+}
+
+static void test_bit_flip_everywhere(void **state)
+{
+	(void)state;
+	bit_flip_everywhere(write_small);
+	bit_flip_everywhere(write_small_gpu);
 }
 
 /* The file as it was after the last flush, before close: no END chunk. */
@@ -911,7 +1555,7 @@ static void test_forward_compatible(void **state)
 		memcpy(c.buf + c.len, b.buf + 32, b.len - 32);
 		c.len += b.len - 32;
 	}
-	craft_chunk(&c, TRACE_FOURCC('D', 'E', 'V', 'P'), xtra, sizeof(xtra));
+	craft_chunk(&c, TRACE_FOURCC('F', 'U', 'T', 'R'), xtra, sizeof(xtra));
 	trace_put32(ev, 0);
 	trace_put32(ev + 4, 24); /* records grew by 8 bytes */
 	trace_put64(ev + 8, 1000);
@@ -940,6 +1584,125 @@ static void test_forward_compatible(void **state)
 	got_free(&g);
 }
 
+/* A later minor version grows 1.1's records too: longer META, THRD, DEVP and
+ * EVNX records, and EVNX groups this version does not know. */
+static void test_forward_compatible_1_1(void **state)
+{
+	const char *path = tmp_path("newer11.gpdl");
+	unsigned char strs[] = { 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 'x', 4, 0, 0, 0, 'n', 'c', 'c', 'l' };
+	unsigned char meta[TRACE_META_SIZE_1_1 + 8] = { 0 };
+	unsigned char desc[8 + TRACE_DESC_SIZE] = { 1, 0, 0, 0, TRACE_DESC_SIZE, 0, 0, 0,
+						    1, 0, 0, 0, 1, 0, 0, 0, [8 + 16] = TRACE_EV_KERNEL };
+	enum { TRS = TRACE_THREAD_SIZE_1_1 + 4, DRS = TRACE_DEVICE_SIZE + 4, LRS = TRACE_LAUNCH_SIZE + 4,
+	       XRS = 16 + 4 + 4 + 12 + 6 };
+	unsigned char thrd[8 + TRS] = { 1, 0, 0, 0, TRS };
+	unsigned char devp[8 + DRS] = { 1, 0, 0, 0, DRS };
+	unsigned char lcfg[8 + LRS] = { 1, 0, 0, 0, LRS };
+	unsigned char ev[TRACE_EVENTS_EXT_HEADER_SIZE + 2 * XRS] = { 0 };
+	struct craft c;
+	struct got g = { 0 };
+	char err[256];
+	struct trace_reader *r;
+	(void)state;
+
+	craft_file_header(&c, TRACE_FORMAT_VERSION_MAJOR, 7);
+	craft_chunk(&c, TRACE_CHUNK_STRINGS, strs, sizeof(strs));
+	trace_put32(meta + TRACE_META_HOST_STR, 1);
+	trace_put32(meta + TRACE_META_WORLD_SIZE, 8);
+	trace_put32(meta + TRACE_META_BACKEND_STR, 2);
+	memset(meta + TRACE_META_SIZE_1_1, 0xee, 8);
+	craft_chunk(&c, TRACE_CHUNK_META, meta, sizeof(meta));
+	craft_chunk(&c, TRACE_CHUNK_DESCS, desc, sizeof(desc));
+	thrd[8 + TRACE_THREAD_KIND] = TRACE_TRACK_STREAM;
+	trace_put32(thrd + 8 + TRACE_THREAD_DEVICE, 3);
+	trace_put64(thrd + 8 + TRACE_THREAD_STREAM, 21);
+	memset(thrd + 8 + TRACE_THREAD_SIZE_1_1, 0xee, 4);
+	craft_chunk(&c, TRACE_CHUNK_THREADS, thrd, sizeof(thrd));
+	trace_put32(devp + 8, 3);
+	trace_put32(devp + 8 + 8, 108);
+	trace_put16(devp + 8 + 56, 8);
+	memset(devp + 8 + TRACE_DEVICE_SIZE, 0xee, 4);
+	craft_chunk(&c, TRACE_CHUNK_DEVICES, devp, sizeof(devp));
+	/* one launch configuration, its record grown by 4 bytes */
+	trace_put32(lcfg + 8, 1);
+	for (int k = 0; k < 9; k++)
+		trace_put32(lcfg + 8 + 4 + 4 * k, 100 + (uint32_t)k);
+	memset(lcfg + 8 + TRACE_LAUNCH_SIZE, 0xee, 4);
+	craft_chunk(&c, TRACE_CHUNK_LAUNCHES, lcfg, sizeof(lcfg));
+	/* groups CORRELATION | LAUNCH | TRANSFER and an unknown bit 9, whose 6 bytes trail */
+	trace_put32(ev + TRACE_EVX_RECORD_SIZE, XRS);
+	trace_put64(ev + TRACE_EVX_BASE, 1000);
+	trace_put32(ev + TRACE_EVX_GROUPS,
+		    TRACE_EXTG_CORRELATION | TRACE_EXTG_LAUNCH | TRACE_EXTG_TRANSFER | 1u << 9);
+	trace_put64(ev + TRACE_EVX_CORR_BASE, 499);
+	trace_put64(ev + TRACE_EVX_EXT_BASE, 77); /* no EXTERNAL group: unused */
+	for (int i = 0; i < 2; i++) {
+		unsigned char *e = ev + TRACE_EVENTS_EXT_HEADER_SIZE + i * XRS;
+		trace_put64(e, 40);
+		trace_put32(e + 8, (uint32_t)i);
+		trace_put32(e + 12, 1);
+		trace_put32(e + 16, 2 * (uint32_t)i); /* correlation: none, then 501 */
+		trace_put32(e + 20, (uint32_t)i);     /* launch: none, then configuration 1 */
+		trace_put64(e + 24, 4096);
+		e[32] = 42; /* a copy kind from the future */
+		e[35] = 1;
+		memset(e + 36, 0xee, 6);
+	}
+	craft_chunk(&c, TRACE_CHUNK_EVENTS_EXT, ev, sizeof(ev));
+	craft_end(&c);
+	spew(path, c.buf, c.len);
+
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	if (trace_reader_damage(r, NULL))
+		fail_msg("%s", trace_reader_damage(r, NULL));
+	assert_int_equal(trace_reader_header(r)->world_size, 8);
+	assert_string_equal(trace_reader_header(r)->dist_backend, "nccl");
+	const struct trace_thread *t = trace_reader_thread(r, 0);
+	assert_int_equal(t->kind, TRACE_TRACK_STREAM);
+	assert_int_equal(t->device, 3);
+	assert_int_equal(t->stream, 21);
+	assert_int_equal(trace_reader_device_by_id(r, 3)->sm_count, 108);
+	assert_int_equal(trace_reader_device_by_id(r, 3)->cc_major, 8);
+	assert_int_equal(g.nev, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_true(g.hasx[i]);
+		assert_int_equal(g.ev[i].start_ns, 1000 + (uint64_t)i);
+		assert_int_equal(g.ev[i].dur_ns, 40);
+		assert_int_equal(g.xev[i].correlation, i ? 501 : 0);
+		assert_int_equal(g.xev[i].bytes, 4096);
+		assert_int_equal(g.xev[i].copy_kind, 42);
+		assert_int_equal(g.xev[i].is_async, 1);
+		assert_int_equal(g.xev[i].external_id | g.xev[i].address | g.xev[i].device, 0);
+	}
+	assert_int_equal(g.xev[0].grid[0] | g.xev[0].block[0] | g.xev[0].dynamic_smem, 0);
+	assert_int_equal(g.xev[1].grid[0], 100);
+	assert_int_equal(g.xev[1].grid[2], 102);
+	assert_int_equal(g.xev[1].block[0], 103);
+	assert_int_equal(g.xev[1].block[2], 105);
+	assert_int_equal(g.xev[1].registers, 106);
+	assert_int_equal(g.xev[1].static_smem, 107);
+	assert_int_equal(g.xev[1].dynamic_smem, 108);
+	trace_reader_close(r);
+	got_free(&g);
+
+	/* a 1.1 META naming a string that does not exist is damage at META */
+	craft_file_header(&c, TRACE_FORMAT_VERSION_MAJOR, 1);
+	craft_chunk(&c, TRACE_CHUNK_STRINGS, strs, sizeof(strs));
+	trace_put32(meta + TRACE_META_BACKEND_STR, 3);
+	size_t at = craft_chunk(&c, TRACE_CHUNK_META, meta, TRACE_META_SIZE_1_1);
+	craft_end(&c);
+	spew(path, c.buf, c.len);
+	g = (struct got){ 0 };
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	uint64_t off;
+	assert_non_null(strstr(trace_reader_damage(r, &off), "unknown string 3"));
+	assert_int_equal(off, at);
+	trace_reader_close(r);
+	got_free(&g);
+}
+
 /* Chunks whose checksums hold but whose contents lie. */
 static void test_forged_chunks(void **state)
 {
@@ -947,9 +1710,52 @@ static void test_forged_chunks(void **state)
 	struct {
 		const char *what;
 		uint32_t type;
-		unsigned char payload[64];
+		unsigned char payload[128];
 		uint32_t len;
+		int lcfg; /* the base defines launch configuration 1 first */
+		const char *why; /* in the damage message; NULL: not checked */
 	} cases[] = {
+		/* 1.1: EVNX {thread, record_size, base, groups, 0, corr_base, ext_base},
+		 * one record at 40; LCFG, DEVP, THRD kinds. The base has no LCFG unless
+		 * the case says so (then it defines launch configuration 1). */
+		{ "ext unknown thread", TRACE_CHUNK_EVENTS_EXT,
+		  { 1, 0, 0, 0, 20, 0, 0, 0, [16] = 1, [40 + 12] = 1 }, 60, 0, "unknown thread" },
+		{ "ext desc 0", TRACE_CHUNK_EVENTS_EXT, { 0, 0, 0, 0, 20, 0, 0, 0, [16] = 1 }, 60, 0, "unknown desc 0" },
+		{ "ext unknown desc", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = 1, [40 + 12] = 2 }, 60, 0, "unknown desc 2" },
+		{ "ext records short of their groups", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = TRACE_EXTG_CORRELATION | TRACE_EXTG_TRANSFER,
+		    [40 + 12] = 1 }, 60, 0, "record size 20" },
+		{ "ext record size 0", TRACE_CHUNK_EVENTS_EXT, { 0 }, 60, 0, "record size 0" },
+		{ "ext ragged", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = 1, [40 + 12] = 1 }, 61, 0, "record size 20" },
+		{ "ext short", TRACE_CHUNK_EVENTS_EXT, { 0, 0, 0, 0, 16 }, 39, 0, "shorter than its header" },
+		{ "ext launch with no LCFG", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = TRACE_EXTG_LAUNCH, [40 + 12] = 1, [40 + 16] = 1 },
+		  60, 0, "unknown launch configuration 1" },
+		{ "ext launch past LCFG", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 28, 0, 0, 0,
+		    [16] = TRACE_EXTG_CORRELATION | TRACE_EXTG_EXTERNAL | TRACE_EXTG_LAUNCH,
+		    [40 + 12] = 1, [40 + 16] = 1, [40 + 20] = 1, [40 + 24] = 2 },
+		  68, 1, "unknown launch configuration 2" },
+		{ "ext launch huge id", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = TRACE_EXTG_LAUNCH, [40 + 12] = 1,
+		    [40 + 16] = 0xff, 0xff, 0xff, 0xff },
+		  60, 1, "unknown launch configuration 4294967295" },
+		{ "launch id gap", TRACE_CHUNK_LAUNCHES, { 1, 0, 0, 0, 40, 0, 0, 0, 2 }, 48, 0, "id 2 out of sequence" },
+		{ "launch id 0", TRACE_CHUNK_LAUNCHES, { 1, 0, 0, 0, 40, 0, 0, 0, 0 }, 48, 0, "id 0 out of sequence" },
+		{ "launch id repeated", TRACE_CHUNK_LAUNCHES, { 1, 0, 0, 0, 40, 0, 0, 0, 1 }, 48, 1, "id 1 out of sequence" },
+		{ "launch small records", TRACE_CHUNK_LAUNCHES, { 1, 0, 0, 0, 36, 0, 0, 0, 1 }, 44, 0, "at least 40" },
+		{ "launch count", TRACE_CHUNK_LAUNCHES, { 2, 0, 0, 0, 40, 0, 0, 0, 1 }, 48, 0, "disagrees" },
+		{ "launch short", TRACE_CHUNK_LAUNCHES, { 0 }, 7, 0, "shorter than its header" },
+		{ "device string", TRACE_CHUNK_DEVICES, { 1, 0, 0, 0, 60, 0, 0, 0, [12] = 9 }, 68 },
+		{ "device small records", TRACE_CHUNK_DEVICES, { 1, 0, 0, 0, 56 }, 64 },
+		{ "device count", TRACE_CHUNK_DEVICES, { 2, 0, 0, 0, 60 }, 68 },
+		{ "thread changes kind", TRACE_CHUNK_THREADS,
+		  { 1, 0, 0, 0, 52, 0, 0, 0, [8 + 32] = TRACE_TRACK_STREAM }, 60 },
+		{ "new thread changes kind", TRACE_CHUNK_THREADS,
+		  { 2, 0, 0, 0, 52, 0, 0, 0, [8] = 1, [60] = 1, [60 + 32] = TRACE_TRACK_STREAM },
+		  112 },
 		{ "unknown desc", TRACE_CHUNK_EVENTS, { 0, 0, 0, 0, 16, 0, 0, 0, [16 + 12] = 2 }, 32 },
 		{ "desc 0", TRACE_CHUNK_EVENTS, { 0, 0, 0, 0, 16, 0, 0, 0 }, 32 },
 		{ "unknown thread", TRACE_CHUNK_EVENTS, { 1, 0, 0, 0, 16, 0, 0, 0, [16 + 12] = 1 }, 32 },
@@ -984,6 +1790,8 @@ static void test_forged_chunks(void **state)
 		size_t at;
 
 		craft_base(&c);
+		if (cases[k].lcfg)
+			craft_launch(&c);
 		craft_events(&c, 0, 1, 3);
 		at = craft_chunk(&c, cases[k].type, cases[k].payload, cases[k].len);
 		craft_events(&c, 0, 1, 2);
@@ -993,6 +1801,9 @@ static void test_forged_chunks(void **state)
 		assert_non_null(r);
 		if (!trace_reader_damage(r, &off))
 			fail_msg("forged chunk not detected: %s", cases[k].what);
+		if (cases[k].why && !strstr(trace_reader_damage(r, NULL), cases[k].why))
+			fail_msg("%s: damage '%s', expected '%s'", cases[k].what,
+				 trace_reader_damage(r, NULL), cases[k].why);
 		assert_int_equal(off, at);
 		assert_int_equal(g.nev, 3);
 		trace_reader_close(r);
@@ -1087,7 +1898,7 @@ static void test_random_files(void **state)
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	(void)state;
 
-	for (int k = 0; k < 3000; k++) {
+	for (int k = 0; k < 4000; k++) {
 		struct craft c;
 		struct got g = { 0 };
 		char err[256];
@@ -1102,6 +1913,8 @@ static void test_random_files(void **state)
 			c.len = len;
 		} else { /* a real start, then chunks with valid checksums and random contents */
 			craft_base(&c);
+			if (k % 2) /* launch configurations for EVNX records to refer to */
+				craft_launch(&c);
 			int n = (int)(RND() % 6);
 			for (int j = 0; j < n; j++) {
 				static const uint32_t types[] = {
@@ -1109,14 +1922,24 @@ static void test_random_files(void **state)
 					TRACE_CHUNK_CATEGORIES, TRACE_CHUNK_PROCESSES,
 					TRACE_CHUNK_THREADS, TRACE_CHUNK_EVENTS,
 					TRACE_CHUNK_COUNTERS, TRACE_CHUNK_DROPS, TRACE_CHUNK_END, 7,
+					TRACE_CHUNK_EVENTS_EXT, TRACE_CHUNK_DEVICES,
+					TRACE_CHUNK_LAUNCHES,
 				};
 				unsigned char p[256];
 				uint32_t plen = (uint32_t)(RND() % sizeof(p));
 				for (uint32_t i = 0; i < plen; i++)
 					p[i] = (unsigned char)(RND() % 4 ? RND() % 3 : RND());
-				if (plen >= 8 && RND() % 2) /* plausible sub-headers */
-					trace_put32(p + 4, (uint32_t)(RND() % 40));
-				craft_chunk(&c, types[RND() % 11], p, plen);
+				if (plen >= 8 && RND() % 2) { /* plausible sub-headers */
+					uint64_t most = RND() % 2 ? 40 : 120;
+					trace_put32(p + 4, (uint32_t)(RND() % most));
+				}
+				if (plen >= 20 && RND() % 2) /* plausible EVNX groups */
+					trace_put32(p + 16, (uint32_t)(RND() % 64));
+				if (plen >= 48 && RND() % 2) { /* plausible launch ids */
+					uint64_t at = 40 + 16 + 4 * (RND() % 3);
+					trace_put32(p + at, (uint32_t)(RND() % 3));
+				}
+				craft_chunk(&c, types[RND() % 14], p, plen);
 			}
 			if (RND() % 2)
 				craft_end(&c);
@@ -1131,6 +1954,10 @@ static void test_random_files(void **state)
 				assert_non_null(trace_reader_desc(r, g.ev[i].desc));
 				assert_non_null(trace_reader_thread(r, g.ev[i].thread));
 			}
+			for (uint32_t i = 0; i < trace_reader_device_count(r); i++)
+				assert_ptr_equal(trace_reader_device_by_id(
+							 r, trace_reader_device(r, i)->id),
+						 trace_reader_device(r, i));
 			trace_reader_close(r);
 		} else {
 			assert_true(err[0] != '\0');
@@ -1159,11 +1986,20 @@ static void test_writer_rejects(void **state)
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(trace_writer_desc(w, 99, 0, 0, 0), 0); /* unknown string */
 	assert_int_equal(trace_writer_drops(w, 0, 1), -1);
+	struct trace_device dv = { .id = 0, .name_str = 77 }; /* unknown string */
+	assert_int_equal(trace_writer_device(w, &dv), -1);
+	assert_int_equal(errno, EINVAL);
+	struct trace_thread odd = { .index = 0, .kind = TRACE_TRACK_STREAM + 1 };
+	assert_int_equal(trace_writer_thread(w, &odd), -1); /* a kind this version lacks */
+	odd.kind = TRACE_TRACK_STREAM;
+	assert_int_equal(trace_writer_thread(w, &odd), 0);
+	odd.kind = TRACE_TRACK_HOST;
+	assert_int_equal(trace_writer_thread(w, &odd), -1); /* a track keeps its kind */
+	assert_int_equal(errno, EINVAL);
 	struct trace_header h = { 0 };
 	assert_int_equal(trace_writer_header(w, &h), -1); /* a second header */
 	uint32_t d = trace_writer_desc(w, trace_writer_string(w, "a", 1), 0, 0, 0);
 	assert_int_equal(d, 1);
-	add_thread(w, 0, 1);
 	for (int i = 0; i < 100; i++)
 		add_event(w, 0, d, (uint64_t)i, 1, 0);
 	assert_int_equal(trace_writer_close(w, 1), 0);
@@ -1185,6 +2021,8 @@ static void test_writer_rejects(void **state)
 	assert_non_null(r);
 	assert_null(trace_reader_damage(r, NULL));
 	assert_int_equal(trace_reader_header(r)->rank, -1);
+	assert_int_equal(trace_reader_header(r)->world_size, -1);
+	assert_string_equal(trace_reader_header(r)->dist_backend, "");
 	assert_int_equal(trace_reader_header(r)->end_ns, 5);
 	trace_reader_close(r);
 	got_free(&g);
@@ -1196,7 +2034,13 @@ static void test_names(void **state)
 	const char *expect[] = { "UserDefined", "ProfileStep", "Dataloader", "Forward",
 				 "Backward", "Optimization", "Operator", "OperatorInner",
 				 "PythonOp", "CudaRuntime", "Kernel", "Memcpy", "Memset",
-				 "Communication" };
+				 "Communication", "Memory" };
+	static const char *const copies[] = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					      "AtoD",	 "DtoA", "DtoD", "HtoH", "PtoP" };
+	static const char *const mems[] = { "Unknown", "Pageable", "Pinned",	   "Device",
+					    "Array",   "Managed",  "Device Static", "Managed Static" };
+
+	assert_int_equal(sizeof(expect) / sizeof(expect[0]), TRACE_EV_TYPE_COUNT);
 	for (unsigned i = 0; i < TRACE_EV_TYPE_COUNT; i++) {
 		assert_string_equal(trace_event_type_name(i), expect[i]);
 		assert_int_equal(trace_event_type_is_device(i),
@@ -1210,6 +2054,17 @@ static void test_names(void **state)
 	assert_string_equal(trace_counter_name(TRACE_CTR_RSS_BYTES), "RSS");
 	assert_string_equal(trace_counter_name(0), "?");
 	assert_string_equal(trace_counter_name(99), "?");
+	for (unsigned i = 0; i < sizeof(copies) / sizeof(copies[0]); i++)
+		assert_string_equal(trace_copy_kind_name(i), copies[i]);
+	assert_string_equal(trace_copy_kind_name(TRACE_COPY_HTOD), "HtoD");
+	assert_string_equal(trace_copy_kind_name(TRACE_COPY_PTOP), "PtoP");
+	assert_string_equal(trace_copy_kind_name(11), "?");
+	assert_string_equal(trace_copy_kind_name(255), "?");
+	for (unsigned i = 0; i < sizeof(mems) / sizeof(mems[0]); i++)
+		assert_string_equal(trace_memory_kind_name(i), mems[i]);
+	assert_string_equal(trace_memory_kind_name(TRACE_MEM_PINNED), "Pinned");
+	assert_string_equal(trace_memory_kind_name(8), "?");
+	assert_string_equal(trace_memory_kind_name(UINT32_MAX), "?");
 }
 
 static int setup(void **state)
@@ -1232,17 +2087,22 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_gpu_round_trip),
+		cmocka_unit_test(test_ext_layout),
+		cmocka_unit_test(test_v1_0_file),
 		cmocka_unit_test(test_many_threads),
 		cmocka_unit_test(test_writer_memory_cap),
 		cmocka_unit_test(test_far_starts_and_long_durations),
 		cmocka_unit_test(test_marks_and_flags),
 		cmocka_unit_test(test_string_bytes),
 		cmocka_unit_test(test_bytes_per_event),
+		cmocka_unit_test(test_bytes_per_event_gpu),
 		cmocka_unit_test(test_truncation_everywhere),
 		cmocka_unit_test(test_bit_flip_everywhere),
 		cmocka_unit_test(test_no_end),
 		cmocka_unit_test(test_not_a_trace),
 		cmocka_unit_test(test_forward_compatible),
+		cmocka_unit_test(test_forward_compatible_1_1),
 		cmocka_unit_test(test_forged_chunks),
 		cmocka_unit_test(test_damage_kinds),
 		cmocka_unit_test(test_random_files),
