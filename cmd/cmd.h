@@ -9,6 +9,7 @@
 #define GPDL_CMD_H
 
 int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_summary(int argc, char **argv);

@@ -1,0 +1,143 @@
+/*
+ * import.c - gprof-dl import: a chrome-trace JSON file from another profiler
+ * (PyTorch's, Paddle's) or from gprof-dl's own export, as a gprof-dl trace.
+ *
+ *   gprof-dl import FILE.json[.gz] [-o FILE.gpdl] [--force] [--quiet]
+ *
+ * The output name defaults to FILE with .json or .json.gz replaced by .gpdl,
+ * and an existing file is never overwritten without --force. The input is
+ * recognised by its content (formats/import/import.h), so a gzip'ed file
+ * needs no particular name. On success one line on standard error says what
+ * was imported, and while a long import runs, a progress line when standard
+ * error is a terminal.
+ *
+ * Exit status: 0 written, 1 the input is not a readable chrome trace or the
+ * output cannot be written (nothing is left behind), 2 usage.
+ */
+#include "cmd/cmd.h"
+#include "formats/import/import.h"
+#include "lib/analysis/progress.h"
+#include "lib/common/error.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char import_usage[] =
+	"usage: gprof-dl import FILE.json[.gz] [-o OUT] [--force] [--quiet]\n"
+	"\n"
+	"    -o, --output OUT\n"
+	"                   the trace to write (default: FILE with .json or .json.gz\n"
+	"                   replaced by .gpdl)\n"
+	"    -f, --force    overwrite OUT if it exists\n"
+	"    -q, --quiet    say nothing on success\n"
+	"    -h, --help     show this help\n"
+	"\n"
+	"Reads the chrome-trace JSON of the PyTorch profiler (torch.profiler, and the\n"
+	"older torch.autograd.profiler), PaddlePaddle's profiler and gprof-dl's own\n"
+	"export, plain or gzip'ed. See 'man gprof-dl-import'.\n";
+
+struct import_opts {
+	int force, quiet;
+	const char *input;
+	const char *output;
+};
+
+static void parse_args(int argc, char **argv, struct import_opts *o)
+{
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"force", no_argument, NULL, 'f'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":o:fqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			fputs(import_usage, stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		usage_error("no JSON file given");
+	if (argc - optind > 1)
+		usage_error("one file at a time ('%s' is one too many)", argv[optind + 1]);
+	o->input = argv[optind];
+	if (o->output && !*o->output)
+		usage_error("empty output name");
+	if (o->output && strcmp(o->output, "-") == 0)
+		usage_error("a trace is written to a file, not to standard output");
+}
+
+static void import_tick(uint64_t events)
+{
+	progress_tick(events, "events");
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t m = strlen(suffix);
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* FILE.json, FILE.json.gz -> FILE.gpdl; anything else gets .gpdl appended. */
+static char *default_output(const char *input)
+{
+	size_t n = strlen(input);
+	char *out = xmalloc(n + sizeof(".gpdl"));
+	memcpy(out, input, n + 1);
+	if (ends_with(input, n, ".json.gz"))
+		out[n - 8] = '\0';
+	else if (ends_with(input, n, ".json"))
+		out[n - 5] = '\0';
+	strcat(out, ".gpdl");
+	return out;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	struct import_opts o = {0};
+	struct import_stats st;
+	char err[1024];
+
+	parse_args(argc, argv, &o);
+	char *defname = o.output ? NULL : default_output(o.input);
+	const char *path = o.output ? o.output : defname;
+	/* a line on a terminal's stderr when the import takes more than a second */
+	progress_enable(!o.quiet);
+	progress_phase("importing '%s'", o.input);
+	import_set_progress(import_tick);
+	int rc = import_chrome_trace(o.input, path, o.force, &st, err, sizeof(err));
+	import_set_progress(NULL);
+	progress_done();
+	if (rc < 0) {
+		fprintf(stderr, "gprof-dl: %s\n", err);
+	} else if (!o.quiet) {
+		unsigned long long events = st.events, counters = st.counters, tracks = st.tracks;
+		fprintf(stderr, "gprof-dl: imported %llu events", events);
+		if (counters)
+			fprintf(stderr, " and %llu counter samples", counters);
+		fprintf(stderr, " on %llu tracks from '%s' (%s) into '%s'\n", tracks, o.input,
+			import_format_name(st.format), path);
+	}
+	free(defname);
+	return rc < 0 ? 1 : 0;
+}

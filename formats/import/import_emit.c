@@ -1,0 +1,419 @@
+/*
+ * import_emit.c - the second half of an import: the tables and the spill,
+ * now complete, written as a gprof-dl trace through the trace_writer API.
+ *
+ * Order: header (now known), devices, categories, processes, threads with
+ * their names and times, then every spilled record in file order (the
+ * writer buffers per track, so the file's order is no constraint), drops,
+ * END. Strings and descs go to the writer as first used, so that an id the
+ * writer hands out is always defined before a record refers to it.
+ */
+#include "formats/import/import_int.h"
+
+#include "gpdl-config.h"
+#include "lib/common/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* File times at or beyond this are Unix time in ns (after 2001-09-09): the
+ * file's clock is the wall clock. */
+#define EMIT_EPOCH_LIKE_NS 1000000000000000000ll
+
+struct emit {
+	struct import *im;
+	struct trace_writer *w;
+	uint32_t *wstr;  /* writer string id by import string id, 0: not yet */
+	uint32_t *wdesc; /* writer desc id by import desc id - 1 */
+	int64_t paddle_base;
+	int64_t shift;  /* trace time = file time + shift */
+	int have_times;
+	int64_t min_start, max_end; /* file time */
+	struct trace_header h;
+	uint64_t end_ns;
+};
+
+/* After a failed writer call, whose errno says why. */
+static int emit_fail(struct emit *x, const char *what)
+{
+	int e = errno ? errno : EIO;
+	return import_fail(x->im, "cannot write %s (%s): %s", x->im->out_name, what, strerror(e));
+}
+
+static uint32_t wstr(struct emit *x, uint32_t id)
+{
+	if (!id)
+		return 0;
+	if (!x->wstr[id])
+		x->wstr[id] = trace_writer_string(x->w, istrings_get(&x->im->strs, id),
+						  istrings_len(&x->im->strs, id));
+	return x->wstr[id];
+}
+
+#define sat_add import_sat_add
+
+static uint64_t trace_time(const struct emit *x, int64_t t, int rel)
+{
+	int64_t v = sat_add(rel ? sat_add(t, x->paddle_base) : t, x->shift);
+	return v < 0 ? 0 : (uint64_t)v;
+}
+
+/* ---- times and the header --------------------------------------------- */
+
+static void track_span(const struct emit *x, const struct itrack *t, int64_t *lo, int64_t *hi)
+{
+	*lo = INT64_MAX;
+	*hi = INT64_MIN;
+	if (t->have_abs) {
+		*lo = t->min_abs;
+		*hi = t->max_abs;
+	}
+	if (t->have_rel) {
+		int64_t a = sat_add(t->min_rel, x->paddle_base);
+		int64_t b = sat_add(t->max_rel, x->paddle_base);
+		*lo = a < *lo ? a : *lo;
+		*hi = b > *hi ? b : *hi;
+	}
+}
+
+static void emit_times(struct emit *x)
+{
+	struct import *im = x->im;
+	x->paddle_base = im->have_paddle_base ? im->paddle_base : 0;
+	x->min_start = INT64_MAX;
+	x->max_end = INT64_MIN;
+	for (uint32_t i = 0; i < im->tracks.n; i++) {
+		int64_t lo, hi;
+		track_span(x, &im->tracks.t[i], &lo, &hi);
+		if (lo == INT64_MAX)
+			continue;
+		x->have_times = 1;
+		x->min_start = lo < x->min_start ? lo : x->min_start;
+		x->max_end = hi > x->max_end ? hi : x->max_end;
+	}
+	if (im->hdr.ours && im->hdr.have_start)
+		x->shift = (int64_t)im->hdr.start_ns; /* its ts are relative to start_ns */
+	else if (x->have_times && x->min_start < 0)
+		x->shift = x->min_start == INT64_MIN ? INT64_MAX : -x->min_start;
+	else
+		x->shift = 0;
+}
+
+/* The host pid with the most events: the profiled process. Synthetic pids
+ * ("CPU functions") only when there is no other. */
+static uint32_t main_pid(const struct import *im)
+{
+	uint32_t best = 0;
+	uint64_t best_n = 0;
+	int best_real = 0;
+
+	for (uint32_t i = 0; i < im->tracks.n; i++) {
+		const struct itrack *t = &im->tracks.t[i];
+		if (t->kind != TRACE_TRACK_HOST)
+			continue;
+		uint64_t n = 0;
+		for (uint32_t j = 0; j < im->tracks.n; j++) {
+			const struct itrack *u = &im->tracks.t[j];
+			if (u->kind == TRACE_TRACK_HOST && u->pid == t->pid)
+				n += u->events;
+		}
+		int real = t->pid < IMPORT_SYNTH_ID_BASE;
+		if ((real && !best_real) || (real == best_real && n > best_n)) {
+			best = t->pid;
+			best_n = n;
+			best_real = real;
+		}
+	}
+	return best;
+}
+
+static uint32_t synth_name(const struct import *im, uint32_t id)
+{
+	if (id >= IMPORT_SYNTH_ID_BASE && id - IMPORT_SYNTH_ID_BASE < im->nsynth)
+		return im->synth_strs[id - IMPORT_SYNTH_ID_BASE];
+	return 0;
+}
+
+static uint32_t process_name(const struct import *im, uint32_t pid)
+{
+	uint64_t *v = hmap_get(&im->proc_names, pid, 0);
+	return v ? (uint32_t)*v : synth_name(im, pid);
+}
+
+static const char *producer_version(const struct import *im)
+{
+	switch (im->st.format) {
+	case IMPORT_FMT_KINETO:
+		return "gprof-dl " GPDL_VERSION " import (PyTorch profiler, Kineto)";
+	case IMPORT_FMT_TORCH_LEGACY:
+		return "gprof-dl " GPDL_VERSION " import (PyTorch autograd profiler)";
+	case IMPORT_FMT_PADDLE:
+		return "gprof-dl " GPDL_VERSION " import (PaddlePaddle profiler)";
+	default:
+		return "gprof-dl " GPDL_VERSION " import (chrome trace)";
+	}
+}
+
+static void emit_header(struct emit *x)
+{
+	struct import *im = x->im;
+	const struct import_header *hi = &im->hdr;
+	struct trace_header *h = &x->h;
+
+	memset(h, 0, sizeof(*h));
+	h->rank = hi->have_rank ? hi->rank : -1;
+	h->world_size = hi->have_world ? hi->world_size : -1;
+	h->dist_backend = istrings_get(&im->strs, hi->backend_str);
+	h->pid = hi->ours && hi->have_pid ? hi->pid : main_pid(im);
+	h->start_ns = hi->ours && hi->have_start ? hi->start_ns
+		      : x->have_times ? trace_time(x, x->min_start, 0) : 0;
+	x->end_ns = hi->ours && hi->have_end && hi->end_ns ? hi->end_ns
+		    : x->have_times ? trace_time(x, x->max_end, 0) : h->start_ns;
+	if (hi->ours) {
+		h->sources = hi->sources;
+		h->clock_domain = istrings_get(&im->strs, hi->clock_str);
+		h->wall_offset_ns = hi->have_wall ? hi->wall_offset_ns : 0;
+		h->hostname = istrings_get(&im->strs, hi->host_str);
+		h->cmdline = istrings_get(&im->strs, hi->cmdline_str);
+		h->ncpus = hi->have_ncpus ? hi->ncpus : 0;
+		h->gprof_version = istrings_get(&im->strs, hi->version_str);
+		return;
+	}
+	/* Kineto: wall time = baseTimeNanoseconds + ts; older absolute traces:
+	 * ts is Unix time already */
+	if (hi->have_base) {
+		h->wall_offset_ns = sat_add(hi->base_ns, -x->shift);
+		h->clock_domain = "CLOCK_REALTIME";
+	} else if (x->have_times && x->min_start >= EMIT_EPOCH_LIKE_NS) {
+		h->wall_offset_ns = -x->shift;
+		h->clock_domain = "CLOCK_REALTIME";
+	} else {
+		h->clock_domain = "unknown";
+	}
+	h->hostname = "";
+	h->cmdline = istrings_get(&im->strs, process_name(im, h->pid));
+	h->gprof_version = producer_version(im);
+}
+
+/* ---- tables --------------------------------------------------------------- */
+
+static int emit_devices(struct emit *x)
+{
+	for (uint32_t i = 0; i < x->im->ndevs; i++) {
+		struct trace_device d = x->im->devs[i];
+		d.name_str = wstr(x, d.name_str);
+		if (trace_writer_device(x->w, &d) < 0)
+			return emit_fail(x, "devices");
+	}
+	return 0;
+}
+
+static int emit_categories(struct emit *x)
+{
+	for (uint32_t i = 0; i < x->im->ncats; i++) {
+		const struct import_category *c = &x->im->cats[i];
+		struct trace_category tc = { wstr(x, c->domain_str), c->category,
+					     wstr(x, c->name_str) };
+		if (trace_writer_category(x->w, &tc) < 0)
+			return emit_fail(x, "categories");
+	}
+	return 0;
+}
+
+static int emit_descs(struct emit *x)
+{
+	struct idescs *d = &x->im->descs;
+	for (uint32_t i = 0; i < d->n; i++) {
+		uint32_t name = wstr(x, d->d[i].name_str), domain = wstr(x, d->d[i].domain_str);
+		x->wdesc[i] = trace_writer_desc(x->w, name, domain, d->d[i].category, d->d[i].type);
+		if (!x->wdesc[i])
+			return emit_fail(x, "event names");
+	}
+	return 0;
+}
+
+static int emit_processes(struct emit *x)
+{
+	struct import *im = x->im;
+	struct hmap done;
+	int rc = 0;
+
+	hmap_init(&done);
+	for (uint32_t i = 0; i < im->tracks.n && rc == 0; i++) {
+		const struct itrack *t = &im->tracks.t[i];
+		if (t->kind != TRACE_TRACK_HOST || hmap_get(&done, t->pid, 0))
+			continue;
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		for (uint32_t j = i; j < im->tracks.n; j++) {
+			const struct itrack *u = &im->tracks.t[j];
+			int64_t a, b;
+			if (u->kind != TRACE_TRACK_HOST || u->pid != t->pid)
+				continue;
+			track_span(x, u, &a, &b);
+			lo = a < lo ? a : lo;
+			hi = b > hi ? b : hi;
+		}
+		hmap_put(&done, t->pid, 0, 1);
+		struct trace_process p = {
+			.pid = t->pid,
+			.start_ns = lo == INT64_MAX ? 0 : trace_time(x, lo, 0),
+			.end_ns = hi == INT64_MIN ? 0 : trace_time(x, hi, 0),
+			.exit_status = -1,
+			.cmdline_str = wstr(x, process_name(im, t->pid)),
+		};
+		if (trace_writer_process(x->w, &p) < 0)
+			rc = emit_fail(x, "processes");
+	}
+	hmap_free(&done);
+	return rc;
+}
+
+static uint32_t thread_name(const struct import *im, const struct itrack *t)
+{
+	uint64_t *v = hmap_get(&im->thread_names, t->pid, t->tid);
+	if (v) {
+		/* gprof-dl's export names an unnamed stream "stream N" */
+		char dflt[48];
+		snprintf(dflt, sizeof(dflt), "stream %llu", (unsigned long long)t->stream);
+		if (im->hdr.ours && t->kind == TRACE_TRACK_STREAM &&
+		    strcmp(istrings_get(&im->strs, (uint32_t)*v), dflt) == 0)
+			return 0;
+		return (uint32_t)*v;
+	}
+	return t->kind == TRACE_TRACK_HOST ? synth_name(im, t->tid) : 0;
+}
+
+static int emit_threads(struct emit *x)
+{
+	struct import *im = x->im;
+	for (uint32_t i = 0; i < im->tracks.n; i++) {
+		const struct itrack *t = &im->tracks.t[i];
+		int64_t lo, hi;
+		track_span(x, t, &lo, &hi);
+		struct trace_thread th = {
+			.index = i,
+			.pid = t->kind == TRACE_TRACK_HOST ? t->pid : x->h.pid,
+			.tid = t->kind == TRACE_TRACK_HOST ? t->tid : 0,
+			.name_str = wstr(x, thread_name(im, t)),
+			.start_ns = lo == INT64_MAX ? 0 : trace_time(x, lo, 0),
+			.end_ns = hi == INT64_MIN ? 0 : trace_time(x, hi, 0),
+			.kind = t->kind,
+			.device = t->kind == TRACE_TRACK_STREAM ? t->device : 0,
+			.context = t->kind == TRACE_TRACK_STREAM ? t->context : 0,
+			.stream = t->kind == TRACE_TRACK_STREAM ? t->stream : 0,
+		};
+		if (trace_writer_thread(x->w, &th) < 0)
+			return emit_fail(x, "threads");
+	}
+	return 0;
+}
+
+/* Drops of gprof-dl's own export, by (pid, tid) or (device, stream): a
+ * thread with no events gets a record of its own. */
+static int emit_drops(struct emit *x)
+{
+	struct import *im = x->im;
+	uint32_t next = im->tracks.n;
+	for (uint32_t i = 0; i < im->ndrops; i++) {
+		const struct import_drop *d = &im->drops[i];
+		/* its export puts a stream at pid = device, tid = stream */
+		uint32_t found =
+			d->on_stream ? itracks_find(&im->tracks, TRACE_TRACK_STREAM, d->device,
+						    (uint32_t)d->stream)
+				     : itracks_find(&im->tracks, TRACE_TRACK_HOST, d->pid, d->tid);
+		uint32_t index = found ? found - 1 : next;
+		if (!found) {
+			struct trace_thread th = { .index = next++, .pid = d->pid, .tid = d->tid };
+			if (d->on_stream) {
+				th.pid = x->h.pid;
+				th.tid = 0;
+				th.kind = TRACE_TRACK_STREAM;
+				th.device = d->device;
+				th.stream = d->stream;
+			}
+			if (trace_writer_thread(x->w, &th) < 0)
+				return emit_fail(x, "threads");
+		}
+		if (trace_writer_drops(x->w, index, d->dropped) < 0)
+			return emit_fail(x, "drops");
+	}
+	return 0;
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+static int emit_records(struct emit *x)
+{
+	struct spill *s = &x->im->spill;
+	struct spill_event e;
+	struct spill_counter c;
+	int kind;
+
+	if (spill_rewind(s) < 0)
+		return import_fail(x->im, "cannot read back a temporary file in '%s': %s",
+				   import_tmpdir(), strerror(errno));
+	while ((kind = spill_next(s, &e, &c)) > 0) {
+		if (kind == 'E') {
+			struct trace_event ev = {
+				.start_ns = trace_time(x, e.start,
+						       (e.flags & SPILL_EVF_PADDLE_REL) != 0),
+				.dur_ns = (uint64_t)e.dur,
+				.desc = x->wdesc[e.desc - 1],
+				.thread = e.track,
+				.flags = (uint8_t)e.flags,
+				.ext = e.has_ext ? &e.ext : NULL,
+			};
+			if (trace_writer_event(x->w, &ev) < 0)
+				return emit_fail(x, "events");
+		} else {
+			struct trace_counter tc = { trace_time(x, c.ts, 0), c.id, c.pid, c.value };
+			if (trace_writer_counter(x->w, &tc) < 0)
+				return emit_fail(x, "counters");
+		}
+	}
+	if (kind < 0)
+		return import_fail(x->im, "cannot read back a temporary file in '%s': %s",
+				   import_tmpdir(), strerror(s->err));
+	return 0;
+}
+
+int import_emit(struct import *im, const char *out_path, int force)
+{
+	struct emit x = { .im = im };
+	int rc = -1;
+
+	emit_times(&x);
+	emit_header(&x);
+	x.w = trace_writer_open(out_path, force);
+	if (!x.w) {
+		if (errno == EEXIST)
+			return import_fail(im, "%s exists; use --force to overwrite it, %s",
+					   im->out_name, "or -o to choose another name");
+		return import_fail(im, "cannot create %s: %s", im->out_name, strerror(errno));
+	}
+	im->created = 1;
+	x.wstr = xcalloc(im->strs.n + 1, sizeof(*x.wstr));
+	x.wdesc = xcalloc(im->descs.n + 1, sizeof(*x.wdesc));
+	if (trace_writer_header(x.w, &x.h) < 0) {
+		emit_fail(&x, "header");
+		goto out;
+	}
+	if (emit_devices(&x) < 0 || emit_categories(&x) < 0 || emit_descs(&x) < 0 ||
+	    emit_processes(&x) < 0 || emit_threads(&x) < 0 || emit_records(&x) < 0 ||
+	    emit_drops(&x) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (trace_writer_close(x.w, x.end_ns) < 0 && rc == 0)
+		rc = emit_fail(&x, "closing");
+	im->st.tracks = im->tracks.n;
+	im->st.strings = im->strs.n;
+	im->st.descs = im->descs.n;
+	im->st.devices = im->ndevs;
+	im->st.spill_bytes = im->spill.bytes;
+	free(x.wstr);
+	free(x.wdesc);
+	return rc;
+}

@@ -1,0 +1,200 @@
+/*
+ * import_int.h - the importer's parts and what passes between them:
+ *
+ *   import_json.c   yajl callbacks: JSON tokens -> one struct jevent per
+ *                   traceEvents element, devices, header facts
+ *   import_event.c  a jevent -> a classified event on a track, spilled
+ *   import_emit.c   the tables and the spill -> trace_writer calls
+ *   import.c        the driver: input, temporary files, errors
+ *
+ * Time domains: a jevent's ts and dur are the file's microseconds scaled to
+ * nanoseconds ("file time"). The trace's time is file time shifted once, in
+ * import_emit.c, when the whole file is known: by otherData.start_ns for
+ * gprof-dl's own export (its ts are relative to it), so that no event starts
+ * before 0 otherwise. Paddle writes ts truncated to whole microseconds but
+ * each event's exact start relative to its first event in args.start_time;
+ * those events are spilled relative (SPILL_EVF_PADDLE_REL) and placed on
+ * Paddle's base, the largest ts - start_time seen, which is the true base
+ * rounded down by less than a microsecond.
+ */
+#ifndef GPDL_FORMATS_IMPORT_INT_H
+#define GPDL_FORMATS_IMPORT_INT_H
+
+#include "formats/import/import.h"
+#include "formats/import/import_spill.h"
+#include "formats/import/import_tables.h"
+#include "formats/trace/trace.h"
+#include "lib/common/hmap.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A string of the event being parsed: bytes [off, off + len) of its arena. */
+struct jspan {
+	uint32_t off, len;
+	int set;
+};
+
+/* pid and tid are numbers in most files and strings in some ("CPU functions",
+ * Paddle's "1234(C++)", Kineto's "Spans"). */
+struct jid {
+	int kind; /* 0 absent, 1 number, 2 string */
+	int64_t num;
+	struct jspan s;
+};
+
+enum jarg_have {
+	JA_EXTERNAL_ID = 1u << 0,
+	JA_CORRELATION = 1u << 1,
+	JA_DEVICE = 1u << 2,
+	JA_CONTEXT = 1u << 3,
+	JA_STREAM = 1u << 4,
+	JA_GRID = 1u << 5,
+	JA_BLOCK = 1u << 6,
+	JA_REGISTERS = 1u << 7,
+	JA_SMEM = 1u << 8,
+	JA_STATIC_SMEM = 1u << 9,
+	JA_DYNAMIC_SMEM = 1u << 10,
+	JA_BYTES = 1u << 11,
+	JA_ADDR = 1u << 12,
+	JA_DEVICE_ID = 1u << 13,
+	JA_DEVICE_TYPE = 1u << 14,
+	JA_TOTAL_ALLOC = 1u << 15,
+	JA_PADDLE_REL = 1u << 16,
+	JA_CATEGORY_NUM = 1u << 17,
+	JA_VALUE = 1u << 18,
+	JA_ASYNC = 1u << 19,
+};
+
+struct jargs {
+	uint32_t have; /* enum jarg_have */
+	uint64_t external_id, correlation;
+	uint64_t device, context, stream;
+	uint32_t grid[3], block[3];
+	uint64_t registers, smem, static_smem, dynamic_smem;
+	int64_t bytes;
+	uint64_t addr;
+	int64_t device_id, device_type;
+	uint64_t total_alloc;
+	int64_t paddle_rel; /* ns after Paddle's first event (args.start_time) */
+	uint64_t category_num;
+	double value; /* a counter's sample: its first numeric arg */
+	uint8_t flags; /* gprof-dl's own export: open_at_exit, ... as trace flags */
+	uint8_t src_kind, dst_kind, mem_kind; /* gprof-dl's own export: named kinds */
+	struct jspan type, domain, category, meta_name, place, recorded_name;
+};
+
+enum jevent_have {
+	JE_TS = 1u << 0,
+	JE_DUR = 1u << 1,
+	JE_BAD_TIME = 1u << 2, /* ts or dur was there but not a number */
+};
+
+struct jevent {
+	uint32_t have; /* enum jevent_have */
+	int64_t ts, dur; /* file time, ns */
+	struct jspan name, cat, ph, scope;
+	struct jid pid, tid;
+	struct jargs a;
+};
+
+/* Header facts gathered from the whole file. */
+struct import_header {
+	/* otherData of gprof-dl's own export */
+	int ours;
+	int have_start, have_end, have_wall, have_pid, have_ncpus;
+	uint64_t start_ns, end_ns;
+	int64_t wall_offset_ns;
+	uint32_t pid, ncpus, sources;
+	uint32_t host_str, cmdline_str, clock_str, version_str;
+	/* distributedInfo (Kineto, and the export of a distributed run) */
+	int have_rank, have_world;
+	int32_t rank, world_size;
+	uint32_t backend_str;
+	/* Kineto's baseTimeNanoseconds: wall time of ts 0 */
+	int have_base;
+	int64_t base_ns;
+	/* hints at the producer, for the format's name */
+	int saw_kineto, saw_paddle;
+};
+
+/* otherData.drops_by_thread: a host thread's (pid, tid), or a stream's
+ * (device, stream) when the entry names them. */
+struct import_drop {
+	uint32_t pid, tid;
+	uint64_t dropped;
+	int on_stream;
+	uint32_t device;
+	uint64_t stream;
+};
+
+struct import_category {
+	uint32_t domain_str, category, name_str;
+};
+
+struct import {
+	const char *in_path;
+	const char *out_name; /* the output, as messages name it */
+	struct istrings strs;
+	struct idescs descs;
+	struct itracks tracks;
+	struct hmap proc_names;   /* (pid, 0) -> name string */
+	struct hmap thread_names; /* (pid, tid) -> name string */
+	struct hmap synth;        /* (string id, 0) -> synthetic pid/tid */
+	uint32_t *synth_strs;     /* synth_strs[id - IMPORT_SYNTH_ID_BASE]: its name */
+	uint32_t nsynth, synth_cap;
+	struct hmap cat_ids;      /* (domain_str, name_str) -> category number */
+	struct import_category *cats;
+	uint32_t ncats, cats_cap, next_category;
+	struct trace_device *devs; /* name_str in strs */
+	uint32_t ndevs, devs_cap;
+	struct import_drop *drops;
+	uint32_t ndrops, drops_cap;
+	struct spill spill;
+	struct import_header hdr;
+	int array_form; /* the document is an array: the older PyTorch profiler */
+	int have_paddle_base;
+	int64_t paddle_base;
+	int created; /* the output exists because this import created it */
+	struct import_stats st;
+	char *err;
+	size_t errlen;
+};
+
+/* a + b, saturated: file times are untrusted, and near INT64_MAX. */
+static inline int64_t import_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* Synthetic pids and tids for names that are not numbers: above any Linux
+ * pid (pid_max is at most 2^22). */
+#define IMPORT_SYNTH_ID_BASE 0x40000000u
+
+/* import_json.c: reads the document from f (a gzFile), filling im. 0, or -1
+ * with the message in im->err. */
+int import_parse(struct import *im, void *gzfile);
+
+/* import_event.c */
+int import_event(struct import *im, const struct jevent *e, const char *arena);
+void import_device(struct import *im, const struct trace_device *d);
+void import_drop(struct import *im, const struct import_drop *d);
+/* A pid or tid as a number: its value, its leading integer, or a synthetic id. */
+uint32_t import_id(struct import *im, const struct jid *id, const char *arena);
+
+/* import_emit.c: writes the trace. 0, or -1 with the message in im->err. */
+int import_emit(struct import *im, const char *out_path, int force);
+
+/* import.c: the progress hook (import_set_progress), NULL when none. */
+extern void (*import_progress)(uint64_t events);
+
+/* import.c: the whole import. out_name is out_path as messages name it;
+ * remove: a failed write deletes out_path. */
+int import_run(const char *in_path, const char *out_path, const char *out_name, int force,
+	       int remove, struct import_stats *stats, char *err, size_t errlen);
+int import_fail(struct import *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,1038 @@
+/*
+ * import_json.c - the importer's JSON side: yajl's callbacks, driven by a
+ * small state machine over the few places of a chrome trace that matter
+ * (see import_int.h for what the parts pass each other).
+ *
+ *   document := { "traceEvents": [event...], "deviceProperties": [device...],
+ *                 "distributedInfo": {...}, "baseTimeNanoseconds": n,
+ *                 "otherData": {...}, anything else }
+ *             | [event...]                       (the older PyTorch profiler)
+ *
+ * Every value in a place the machine does not know is skipped by counting
+ * its nesting, so unknown members and args cost no memory however large
+ * (record_shapes' nested lists included). An event's strings are copied to a
+ * per-event arena that is reused, so the parse holds one event at a time.
+ */
+#include "formats/import/import_classify.h"
+#include "formats/import/import_int.h"
+#include "formats/import/import_num.h"
+
+#include "lib/common/error.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#define JSON_READ_CHUNK (1u << 20)
+/* Deeper nesting is refused: yajl's own stack grows with it, and no trace
+ * nests beyond a handful of levels (record_shapes' lists of lists). */
+#define JSON_MAX_DEPTH 1000
+
+enum pstate {
+	PS_TOP,        /* before the document */
+	PS_ROOT,       /* in the top-level object: a key or its end */
+	PS_ROOT_VAL,   /* the value of a top-level key */
+	PS_EVENTS,     /* in traceEvents: an event or the array's end */
+	PS_EVENT,      /* in an event: a key or the end */
+	PS_EVENT_VAL,
+	PS_ARGS,       /* in an event's args */
+	PS_ARGS_VAL,
+	PS_ARGS_DIM,   /* in args.grid or args.block */
+	PS_DEVS,       /* in deviceProperties */
+	PS_DEV,
+	PS_DEV_VAL,
+	PS_DIST,       /* in distributedInfo */
+	PS_DIST_VAL,
+	PS_OTHER,      /* in otherData (gprof-dl's export) */
+	PS_OTHER_VAL,
+	PS_OSOURCES,   /* otherData.sources */
+	PS_ODROPS,     /* otherData.drops_by_thread */
+	PS_ODROP,
+	PS_ODROP_VAL,
+	PS_DONE,
+};
+
+enum root_key { RK_OTHER, RK_EVENTS, RK_DEVPROPS, RK_DIST, RK_BASE, RK_OTHERDATA, RK_PADDLE };
+enum event_key {
+	EK_OTHER, EK_NAME, EK_CAT, EK_PH, EK_TS, EK_DUR, EK_PID, EK_TID, EK_ARGS, EK_SCOPE,
+};
+enum args_key {
+	AK_OTHER, AK_EXTERNAL_ID, AK_CORRELATION, AK_DEVICE, AK_CONTEXT, AK_STREAM, AK_GRID,
+	AK_BLOCK, AK_REGISTERS, AK_SMEM, AK_STATIC_SMEM, AK_DYNAMIC_SMEM, AK_BYTES, AK_ADDR,
+	AK_DEVICE_ID, AK_DEVICE_TYPE, AK_TOTAL_ALLOC, AK_START_TIME, AK_TYPE, AK_DOMAIN,
+	AK_CATEGORY, AK_NAME, AK_F_OPEN, AK_F_UNBALANCED, AK_F_START_END, AK_F_TRUNCATED,
+	AK_RECORDED_NAME, AK_ASYNC, AK_SRC_KIND, AK_DST_KIND, AK_MEM_KIND,
+};
+enum dev_key {
+	DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_THREADS_BLOCK, DK_THREADS_SM,
+	DK_REGS_BLOCK, DK_REGS_SM, DK_WARP, DK_SMEM_BLOCK, DK_SMEM_SM, DK_SMS, DK_BLOCKS_SM,
+	DK_CLOCK,
+};
+enum dist_key { DI_OTHER, DI_BACKEND, DI_RANK, DI_WORLD };
+enum other_key {
+	OK_OTHER, OK_EXPORTED_BY, OK_RECORDED_BY, OK_HOST, OK_PID, OK_RANK, OK_CMDLINE,
+	OK_CLOCK, OK_WALL, OK_START, OK_END, OK_NCPUS, OK_SOURCES, OK_DROPS, OK_WORLD,
+	OK_BACKEND,
+};
+enum drop_key { DR_OTHER, DR_PID, DR_TID, DR_DROPPED, DR_DEVICE, DR_STREAM };
+
+struct keydef {
+	const char *key;
+	int id;
+	size_t len; /* filled on first use */
+};
+
+static struct keydef root_keys[] = {
+	{"traceEvents", RK_EVENTS},       {"deviceProperties", RK_DEVPROPS},
+	{"distributedInfo", RK_DIST},     {"baseTimeNanoseconds", RK_BASE},
+	{"otherData", RK_OTHERDATA},      {"ExtraInfo", RK_PADDLE},
+	{"span_indx", RK_PADDLE},
+};
+static struct keydef event_keys[] = {
+	{"name", EK_NAME}, {"cat", EK_CAT}, {"ph", EK_PH},     {"ts", EK_TS}, {"dur", EK_DUR},
+	{"pid", EK_PID},   {"tid", EK_TID}, {"args", EK_ARGS}, {"s", EK_SCOPE},
+};
+static struct keydef args_keys[] = {
+	{"External id", AK_EXTERNAL_ID},
+	{"external id", AK_EXTERNAL_ID}, /* Kineto before PyTorch 1.10, on GPU work */
+	{"correlation", AK_CORRELATION},
+	{"correlation id", AK_CORRELATION}, /* Paddle */
+	{"device", AK_DEVICE},
+	{"context", AK_CONTEXT},
+	{"stream", AK_STREAM},
+	{"grid", AK_GRID},
+	{"block", AK_BLOCK},
+	{"registers per thread", AK_REGISTERS},
+	{"shared memory", AK_SMEM},
+	{"static shared memory", AK_STATIC_SMEM},
+	{"dynamic shared memory", AK_DYNAMIC_SMEM},
+	{"bytes", AK_BYTES},
+	{"Bytes", AK_BYTES},
+	{"Addr", AK_ADDR},
+	{"Device Id", AK_DEVICE_ID},
+	{"Device Type", AK_DEVICE_TYPE},
+	{"Total Allocated", AK_TOTAL_ALLOC},
+	{"start_time", AK_START_TIME}, /* Paddle: "12.345 us" after its first event */
+	{"type", AK_TYPE},             /* gprof-dl: the event type's name */
+	{"domain", AK_DOMAIN},
+	{"category", AK_CATEGORY},
+	{"name", AK_NAME},             /* metadata: process_name, thread_name */
+	{"open_at_exit", AK_F_OPEN},
+	{"unbalanced_pop", AK_F_UNBALANCED},
+	{"start_end", AK_F_START_END},
+	{"name_truncated", AK_F_TRUNCATED},
+	{"recorded_name", AK_RECORDED_NAME}, /* gprof-dl: the name before "Memcpy HtoD (...)" */
+	{"async", AK_ASYNC},
+	{"src kind", AK_SRC_KIND},
+	{"dst kind", AK_DST_KIND},
+	{"memory kind", AK_MEM_KIND},
+};
+static struct keydef dev_keys[] = {
+	{"id", DK_ID},
+	{"name", DK_NAME},
+	{"totalGlobalMem", DK_MEM},
+	{"computeMajor", DK_MAJOR},
+	{"computeMinor", DK_MINOR},
+	{"maxThreadsPerBlock", DK_THREADS_BLOCK},
+	{"maxThreadsPerMultiprocessor", DK_THREADS_SM},
+	{"maxThreadsPerMultiProcessor", DK_THREADS_SM},
+	{"regsPerBlock", DK_REGS_BLOCK},
+	{"regsPerMultiprocessor", DK_REGS_SM},
+	{"warpSize", DK_WARP},
+	{"sharedMemPerBlock", DK_SMEM_BLOCK},
+	{"sharedMemPerMultiprocessor", DK_SMEM_SM},
+	{"numSms", DK_SMS},
+	{"smCount", DK_SMS}, /* Paddle */
+	{"maxBlocksPerMultiprocessor", DK_BLOCKS_SM},
+	{"maxBlocksPerMultiProcessor", DK_BLOCKS_SM},
+	{"clockRate", DK_CLOCK},
+};
+static struct keydef dist_keys[] = {
+	{"backend", DI_BACKEND}, {"rank", DI_RANK}, {"world_size", DI_WORLD},
+};
+static struct keydef other_keys[] = {
+	{"exported_by", OK_EXPORTED_BY},
+	{"recorded_by", OK_RECORDED_BY},
+	{"host", OK_HOST},
+	{"pid", OK_PID},
+	{"rank", OK_RANK},
+	{"command_line", OK_CMDLINE},
+	{"clock_domain", OK_CLOCK},
+	{"wall_offset_ns", OK_WALL},
+	{"start_ns", OK_START},
+	{"end_ns", OK_END},
+	{"ncpus", OK_NCPUS},
+	{"sources", OK_SOURCES},
+	{"drops_by_thread", OK_DROPS},
+	{"world_size", OK_WORLD},
+	{"dist_backend", OK_BACKEND},
+	{"backend", OK_BACKEND},
+};
+static struct keydef drop_keys[] = {
+	{"pid", DR_PID}, {"tid", DR_TID}, {"dropped", DR_DROPPED},
+	{"device", DR_DEVICE}, {"stream", DR_STREAM}, /* a GPU stream's drops */
+};
+
+#define KEYS(t) t, sizeof(t) / sizeof(t[0])
+
+/* Every key of every event goes through here: lengths first. */
+static int key_lookup(struct keydef *tab, size_t n, const unsigned char *k, size_t len)
+{
+	if (len == 0)
+		return 0;
+	if (!tab[0].len)
+		for (size_t i = 0; i < n; i++)
+			tab[i].len = strlen(tab[i].key);
+	for (size_t i = 0; i < n; i++)
+		if (tab[i].len == len && tab[i].key[0] == (char)k[0] &&
+		    memcmp(tab[i].key, k, len) == 0)
+			return tab[i].id;
+	return 0;
+}
+
+enum jval { JV_NULL, JV_BOOL, JV_NUMBER, JV_STRING };
+
+struct jparser {
+	struct import *im;
+	enum pstate st, skip_ret;
+	int skip;  /* nesting depth of a value being skipped */
+	int depth; /* of the whole document */
+	int too_deep;
+	int key;   /* the pending key's id in the current state's table */
+	int seen_events;
+	struct jevent ev;
+	char *arena;
+	size_t arena_len, arena_cap;
+	int dim; /* next index into grid or block */
+	struct trace_device dev;
+	struct import_drop drop;
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static struct jspan arena_put(struct jparser *p, const void *s, size_t n)
+{
+	struct jspan sp = {0, 0, 1};
+	if (n > UINT32_MAX / 2)
+		n = UINT32_MAX / 2;
+	if (p->arena_len + n + 1 > p->arena_cap) {
+		size_t cap = p->arena_cap ? p->arena_cap : 4096;
+		while (p->arena_len + n + 1 > cap)
+			cap *= 2;
+		p->arena = xrealloc(p->arena, cap);
+		p->arena_cap = cap;
+	}
+	memcpy(p->arena + p->arena_len, s, n);
+	p->arena[p->arena_len + n] = '\0';
+	sp.off = (uint32_t)p->arena_len;
+	sp.len = (uint32_t)n;
+	p->arena_len += n + 1;
+	return sp;
+}
+
+static int val_u64(enum jval k, const char *s, size_t n, uint64_t *v)
+{
+	return (k == JV_NUMBER || k == JV_STRING) && import_parse_u64(s, n, v) == 0;
+}
+
+static int val_i64(enum jval k, const char *s, size_t n, int64_t *v)
+{
+	return (k == JV_NUMBER || k == JV_STRING) && import_parse_i64(s, n, v) == 0;
+}
+
+static uint32_t clamp_u32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static void skip_value(struct jparser *p, enum pstate ret)
+{
+	p->skip = 1;
+	p->skip_ret = ret;
+}
+
+/* ---- values, by place ---------------------------------------------------- */
+
+static void root_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct import_header *h = &p->im->hdr;
+	int64_t v;
+
+	if (p->key == RK_BASE && val_i64(k, s, n, &v)) {
+		h->have_base = 1;
+		h->base_ns = v;
+		h->saw_kineto = 1;
+	} else if (p->key == RK_PADDLE) {
+		h->saw_paddle = 1;
+	}
+}
+
+static void event_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct jevent *e = &p->ev;
+	struct jid *id;
+
+	switch (p->key) {
+	case EK_NAME:
+		if (k == JV_STRING)
+			e->name = arena_put(p, s, n);
+		else if (k == JV_NUMBER)
+			e->name = arena_put(p, s, n); /* a number as a name: keep its text */
+		break;
+	case EK_CAT:
+		if (k == JV_STRING)
+			e->cat = arena_put(p, s, n);
+		break;
+	case EK_PH:
+		if (k == JV_STRING)
+			e->ph = arena_put(p, s, n);
+		break;
+	case EK_SCOPE:
+		if (k == JV_STRING)
+			e->scope = arena_put(p, s, n);
+		break;
+	case EK_TS:
+	case EK_DUR:
+		if (k == JV_NUMBER || k == JV_STRING) {
+			int64_t ns;
+			if (import_us_to_ns(s, n, &ns) == 0) {
+				if (p->key == EK_TS) {
+					e->ts = ns;
+					e->have |= JE_TS;
+				} else {
+					e->dur = ns;
+					e->have |= JE_DUR;
+				}
+			} else {
+				e->have |= JE_BAD_TIME;
+			}
+		}
+		break;
+	case EK_PID:
+	case EK_TID:
+		id = p->key == EK_PID ? &e->pid : &e->tid;
+		if (k == JV_NUMBER && import_parse_i64(s, n, &id->num) == 0) {
+			id->kind = 1;
+		} else if (k == JV_STRING) {
+			id->kind = 2;
+			id->s = arena_put(p, s, n);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* A counter's sample is its first numeric arg: only a "C" event needs it
+ * (or one whose "ph" comes after its args). */
+static void args_number(struct jparser *p, const char *s, size_t n)
+{
+	struct jargs *a = &p->ev.a;
+	if (a->have & JA_VALUE)
+		return;
+	if (p->ev.ph.set && !(p->ev.ph.len == 1 && p->arena[p->ev.ph.off] == 'C'))
+		return;
+	if (import_parse_double(s, n, &a->value) == 0)
+		a->have |= JA_VALUE;
+}
+
+static void args_value(struct jparser *p, enum jval k, const char *s, size_t n, int b)
+{
+	struct jargs *a = &p->ev.a;
+	uint64_t u;
+	int64_t i;
+
+	if (k == JV_NUMBER)
+		args_number(p, s, n);
+	switch (p->key) {
+#define U64_ARG(key, field, bit)                     \
+	case key:                                    \
+		if (val_u64(k, s, n, &u)) {          \
+			a->field = u;                \
+			a->have |= bit;              \
+		}                                    \
+		break;
+		U64_ARG(AK_EXTERNAL_ID, external_id, JA_EXTERNAL_ID)
+		U64_ARG(AK_CORRELATION, correlation, JA_CORRELATION)
+		U64_ARG(AK_DEVICE, device, JA_DEVICE)
+		U64_ARG(AK_CONTEXT, context, JA_CONTEXT)
+		U64_ARG(AK_STREAM, stream, JA_STREAM)
+		U64_ARG(AK_REGISTERS, registers, JA_REGISTERS)
+		U64_ARG(AK_SMEM, smem, JA_SMEM)
+		U64_ARG(AK_STATIC_SMEM, static_smem, JA_STATIC_SMEM)
+		U64_ARG(AK_DYNAMIC_SMEM, dynamic_smem, JA_DYNAMIC_SMEM)
+		U64_ARG(AK_ADDR, addr, JA_ADDR)
+		U64_ARG(AK_TOTAL_ALLOC, total_alloc, JA_TOTAL_ALLOC)
+#undef U64_ARG
+	case AK_BYTES:
+		if (val_i64(k, s, n, &i)) {
+			a->bytes = i;
+			a->have |= JA_BYTES;
+		}
+		break;
+	case AK_DEVICE_ID:
+		if (val_i64(k, s, n, &i)) {
+			a->device_id = i;
+			a->have |= JA_DEVICE_ID;
+		}
+		break;
+	case AK_DEVICE_TYPE:
+		if (val_i64(k, s, n, &i)) {
+			a->device_type = i;
+			a->have |= JA_DEVICE_TYPE;
+		}
+		break;
+	case AK_START_TIME:
+		/* Paddle: "12.345 us" */
+		if (k == JV_STRING && n > 3 && memcmp(s + n - 3, " us", 3) == 0 &&
+		    import_us_to_ns(s, n - 3, &i) == 0) {
+			a->paddle_rel = i;
+			a->have |= JA_PADDLE_REL;
+		}
+		break;
+	case AK_TYPE:
+		if (k == JV_STRING)
+			a->type = arena_put(p, s, n);
+		break;
+	case AK_DOMAIN:
+		if (k == JV_STRING)
+			a->domain = arena_put(p, s, n);
+		break;
+	case AK_CATEGORY:
+		if (k == JV_STRING)
+			a->category = arena_put(p, s, n);
+		else if (val_u64(k, s, n, &u)) {
+			a->category_num = u;
+			a->have |= JA_CATEGORY_NUM;
+		}
+		break;
+	case AK_NAME:
+		if (k == JV_STRING)
+			a->meta_name = arena_put(p, s, n);
+		break;
+	case AK_RECORDED_NAME:
+		if (k == JV_STRING)
+			a->recorded_name = arena_put(p, s, n);
+		break;
+	case AK_ASYNC:
+		if (k == JV_BOOL && b)
+			a->have |= JA_ASYNC;
+		break;
+	case AK_SRC_KIND:
+	case AK_DST_KIND:
+	case AK_MEM_KIND:
+		if (k == JV_STRING) {
+			uint8_t kind = import_memory_kind(s, n);
+			if (p->key == AK_SRC_KIND)
+				a->src_kind = kind;
+			else if (p->key == AK_DST_KIND)
+				a->dst_kind = kind;
+			else
+				a->mem_kind = kind;
+		}
+		break;
+	case AK_F_OPEN:
+		a->flags |= (k == JV_BOOL && b) ? TRACE_EVF_OPEN_AT_EXIT : 0;
+		break;
+	case AK_F_UNBALANCED:
+		a->flags |= (k == JV_BOOL && b) ? TRACE_EVF_UNBALANCED_POP : 0;
+		break;
+	case AK_F_START_END:
+		a->flags |= (k == JV_BOOL && b) ? TRACE_EVF_START_END : 0;
+		break;
+	case AK_F_TRUNCATED:
+		a->flags |= (k == JV_BOOL && b) ? TRACE_EVF_NAME_TRUNCATED : 0;
+		break;
+	case AK_OTHER:
+		if (k == JV_STRING && n > 6 && memcmp(s, "Place(", 6) == 0)
+			a->place = arena_put(p, s, n);
+		break;
+	default:
+		break;
+	}
+}
+
+static void dim_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct jargs *a = &p->ev.a;
+	uint64_t u;
+	uint32_t *dims = p->key == AK_GRID ? a->grid : a->block;
+
+	if (p->dim < 3 && val_u64(k, s, n, &u))
+		dims[p->dim] = clamp_u32(u);
+	p->dim++;
+}
+
+static void dev_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct trace_device *d = &p->dev;
+	uint64_t u = 0;
+
+	if (p->key == DK_NAME) {
+		if (k == JV_STRING)
+			d->name_str = istrings_intern(&p->im->strs, s, n);
+		return;
+	}
+	if (!val_u64(k, s, n, &u))
+		return;
+	switch (p->key) {
+	case DK_ID: d->id = clamp_u32(u); break;
+	case DK_MEM: d->total_memory = u; break;
+	case DK_MAJOR: d->cc_major = u > UINT16_MAX ? UINT16_MAX : (uint16_t)u; break;
+	case DK_MINOR: d->cc_minor = u > UINT16_MAX ? UINT16_MAX : (uint16_t)u; break;
+	case DK_THREADS_BLOCK: d->max_threads_per_block = clamp_u32(u); break;
+	case DK_THREADS_SM: d->max_threads_per_sm = clamp_u32(u); break;
+	case DK_REGS_BLOCK: d->regs_per_block = clamp_u32(u); break;
+	case DK_REGS_SM: d->regs_per_sm = clamp_u32(u); break;
+	case DK_WARP: d->warp_size = clamp_u32(u); break;
+	case DK_SMEM_BLOCK: d->smem_per_block = clamp_u32(u); break;
+	case DK_SMEM_SM: d->smem_per_sm = clamp_u32(u); break;
+	case DK_SMS: d->sm_count = clamp_u32(u); break;
+	case DK_BLOCKS_SM: d->max_blocks_per_sm = clamp_u32(u); break;
+	case DK_CLOCK: d->clock_khz = clamp_u32(u); break;
+	default: break;
+	}
+}
+
+static void dist_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct import_header *h = &p->im->hdr;
+	int64_t v;
+
+	if (p->key == DI_BACKEND && k == JV_STRING) {
+		h->backend_str = istrings_intern(&p->im->strs, s, n);
+	} else if (p->key == DI_RANK && val_i64(k, s, n, &v) && v >= INT32_MIN && v <= INT32_MAX) {
+		h->rank = (int32_t)v;
+		h->have_rank = 1;
+	} else if (p->key == DI_WORLD && val_i64(k, s, n, &v) && v >= INT32_MIN && v <= INT32_MAX) {
+		h->world_size = (int32_t)v;
+		h->have_world = 1;
+	}
+}
+
+static int starts_with(const char *s, size_t n, const char *prefix)
+{
+	size_t m = strlen(prefix);
+	return n >= m && memcmp(s, prefix, m) == 0;
+}
+
+static void other_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct import_header *h = &p->im->hdr;
+	struct istrings *strs = &p->im->strs;
+	uint64_t u;
+	int64_t v;
+
+	switch (p->key) {
+	case OK_EXPORTED_BY:
+		if (k == JV_STRING && starts_with(s, n, "gprof-dl"))
+			h->ours = 1;
+		break;
+	case OK_RECORDED_BY:
+		if (k == JV_STRING)
+			h->version_str = istrings_intern(strs, s, n);
+		break;
+	case OK_HOST:
+		if (k == JV_STRING)
+			h->host_str = istrings_intern(strs, s, n);
+		break;
+	case OK_CMDLINE:
+		if (k == JV_STRING)
+			h->cmdline_str = istrings_intern(strs, s, n);
+		break;
+	case OK_CLOCK:
+		if (k == JV_STRING)
+			h->clock_str = istrings_intern(strs, s, n);
+		break;
+	case OK_BACKEND:
+		if (k == JV_STRING)
+			h->backend_str = istrings_intern(strs, s, n);
+		break;
+	case OK_PID:
+		if (val_u64(k, s, n, &u)) {
+			h->pid = clamp_u32(u);
+			h->have_pid = 1;
+		}
+		break;
+	case OK_RANK:
+	case OK_WORLD:
+		if (val_i64(k, s, n, &v) && v >= INT32_MIN && v <= INT32_MAX) {
+			if (p->key == OK_RANK) {
+				h->rank = (int32_t)v;
+				h->have_rank = 1;
+			} else {
+				h->world_size = (int32_t)v;
+				h->have_world = 1;
+			}
+		}
+		break;
+	case OK_WALL:
+		if (val_i64(k, s, n, &v)) {
+			h->wall_offset_ns = v;
+			h->have_wall = 1;
+		}
+		break;
+	case OK_START:
+		if (val_u64(k, s, n, &u)) {
+			h->start_ns = u;
+			h->have_start = 1;
+		}
+		break;
+	case OK_END:
+		if (val_u64(k, s, n, &u)) {
+			h->end_ns = u;
+			h->have_end = 1;
+		}
+		break;
+	case OK_NCPUS:
+		if (val_u64(k, s, n, &u)) {
+			h->ncpus = clamp_u32(u);
+			h->have_ncpus = 1;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void source_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct import_header *h = &p->im->hdr;
+
+	if (k != JV_STRING)
+		return;
+	if (n == 4 && !memcmp(s, "nvtx", 4))
+		h->sources |= TRACE_SRC_NVTX;
+	else if (n == 5 && !memcmp(s, "cupti", 5))
+		h->sources |= TRACE_SRC_CUPTI;
+	else if (n == 6 && !memcmp(s, "python", 6))
+		h->sources |= TRACE_SRC_PYTHON;
+}
+
+static void drop_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	uint64_t u;
+
+	if (!val_u64(k, s, n, &u))
+		return;
+	if (p->key == DR_PID)
+		p->drop.pid = clamp_u32(u);
+	else if (p->key == DR_TID)
+		p->drop.tid = clamp_u32(u);
+	else if (p->key == DR_DROPPED)
+		p->drop.dropped = u;
+	else if (p->key == DR_DEVICE)
+		p->drop.device = clamp_u32(u);
+	else if (p->key == DR_STREAM) {
+		p->drop.stream = u;
+		p->drop.on_stream = 1;
+	}
+}
+
+/* ---- the state machine --------------------------------------------------- */
+
+static int on_scalar(struct jparser *p, enum jval k, const char *s, size_t n, int b)
+{
+	if (p->skip)
+		return 1;
+	switch (p->st) {
+	case PS_TOP:
+		import_fail(p->im, "'%s': not a chrome trace (%s)", p->im->in_path,
+			    "the JSON is not an object or an array");
+		return 0;
+	case PS_ROOT_VAL:
+		root_value(p, k, s, n);
+		p->st = PS_ROOT;
+		break;
+	case PS_EVENT_VAL:
+		event_value(p, k, s, n);
+		p->st = PS_EVENT;
+		break;
+	case PS_ARGS_VAL:
+		args_value(p, k, s, n, b);
+		p->st = PS_ARGS;
+		break;
+	case PS_ARGS_DIM:
+		dim_value(p, k, s, n);
+		break;
+	case PS_DEV_VAL:
+		dev_value(p, k, s, n);
+		p->st = PS_DEV;
+		break;
+	case PS_DIST_VAL:
+		dist_value(p, k, s, n);
+		p->st = PS_DIST;
+		break;
+	case PS_OTHER_VAL:
+		other_value(p, k, s, n);
+		p->st = PS_OTHER;
+		break;
+	case PS_OSOURCES:
+		source_value(p, k, s, n);
+		break;
+	case PS_ODROP_VAL:
+		drop_value(p, k, s, n);
+		p->st = PS_ODROP;
+		break;
+	case PS_EVENTS:
+	case PS_DEVS:
+	case PS_ODROPS:
+		break; /* a stray scalar in an array of objects */
+	default:
+		break;
+	}
+	return 1;
+}
+
+static void begin_event(struct jparser *p)
+{
+	memset(&p->ev, 0, sizeof(p->ev));
+	p->arena_len = 0;
+	p->st = PS_EVENT;
+}
+
+static int on_open(struct jparser *p, int is_map)
+{
+	if (++p->depth > JSON_MAX_DEPTH) {
+		p->too_deep = 1;
+		return 0;
+	}
+	if (p->skip) {
+		p->skip++;
+		return 1;
+	}
+	switch (p->st) {
+	case PS_TOP:
+		if (is_map) {
+			p->st = PS_ROOT;
+		} else {
+			p->st = PS_EVENTS;
+			p->im->array_form = 1;
+			p->seen_events = 1;
+		}
+		break;
+	case PS_ROOT_VAL:
+		if (!is_map && p->key == RK_EVENTS) {
+			p->st = PS_EVENTS;
+			p->seen_events = 1;
+		} else if (!is_map && p->key == RK_DEVPROPS) {
+			p->st = PS_DEVS;
+			p->im->hdr.saw_kineto = 1;
+		} else if (is_map && p->key == RK_DIST) {
+			p->st = PS_DIST;
+		} else if (is_map && p->key == RK_OTHERDATA) {
+			p->st = PS_OTHER;
+		} else {
+			if (p->key == RK_PADDLE)
+				p->im->hdr.saw_paddle = 1;
+			skip_value(p, PS_ROOT);
+		}
+		break;
+	case PS_EVENTS:
+		if (is_map)
+			begin_event(p);
+		else
+			skip_value(p, PS_EVENTS);
+		break;
+	case PS_EVENT_VAL:
+		if (is_map && p->key == EK_ARGS)
+			p->st = PS_ARGS;
+		else
+			skip_value(p, PS_EVENT);
+		break;
+	case PS_ARGS_VAL:
+		if (!is_map && (p->key == AK_GRID || p->key == AK_BLOCK)) {
+			p->st = PS_ARGS_DIM;
+			p->dim = 0;
+			p->ev.a.have |= p->key == AK_GRID ? JA_GRID : JA_BLOCK;
+		} else {
+			skip_value(p, PS_ARGS);
+		}
+		break;
+	case PS_ARGS_DIM:
+		skip_value(p, PS_ARGS_DIM);
+		break;
+	case PS_DEVS:
+		if (is_map) {
+			memset(&p->dev, 0, sizeof(p->dev));
+			p->st = PS_DEV;
+		} else {
+			skip_value(p, PS_DEVS);
+		}
+		break;
+	case PS_DEV_VAL:
+		skip_value(p, PS_DEV);
+		break;
+	case PS_DIST_VAL:
+		skip_value(p, PS_DIST);
+		break;
+	case PS_OTHER_VAL:
+		if (!is_map && p->key == OK_SOURCES)
+			p->st = PS_OSOURCES;
+		else if (!is_map && p->key == OK_DROPS)
+			p->st = PS_ODROPS;
+		else
+			skip_value(p, PS_OTHER);
+		break;
+	case PS_OSOURCES:
+		skip_value(p, PS_OSOURCES);
+		break;
+	case PS_ODROPS:
+		if (is_map) {
+			memset(&p->drop, 0, sizeof(p->drop));
+			p->st = PS_ODROP;
+		} else {
+			skip_value(p, PS_ODROPS);
+		}
+		break;
+	case PS_ODROP_VAL:
+		skip_value(p, PS_ODROP);
+		break;
+	case PS_DONE:
+	default:
+		/* yajl gives a key before every value in an object, and one value
+		 * at the top: nothing else reaches here */
+		skip_value(p, p->st);
+		break;
+	}
+	return 1;
+}
+
+static int on_close(struct jparser *p)
+{
+	p->depth--;
+	if (p->skip) {
+		if (--p->skip == 0)
+			p->st = p->skip_ret;
+		return 1;
+	}
+	switch (p->st) {
+	case PS_ROOT:
+		p->st = PS_DONE;
+		break;
+	case PS_EVENTS:
+		p->st = p->im->array_form ? PS_DONE : PS_ROOT;
+		break;
+	case PS_EVENT:
+		p->st = PS_EVENTS;
+		return import_event(p->im, &p->ev, p->arena) == 0;
+	case PS_ARGS:
+		p->st = PS_EVENT;
+		break;
+	case PS_ARGS_DIM:
+		p->st = PS_ARGS;
+		break;
+	case PS_DEVS:
+		p->st = PS_ROOT;
+		break;
+	case PS_DEV:
+		import_device(p->im, &p->dev);
+		p->st = PS_DEVS;
+		break;
+	case PS_DIST:
+		p->st = PS_ROOT;
+		break;
+	case PS_OTHER:
+		p->st = PS_ROOT;
+		break;
+	case PS_OSOURCES:
+	case PS_ODROPS:
+		p->st = PS_OTHER;
+		break;
+	case PS_ODROP:
+		import_drop(p->im, &p->drop);
+		p->st = PS_ODROPS;
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int on_key(struct jparser *p, const unsigned char *k, size_t n)
+{
+	if (p->skip)
+		return 1;
+	switch (p->st) {
+	case PS_ROOT:
+		p->key = key_lookup(KEYS(root_keys), k, n);
+		p->st = PS_ROOT_VAL;
+		break;
+	case PS_EVENT:
+		p->key = key_lookup(KEYS(event_keys), k, n);
+		p->st = PS_EVENT_VAL;
+		break;
+	case PS_ARGS:
+		p->key = key_lookup(KEYS(args_keys), k, n);
+		p->st = PS_ARGS_VAL;
+		break;
+	case PS_DEV:
+		p->key = key_lookup(KEYS(dev_keys), k, n);
+		p->st = PS_DEV_VAL;
+		break;
+	case PS_DIST:
+		p->key = key_lookup(KEYS(dist_keys), k, n);
+		p->st = PS_DIST_VAL;
+		break;
+	case PS_OTHER:
+		p->key = key_lookup(KEYS(other_keys), k, n);
+		p->st = PS_OTHER_VAL;
+		break;
+	case PS_ODROP:
+		p->key = key_lookup(KEYS(drop_keys), k, n);
+		p->st = PS_ODROP_VAL;
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+/* ---- yajl's callbacks ---------------------------------------------------- */
+
+static int cb_null(void *ctx)
+{
+	return on_scalar(ctx, JV_NULL, "", 0, 0);
+}
+
+static int cb_boolean(void *ctx, int b)
+{
+	return on_scalar(ctx, JV_BOOL, "", 0, b);
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+	return on_scalar(ctx, JV_NUMBER, s, n, 0);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	return on_scalar(ctx, JV_STRING, (const char *)s, n, 0);
+}
+
+static int cb_start_map(void *ctx)
+{
+	return on_open(ctx, 1);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+	return on_key(ctx, k, n);
+}
+
+static int cb_end(void *ctx)
+{
+	return on_close(ctx);
+}
+
+static int cb_start_array(void *ctx)
+{
+	return on_open(ctx, 0);
+}
+
+static const yajl_callbacks callbacks = {
+	.yajl_null = cb_null,
+	.yajl_boolean = cb_boolean,
+	.yajl_number = cb_number,
+	.yajl_string = cb_string,
+	.yajl_start_map = cb_start_map,
+	.yajl_map_key = cb_map_key,
+	.yajl_end_map = cb_end,
+	.yajl_start_array = cb_start_array,
+	.yajl_end_array = cb_end,
+};
+
+/* ---- the parse ----------------------------------------------------------- */
+
+/* yajl's message, on one line, without its trailing blanks. */
+static void json_error(struct import *im, yajl_handle h, uint64_t offset, int at_end)
+{
+	unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
+	char line[256] = "";
+	if (msg) {
+		size_t j = 0;
+		for (size_t i = 0; msg[i] && j + 1 < sizeof(line); i++)
+			line[j++] = msg[i] == '\n' || msg[i] == '\r' ? ' ' : (char)msg[i];
+		while (j > 0 && (line[j - 1] == ' ' || line[j - 1] == '.'))
+			j--;
+		line[j] = '\0';
+		yajl_free_error(h, msg);
+	}
+	if (at_end)
+		import_fail(im, "'%s': the JSON ends early, at byte %llu (a truncated file?)",
+			    im->in_path, (unsigned long long)offset);
+	else
+		import_fail(im, "'%s': invalid JSON at byte %llu: %s", im->in_path,
+			    (unsigned long long)offset, line);
+}
+
+int import_parse(struct import *im, void *gzfile)
+{
+	gzFile f = gzfile;
+	struct jparser p = {.im = im, .st = PS_TOP};
+	yajl_handle h = yajl_alloc(&callbacks, NULL, &p);
+	unsigned char *buf = xmalloc(JSON_READ_CHUNK);
+	uint64_t offset = 0;
+	int rc = -1, errnum;
+
+	if (!h)
+		die("out of memory");
+	yajl_config(h, yajl_dont_validate_strings, 1); /* names are bytes; writers escape them */
+	for (;;) {
+		int n = gzread(f, buf, JSON_READ_CHUNK);
+		if (n < 0) {
+			const char *m = gzerror(f, &errnum);
+			import_fail(im, "'%s': %s after %llu bytes",
+				    im->in_path, errnum == Z_ERRNO ? strerror(errno) : m,
+				    (unsigned long long)offset);
+			goto out;
+		}
+		if (n == 0) {
+			gzerror(f, &errnum);
+			if (errnum == Z_BUF_ERROR) {
+				import_fail(im, "'%s': the gzip data ends early, after %llu %s",
+					    im->in_path, (unsigned long long)offset,
+					    "bytes of JSON (a truncated file?)");
+				goto out;
+			}
+			break;
+		}
+		yajl_status s = yajl_parse(h, buf, (size_t)n);
+		if (s == yajl_status_client_canceled) {
+			if (p.too_deep) {
+				size_t used = yajl_get_bytes_consumed(h);
+				import_fail(im, "'%s': JSON nested more than %d deep at byte %llu",
+					    im->in_path, JSON_MAX_DEPTH,
+					    (unsigned long long)(offset + (used ? used - 1 : 0)));
+			}
+			goto out; /* otherwise the callback said why */
+		}
+		if (s != yajl_status_ok) {
+			/* yajl has consumed the offending byte: name that byte */
+			size_t used = yajl_get_bytes_consumed(h);
+			json_error(im, h, offset + (used ? used - 1 : 0), 0);
+			goto out;
+		}
+		offset += (uint64_t)n;
+	}
+	im->st.json_bytes = offset;
+	yajl_status s = yajl_complete_parse(h);
+	if (s == yajl_status_client_canceled)
+		goto out;
+	if (s != yajl_status_ok) {
+		json_error(im, h, offset, 1);
+		goto out;
+	}
+	if (!p.seen_events) {
+		import_fail(im, "'%s': not a chrome trace (no traceEvents array)", im->in_path);
+		goto out;
+	}
+	rc = 0;
+out:
+	yajl_free(h);
+	free(buf);
+	free(p.arena);
+	return rc;
+}
