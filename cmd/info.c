@@ -12,6 +12,7 @@
  * where the damage is is this command's job), 1 when any was not, 2 usage.
  */
 #include "cmd/cmd.h"
+#include "formats/import/trace_open.h"
 #include "formats/trace/trace.h"
 #include "lib/common/error.h"
 
@@ -330,7 +331,7 @@ static int info_one(const char *path)
 	};
 	char err[512];
 	struct info in = {0};
-	in.r = trace_reader_open(path, err, sizeof(err));
+	in.r = trace_open_any(path, err, sizeof(err));
 	if (!in.r) {
 		fprintf(stderr, "gprof-dl: %s\n", err);
 		return 1;

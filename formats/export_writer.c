@@ -1,10 +1,13 @@
 /*
- * export_writer.c - drives an export_writer through one read of a trace.
+ * export_writer.c - drives an export_writer through one read of a trace, and
+ * the names and measures of GPU work that every exporter writes alike.
  *
  * The reader's visitor is adapted to the writer's callbacks here, once, so
  * that each exporter only says what it writes, never how the trace is read.
  */
 #include "formats/export_writer.h"
+
+#include <stdio.h>
 
 struct run {
 	struct export_writer *w;
@@ -76,6 +79,13 @@ static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
 	return w->drops ? w->drops(w, thread, dropped) : 0;
 }
 
+static int on_device(void *ctx, const struct trace_device *d)
+{
+	struct export_writer *w = ((struct run *)ctx)->w;
+	BEGIN_ONCE(ctx);
+	return w->device ? w->device(w, d) : 0;
+}
+
 int export_writer_run(struct export_writer *w, struct trace_reader *r)
 {
 	static const struct trace_visitor visitor = {
@@ -85,6 +95,7 @@ int export_writer_run(struct export_writer *w, struct trace_reader *r)
 		.event = on_event,
 		.counter = on_counter,
 		.drops = on_drops,
+		.device = on_device,
 	};
 	struct run run = {.w = w, .r = r};
 	w->reader = r;
@@ -95,4 +106,91 @@ int export_writer_run(struct export_writer *w, struct trace_reader *r)
 	if ((rc = begin_once(&run, NULL)) != 0) /* an empty trace */
 		return rc;
 	return w->end ? w->end(w) : 0;
+}
+
+/* ---- GPU work ------------------------------------------------------------ */
+
+const char *export_copy_kind_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[TRACE_COPY_HTOD] = "HtoD", [TRACE_COPY_DTOH] = "DtoH", [TRACE_COPY_HTOA] = "HtoA",
+		[TRACE_COPY_ATOH] = "AtoH", [TRACE_COPY_ATOA] = "AtoA", [TRACE_COPY_ATOD] = "AtoD",
+		[TRACE_COPY_DTOA] = "DtoA", [TRACE_COPY_DTOD] = "DtoD", [TRACE_COPY_HTOH] = "HtoH",
+		[TRACE_COPY_PTOP] = "PtoP",
+	};
+	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "<unknown>";
+}
+
+const char *export_memory_kind_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[TRACE_MEM_PAGEABLE] = "Pageable",
+		[TRACE_MEM_PINNED] = "Pinned",
+		[TRACE_MEM_DEVICE] = "Device",
+		[TRACE_MEM_ARRAY] = "Array",
+		[TRACE_MEM_MANAGED] = "Managed",
+		[TRACE_MEM_DEVICE_STATIC] = "Device Static",
+		[TRACE_MEM_MANAGED_STATIC] = "Managed Static",
+	};
+	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "Unknown";
+}
+
+void export_memcpy_name(char *buf, size_t size, const struct trace_event_ext *x)
+{
+	snprintf(buf, size, "Memcpy %s (%s -> %s)", export_copy_kind_name(x->copy_kind),
+		 export_memory_kind_name(x->src_kind), export_memory_kind_name(x->dst_kind));
+}
+
+void export_memset_name(char *buf, size_t size, const struct trace_event_ext *x)
+{
+	snprintf(buf, size, "Memset (%s)", export_memory_kind_name(x->dst_kind));
+}
+
+static uint64_t dims_product(const uint32_t d[3])
+{
+	return (uint64_t)d[0] * d[1] * d[2];
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* How many blocks of this launch one SM can hold at once: the tightest of
+ * its limits. Registers are allocated per warp in units of 256, as on every
+ * architecture since Fermi; a limit the device does not state is no limit. */
+static uint64_t resident_blocks(const struct trace_device *d, const struct trace_event_ext *x,
+				uint64_t warps_per_block, uint32_t warp)
+{
+	uint64_t limit = d->max_blocks_per_sm ? d->max_blocks_per_sm : UINT64_MAX;
+	limit = min_u64(limit, d->max_threads_per_sm / warp / warps_per_block);
+	if (x->registers && d->regs_per_sm) {
+		uint64_t per_warp = ((uint64_t)x->registers * warp + 255) / 256 * 256;
+		limit = min_u64(limit, d->regs_per_sm / (per_warp * warps_per_block));
+	}
+	uint64_t smem = (uint64_t)x->static_smem + x->dynamic_smem;
+	if (smem && d->smem_per_sm)
+		limit = min_u64(limit, d->smem_per_sm / smem);
+	return limit;
+}
+
+int export_launch_measure(const struct trace_device *d, const struct trace_event_ext *x,
+			  struct export_launch *l)
+{
+	uint64_t threads = dims_product(x->block), blocks = dims_product(x->grid);
+	if (!d || !d->sm_count || !threads || !blocks)
+		return -1;
+	uint32_t warp = d->warp_size ? d->warp_size : 32;
+	uint64_t warps_per_block = (threads + warp - 1) / warp;
+	l->blocks_per_sm = (double)blocks / d->sm_count;
+	l->warps_per_sm = l->blocks_per_sm * (double)warps_per_block;
+	l->occupancy_pct = -1;
+	if (!d->max_threads_per_sm)
+		return 0;
+	double resident = (double)resident_blocks(d, x, warps_per_block, warp);
+	if (resident > l->blocks_per_sm)
+		resident = l->blocks_per_sm;
+	double pct = 100.0 * resident * (double)threads / d->max_threads_per_sm;
+	l->occupancy_pct = pct > 100.0 ? 100.0 : pct;
+	return 0;
 }

@@ -1,15 +1,18 @@
 /*
- * export_writer.h - the one interface of the trace exporters (chrome JSON, and
- * CSV after it), uftrace's dump-ops shape: a table of callbacks embedded as the
- * first member of each writer's own struct, which the writer's callbacks get
- * back with export_writer_container().
+ * export_writer.h - the one interface of the trace exporters (chrome JSON and
+ * CSV), uftrace's dump-ops shape: a table of callbacks embedded as the first
+ * member of each writer's own struct, which the writer's callbacks get back
+ * with export_writer_container(); and what the exporters say alike about GPU
+ * work (the PyTorch profiler's names for copies, a kernel's occupancy), so
+ * that both files of one trace agree.
  *
  * export_writer_run() drives any writer through one read of a trace, in file
  * order, without keeping events: an exporter streams, so its memory does not
  * grow with the trace. The order of calls is
  *
  *   begin (once, the header decoded)
- *   process | thread | event | counter | drops   (as the reader decodes them)
+ *   process | thread | event | counter | drops | device
+ *         (as the reader decodes them)
  *   end   (once, after the read: the reader's tables are complete, its damage
  *          known; per-process and per-thread output belongs here)
  *
@@ -32,6 +35,7 @@ struct export_writer {
 	int (*event)(struct export_writer *w, const struct trace_event *e);
 	int (*counter)(struct export_writer *w, const struct trace_counter *c);
 	int (*drops)(struct export_writer *w, uint32_t thread, uint64_t dropped);
+	int (*device)(struct export_writer *w, const struct trace_device *d); /* 1.1 */
 	int (*end)(struct export_writer *w);
 	/* Frees the writer; does not close the stream it was given. */
 	void (*destroy)(struct export_writer *w);
@@ -46,6 +50,45 @@ struct export_writer {
 /* Reads r to its end (or its damage) through w. Returns 0, or the first
  * non-zero result of a callback. */
 int export_writer_run(struct export_writer *w, struct trace_reader *r);
+
+/* ---- what every exporter says the same way about GPU work (1.1) -------- */
+
+/* CUPTI's short names: "HtoD", "DtoH", ..., "PtoP"; "<unknown>" otherwise. */
+const char *export_copy_kind_name(unsigned kind);
+/* "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static",
+ * "Managed Static"; "Unknown" otherwise. */
+const char *export_memory_kind_name(unsigned kind);
+
+/* The PyTorch profiler's names for copies and sets, written into buf:
+ * "Memcpy HtoD (Pageable -> Device)", "Memset (Device)". */
+void export_memcpy_name(char *buf, size_t size, const struct trace_event_ext *x);
+void export_memset_name(char *buf, size_t size, const struct trace_event_ext *x);
+
+/* A kernel launch measured against its device, as the PyTorch profiler's
+ * kernel view defines it:
+ *   blocks_per_sm  the grid's blocks / the device's SMs
+ *   warps_per_sm   blocks_per_sm * warps per block
+ *   occupancy_pct  est. achieved occupancy: the blocks one SM holds at a time
+ *                  (the least of the limits by blocks, warps, registers and
+ *                  shared memory, and at most blocks_per_sm) times the threads
+ *                  per block, over the SM's threads; in [0, 100], or -1
+ *                  when the device does not say how many threads an SM holds */
+struct export_launch {
+	double blocks_per_sm;
+	double warps_per_sm;
+	double occupancy_pct;
+};
+
+/* 0 with *l filled; -1 when the launch or the device says too little (no
+ * block size, no SMs). */
+int export_launch_measure(const struct trace_device *d, const struct trace_event_ext *x,
+			  struct export_launch *l);
+
+/* bytes over ns is GB/s (1e9 bytes per second); 0 for an instant. */
+static inline double export_bandwidth_gbps(uint64_t bytes, uint64_t dur_ns)
+{
+	return dur_ns ? (double)bytes / (double)dur_ns : 0.0;
+}
 
 static inline void export_writer_destroy(struct export_writer *w)
 {

@@ -9,28 +9,14 @@
  * desc, thread and category are array or table look-ups in the reader, and
  * numbers are formatted without printf.
  */
-#include "formats/chrome/chrome_writer.h"
+#include "formats/chrome/chrome_internal.h"
 
-#include "formats/json/json_writer.h"
 #include "gpdl-config.h"
 #include "lib/common/error.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-struct chrome_writer {
-	struct export_writer ops; /* first: export_writer_container() */
-	struct json_writer json;
-	FILE *out;
-	struct trace_reader *reader;
-	const struct trace_header *header;
-	uint64_t base_ns;      /* ts 0 */
-	uint32_t root_pid;     /* where system-wide counters go */
-	uint64_t items;        /* values in traceEvents so far */
-	uint64_t *drops;       /* per thread index; grows with threads, not events */
-	uint32_t ndrops;
-};
 
 static struct chrome_writer *chrome_of(struct export_writer *w)
 {
@@ -44,35 +30,10 @@ static int failed(struct chrome_writer *c)
 	return c->json.error ? -1 : 0;
 }
 
-/* Starts the next element of traceEvents on its own line. */
-static void next_item(struct chrome_writer *c)
+void chrome_next_item(struct chrome_writer *c)
 {
 	if (fputs_unlocked(c->items++ ? ",\n" : "\n", c->out) == EOF)
 		c->json.error = 1;
-}
-
-static void key_string(struct json_writer *j, const char *k, const char *v)
-{
-	json_key(j, k);
-	json_string(j, v);
-}
-
-static void key_uint(struct json_writer *j, const char *k, uint64_t v)
-{
-	json_key(j, k);
-	json_uint(j, v);
-}
-
-/* Microseconds, three decimals: exact for any span under about 104 days. */
-static void key_us(struct json_writer *j, const char *k, int64_t ns)
-{
-	json_key(j, k);
-	json_fixed(j, (double)ns / 1000.0, 3);
-}
-
-static int64_t rel_ns(const struct chrome_writer *c, uint64_t ns)
-{
-	return (int64_t)(ns - c->base_ns);
 }
 
 static int chrome_begin(struct export_writer *w, struct trace_reader *r,
@@ -83,20 +44,23 @@ static int chrome_begin(struct export_writer *w, struct trace_reader *r,
 	c->header = h;
 	c->base_ns = h->start_ns;
 	c->root_pid = h->pid;
-	if (fputs_unlocked("{\"traceEvents\":[", c->out) == EOF)
+	if (fputc_unlocked('{', c->out) == EOF)
+		c->json.error = 1;
+	chrome_write_distributed(c);
+	if (fputs_unlocked("\"traceEvents\":[", c->out) == EOF)
 		c->json.error = 1;
 	return failed(c);
 }
 
 static void write_event_args(struct chrome_writer *c, const struct trace_desc *d,
-			     const struct trace_event *e)
+			     const struct trace_thread *t, const struct trace_event *e)
 {
 	struct json_writer *j = &c->json;
 	json_key(j, "args");
 	json_begin_object(j);
-	key_string(j, "type", trace_event_type_name(d->type));
+	chrome_key_string(j, "type", trace_event_type_name(d->type));
 	if (d->domain_str)
-		key_string(j, "domain", trace_reader_string(c->reader, d->domain_str));
+		chrome_key_string(j, "domain", trace_reader_string(c->reader, d->domain_str));
 	if (d->category) {
 		const char *cat =
 			trace_reader_category_name(c->reader, d->domain_str, d->category);
@@ -122,6 +86,8 @@ static void write_event_args(struct chrome_writer *c, const struct trace_desc *d
 		json_key(j, "name_truncated");
 		json_bool(j, 1);
 	}
+	if (e->ext || t->kind == TRACE_TRACK_STREAM)
+		chrome_gpu_args(c, d, t, e);
 	json_end_object(j);
 }
 
@@ -133,22 +99,35 @@ static int chrome_event(struct export_writer *w, const struct trace_event *e)
 	const struct trace_thread *t = trace_reader_thread(c->reader, e->thread);
 	if (!d || !t)
 		return 0; /* the reader promises both; a NULL is not worth a crash */
+	if (d->type == TRACE_EV_MEMORY) {
+		chrome_memory_event(c, d, t, e);
+		return failed(c);
+	}
 	int mark = (e->flags & TRACE_EVF_MARK) != 0;
+	int stream = t->kind == TRACE_TRACK_STREAM;
+	char buf[128];
+	const char *name = trace_reader_string(c->reader, d->name_str);
+	if (e->ext)
+		name = chrome_gpu_name(d, e, name, buf, sizeof(buf));
 
-	next_item(c);
+	chrome_next_item(c);
 	json_begin_object(j);
-	key_string(j, "name", trace_reader_string(c->reader, d->name_str));
-	key_string(j, "cat", trace_event_type_name(d->type));
-	key_string(j, "ph", mark ? "i" : "X");
+	chrome_key_string(j, "name", name);
+	chrome_key_string(j, "cat", chrome_category(d->type, stream));
+	chrome_key_string(j, "ph", mark ? "i" : "X");
 	if (mark)
-		key_string(j, "s", "t");
-	key_us(j, "ts", rel_ns(c, e->start_ns));
+		chrome_key_string(j, "s", "t");
+	chrome_key_us(j, "ts", chrome_rel_ns(c, e->start_ns));
 	if (!mark)
-		key_us(j, "dur", (int64_t)e->dur_ns);
-	key_uint(j, "pid", t->pid);
-	key_uint(j, "tid", t->tid);
-	write_event_args(c, d, e);
+		chrome_key_us(j, "dur", (int64_t)e->dur_ns);
+	/* GPU work goes where the PyTorch profiler puts it: pid the device,
+	 * tid the stream */
+	chrome_key_uint(j, "pid", stream ? t->device : t->pid);
+	chrome_key_uint(j, "tid", stream ? t->stream : t->tid);
+	write_event_args(c, d, t, e);
 	json_end_object(j);
+	if (e->ext && e->ext->correlation)
+		chrome_flow(c, t, e);
 	return failed(c);
 }
 
@@ -161,12 +140,12 @@ static int chrome_counter(struct export_writer *w, const struct trace_counter *c
 			   : ctr->id == TRACE_CTR_CPU_PROCESS || ctr->id == TRACE_CTR_CPU_SYSTEM
 				   ? "%"
 				   : "value";
-	next_item(c);
+	chrome_next_item(c);
 	json_begin_object(j);
-	key_string(j, "name", trace_counter_name(ctr->id));
-	key_string(j, "ph", "C");
-	key_us(j, "ts", rel_ns(c, ctr->ts_ns));
-	key_uint(j, "pid", ctr->pid ? ctr->pid : c->root_pid);
+	chrome_key_string(j, "name", trace_counter_name(ctr->id));
+	chrome_key_string(j, "ph", "C");
+	chrome_key_us(j, "ts", chrome_rel_ns(c, ctr->ts_ns));
+	chrome_key_uint(j, "pid", ctr->pid ? ctr->pid : c->root_pid);
 	json_key(j, "args");
 	json_begin_object(j);
 	json_key(j, unit);
@@ -195,14 +174,14 @@ static void metadata_begin(struct chrome_writer *c, const char *name, uint32_t p
 			   const uint32_t *tid)
 {
 	struct json_writer *j = &c->json;
-	next_item(c);
+	chrome_next_item(c);
 	json_begin_object(j);
-	key_string(j, "name", name);
-	key_string(j, "ph", "M");
+	chrome_key_string(j, "name", name);
+	chrome_key_string(j, "ph", "M");
 	json_key(j, "ts");
 	json_uint(j, 0);
-	key_uint(j, "pid", pid);
-	key_uint(j, "tid", tid ? *tid : 0);
+	chrome_key_uint(j, "pid", pid);
+	chrome_key_uint(j, "tid", tid ? *tid : 0);
 	json_key(j, "args");
 	json_begin_object(j);
 }
@@ -219,17 +198,17 @@ static void write_process(struct chrome_writer *c, uint32_t pid, const char *cmd
 	char label[64];
 	if (cmdline && *cmdline) {
 		metadata_begin(c, "process_name", pid, NULL);
-		key_string(&c->json, "name", cmdline);
+		chrome_key_string(&c->json, "name", cmdline);
 		metadata_end(c);
 	}
 	if (pid == c->root_pid && c->header->rank >= 0) {
 		snprintf(label, sizeof(label), "rank %d", (int)c->header->rank);
 		metadata_begin(c, "process_labels", pid, NULL);
-		key_string(&c->json, "labels", label);
+		chrome_key_string(&c->json, "labels", label);
 		metadata_end(c);
 	}
 	metadata_begin(c, "process_sort_index", pid, NULL);
-	key_uint(&c->json, "sort_index", sort_index);
+	chrome_key_uint(&c->json, "sort_index", sort_index);
 	metadata_end(c);
 }
 
@@ -260,15 +239,15 @@ static void write_threads(struct chrome_writer *c)
 	uint32_t n = trace_reader_thread_count(c->reader);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_thread *t = trace_reader_thread(c->reader, i);
-		if (!t)
-			continue;
+		if (!t || t->kind == TRACE_TRACK_STREAM)
+			continue; /* chrome_write_gpu_tracks() */
 		if (t->name_str) {
 			metadata_begin(c, "thread_name", t->pid, &t->tid);
-			key_string(&c->json, "name", trace_reader_string(c->reader, t->name_str));
+			chrome_key_string(&c->json, "name", trace_reader_string(c->reader, t->name_str));
 			metadata_end(c);
 		}
 		metadata_begin(c, "thread_sort_index", t->pid, &t->tid);
-		key_uint(&c->json, "sort_index", t->index);
+		chrome_key_uint(&c->json, "sort_index", t->index);
 		metadata_end(c);
 	}
 }
@@ -285,7 +264,7 @@ static void write_wall_time(struct json_writer *j, const char *key, int64_t wall
 		return;
 	size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(buf + n, sizeof(buf) - n, ".%09ldZ", ns);
-	key_string(j, key, buf);
+	chrome_key_string(j, key, buf);
 }
 
 static void write_sources(struct json_writer *j, uint32_t sources)
@@ -301,10 +280,26 @@ static void write_sources(struct json_writer *j, uint32_t sources)
 	json_end_array(j);
 }
 
+/* A track as its events name it (pid, tid), and for a GPU stream what it is:
+ * its owner process, device, context and stream. */
+static void track_ids(struct json_writer *j, const struct trace_thread *t)
+{
+	int stream = t->kind == TRACE_TRACK_STREAM;
+	chrome_key_uint(j, "pid", stream ? t->device : t->pid);
+	chrome_key_uint(j, "tid", stream ? t->stream : t->tid);
+	if (!stream)
+		return;
+	chrome_key_string(j, "kind", "stream");
+	chrome_key_uint(j, "owner_pid", t->pid);
+	chrome_key_uint(j, "device", t->device);
+	chrome_key_uint(j, "context", t->context);
+	chrome_key_uint(j, "stream", t->stream);
+}
+
 static void write_drops(struct chrome_writer *c)
 {
 	struct json_writer *j = &c->json;
-	key_uint(j, "drops", trace_reader_total_drops(c->reader));
+	chrome_key_uint(j, "drops", trace_reader_total_drops(c->reader));
 	json_key(j, "drops_by_thread");
 	json_begin_array(j);
 	for (uint32_t i = 0; i < c->ndrops; i++) {
@@ -312,9 +307,62 @@ static void write_drops(struct chrome_writer *c)
 		if (!c->drops[i] || !t)
 			continue;
 		json_begin_object(j);
-		key_uint(j, "pid", t->pid);
-		key_uint(j, "tid", t->tid);
-		key_uint(j, "dropped", c->drops[i]);
+		track_ids(j, t);
+		chrome_key_uint(j, "dropped", c->drops[i]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+/* The processes' and tracks' own facts, which the metadata events have no
+ * place for: what an import needs to give them back. */
+static void write_processes_data(struct chrome_writer *c)
+{
+	struct json_writer *j = &c->json;
+	json_key(j, "processes");
+	json_begin_array(j);
+	uint32_t n = trace_reader_process_count(c->reader);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_process *p = trace_reader_process(c->reader, i);
+		if (!p)
+			continue;
+		json_begin_object(j);
+		chrome_key_uint(j, "pid", p->pid);
+		chrome_key_uint(j, "ppid", p->ppid);
+		chrome_key_uint(j, "start_ns", p->start_ns);
+		json_key(j, "end_ns");
+		if (p->end_ns)
+			json_uint(j, p->end_ns);
+		else
+			json_null(j);
+		json_key(j, "exit_status");
+		if (p->exit_status >= 0)
+			json_int(j, p->exit_status);
+		else
+			json_null(j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+static void write_threads_data(struct chrome_writer *c)
+{
+	struct json_writer *j = &c->json;
+	json_key(j, "threads");
+	json_begin_array(j);
+	uint32_t n = trace_reader_thread_count(c->reader);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_thread *t = trace_reader_thread(c->reader, i);
+		if (!t)
+			continue;
+		json_begin_object(j);
+		track_ids(j, t);
+		chrome_key_uint(j, "start_ns", t->start_ns);
+		json_key(j, "end_ns");
+		if (t->end_ns)
+			json_uint(j, t->end_ns);
+		else
+			json_null(j);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -328,40 +376,53 @@ static void write_other_data(struct chrome_writer *c)
 	snprintf(version, sizeof(version), "%u.%u", h->version_major, h->version_minor);
 
 	json_begin_object(j);
-	key_string(j, "format_version", version);
-	key_string(j, "recorded_by", h->gprof_version);
-	key_string(j, "exported_by", "gprof-dl " GPDL_VERSION);
-	key_string(j, "host", h->hostname);
-	key_uint(j, "pid", h->pid);
+	chrome_key_string(j, "format_version", version);
+	chrome_key_string(j, "recorded_by", h->gprof_version);
+	chrome_key_string(j, "exported_by", "gprof-dl " GPDL_VERSION);
+	chrome_key_string(j, "host", h->hostname);
+	chrome_key_uint(j, "pid", h->pid);
 	json_key(j, "rank");
 	if (h->rank >= 0)
 		json_int(j, h->rank);
 	else
 		json_null(j);
-	key_string(j, "command_line", h->cmdline);
-	key_string(j, "clock_domain", h->clock_domain);
+	json_key(j, "world_size");
+	if (h->world_size > 0)
+		json_int(j, h->world_size);
+	else
+		json_null(j);
+	json_key(j, "dist_backend");
+	if (h->dist_backend && *h->dist_backend)
+		json_string(j, h->dist_backend);
+	else
+		json_null(j);
+	chrome_key_string(j, "command_line", h->cmdline);
+	chrome_key_string(j, "clock_domain", h->clock_domain);
 	json_key(j, "wall_offset_ns");
 	json_int(j, h->wall_offset_ns);
-	key_uint(j, "start_ns", h->start_ns);
-	key_uint(j, "end_ns", h->end_ns);
+	chrome_key_uint(j, "start_ns", h->start_ns);
+	chrome_key_uint(j, "end_ns", h->end_ns);
 	write_wall_time(j, "start_time", (int64_t)h->start_ns + h->wall_offset_ns);
 	json_key(j, "duration_ns");
 	if (h->end_ns >= h->start_ns && h->end_ns)
 		json_uint(j, h->end_ns - h->start_ns);
 	else
 		json_null(j);
-	key_uint(j, "ncpus", h->ncpus);
+	chrome_key_uint(j, "ncpus", h->ncpus);
 	write_sources(j, h->sources);
-	key_uint(j, "events", c->ops.events);
-	key_uint(j, "counters", c->ops.counters);
+	chrome_key_uint(j, "events", c->ops.events);
+	chrome_key_uint(j, "counters", c->ops.counters);
+	chrome_key_uint(j, "flows", c->flows);
 	write_drops(c);
+	write_processes_data(c);
+	write_threads_data(c);
 	uint64_t offset = 0;
 	const char *damage = trace_reader_damage(c->reader, &offset);
 	json_key(j, "damage");
 	if (damage) {
 		json_begin_object(j);
-		key_uint(j, "offset", offset);
-		key_string(j, "reason", damage);
+		chrome_key_uint(j, "offset", offset);
+		chrome_key_string(j, "reason", damage);
 		json_end_object(j);
 	} else {
 		json_null(j);
@@ -369,12 +430,28 @@ static void write_other_data(struct chrome_writer *c)
 	json_end_object(j);
 }
 
+/* Kineto's "baseTimeNanoseconds": the Unix time of ts 0, which tools add to
+ * ts to place events in wall time. */
+static void write_base_time(struct chrome_writer *c)
+{
+	char line[64];
+	snprintf(line, sizeof(line), "\"baseTimeNanoseconds\":%lld,\n",
+		 (long long)((int64_t)c->base_ns + c->header->wall_offset_ns));
+	if (fputs_unlocked(line, c->out) == EOF)
+		c->json.error = 1;
+}
+
 static int chrome_end(struct export_writer *w)
 {
 	struct chrome_writer *c = chrome_of(w);
 	write_processes(c);
 	write_threads(c);
-	if (fputs_unlocked("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":", c->out) == EOF)
+	chrome_write_gpu_tracks(c);
+	if (fputs_unlocked("\n],\n\"displayTimeUnit\":\"ms\",\n", c->out) == EOF)
+		c->json.error = 1;
+	chrome_write_devices(c);
+	write_base_time(c);
+	if (fputs_unlocked("\"otherData\":", c->out) == EOF)
 		c->json.error = 1;
 	write_other_data(c);
 	if (fputs_unlocked("}\n", c->out) == EOF)

@@ -6,6 +6,7 @@
  * otherData, and the export of a damaged trace up to its damage.
  */
 #include "formats/chrome/chrome_writer.h"
+#include "tests/chrome/chrome_read.h"
 #include "tests/chrome/trace_fixture.h"
 
 #include <setjmp.h>
@@ -21,132 +22,6 @@
 #include <yajl/yajl_tree.h>
 
 #define FFFD "\xef\xbf\xbd"
-
-/* ---- helpers ------------------------------------------------------------- */
-
-/* Exports path to a string; *rc gets export_writer_run's result. */
-static char *export_text(const char *path, int *rc)
-{
-	char err[512], *text = NULL;
-	size_t len = 0;
-	struct trace_reader *r = trace_reader_open(path, err, sizeof(err));
-	if (!r)
-		fail_msg("cannot open fixture: %s", err);
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	struct export_writer *w = chrome_writer_new(f);
-	*rc = export_writer_run(w, r);
-	export_writer_destroy(w);
-	assert_int_equal(fclose(f), 0);
-	trace_reader_close(r);
-	return text;
-}
-
-static yajl_val parse(const char *text)
-{
-	char err[512] = "";
-	yajl_val v = yajl_tree_parse(text, err, sizeof(err));
-	if (!v)
-		fail_msg("the export is not JSON: %s", err);
-	return v;
-}
-
-static yajl_val get(yajl_val obj, const char *key)
-{
-	if (!YAJL_IS_OBJECT(obj))
-		return NULL;
-	for (size_t i = 0; i < YAJL_GET_OBJECT(obj)->len; i++)
-		if (strcmp(YAJL_GET_OBJECT(obj)->keys[i], key) == 0)
-			return YAJL_GET_OBJECT(obj)->values[i];
-	return NULL;
-}
-
-static const char *get_str(yajl_val obj, const char *key)
-{
-	yajl_val v = get(obj, key);
-	return v && YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
-}
-
-/* The number's text as written, for exact comparisons. */
-static const char *get_num(yajl_val obj, const char *key)
-{
-	yajl_val v = get(obj, key);
-	return v && YAJL_IS_NUMBER(v) ? YAJL_GET_NUMBER(v) : NULL;
-}
-
-static long long get_int(yajl_val obj, const char *key)
-{
-	yajl_val v = get(obj, key);
-	if (!v || !YAJL_IS_INTEGER(v))
-		fail_msg("'%s' is not an integer", key);
-	return YAJL_GET_INTEGER(v);
-}
-
-static void assert_str(yajl_val obj, const char *key, const char *want)
-{
-	const char *got = get_str(obj, key);
-	if (!got || strcmp(got, want) != 0)
-		fail_msg("'%s': got '%s', want '%s'", key, got ? got : "(none)", want);
-}
-
-static void assert_num(yajl_val obj, const char *key, const char *want)
-{
-	const char *got = get_num(obj, key);
-	if (!got || strcmp(got, want) != 0)
-		fail_msg("'%s': got %s, want %s", key, got ? got : "(none)", want);
-}
-
-/* traceEvents, as an array to index. */
-struct evlist {
-	yajl_val *values;
-	size_t len;
-};
-
-static struct evlist events_of(yajl_val doc)
-{
-	yajl_val ev = get(doc, "traceEvents");
-	assert_non_null(ev);
-	assert_true(YAJL_IS_ARRAY(ev));
-	struct evlist l = {YAJL_GET_ARRAY(ev)->values, YAJL_GET_ARRAY(ev)->len};
-	return l;
-}
-
-static size_t count_ph(struct evlist evs, const char *ph)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < evs.len; i++)
-		n += strcmp(get_str(evs.values[i], "ph"), ph) == 0;
-	return n;
-}
-
-/* The one event with this name and ph, failing unless exactly one. */
-static yajl_val find_event(struct evlist evs, const char *ph, const char *name)
-{
-	yajl_val found = NULL;
-	for (size_t i = 0; i < evs.len; i++) {
-		yajl_val e = evs.values[i];
-		if (strcmp(get_str(e, "ph"), ph) == 0 && strcmp(get_str(e, "name"), name) == 0) {
-			if (found)
-				fail_msg("two '%s' events named '%s'", ph, name);
-			found = e;
-		}
-	}
-	if (!found)
-		fail_msg("no '%s' event named '%s'", ph, name);
-	return found;
-}
-
-/* The metadata event of this kind for (pid, tid), or NULL. */
-static yajl_val find_meta(struct evlist evs, const char *name, long long pid, long long tid)
-{
-	for (size_t i = 0; i < evs.len; i++) {
-		yajl_val e = evs.values[i];
-		if (!strcmp(get_str(e, "ph"), "M") && !strcmp(get_str(e, "name"), name) &&
-		    get_int(e, "pid") == pid && get_int(e, "tid") == tid)
-			return e;
-	}
-	return NULL;
-}
 
 static int setup(void **state)
 {
@@ -212,7 +87,8 @@ static void test_every_byte_in_names(void **state)
 		assert_num(e, "dur", dur);
 		assert_int_equal(get_int(e, "pid"), FIX_PID);
 		assert_int_equal(get_int(e, "tid"), FIX_PID);
-		assert_str(e, "cat", "UserDefined");
+		/* the PyTorch profiler's category; our type stays in args */
+		assert_str(e, "cat", "user_annotation");
 		assert_str(get(e, "args"), "type", "UserDefined");
 	}
 	yajl_tree_free(doc);
@@ -246,7 +122,7 @@ static void test_cases(void **state)
 					 : c->type == 3 ? "Forward"
 					 : c->type == 6 ? "Operator"
 							: "UserDefined");
-		assert_str(e, "cat", get_str(args, "type"));
+		assert_str(e, "cat", c->type == 6 ? "cpu_op" : "user_annotation");
 		if (c->domain)
 			assert_str(args, "domain", c->domain);
 		else
@@ -343,7 +219,7 @@ static void test_other_data(void **state)
 	yajl_val doc = parse(text);
 	yajl_val o = get(doc, "otherData");
 	assert_non_null(o);
-	assert_str(o, "format_version", "1.0");
+	assert_str(o, "format_version", FIX_FORMAT_VERSION);
 	assert_str(o, "recorded_by", "0.1.0");
 	assert_str(o, "host", "host-1");
 	assert_int_equal(get_int(o, "pid"), FIX_PID);
@@ -370,6 +246,20 @@ static void test_other_data(void **state)
 	assert_int_equal(get_int(d0, "tid"), 102);
 	assert_int_equal(get_int(d0, "dropped"), FIX_DROPS);
 	assert_true(YAJL_IS_NULL(get(o, "damage")));
+	/* processes and threads, with what metadata events cannot say */
+	yajl_val procs = get(o, "processes");
+	assert_int_equal(YAJL_GET_ARRAY(procs)->len, 2);
+	yajl_val child = YAJL_GET_ARRAY(procs)->values[1];
+	assert_int_equal(get_int(child, "pid"), FIX_CHILD_PID);
+	assert_int_equal(get_int(child, "ppid"), FIX_PID);
+	assert_int_equal(get_int(child, "exit_status"), 137);
+	assert_int_equal(get_int(child, "end_ns"), (long long)(FIX_START_NS + 4000000000));
+	yajl_val threads = get(o, "threads");
+	assert_int_equal(YAJL_GET_ARRAY(threads)->len, FIX_THREADS);
+	yajl_val t1 = YAJL_GET_ARRAY(threads)->values[1];
+	assert_int_equal(get_int(t1, "tid"), 102);
+	assert_int_equal(get_int(t1, "start_ns"), (long long)(FIX_START_NS + 1000));
+	assert_true(YAJL_IS_NULL(get(YAJL_GET_ARRAY(threads)->values[2], "end_ns")));
 	yajl_tree_free(doc);
 	free(text);
 }
@@ -382,9 +272,11 @@ static void test_one_event_per_line(void **state)
 	size_t lines = 0;
 	for (char *p = text; (p = strchr(p, '\n')) != NULL; p++)
 		lines++;
-	/* the opening line, one per event, "]," "displayTimeUnit" and otherData */
-	assert_int_equal(lines, 1 + FIX_BYTE_RANGES + fix_ncases + 6 + 10 + 3);
-	assert_memory_equal(text, "{\"traceEvents\":[\n{", 18);
+	/* distributedInfo (the fixture is rank 3), one per event, "]," then
+	 * displayTimeUnit, baseTimeNanoseconds, otherData and the final newline */
+	assert_int_equal(lines, 1 + FIX_BYTE_RANGES + fix_ncases + 6 + 10 + 5);
+	static const char opening[] = "{\"distributedInfo\": {\"rank\": 3},\n\"traceEvents\":[\n{";
+	assert_memory_equal(text, opening, sizeof(opening) - 1);
 	yajl_tree_free(parse(text));
 	free(text);
 }

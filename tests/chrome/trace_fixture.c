@@ -172,6 +172,150 @@ int fix_write_two_batches(const char *path, unsigned n1, unsigned n2, long *flus
 	return rc;
 }
 
+/* ---- the GPU fixture ----------------------------------------------------- */
+
+#define MS UINT64_C(1000000)
+#define US UINT64_C(1000)
+#define H FIXG_TRACK_HOST
+#define S7 FIXG_TRACK_S7
+#define S13 FIXG_TRACK_S13
+#define X(...) 1, {__VA_ARGS__}
+#define GEMM_LAUNCH .grid = {264, 1, 1}, .block = {256, 1, 1}, .registers = 64, .static_smem = 16384
+#define NCCL_LAUNCH .grid = {2, 1, 1}, .block = {512, 1, 1}, .registers = 96
+#define NCCL_NAME "ncclKernel_AllReduce_RING_LL_Sum_float"
+
+const struct fixg_event fixg_events[] = {
+	{"ProfilerStep#1", TRACE_EV_PROFILE_STEP, 0, H, 0, 40 * MS, 0, {0}},
+	{"ProfilerStep#2", TRACE_EV_PROFILE_STEP, 0, H, 40 * MS, 40 * MS, 0, {0}},
+	{"nn.Module: Linear_0", TRACE_EV_PYTHON_OP, 0, H, 500 * US, 3 * MS, 0, {0}},
+	{"aten::mm", TRACE_EV_OPERATOR, 0, H, 1 * MS, 1 * MS, X(.external_id = 11)},
+	{"cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME, 0, H, 1100 * US, 200 * US,
+	 X(.correlation = 101, .external_id = 11)},
+	{"[memory]", TRACE_EV_MEMORY, TRACE_EVF_MARK, H, 1050 * US, 0,
+	 X(.bytes = 4194304, .address = UINT64_C(0x7f0000000000), .device = 0,
+	   .dst_kind = TRACE_MEM_DEVICE, .total_allocated = 4194304)},
+	{"aten::copy_", TRACE_EV_OPERATOR, 0, H, 7500 * US, 1500 * US, X(.external_id = 12)},
+	{"cudaMemcpyAsync", TRACE_EV_CUDA_RUNTIME, 0, H, 7600 * US, 100 * US,
+	 X(.correlation = 102, .external_id = 12)},
+	{"cudaMemsetAsync", TRACE_EV_CUDA_RUNTIME, 0, H, 7800 * US, 100 * US, X(.correlation = 103)},
+	{"cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME, 0, H, 9600 * US, 100 * US, X(.correlation = 104)},
+	{"cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME, 0, H, 9800 * US, 100 * US, X(.correlation = 105)},
+	{"checkpoint", TRACE_EV_USER_DEFINED, TRACE_EVF_MARK, H, 20 * MS, 0, 0, {0}},
+	{"host alloc", TRACE_EV_MEMORY, TRACE_EVF_MARK, H, 30 * MS, 0,
+	 X(.bytes = 1024, .address = 0x5500, .device = -1, .dst_kind = TRACE_MEM_PAGEABLE)},
+	{"cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME, 0, H, 41 * MS, 100 * US, X(.correlation = 106)},
+	{"cudaMemcpyAsync", TRACE_EV_CUDA_RUNTIME, 0, H, 41200 * US, 100 * US, X(.correlation = 107)},
+	{"cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME, 0, H, 41400 * US, 100 * US, X(.correlation = 108)},
+	{"free", TRACE_EV_MEMORY, TRACE_EVF_MARK, H, 60 * MS, 0,
+	 X(.bytes = (uint64_t)-4194304, .address = UINT64_C(0x7f0000000000), .device = 0,
+	   .dst_kind = TRACE_MEM_DEVICE, .total_allocated = 1048576)},
+	/* stream 7 */
+	{"gemm_kernel", TRACE_EV_KERNEL, 0, S7, 2 * MS, 5 * MS,
+	 X(.correlation = 101, .external_id = 11, GEMM_LAUNCH)},
+	{"[CUDA memcpy HtoD]", TRACE_EV_MEMCPY, 0, S7, 8 * MS, 1 * MS,
+	 X(.correlation = 102, .external_id = 12, .bytes = 4194304, .copy_kind = TRACE_COPY_HTOD,
+	   .src_kind = TRACE_MEM_PAGEABLE, .dst_kind = TRACE_MEM_DEVICE, .is_async = 1)},
+	{"[CUDA memset]", TRACE_EV_MEMSET, 0, S7, 9 * MS, 500 * US,
+	 X(.correlation = 103, .bytes = 1048576, .dst_kind = TRACE_MEM_DEVICE, .is_async = 1)},
+	{"relu_kernel", TRACE_EV_KERNEL, 0, S7, 10 * MS, 2 * MS,
+	 X(.correlation = 104, .grid = {1024, 1, 1}, .block = {128, 1, 1}, .registers = 16,
+	   .dynamic_smem = 4096)},
+	{"gemm_kernel", TRACE_EV_KERNEL, 0, S7, 42 * MS, 5 * MS, X(.correlation = 106, GEMM_LAUNCH)},
+	{"Memcpy DtoH (Device -> Pinned)", TRACE_EV_MEMCPY, 0, S7, 48 * MS, 1 * MS,
+	 X(.correlation = 107, .bytes = 2097152, .copy_kind = TRACE_COPY_DTOH,
+	   .src_kind = TRACE_MEM_DEVICE, .dst_kind = TRACE_MEM_PINNED)},
+	/* stream 13 */
+	{NCCL_NAME, TRACE_EV_COMMUNICATION, 0, S13, 11 * MS, 4 * MS,
+	 X(.correlation = 105, NCCL_LAUNCH)},
+	{NCCL_NAME, TRACE_EV_COMMUNICATION, 0, S13, 44 * MS, 6 * MS,
+	 X(.correlation = 108, NCCL_LAUNCH)},
+};
+const size_t fixg_nevents = sizeof(fixg_events) / sizeof(fixg_events[0]);
+
+const char fixg_device_name[] = "NVIDIA H200";
+const struct trace_device fixg_device = {
+	.id = FIXG_DEVICE,
+	.sm_count = 132,
+	.max_threads_per_sm = 2048,
+	.max_threads_per_block = 1024,
+	.max_blocks_per_sm = 32,
+	.warp_size = 32,
+	.regs_per_sm = 65536,
+	.regs_per_block = 65536,
+	.smem_per_sm = 233472,
+	.smem_per_block = 49152,
+	.total_memory = UINT64_C(150754820096),
+	.clock_khz = 1980000,
+	.cc_major = 9,
+	.cc_minor = 0,
+};
+const uint64_t fixg_streams[FIXG_TRACKS] = {0, 7, 13};
+
+static int gpu_header_and_tables(struct trace_writer *w)
+{
+	struct trace_header h = {
+		.version_major = TRACE_FORMAT_VERSION_MAJOR,
+		.version_minor = TRACE_FORMAT_VERSION_MINOR,
+		.sources = TRACE_SRC_NVTX | TRACE_SRC_CUPTI,
+		.clock_domain = "CLOCK_MONOTONIC",
+		.wall_offset_ns = FIX_WALL_OFFSET_NS,
+		.hostname = "gpu-host",
+		.pid = FIXG_PID,
+		.rank = 0,
+		.cmdline = "python train.py",
+		.start_ns = FIX_START_NS,
+		.ncpus = 16,
+		.gprof_version = "0.1.0",
+		.world_size = 1,
+		.dist_backend = "nccl",
+	};
+	if (trace_writer_header(w, &h) < 0)
+		return -1;
+	struct trace_process p = {FIXG_PID, 1, FIX_START_NS, FIXG_END_NS, 0,
+				  str(w, "python train.py")};
+	struct trace_thread t[FIXG_TRACKS] = {
+		{.index = 0, .pid = FIXG_PID, .tid = FIXG_PID, .name_str = str(w, "python"),
+		 .start_ns = FIX_START_NS, .end_ns = FIXG_END_NS},
+		{.index = 1, .pid = FIXG_PID, .start_ns = FIX_START_NS, .end_ns = FIXG_END_NS,
+		 .kind = TRACE_TRACK_STREAM, .device = FIXG_DEVICE, .context = FIXG_CONTEXT,
+		 .stream = 7},
+		{.index = 2, .pid = FIXG_PID, .name_str = str(w, "nccl"), .start_ns = FIX_START_NS,
+		 .end_ns = FIXG_END_NS, .kind = TRACE_TRACK_STREAM, .device = FIXG_DEVICE,
+		 .context = FIXG_CONTEXT, .stream = 13},
+	};
+	struct trace_device d = fixg_device;
+	d.name_str = str(w, fixg_device_name);
+	if (trace_writer_process(w, &p) < 0 || trace_writer_device(w, &d) < 0)
+		return -1;
+	for (size_t i = 0; i < FIXG_TRACKS; i++)
+		if (trace_writer_thread(w, &t[i]) < 0)
+			return -1;
+	return 0;
+}
+
+int fix_write_gpu(const char *path)
+{
+	struct trace_writer *w = trace_writer_open(path, 1);
+	if (!w)
+		return -1;
+	int rc = gpu_header_and_tables(w);
+	for (size_t i = 0; rc == 0 && i < fixg_nevents; i++) {
+		const struct fixg_event *f = &fixg_events[i];
+		uint32_t desc = trace_writer_desc(w, str(w, f->name), 0, 0, f->type);
+		struct trace_event e = {FIX_START_NS + f->start_rel_ns, f->dur_ns, desc, f->track,
+					f->flags, f->has_ext ? &f->ext : NULL};
+		if (!desc || trace_writer_event(w, &e) < 0)
+			rc = -1;
+	}
+	struct trace_counter c = {FIX_START_NS + 10 * MS, TRACE_CTR_CPU_PROCESS, 0, FIXG_CPU_SAMPLE};
+	if (rc == 0 && (trace_writer_counter(w, &c) < 0 ||
+			trace_writer_drops(w, FIXG_TRACK_S13, FIXG_DROPS) < 0))
+		rc = -1;
+	if (trace_writer_close(w, FIXG_END_NS) < 0)
+		rc = -1;
+	return rc;
+}
+
 static char tmpdir[4096];
 
 const char *fix_tmpdir(void)

@@ -8,6 +8,8 @@
 #ifndef GPDL_TESTS_TRACE_FIXTURE_H
 #define GPDL_TESTS_TRACE_FIXTURE_H
 
+#include "formats/trace/trace.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +20,11 @@
 #define FIX_CHILD_PID 101
 #define FIX_RANK 3
 #define FIX_DROPS 5 /* all on thread 1 */
+/* What the writer records as the format version: the current one. */
+#define FIX_STR_(x) #x
+#define FIX_STR(x) FIX_STR_(x)
+#define FIX_FORMAT_VERSION \
+	FIX_STR(TRACE_FORMAT_VERSION_MAJOR) "." FIX_STR(TRACE_FORMAT_VERSION_MINOR)
 
 /* Thread indexes: 0 main (tid 100), 1 the nastily named (tid 102), 2 the
  * child's unnamed thread (pid 101, tid 101). */
@@ -55,6 +62,45 @@ int fix_write(const char *path);
  * more; *flushed_size is the file's size after the flush, before the rest.
  * Range i starts at i * 1000 ns and lasts 10 ns. */
 int fix_write_two_batches(const char *path, unsigned n1, unsigned n2, long *flushed_size);
+
+/* ---- a trace with GPU work (format 1.1) ---------------------------------
+ *
+ * One process (FIXG_PID, rank 0 of 1, backend "nccl") with one host thread
+ * (track 0, tid FIXG_PID) and two streams of device 0, context 1: stream 7
+ * (track 1, unnamed) and stream 13 (track 2, named "nccl"). Two steps
+ * "ProfilerStep#1" [0, 40 ms) and "ProfilerStep#2" [40, 80 ms); in them
+ * operators, runtime calls with correlation ids, and the GPU work they
+ * launched: kernels on both streams (an NCCL one on stream 13), copies,
+ * a set; memory instants (device and host); a mark; one counter sample;
+ * two drops on stream 13; one device with its properties. Every time is a
+ * whole microsecond, so that a tool rounding to microseconds reads it
+ * exactly. */
+#define FIXG_PID 200
+#define FIXG_TRACKS 3
+#define FIXG_TRACK_HOST 0
+#define FIXG_TRACK_S7 1
+#define FIXG_TRACK_S13 2
+#define FIXG_DEVICE 0
+#define FIXG_CONTEXT 1
+#define FIXG_END_NS (FIX_START_NS + UINT64_C(100000000)) /* 100 ms */
+#define FIXG_DROPS 2 /* on track 2 */
+#define FIXG_CPU_SAMPLE 55.5 /* CPU(Process) at 10 ms */
+
+struct fixg_event {
+	const char *name; /* as recorded */
+	uint8_t type, flags;
+	unsigned track;
+	uint64_t start_rel_ns, dur_ns;
+	int has_ext;
+	struct trace_event_ext ext;
+};
+extern const struct fixg_event fixg_events[];
+extern const size_t fixg_nevents;
+extern const struct trace_device fixg_device; /* name_str 0: see fixg_device_name */
+extern const char fixg_device_name[];
+extern const uint64_t fixg_streams[FIXG_TRACKS]; /* 0 for the host thread */
+
+int fix_write_gpu(const char *path);
 
 /* A fresh temporary directory (mkdtemp under TMPDIR) and files in it. */
 const char *fix_tmpdir(void);

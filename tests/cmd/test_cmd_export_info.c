@@ -5,7 +5,9 @@
  *
  * Statuses under test: 2 usage, 1 a file that is not a readable trace or an
  * output that cannot be written, 0 success (a damaged trace included, with a
- * warning naming the offset).
+ * warning naming the offset). For --csv: the directory, its files (parsed
+ * back with libcsv), the summary tables, and that nothing is overwritten, or
+ * written at all, when a file is in the way.
  */
 #include "tests/chrome/trace_fixture.h"
 
@@ -22,6 +24,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <csv.h>
+#include <dirent.h>
 #include <yajl/yajl_tree.h>
 
 #ifndef GPDL_BIN
@@ -165,12 +169,22 @@ static void test_export_usage(void **state)
 
 	RUN(&r, "export", fixture);
 	assert_int_equal(r.status, 2);
-	assert_contains(r.err, "--chrome");
+	assert_contains(r.err, "--chrome or --csv");
 	result_free(&r);
 
-	RUN(&r, "export", "--csv", fixture);
+	RUN(&r, "export", "--csv", "--chrome", fixture);
 	assert_int_equal(r.status, 2);
-	assert_contains(r.err, "not in this version");
+	assert_contains(r.err, "one format at a time");
+	result_free(&r);
+
+	RUN(&r, "export", "--csv", fixture, "-o", "-");
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, "'-' is not one");
+	result_free(&r);
+
+	RUN(&r, "export", "--chrome", "--no-summary", fixture);
+	assert_int_equal(r.status, 2);
+	assert_contains(r.err, "--no-summary goes with --csv");
 	result_free(&r);
 
 	RUN(&r, "export", "--chrome", "--bogus", fixture);
@@ -189,6 +203,7 @@ static void test_export_usage(void **state)
 	RUN(&r, "export", "--help");
 	assert_int_equal(r.status, 0);
 	assert_contains(r.out, "usage: gprof-dl export --chrome FILE");
+	assert_contains(r.out, "gprof-dl export --csv FILE [-o DIR]");
 	result_free(&r);
 }
 
@@ -359,6 +374,220 @@ static void test_export_damaged(void **state)
 	free(path);
 }
 
+/* ---- export --csv -------------------------------------------------------- */
+
+static const char *const raw_files[] = {
+	"trace.csv",  "processes.csv", "threads.csv", "devices.csv", "counters.csv",
+	"ranges.csv", "operators.csv", "runtime.csv", "marks.csv",   "kernels.csv",
+	"memcpy.csv", "memset.csv",    "memory.csv",
+};
+#define NRAW (sizeof(raw_files) / sizeof(raw_files[0]))
+
+static void count_field(void *s, size_t len, void *data)
+{
+	(void)s;
+	(void)len;
+	(void)data;
+}
+
+static void count_row(int c, void *data)
+{
+	(void)c;
+	(*(long *)data)++;
+}
+
+/* Rows of a CSV file, its header included, as libcsv's parser counts them;
+ * -1 when it is not there or not well-formed. */
+static long csv_rows(const char *dir, const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	size_t len = 0;
+	char *text = slurp(path, &len);
+	if (!text)
+		return -1;
+	struct csv_parser p;
+	long rows = 0;
+	assert_int_equal(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI), 0);
+	size_t done = csv_parse(&p, text, len, count_field, count_row, &rows);
+	int bad = done != len || csv_fini(&p, count_field, count_row, &rows) != 0;
+	csv_free(&p);
+	free(text);
+	return bad ? -1 : rows;
+}
+
+/* Files in dir, "." and ".." not counted; summary files counted apart. */
+static void count_files(const char *dir, int *raw, int *summary)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *de;
+	*raw = *summary = 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (strncmp(de->d_name, "summary-", 8) == 0)
+			(*summary)++;
+		else
+			(*raw)++;
+	}
+	closedir(d);
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[4096];
+	while (d && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+static void test_export_csv(void **state)
+{
+	(void)state;
+	struct result r;
+	char *parent = fix_path("csv-parent"), *dir = fix_path("csv-parent/out");
+	RUN(&r, "export", "--csv", fixture, "-o", dir);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_string_equal(r.out, "");
+	result_free(&r);
+	int raw, summary;
+	count_files(dir, &raw, &summary);
+	assert_int_equal(raw, NRAW);
+	assert_true(summary >= 4); /* trace, device, overview, userdefined at least */
+	for (size_t i = 0; i < NRAW; i++)
+		assert_true(csv_rows(dir, raw_files[i]) >= 1);
+	/* the fixture: 255 byte ranges and the cases, marks apart */
+	size_t marks = 0, ops = 0;
+	for (size_t i = 0; i < fix_ncases; i++) {
+		marks += (fix_cases[i].flags & 1) != 0;
+		ops += !(fix_cases[i].flags & 1) && fix_cases[i].type == 6;
+	}
+	assert_int_equal(csv_rows(dir, "ranges.csv"), 1 + FIX_BYTE_RANGES + fix_ncases - marks - ops);
+	assert_int_equal(csv_rows(dir, "marks.csv"), 1 + marks);
+	assert_int_equal(csv_rows(dir, "operators.csv"), 1 + ops);
+	assert_int_equal(csv_rows(dir, "counters.csv"), 1 + 6);
+	assert_int_equal(csv_rows(dir, "threads.csv"), 1 + FIX_THREADS);
+	assert_int_equal(csv_rows(dir, "kernels.csv"), 1);
+	assert_true(csv_rows(dir, "summary-trace.csv") >= 3);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/summary-userdefined.csv", dir);
+	char *text = slurp(path, NULL);
+	assert_contains(text, "\"UserDefined Summary\"");
+	assert_contains(text, "time unit: ns");
+	free(text);
+	snprintf(path, sizeof(path), "%s/trace.csv", dir);
+	char *first = slurp(path, NULL);
+
+	/* again: refused, and nothing written, not even a missing file */
+	snprintf(path, sizeof(path), "%s/kernels.csv", dir);
+	unlink(path);
+	RUN(&r, "export", "--csv", fixture, "-o", dir);
+	assert_int_equal(r.status, 1);
+	assert_contains(r.err, "exists; use --force");
+	result_free(&r);
+	assert_int_equal(csv_rows(dir, "kernels.csv"), -1);
+
+	RUN(&r, "export", "--csv", "--force", fixture, "-o", dir);
+	assert_int_equal(r.status, 0);
+	result_free(&r);
+	assert_int_equal(csv_rows(dir, "kernels.csv"), 1);
+	snprintf(path, sizeof(path), "%s/trace.csv", dir);
+	char *again = slurp(path, NULL);
+	assert_string_equal(again, first);
+	free(again);
+	free(first);
+	remove_dir(dir);
+	rmdir(parent);
+	free(dir);
+	free(parent);
+}
+
+static void test_export_csv_default_and_options(void **state)
+{
+	(void)state;
+	struct result r;
+	/* FILE.gpdl -> FILE-csv */
+	char *dir = fix_path("fixture-csv");
+	RUN(&r, "export", "--csv", "--no-summary", fixture);
+	assert_int_equal(r.status, 0);
+	result_free(&r);
+	int raw, summary;
+	count_files(dir, &raw, &summary);
+	assert_int_equal(raw, NRAW);
+	assert_int_equal(summary, 0);
+	remove_dir(dir);
+
+	/* a file where the directory would be */
+	FILE *f = fopen(dir, "w");
+	fputs("in the way", f);
+	fclose(f);
+	RUN(&r, "export", "--csv", fixture);
+	assert_int_equal(r.status, 1);
+	assert_contains(r.err, "is not a directory");
+	result_free(&r);
+	unlink(dir);
+
+	/* a bad input makes no directory */
+	char *text = fix_path("notrace.gpdl"), *textdir = fix_path("notrace-csv");
+	f = fopen(text, "w");
+	fputs("not a trace at all, but long enough to hold a header, surely\n", f);
+	fclose(f);
+	RUN(&r, "export", "--csv", text);
+	assert_int_equal(r.status, 1);
+	assert_false(exists(textdir));
+	result_free(&r);
+	unlink(text);
+	free(text);
+	free(textdir);
+	free(dir);
+}
+
+static void test_export_csv_gpu_and_damage(void **state)
+{
+	(void)state;
+	struct result r;
+	char *gpu = fix_path("gpu.gpdl"), *dir = fix_path("gpu-csv");
+	assert_int_equal(fix_write_gpu(gpu), 0);
+	RUN(&r, "export", "--csv", gpu);
+	assert_int_equal(r.status, 0);
+	result_free(&r);
+	assert_int_equal(csv_rows(dir, "kernels.csv"), 1 + 5);
+	assert_int_equal(csv_rows(dir, "memcpy.csv"), 1 + 2);
+	assert_int_equal(csv_rows(dir, "memset.csv"), 1 + 1);
+	assert_int_equal(csv_rows(dir, "memory.csv"), 1 + 3);
+	assert_int_equal(csv_rows(dir, "runtime.csv"), 1 + 8);
+	assert_int_equal(csv_rows(dir, "devices.csv"), 1 + 1);
+	assert_true(csv_rows(dir, "summary-kernel.csv") >= 3);
+	remove_dir(dir);
+
+	char *cut = fix_path("cut.gpdl"), *cutdir = fix_path("cut-csv");
+	long flushed = 0;
+	assert_int_equal(fix_write_two_batches(cut, 400, 400, &flushed), 0);
+	assert_int_equal(truncate(cut, flushed + 30), 0);
+	RUN(&r, "export", "--csv", cut);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.err, "exported the 400 events before it");
+	result_free(&r);
+	assert_int_equal(csv_rows(cutdir, "ranges.csv"), 1 + 400);
+	remove_dir(cutdir);
+	unlink(cut);
+	unlink(gpu);
+	free(cut);
+	free(cutdir);
+	free(gpu);
+	free(dir);
+}
+
 /* ---- info ---------------------------------------------------------------- */
 
 static void test_info_fixture(void **state)
@@ -369,7 +598,7 @@ static void test_info_fixture(void **state)
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	assert_contains(r.out, fixture);
-	assert_contains(r.out, "  format version     1.0\n");
+	assert_contains(r.out, "  format version     " FIX_FORMAT_VERSION "\n");
 	assert_contains(r.out, "  recorded by        0.1.0\n");
 	assert_contains(r.out, "  host               host-1\n");
 	assert_contains(r.out, "  pid                100\n");
@@ -468,6 +697,9 @@ int main(void)
 		cmocka_unit_test(test_export_output_options),
 		cmocka_unit_test(test_export_write_error),
 		cmocka_unit_test(test_export_damaged),
+		cmocka_unit_test(test_export_csv),
+		cmocka_unit_test(test_export_csv_default_and_options),
+		cmocka_unit_test(test_export_csv_gpu_and_damage),
 		cmocka_unit_test(test_info_fixture),
 		cmocka_unit_test(test_info_status),
 		cmocka_unit_test(test_info_damaged),

@@ -1,0 +1,543 @@
+/*
+ * csv_export.c - the CSV exporter (see csv_export.h and formats/CSV-SCHEMA.md).
+ *
+ * Each event file's columns are the common ones (times, name, type, track,
+ * NVTX domain and category, flags) followed by that kind's own. The column
+ * lists below are the schema: a row writer writes exactly its file's columns,
+ * in that order, which test_csv_export checks against these arrays' lengths.
+ */
+#include "formats/csv/csv_export.h"
+
+#include "formats/csv/csv_out.h"
+#include "gpdl-config.h"
+#include "lib/common/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+/* Derived measures (blocks per SM, bandwidth, ...) to the millionth. */
+#define MEASURE_DECIMALS 6
+
+const char *const csv_export_file_names[CSV_FILE_COUNT] = {
+	[CSV_FILE_TRACE] = "trace.csv",         [CSV_FILE_PROCESSES] = "processes.csv",
+	[CSV_FILE_THREADS] = "threads.csv",     [CSV_FILE_DEVICES] = "devices.csv",
+	[CSV_FILE_COUNTERS] = "counters.csv",   [CSV_FILE_RANGES] = "ranges.csv",
+	[CSV_FILE_OPERATORS] = "operators.csv", [CSV_FILE_RUNTIME] = "runtime.csv",
+	[CSV_FILE_MARKS] = "marks.csv",         [CSV_FILE_KERNELS] = "kernels.csv",
+	[CSV_FILE_MEMCPY] = "memcpy.csv",       [CSV_FILE_MEMSET] = "memset.csv",
+	[CSV_FILE_MEMORY] = "memory.csv",
+};
+
+/* ---- the schema ---------------------------------------------------------- */
+
+#define EVENT_COLUMNS                                                                   \
+	"start_ns", "end_ns", "dur_ns", "name", "type", "pid", "tid", "thread", "domain",     \
+	"category", "open_at_exit", "unbalanced_pop", "start_end", "name_truncated"
+#define GPU_COLUMNS "device", "context", "stream", "correlation", "external_id"
+
+static const char *const trace_cols[] = {
+	"format_version", "recorded_by", "exported_by", "host", "pid", "rank", "world_size",
+	"dist_backend", "command_line", "clock_domain", "wall_offset_ns", "start_ns", "end_ns",
+	"duration_ns", "ncpus", "sources", "events", "counters", "drops", "damage_offset",
+	"damage_reason",
+};
+static const char *const process_cols[] = {
+	"pid", "ppid", "start_ns", "end_ns", "exit_status", "command_line",
+};
+static const char *const thread_cols[] = {
+	"thread", "kind", "pid", "tid", "name", "start_ns", "end_ns", "device", "context",
+	"stream", "events", "dropped",
+};
+static const char *const device_cols[] = {
+	"id", "name", "sm_count", "max_threads_per_sm", "max_threads_per_block",
+	"max_blocks_per_sm", "warp_size", "regs_per_sm", "regs_per_block", "smem_per_sm_bytes",
+	"smem_per_block_bytes", "total_memory_bytes", "clock_khz", "cc_major", "cc_minor",
+};
+static const char *const counter_cols[] = {"ts_ns", "name", "counter_id", "pid", "value"};
+static const char *const host_cols[] = {EVENT_COLUMNS, "correlation", "external_id"};
+static const char *const kernel_cols[] = {
+	EVENT_COLUMNS, GPU_COLUMNS, "grid_x", "grid_y", "grid_z", "block_x", "block_y",
+	"block_z", "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
+	"blocks_per_sm", "warps_per_sm", "est_achieved_occupancy_pct",
+};
+static const char *const memcpy_cols[] = {
+	EVENT_COLUMNS, GPU_COLUMNS, "bytes", "copy_kind", "src_kind", "dst_kind", "async",
+	"bandwidth_gbps",
+};
+static const char *const memset_cols[] = {
+	EVENT_COLUMNS, GPU_COLUMNS, "bytes", "memory_kind", "async", "bandwidth_gbps",
+};
+static const char *const memory_cols[] = {
+	EVENT_COLUMNS, "correlation", "external_id", "bytes", "address", "device",
+	"memory_kind", "total_allocated",
+};
+
+static const struct {
+	const char *const *names;
+	size_t n;
+} schema[CSV_FILE_COUNT] = {
+	[CSV_FILE_TRACE] = {trace_cols, N(trace_cols)},
+	[CSV_FILE_PROCESSES] = {process_cols, N(process_cols)},
+	[CSV_FILE_THREADS] = {thread_cols, N(thread_cols)},
+	[CSV_FILE_DEVICES] = {device_cols, N(device_cols)},
+	[CSV_FILE_COUNTERS] = {counter_cols, N(counter_cols)},
+	[CSV_FILE_RANGES] = {host_cols, N(host_cols)},
+	[CSV_FILE_OPERATORS] = {host_cols, N(host_cols)},
+	[CSV_FILE_RUNTIME] = {host_cols, N(host_cols)},
+	[CSV_FILE_MARKS] = {host_cols, N(host_cols)},
+	[CSV_FILE_KERNELS] = {kernel_cols, N(kernel_cols)},
+	[CSV_FILE_MEMCPY] = {memcpy_cols, N(memcpy_cols)},
+	[CSV_FILE_MEMSET] = {memset_cols, N(memset_cols)},
+	[CSV_FILE_MEMORY] = {memory_cols, N(memory_cols)},
+};
+
+enum csv_export_file csv_export_route(unsigned type, unsigned flags, int on_stream)
+{
+	switch (type) {
+	case TRACE_EV_MEMORY:
+		return CSV_FILE_MEMORY;
+	case TRACE_EV_KERNEL:
+		return CSV_FILE_KERNELS;
+	case TRACE_EV_MEMCPY:
+		return CSV_FILE_MEMCPY;
+	case TRACE_EV_MEMSET:
+		return CSV_FILE_MEMSET;
+	case TRACE_EV_COMMUNICATION:
+		if (on_stream)
+			return CSV_FILE_KERNELS;
+		break;
+	default:
+		break;
+	}
+	if (flags & TRACE_EVF_MARK)
+		return CSV_FILE_MARKS;
+	switch (type) {
+	case TRACE_EV_OPERATOR:
+	case TRACE_EV_OPERATOR_INNER:
+	case TRACE_EV_COMMUNICATION:
+		return CSV_FILE_OPERATORS;
+	case TRACE_EV_CUDA_RUNTIME:
+		return CSV_FILE_RUNTIME;
+	default:
+		return CSV_FILE_RANGES;
+	}
+}
+
+/* ---- the writer ---------------------------------------------------------- */
+
+struct csv_export {
+	struct export_writer ops; /* first: export_writer_container() */
+	struct csv_out files[CSV_FILE_COUNT];
+	struct trace_reader *reader;
+	const struct trace_header *header;
+	uint64_t *events, *drops; /* per thread index: grow with threads, not events */
+	uint32_t nthreads;
+};
+
+static struct csv_export *csv_of(struct export_writer *w)
+{
+	return export_writer_container(w, struct csv_export);
+}
+
+static int failed(const struct csv_export *x)
+{
+	for (int i = 0; i < CSV_FILE_COUNT; i++)
+		if (x->files[i].error)
+			return -1;
+	return 0;
+}
+
+static void grow(struct csv_export *x, uint32_t thread)
+{
+	if (thread < x->nthreads)
+		return;
+	uint32_t n = thread + 1 > 2 * x->nthreads ? thread + 1 : 2 * x->nthreads;
+	x->events = xrealloc(x->events, (unsigned long)n * sizeof(*x->events));
+	x->drops = xrealloc(x->drops, (unsigned long)n * sizeof(*x->drops));
+	memset(x->events + x->nthreads, 0, (size_t)(n - x->nthreads) * sizeof(*x->events));
+	memset(x->drops + x->nthreads, 0, (size_t)(n - x->nthreads) * sizeof(*x->drops));
+	x->nthreads = n;
+}
+
+static int csv_begin(struct export_writer *w, struct trace_reader *r, const struct trace_header *h)
+{
+	struct csv_export *x = csv_of(w);
+	x->reader = r;
+	x->header = h;
+	for (int i = 0; i < CSV_FILE_COUNT; i++)
+		csv_out_header(&x->files[i], schema[i].names, schema[i].n);
+	return failed(x);
+}
+
+/* A number, or an empty field for the model's "none" (zero). */
+static void uint_or_empty(struct csv_out *c, uint64_t v)
+{
+	if (v)
+		csv_out_uint(c, v);
+	else
+		csv_out_empty(c);
+}
+
+static void flag(struct csv_out *c, unsigned flags, unsigned bit)
+{
+	csv_out_uint(c, (flags & bit) != 0);
+}
+
+static void event_columns(struct csv_export *x, struct csv_out *c, const struct trace_desc *d,
+			  const struct trace_thread *t, const struct trace_event *e)
+{
+	csv_out_uint(c, e->start_ns);
+	csv_out_uint(c, e->start_ns + e->dur_ns);
+	csv_out_uint(c, e->dur_ns);
+	csv_out_text(c, trace_reader_string(x->reader, d->name_str));
+	csv_out_text(c, trace_event_type_name(d->type));
+	csv_out_uint(c, t->pid);
+	csv_out_uint(c, t->tid);
+	csv_out_uint(c, t->index);
+	if (d->domain_str)
+		csv_out_text(c, trace_reader_string(x->reader, d->domain_str));
+	else
+		csv_out_empty(c);
+	const char *cat = d->category ? trace_reader_category_name(x->reader, d->domain_str,
+								    d->category)
+				      : NULL;
+	if (cat)
+		csv_out_text(c, cat);
+	else
+		uint_or_empty(c, d->category);
+	flag(c, e->flags, TRACE_EVF_OPEN_AT_EXIT);
+	flag(c, e->flags, TRACE_EVF_UNBALANCED_POP);
+	flag(c, e->flags, TRACE_EVF_START_END);
+	flag(c, e->flags, TRACE_EVF_NAME_TRUNCATED);
+}
+
+static const struct trace_event_ext no_ext;
+
+static void ids(struct csv_out *c, const struct trace_event_ext *ext)
+{
+	uint_or_empty(c, ext->correlation);
+	uint_or_empty(c, ext->external_id);
+}
+
+static void gpu_columns(struct csv_out *c, const struct trace_thread *t,
+			const struct trace_event_ext *ext)
+{
+	if (t->kind == TRACE_TRACK_STREAM) {
+		csv_out_uint(c, t->device);
+		csv_out_uint(c, t->context);
+		csv_out_uint(c, t->stream);
+	} else {
+		csv_out_empty(c);
+		csv_out_empty(c);
+		csv_out_empty(c);
+	}
+	ids(c, ext);
+}
+
+static void kind_or_empty(struct csv_out *c, unsigned kind, const char *name)
+{
+	if (kind)
+		csv_out_text(c, name);
+	else
+		csv_out_empty(c);
+}
+
+static void kernel_columns(struct csv_export *x, struct csv_out *c, const struct trace_thread *t,
+			   const struct trace_event *e)
+{
+	const struct trace_event_ext *ext = e->ext ? e->ext : &no_ext;
+	gpu_columns(c, t, ext);
+	for (int i = 0; i < 3; i++)
+		uint_or_empty(c, ext->grid[i]);
+	for (int i = 0; i < 3; i++)
+		uint_or_empty(c, ext->block[i]);
+	uint_or_empty(c, ext->registers);
+	if (e->ext) { /* zero bytes of shared memory is a fact, not an absence */
+		csv_out_uint(c, ext->static_smem);
+		csv_out_uint(c, ext->dynamic_smem);
+	} else {
+		csv_out_empty(c);
+		csv_out_empty(c);
+	}
+	struct export_launch l;
+	const struct trace_device *dev =
+		t->kind == TRACE_TRACK_STREAM ? trace_reader_device_by_id(x->reader, t->device)
+					      : NULL;
+	if (e->ext && export_launch_measure(dev, ext, &l) == 0) {
+		csv_out_fixed(c, l.blocks_per_sm, MEASURE_DECIMALS);
+		csv_out_fixed(c, l.warps_per_sm, MEASURE_DECIMALS);
+		if (l.occupancy_pct >= 0)
+			csv_out_fixed(c, l.occupancy_pct, MEASURE_DECIMALS);
+		else
+			csv_out_empty(c);
+	} else {
+		csv_out_empty(c);
+		csv_out_empty(c);
+		csv_out_empty(c);
+	}
+}
+
+static void transfer_columns(struct csv_out *c, const struct trace_thread *t,
+			     const struct trace_event *e, int memcpy_kind)
+{
+	const struct trace_event_ext *ext = e->ext ? e->ext : &no_ext;
+	gpu_columns(c, t, ext);
+	if (!e->ext) {
+		for (int i = memcpy_kind ? 6 : 4; i > 0; i--)
+			csv_out_empty(c);
+		return;
+	}
+	csv_out_uint(c, ext->bytes);
+	if (memcpy_kind) {
+		kind_or_empty(c, ext->copy_kind, export_copy_kind_name(ext->copy_kind));
+		kind_or_empty(c, ext->src_kind, export_memory_kind_name(ext->src_kind));
+	}
+	kind_or_empty(c, ext->dst_kind, export_memory_kind_name(ext->dst_kind));
+	csv_out_uint(c, ext->is_async != 0);
+	if (e->dur_ns)
+		csv_out_fixed(c, export_bandwidth_gbps(ext->bytes, e->dur_ns), MEASURE_DECIMALS);
+	else
+		csv_out_empty(c);
+}
+
+static void memory_columns(struct csv_out *c, const struct trace_event *e)
+{
+	const struct trace_event_ext *ext = e->ext ? e->ext : &no_ext;
+	ids(c, ext);
+	if (!e->ext) {
+		for (int i = 0; i < 5; i++)
+			csv_out_empty(c);
+		return;
+	}
+	csv_out_int(c, (int64_t)ext->bytes);
+	csv_out_uint(c, ext->address);
+	csv_out_int(c, ext->device);
+	kind_or_empty(c, ext->dst_kind, export_memory_kind_name(ext->dst_kind));
+	uint_or_empty(c, ext->total_allocated);
+}
+
+static int csv_event(struct export_writer *w, const struct trace_event *e)
+{
+	struct csv_export *x = csv_of(w);
+	const struct trace_desc *d = trace_reader_desc(x->reader, e->desc);
+	const struct trace_thread *t = trace_reader_thread(x->reader, e->thread);
+	if (!d || !t)
+		return 0; /* the reader promises both */
+	grow(x, e->thread);
+	x->events[e->thread]++;
+	enum csv_export_file f = csv_export_route(d->type, e->flags, t->kind == TRACE_TRACK_STREAM);
+	struct csv_out *c = &x->files[f];
+	event_columns(x, c, d, t, e);
+	switch (f) {
+	case CSV_FILE_KERNELS:
+		kernel_columns(x, c, t, e);
+		break;
+	case CSV_FILE_MEMCPY:
+		transfer_columns(c, t, e, 1);
+		break;
+	case CSV_FILE_MEMSET:
+		transfer_columns(c, t, e, 0);
+		break;
+	case CSV_FILE_MEMORY:
+		memory_columns(c, e);
+		break;
+	default:
+		ids(c, e->ext ? e->ext : &no_ext);
+		break;
+	}
+	csv_out_end_row(c);
+	return c->error ? -1 : 0;
+}
+
+static int csv_counter(struct export_writer *w, const struct trace_counter *ctr)
+{
+	struct csv_out *c = &csv_of(w)->files[CSV_FILE_COUNTERS];
+	csv_out_uint(c, ctr->ts_ns);
+	csv_out_text(c, trace_counter_name(ctr->id));
+	csv_out_uint(c, ctr->id);
+	csv_out_uint(c, ctr->pid);
+	csv_out_double(c, ctr->value);
+	csv_out_end_row(c);
+	return c->error ? -1 : 0;
+}
+
+static int csv_drops(struct export_writer *w, uint32_t thread, uint64_t dropped)
+{
+	struct csv_export *x = csv_of(w);
+	grow(x, thread);
+	x->drops[thread] += dropped;
+	return 0;
+}
+
+/* ---- the tables, at the end ---------------------------------------------- */
+
+static void write_processes(struct csv_export *x)
+{
+	struct csv_out *c = &x->files[CSV_FILE_PROCESSES];
+	uint32_t n = trace_reader_process_count(x->reader);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_process *p = trace_reader_process(x->reader, i);
+		if (!p)
+			continue;
+		csv_out_uint(c, p->pid);
+		csv_out_uint(c, p->ppid);
+		csv_out_uint(c, p->start_ns);
+		uint_or_empty(c, p->end_ns);
+		if (p->exit_status >= 0)
+			csv_out_int(c, p->exit_status);
+		else
+			csv_out_empty(c);
+		csv_out_text(c, trace_reader_string(x->reader, p->cmdline_str));
+		csv_out_end_row(c);
+	}
+}
+
+static void write_threads(struct csv_export *x)
+{
+	struct csv_out *c = &x->files[CSV_FILE_THREADS];
+	uint32_t n = trace_reader_thread_count(x->reader);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_thread *t = trace_reader_thread(x->reader, i);
+		if (!t)
+			continue;
+		int stream = t->kind == TRACE_TRACK_STREAM;
+		csv_out_uint(c, t->index);
+		csv_out_text(c, stream ? "stream" : "host");
+		csv_out_uint(c, t->pid);
+		csv_out_uint(c, t->tid);
+		csv_out_text(c, trace_reader_string(x->reader, t->name_str));
+		csv_out_uint(c, t->start_ns);
+		uint_or_empty(c, t->end_ns);
+		if (stream) {
+			csv_out_uint(c, t->device);
+			csv_out_uint(c, t->context);
+			csv_out_uint(c, t->stream);
+		} else {
+			csv_out_empty(c);
+			csv_out_empty(c);
+			csv_out_empty(c);
+		}
+		csv_out_uint(c, i < x->nthreads ? x->events[i] : 0);
+		csv_out_uint(c, i < x->nthreads ? x->drops[i] : 0);
+		csv_out_end_row(c);
+	}
+}
+
+static void write_devices(struct csv_export *x)
+{
+	struct csv_out *c = &x->files[CSV_FILE_DEVICES];
+	uint32_t n = trace_reader_device_count(x->reader);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_device *d = trace_reader_device(x->reader, i);
+		if (!d)
+			continue;
+		const uint64_t v[] = {
+			d->sm_count,       d->max_threads_per_sm, d->max_threads_per_block,
+			d->max_blocks_per_sm, d->warp_size,    d->regs_per_sm,
+			d->regs_per_block, d->smem_per_sm,        d->smem_per_block,
+			d->total_memory,   d->clock_khz,          d->cc_major,
+			d->cc_minor,
+		};
+		csv_out_uint(c, d->id);
+		csv_out_text(c, trace_reader_string(x->reader, d->name_str));
+		for (size_t k = 0; k < N(v); k++)
+			csv_out_uint(c, v[k]);
+		csv_out_end_row(c);
+	}
+}
+
+static void text_or_empty(struct csv_out *c, const char *s)
+{
+	if (s)
+		csv_out_text(c, s);
+	else
+		csv_out_empty(c);
+}
+
+static void write_trace(struct csv_export *x)
+{
+	struct csv_out *c = &x->files[CSV_FILE_TRACE];
+	const struct trace_header *h = x->header;
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%u.%u", h->version_major, h->version_minor);
+	csv_out_text(c, buf);
+	text_or_empty(c, h->gprof_version);
+	csv_out_text(c, "gprof-dl " GPDL_VERSION);
+	text_or_empty(c, h->hostname);
+	csv_out_uint(c, h->pid);
+	if (h->rank >= 0)
+		csv_out_int(c, h->rank);
+	else
+		csv_out_empty(c);
+	if (h->world_size > 0)
+		csv_out_int(c, h->world_size);
+	else
+		csv_out_empty(c);
+	text_or_empty(c, h->dist_backend && *h->dist_backend ? h->dist_backend : NULL);
+	text_or_empty(c, h->cmdline);
+	text_or_empty(c, h->clock_domain);
+	csv_out_int(c, h->wall_offset_ns);
+	csv_out_uint(c, h->start_ns);
+	uint_or_empty(c, h->end_ns);
+	if (h->end_ns && h->end_ns >= h->start_ns)
+		csv_out_uint(c, h->end_ns - h->start_ns);
+	else
+		csv_out_empty(c);
+	csv_out_uint(c, h->ncpus);
+	snprintf(buf, sizeof(buf), "%s%s%s", h->sources & TRACE_SRC_NVTX ? "nvtx " : "",
+		 h->sources & TRACE_SRC_CUPTI ? "cupti " : "",
+		 h->sources & TRACE_SRC_PYTHON ? "python " : "");
+	if (*buf)
+		buf[strlen(buf) - 1] = '\0';
+	csv_out_text(c, buf);
+	csv_out_uint(c, x->ops.events);
+	csv_out_uint(c, x->ops.counters);
+	csv_out_uint(c, trace_reader_total_drops(x->reader));
+	uint64_t offset = 0;
+	const char *damage = trace_reader_damage(x->reader, &offset);
+	if (damage) {
+		csv_out_uint(c, offset);
+		csv_out_text(c, damage);
+	} else {
+		csv_out_empty(c);
+		csv_out_empty(c);
+	}
+	csv_out_end_row(c);
+}
+
+static int csv_end(struct export_writer *w)
+{
+	struct csv_export *x = csv_of(w);
+	write_trace(x);
+	write_processes(x);
+	write_threads(x);
+	write_devices(x);
+	for (int i = 0; i < CSV_FILE_COUNT; i++)
+		if (csv_out_error(&x->files[i]))
+			return -1;
+	return 0;
+}
+
+static void csv_destroy(struct export_writer *w)
+{
+	struct csv_export *x = csv_of(w);
+	free(x->events);
+	free(x->drops);
+	free(x);
+}
+
+struct export_writer *csv_export_new(FILE *const outs[CSV_FILE_COUNT])
+{
+	struct csv_export *x = xcalloc(1, sizeof(*x));
+	x->ops.name = "csv";
+	x->ops.begin = csv_begin;
+	x->ops.event = csv_event;
+	x->ops.counter = csv_counter;
+	x->ops.drops = csv_drops;
+	x->ops.end = csv_end;
+	x->ops.destroy = csv_destroy;
+	for (int i = 0; i < CSV_FILE_COUNT; i++)
+		csv_out_init(&x->files[i], outs[i]);
+	return &x->ops;
+}

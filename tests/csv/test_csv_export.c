@@ -1,0 +1,785 @@
+/*
+ * test_csv_export.c - the CSV export of the fixture traces, read back with
+ * libcsv's own parser: every file's header, and every column of every row,
+ * against what the fixtures wrote (tests/chrome/trace_fixture.h).
+ *
+ * The expected header rows are written out here, not taken from the
+ * exporter, so that a change of schema fails this test until
+ * formats/CSV-SCHEMA.md and this file say the same.
+ */
+#include "formats/csv/csv_export.h"
+#include "formats/csv/csv_out.h"
+#include "gpdl-config.h"
+#include "tests/chrome/trace_fixture.h"
+
+#include <csv.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define FFFD "\xef\xbf\xbd"
+#define NONE NULL /* an unquoted empty field: the value does not apply */
+
+/* ---- reading back -------------------------------------------------------- */
+
+struct row {
+	char **f; /* NULL entries: unquoted empty fields */
+	size_t n;
+};
+
+struct table {
+	struct row *rows;
+	size_t n;
+	struct row cur;
+};
+
+static void on_field(void *s, size_t len, void *data)
+{
+	struct table *t = data;
+	t->cur.f = realloc(t->cur.f, (t->cur.n + 1) * sizeof(char *));
+	assert_non_null(t->cur.f);
+	char *v = NULL;
+	if (s) {
+		v = malloc(len + 1);
+		assert_non_null(v);
+		memcpy(v, s, len);
+		v[len] = '\0';
+	}
+	t->cur.f[t->cur.n++] = v;
+}
+
+static void on_row(int c, void *data)
+{
+	(void)c;
+	struct table *t = data;
+	t->rows = realloc(t->rows, (t->n + 1) * sizeof(*t->rows));
+	assert_non_null(t->rows);
+	t->rows[t->n++] = t->cur;
+	t->cur.f = NULL;
+	t->cur.n = 0;
+}
+
+static struct table parse_csv(const char *text, size_t len)
+{
+	struct csv_parser p;
+	struct table t = {0};
+	/* strict: a stray quote is an error; NULL for unquoted empty fields, ""
+	 * for quoted ones, which tells "none" from an empty name */
+	assert_int_equal(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_EMPTY_IS_NULL), 0);
+	if (csv_parse(&p, text, len, on_field, on_row, &t) != len)
+		fail_msg("libcsv: %s", csv_strerror(csv_error(&p)));
+	assert_int_equal(csv_fini(&p, on_field, on_row, &t), 0);
+	csv_free(&p);
+	return t;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t r = 0; r < t->n; r++) {
+		for (size_t i = 0; i < t->rows[r].n; i++)
+			free(t->rows[r].f[i]);
+		free(t->rows[r].f);
+	}
+	free(t->rows);
+}
+
+struct exported {
+	char *text[CSV_FILE_COUNT];
+	size_t len[CSV_FILE_COUNT];
+	struct table t[CSV_FILE_COUNT];
+};
+
+static void export_csv(struct exported *x, const char *path)
+{
+	char err[512];
+	FILE *outs[CSV_FILE_COUNT];
+	struct trace_reader *r = trace_reader_open(path, err, sizeof(err));
+	if (!r)
+		fail_msg("%s", err);
+	memset(x, 0, sizeof(*x));
+	for (int i = 0; i < CSV_FILE_COUNT; i++)
+		assert_non_null(outs[i] = open_memstream(&x->text[i], &x->len[i]));
+	struct export_writer *w = csv_export_new(outs);
+	assert_int_equal(export_writer_run(w, r), 0);
+	export_writer_destroy(w);
+	trace_reader_close(r);
+	for (int i = 0; i < CSV_FILE_COUNT; i++) {
+		assert_int_equal(fclose(outs[i]), 0);
+		x->t[i] = parse_csv(x->text[i], x->len[i]);
+	}
+}
+
+static void exported_free(struct exported *x)
+{
+	for (int i = 0; i < CSV_FILE_COUNT; i++) {
+		table_free(&x->t[i]);
+		free(x->text[i]);
+	}
+}
+
+/* ---- expected rows ------------------------------------------------------- */
+
+#define MAXCOLS 40
+
+struct want {
+	char *f[MAXCOLS];
+	size_t n;
+};
+
+static void w_str(struct want *w, const char *s)
+{
+	assert_true(w->n < MAXCOLS);
+	w->f[w->n++] = s ? strdup(s) : NULL;
+}
+
+static void w_u64(struct want *w, uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	w_str(w, buf);
+}
+
+static void w_i64(struct want *w, int64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	w_str(w, buf);
+}
+
+static void w_opt(struct want *w, uint64_t v) /* zero: none */
+{
+	if (v)
+		w_u64(w, v);
+	else
+		w_str(w, NONE);
+}
+
+static void want_free(struct want *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->f[i]);
+	w->n = 0;
+}
+
+/* Compares a row with the expected fields; a field starting with "~" is a
+ * derived measure, written to the millionth. */
+static void assert_row(const char *file, const struct row *r, struct want *w)
+{
+	if (r->n != w->n)
+		fail_msg("%s: a row of %zu fields, want %zu", file, r->n, w->n);
+	for (size_t i = 0; i < w->n; i++) {
+		const char *got = r->f[i], *want = w->f[i];
+		if (want && want[0] == '~' && got) {
+			double g = strtod(got, NULL), v = strtod(want + 1, NULL);
+			if (fabs(g - v) <= 0.5e-6 + 1e-12 * fabs(v))
+				continue;
+		} else if ((!got && !want) || (got && want && strcmp(got, want) == 0)) {
+			continue;
+		}
+		fail_msg("%s: field %zu: got %s%s%s, want %s%s%s", file, i, got ? "'" : "",
+			 got ? got : "(none)", got ? "'" : "", want ? "'" : "",
+			 want ? want : "(none)", want ? "'" : "");
+	}
+	want_free(w);
+}
+
+static void assert_header(const struct table *t, enum csv_export_file f,
+			  const char *const *names, size_t n)
+{
+	assert_true(t->n >= 1);
+	const struct row *h = &t->rows[0];
+	if (h->n != n)
+		fail_msg("%s: %zu columns, want %zu", csv_export_file_names[f], h->n, n);
+	for (size_t i = 0; i < n; i++)
+		if (!h->f[i] || strcmp(h->f[i], names[i]) != 0)
+			fail_msg("%s: column %zu is '%s', want '%s'", csv_export_file_names[f], i,
+				 h->f[i] ? h->f[i] : "(none)", names[i]);
+}
+
+/* The schema, as formats/CSV-SCHEMA.md documents it. */
+#define EV "start_ns", "end_ns", "dur_ns", "name", "type", "pid", "tid", "thread", "domain", \
+	   "category", "open_at_exit", "unbalanced_pop", "start_end", "name_truncated"
+#define GPU "device", "context", "stream", "correlation", "external_id"
+static const char *const h_trace[] = {
+	"format_version", "recorded_by", "exported_by", "host", "pid", "rank", "world_size",
+	"dist_backend", "command_line", "clock_domain", "wall_offset_ns", "start_ns", "end_ns",
+	"duration_ns", "ncpus", "sources", "events", "counters", "drops", "damage_offset",
+	"damage_reason"};
+static const char *const h_processes[] = {"pid", "ppid", "start_ns", "end_ns", "exit_status",
+					  "command_line"};
+static const char *const h_threads[] = {"thread", "kind", "pid", "tid", "name", "start_ns",
+					"end_ns", "device", "context", "stream", "events",
+					"dropped"};
+static const char *const h_devices[] = {
+	"id", "name", "sm_count", "max_threads_per_sm", "max_threads_per_block",
+	"max_blocks_per_sm", "warp_size", "regs_per_sm", "regs_per_block", "smem_per_sm_bytes",
+	"smem_per_block_bytes", "total_memory_bytes", "clock_khz", "cc_major", "cc_minor"};
+static const char *const h_counters[] = {"ts_ns", "name", "counter_id", "pid", "value"};
+static const char *const h_host[] = {EV, "correlation", "external_id"};
+static const char *const h_kernels[] = {
+	EV, GPU, "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+	"registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "blocks_per_sm",
+	"warps_per_sm", "est_achieved_occupancy_pct"};
+static const char *const h_memcpy[] = {EV, GPU, "bytes", "copy_kind", "src_kind", "dst_kind",
+				       "async", "bandwidth_gbps"};
+static const char *const h_memset[] = {EV, GPU, "bytes", "memory_kind", "async",
+				       "bandwidth_gbps"};
+static const char *const h_memory[] = {EV, "correlation", "external_id", "bytes", "address",
+				       "device", "memory_kind", "total_allocated"};
+#define H(a) a, sizeof(a) / sizeof(a[0])
+
+static void assert_headers(const struct exported *x)
+{
+	assert_header(&x->t[CSV_FILE_TRACE], CSV_FILE_TRACE, H(h_trace));
+	assert_header(&x->t[CSV_FILE_PROCESSES], CSV_FILE_PROCESSES, H(h_processes));
+	assert_header(&x->t[CSV_FILE_THREADS], CSV_FILE_THREADS, H(h_threads));
+	assert_header(&x->t[CSV_FILE_DEVICES], CSV_FILE_DEVICES, H(h_devices));
+	assert_header(&x->t[CSV_FILE_COUNTERS], CSV_FILE_COUNTERS, H(h_counters));
+	assert_header(&x->t[CSV_FILE_RANGES], CSV_FILE_RANGES, H(h_host));
+	assert_header(&x->t[CSV_FILE_OPERATORS], CSV_FILE_OPERATORS, H(h_host));
+	assert_header(&x->t[CSV_FILE_RUNTIME], CSV_FILE_RUNTIME, H(h_host));
+	assert_header(&x->t[CSV_FILE_MARKS], CSV_FILE_MARKS, H(h_host));
+	assert_header(&x->t[CSV_FILE_KERNELS], CSV_FILE_KERNELS, H(h_kernels));
+	assert_header(&x->t[CSV_FILE_MEMCPY], CSV_FILE_MEMCPY, H(h_memcpy));
+	assert_header(&x->t[CSV_FILE_MEMSET], CSV_FILE_MEMSET, H(h_memset));
+	assert_header(&x->t[CSV_FILE_MEMORY], CSV_FILE_MEMORY, H(h_memory));
+}
+
+/* The data row of file f whose start_ns and thread are these; fails unless
+ * exactly one. */
+static const struct row *row_at(const struct exported *x, enum csv_export_file f,
+				uint64_t start_ns, unsigned thread)
+{
+	char ts[32], th[16];
+	snprintf(ts, sizeof(ts), "%" PRIu64, start_ns);
+	snprintf(th, sizeof(th), "%u", thread);
+	const struct row *found = NULL;
+	const struct table *t = &x->t[f];
+	for (size_t r = 1; r < t->n; r++) {
+		if (strcmp(t->rows[r].f[0], ts) != 0 || strcmp(t->rows[r].f[7], th) != 0)
+			continue;
+		if (found)
+			fail_msg("%s: two rows at %s on thread %s", csv_export_file_names[f], ts, th);
+		found = &t->rows[r];
+	}
+	if (!found)
+		fail_msg("%s: no row at %s on thread %s", csv_export_file_names[f], ts, th);
+	return found;
+}
+
+static void common_cols(struct want *w, const char *name, const char *type, uint64_t start,
+			uint64_t dur, uint64_t pid, uint64_t tid, unsigned thread,
+			const char *domain, const char *category, unsigned flags)
+{
+	w_u64(w, start);
+	w_u64(w, start + dur);
+	w_u64(w, dur);
+	w_str(w, name);
+	w_str(w, type);
+	w_u64(w, pid);
+	w_u64(w, tid);
+	w_u64(w, thread);
+	w_str(w, domain);
+	w_str(w, category);
+	w_u64(w, (flags & TRACE_EVF_OPEN_AT_EXIT) != 0);
+	w_u64(w, (flags & TRACE_EVF_UNBALANCED_POP) != 0);
+	w_u64(w, (flags & TRACE_EVF_START_END) != 0);
+	w_u64(w, (flags & TRACE_EVF_NAME_TRUNCATED) != 0);
+}
+
+/* ---- the GPU fixture ----------------------------------------------------- */
+
+static enum csv_export_file gpu_file(const struct fixg_event *f)
+{
+	switch (f->type) {
+	case TRACE_EV_KERNEL:
+	case TRACE_EV_COMMUNICATION:
+		return CSV_FILE_KERNELS;
+	case TRACE_EV_MEMCPY:
+		return CSV_FILE_MEMCPY;
+	case TRACE_EV_MEMSET:
+		return CSV_FILE_MEMSET;
+	case TRACE_EV_MEMORY:
+		return CSV_FILE_MEMORY;
+	case TRACE_EV_OPERATOR:
+		return CSV_FILE_OPERATORS;
+	case TRACE_EV_CUDA_RUNTIME:
+		return CSV_FILE_RUNTIME;
+	default:
+		return (f->flags & TRACE_EVF_MARK) ? CSV_FILE_MARKS : CSV_FILE_RANGES;
+	}
+}
+
+/* Blocks per SM, warps per SM and occupancy, worked out in test_chrome_gpu.c
+ * for the fixture's device: "~" marks a number compared numerically. */
+static void kernel_measures(struct want *w, const char *name)
+{
+	if (!strcmp(name, "gemm_kernel")) {
+		w_str(w, "2");
+		w_str(w, "16");
+		w_str(w, "25");
+	} else if (!strcmp(name, "relu_kernel")) {
+		char b[64];
+		snprintf(b, sizeof(b), "~%.17g", 1024.0 / 132);
+		w_str(w, b);
+		snprintf(b, sizeof(b), "~%.17g", 4 * 1024.0 / 132);
+		w_str(w, b);
+		snprintf(b, sizeof(b), "~%.17g", 100 * (1024.0 / 132) * 128 / 2048);
+		w_str(w, b);
+	} else { /* nccl: 2 blocks of 512 on 132 SMs */
+		char b[64];
+		snprintf(b, sizeof(b), "~%.17g", 2.0 / 132);
+		w_str(w, b);
+		snprintf(b, sizeof(b), "~%.17g", 16 * 2.0 / 132);
+		w_str(w, b);
+		snprintf(b, sizeof(b), "~%.17g", 100 * (2.0 / 132) * 512 / 2048);
+		w_str(w, b);
+	}
+}
+
+static const char *kind_name(unsigned k)
+{
+	static const char *const n[] = {NULL, "Pageable", "Pinned", "Device"};
+	assert_true(k < 4);
+	return n[k];
+}
+
+static void gpu_ext_cols(struct want *w, const struct fixg_event *f, enum csv_export_file file)
+{
+	const struct trace_event_ext *x = &f->ext;
+	char b[64];
+	if (file == CSV_FILE_KERNELS || file == CSV_FILE_MEMCPY || file == CSV_FILE_MEMSET) {
+		w_u64(w, FIXG_DEVICE);
+		w_u64(w, FIXG_CONTEXT);
+		w_u64(w, fixg_streams[f->track]);
+	}
+	w_opt(w, x->correlation);
+	w_opt(w, x->external_id);
+	switch (file) {
+	case CSV_FILE_KERNELS:
+		for (int i = 0; i < 3; i++)
+			w_opt(w, x->grid[i]);
+		for (int i = 0; i < 3; i++)
+			w_opt(w, x->block[i]);
+		w_opt(w, x->registers);
+		w_u64(w, x->static_smem);
+		w_u64(w, x->dynamic_smem);
+		kernel_measures(w, f->name);
+		break;
+	case CSV_FILE_MEMCPY:
+		w_u64(w, x->bytes);
+		w_str(w, x->copy_kind == TRACE_COPY_HTOD ? "HtoD" : "DtoH");
+		w_str(w, kind_name(x->src_kind));
+		w_str(w, kind_name(x->dst_kind));
+		w_u64(w, x->is_async);
+		snprintf(b, sizeof(b), "~%.17g", (double)x->bytes / (double)f->dur_ns);
+		w_str(w, b);
+		break;
+	case CSV_FILE_MEMSET:
+		w_u64(w, x->bytes);
+		w_str(w, kind_name(x->dst_kind));
+		w_u64(w, x->is_async);
+		snprintf(b, sizeof(b), "~%.17g", (double)x->bytes / (double)f->dur_ns);
+		w_str(w, b);
+		break;
+	case CSV_FILE_MEMORY:
+		w_i64(w, (int64_t)x->bytes);
+		w_u64(w, x->address);
+		w_i64(w, x->device);
+		w_str(w, kind_name(x->dst_kind));
+		w_opt(w, x->total_allocated);
+		break;
+	default:
+		break;
+	}
+}
+
+static int gpu_setup(void **state)
+{
+	char *path = fix_path("gpu.gpdl");
+	assert_int_equal(fix_write_gpu(path), 0);
+	struct exported *x = malloc(sizeof(*x));
+	assert_non_null(x);
+	export_csv(x, path);
+	free(path);
+	*state = x;
+	return 0;
+}
+
+static int gpu_teardown(void **state)
+{
+	exported_free(*state);
+	free(*state);
+	fix_cleanup();
+	return 0;
+}
+
+static void test_gpu_headers(void **state)
+{
+	assert_headers(*state);
+}
+
+static void test_gpu_events(void **state)
+{
+	const struct exported *x = *state;
+	size_t per_file[CSV_FILE_COUNT] = {0};
+	for (size_t k = 0; k < fixg_nevents; k++) {
+		const struct fixg_event *f = &fixg_events[k];
+		enum csv_export_file file = gpu_file(f);
+		per_file[file]++;
+		const struct row *r = row_at(x, file, FIX_START_NS + f->start_rel_ns, f->track);
+		struct want w = {0};
+		common_cols(&w, f->name, trace_event_type_name(f->type), FIX_START_NS + f->start_rel_ns,
+			    f->dur_ns, FIXG_PID, f->track == FIXG_TRACK_HOST ? FIXG_PID : 0,
+			    f->track, NONE, NONE, 0);
+		if (f->has_ext) {
+			gpu_ext_cols(&w, f, file);
+		} else {
+			w_str(&w, NONE);
+			w_str(&w, NONE);
+		}
+		assert_row(csv_export_file_names[file], r, &w);
+	}
+	/* nothing else in any event file */
+	for (int i = CSV_FILE_RANGES; i < CSV_FILE_COUNT; i++)
+		assert_int_equal(x->t[i].n - 1, per_file[i]);
+	assert_int_equal(per_file[CSV_FILE_KERNELS], 5);
+	assert_int_equal(per_file[CSV_FILE_MEMORY], 3);
+	assert_int_equal(per_file[CSV_FILE_MARKS], 1);
+}
+
+static void test_gpu_tables(void **state)
+{
+	const struct exported *x = *state;
+	struct want w = {0};
+	/* trace.csv */
+	assert_int_equal(x->t[CSV_FILE_TRACE].n, 2);
+	const char *v[] = {FIX_FORMAT_VERSION, "0.1.0", "gprof-dl " GPDL_VERSION, "gpu-host",
+			   "200", "0", "1", "nccl", "python train.py", "CLOCK_MONOTONIC"};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		w_str(&w, v[i]);
+	w_i64(&w, FIX_WALL_OFFSET_NS);
+	w_u64(&w, FIX_START_NS);
+	w_u64(&w, FIXG_END_NS);
+	w_u64(&w, FIXG_END_NS - FIX_START_NS);
+	w_str(&w, "16");
+	w_str(&w, "nvtx cupti");
+	w_u64(&w, fixg_nevents);
+	w_str(&w, "1");
+	w_u64(&w, FIXG_DROPS);
+	w_str(&w, NONE);
+	w_str(&w, NONE);
+	assert_row("trace.csv", &x->t[CSV_FILE_TRACE].rows[1], &w);
+
+	/* processes.csv */
+	assert_int_equal(x->t[CSV_FILE_PROCESSES].n, 2);
+	w_u64(&w, FIXG_PID);
+	w_str(&w, "1");
+	w_u64(&w, FIX_START_NS);
+	w_u64(&w, FIXG_END_NS);
+	w_str(&w, "0");
+	w_str(&w, "python train.py");
+	assert_row("processes.csv", &x->t[CSV_FILE_PROCESSES].rows[1], &w);
+
+	/* threads.csv: the host thread and the two streams */
+	static const char *names[FIXG_TRACKS] = {"python", "", "nccl"};
+	size_t events[FIXG_TRACKS] = {0};
+	for (size_t k = 0; k < fixg_nevents; k++)
+		events[fixg_events[k].track]++;
+	assert_int_equal(x->t[CSV_FILE_THREADS].n, 1 + FIXG_TRACKS);
+	for (unsigned i = 0; i < FIXG_TRACKS; i++) {
+		int host = i == FIXG_TRACK_HOST;
+		w_u64(&w, i);
+		w_str(&w, host ? "host" : "stream");
+		w_u64(&w, FIXG_PID);
+		w_u64(&w, host ? FIXG_PID : 0);
+		w_str(&w, names[i]);
+		w_u64(&w, FIX_START_NS);
+		w_u64(&w, FIXG_END_NS);
+		if (host) {
+			w_str(&w, NONE);
+			w_str(&w, NONE);
+			w_str(&w, NONE);
+		} else {
+			w_u64(&w, FIXG_DEVICE);
+			w_u64(&w, FIXG_CONTEXT);
+			w_u64(&w, fixg_streams[i]);
+		}
+		w_u64(&w, events[i]);
+		w_u64(&w, i == FIXG_TRACK_S13 ? FIXG_DROPS : 0);
+		assert_row("threads.csv", &x->t[CSV_FILE_THREADS].rows[1 + i], &w);
+	}
+
+	/* devices.csv */
+	const struct trace_device *g = &fixg_device;
+	assert_int_equal(x->t[CSV_FILE_DEVICES].n, 2);
+	w_u64(&w, g->id);
+	w_str(&w, fixg_device_name);
+	const uint64_t dv[] = {g->sm_count, g->max_threads_per_sm, g->max_threads_per_block,
+			       g->max_blocks_per_sm, g->warp_size, g->regs_per_sm,
+			       g->regs_per_block, g->smem_per_sm, g->smem_per_block,
+			       g->total_memory, g->clock_khz, g->cc_major, g->cc_minor};
+	for (size_t i = 0; i < sizeof(dv) / sizeof(dv[0]); i++)
+		w_u64(&w, dv[i]);
+	assert_row("devices.csv", &x->t[CSV_FILE_DEVICES].rows[1], &w);
+
+	/* counters.csv */
+	assert_int_equal(x->t[CSV_FILE_COUNTERS].n, 2);
+	w_u64(&w, FIX_START_NS + 10000000);
+	w_str(&w, "CPU(Process)");
+	w_u64(&w, TRACE_CTR_CPU_PROCESS);
+	w_str(&w, "0");
+	w_str(&w, "55.5");
+	assert_row("counters.csv", &x->t[CSV_FILE_COUNTERS].rows[1], &w);
+}
+
+/* ---- the host fixture: names, domains, categories, flags ------------------ */
+
+static int host_setup(void **state)
+{
+	char *path = fix_path("fixture.gpdl");
+	assert_int_equal(fix_write(path), 0);
+	struct exported *x = malloc(sizeof(*x));
+	assert_non_null(x);
+	export_csv(x, path);
+	free(path);
+	*state = x;
+	return 0;
+}
+
+static void test_host_headers(void **state)
+{
+	assert_headers(*state);
+}
+
+static void test_host_events(void **state)
+{
+	static const uint64_t pids[FIX_THREADS] = {FIX_PID, FIX_PID, FIX_CHILD_PID};
+	static const uint64_t tids[FIX_THREADS] = {FIX_PID, 102, FIX_CHILD_PID};
+	const struct exported *x = *state;
+	struct want w = {0};
+	/* every byte value in a name: ill-formed UTF-8 reads as U+FFFD */
+	for (unsigned b = 1; b <= FIX_BYTE_RANGES; b++) {
+		char name[8];
+		if (b < 0x80)
+			snprintf(name, sizeof(name), "<%c>", (char)b);
+		else
+			snprintf(name, sizeof(name), "<%s>", FFFD);
+		uint64_t start = FIX_START_NS + b * 1000 + 1;
+		common_cols(&w, name, "UserDefined", start, b, FIX_PID, FIX_PID, 0, NONE, NONE, 0);
+		w_str(&w, NONE);
+		w_str(&w, NONE);
+		assert_row("ranges.csv", row_at(x, CSV_FILE_RANGES, start, 0), &w);
+	}
+	size_t marks = 0, ops = 0;
+	for (size_t i = 0; i < fix_ncases; i++) {
+		const struct fix_case *c = &fix_cases[i];
+		enum csv_export_file f = (c->flags & TRACE_EVF_MARK) ? CSV_FILE_MARKS
+					 : c->type == TRACE_EV_OPERATOR ? CSV_FILE_OPERATORS
+									 : CSV_FILE_RANGES;
+		marks += f == CSV_FILE_MARKS;
+		ops += f == CSV_FILE_OPERATORS;
+		const char *category = c->category == 3 ? "Forward-cat"
+				       : c->category == 9 ? "9"
+							  : NONE;
+		uint64_t start = FIX_START_NS + c->start_rel_ns;
+		common_cols(&w, c->expect, trace_event_type_name(c->type), start, c->dur_ns,
+			    pids[c->thread], tids[c->thread], c->thread, c->domain, category,
+			    c->flags);
+		w_str(&w, NONE);
+		w_str(&w, NONE);
+		assert_row(csv_export_file_names[f], row_at(x, f, start, c->thread), &w);
+	}
+	assert_int_equal(x->t[CSV_FILE_RANGES].n - 1, FIX_BYTE_RANGES + fix_ncases - marks - ops);
+	assert_int_equal(x->t[CSV_FILE_MARKS].n - 1, marks);
+	assert_int_equal(x->t[CSV_FILE_OPERATORS].n - 1, ops);
+	for (int f = CSV_FILE_RUNTIME; f < CSV_FILE_COUNT; f++)
+		if (f != CSV_FILE_MARKS)
+			assert_int_equal(x->t[f].n, 1); /* a header and nothing else */
+	assert_int_equal(x->t[CSV_FILE_DEVICES].n, 1);
+}
+
+static void test_host_tables(void **state)
+{
+	const struct exported *x = *state;
+	struct want w = {0};
+	/* counters, in file order */
+	static const struct {
+		uint64_t ts;
+		const char *name, *id, *pid, *value;
+	} ctr[] = {
+		{1000000, "CPU(Process)", "1", "0", "10.5"},  {2000000, "CPU(Process)", "1", "0", "20.25"},
+		{3000000, "CPU(Process)", "1", "0", "99"},    {1000000, "CPU(System)", "2", "0", "50"},
+		{2000000, "CPU(System)", "2", "0", "75.125"}, {2500000, "RSS", "3", "101", "1048576"},
+	};
+	assert_int_equal(x->t[CSV_FILE_COUNTERS].n, 1 + sizeof(ctr) / sizeof(ctr[0]));
+	for (size_t i = 0; i < sizeof(ctr) / sizeof(ctr[0]); i++) {
+		w_u64(&w, FIX_START_NS + ctr[i].ts);
+		w_str(&w, ctr[i].name);
+		w_str(&w, ctr[i].id);
+		w_str(&w, ctr[i].pid);
+		w_str(&w, ctr[i].value);
+		assert_row("counters.csv", &x->t[CSV_FILE_COUNTERS].rows[1 + i], &w);
+	}
+	/* processes: the child died of SIGKILL (137); the root's command line */
+	assert_int_equal(x->t[CSV_FILE_PROCESSES].n, 3);
+	const struct row *child = &x->t[CSV_FILE_PROCESSES].rows[2];
+	w_u64(&w, FIX_CHILD_PID);
+	w_u64(&w, FIX_PID);
+	w_u64(&w, FIX_START_NS + 1000000000);
+	w_u64(&w, FIX_START_NS + 4000000000);
+	w_str(&w, "137");
+	w_str(&w, "worker");
+	assert_row("processes.csv", child, &w);
+	/* threads: the named one (quotes, backslash, control byte, bad byte),
+	 * its events and drops; the child's unnamed thread that never ended */
+	const struct row *t1 = &x->t[CSV_FILE_THREADS].rows[2];
+	w_str(&w, "1");
+	w_str(&w, "host");
+	w_u64(&w, FIX_PID);
+	w_str(&w, "102");
+	w_str(&w, "worker \"1\" \\ \x01" FFFD);
+	w_u64(&w, FIX_START_NS + 1000);
+	w_u64(&w, FIX_END_NS);
+	w_str(&w, NONE);
+	w_str(&w, NONE);
+	w_str(&w, NONE);
+	w_str(&w, "6");
+	w_u64(&w, FIX_DROPS);
+	assert_row("threads.csv", t1, &w);
+	const struct row *t2 = &x->t[CSV_FILE_THREADS].rows[3];
+	assert_string_equal(t2->f[4], ""); /* quoted empty: a name that is empty */
+	assert_null(t2->f[6]);             /* unquoted empty: no end */
+	assert_string_equal(t2->f[10], "4");
+	/* trace.csv: rank 3, not distributed otherwise */
+	const struct row *tr = &x->t[CSV_FILE_TRACE].rows[1];
+	assert_string_equal(tr->f[5], "3");
+	assert_null(tr->f[6]);
+	assert_null(tr->f[7]);
+	assert_string_equal(tr->f[8], "./app --x \"quoted\"");
+	assert_string_equal(tr->f[15], "nvtx python");
+	assert_string_equal(tr->f[18], "5");
+}
+
+/* ---- what the rest depends on --------------------------------------------- */
+
+static void test_route(void **state)
+{
+	(void)state;
+	assert_int_equal(csv_export_route(TRACE_EV_COMMUNICATION, 0, 1), CSV_FILE_KERNELS);
+	assert_int_equal(csv_export_route(TRACE_EV_COMMUNICATION, 0, 0), CSV_FILE_OPERATORS);
+	assert_int_equal(csv_export_route(TRACE_EV_OPERATOR_INNER, 0, 0), CSV_FILE_OPERATORS);
+	assert_int_equal(csv_export_route(TRACE_EV_OPERATOR, TRACE_EVF_MARK, 0), CSV_FILE_MARKS);
+	assert_int_equal(csv_export_route(TRACE_EV_MEMORY, TRACE_EVF_MARK, 0), CSV_FILE_MEMORY);
+	assert_int_equal(csv_export_route(TRACE_EV_FORWARD, 0, 0), CSV_FILE_RANGES);
+	assert_int_equal(csv_export_route(TRACE_EV_TYPE_COUNT + 7, 0, 0), CSV_FILE_RANGES);
+	assert_int_equal(csv_export_route(TRACE_EV_KERNEL, 0, 0), CSV_FILE_KERNELS);
+}
+
+static void test_utf8_clean(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"plain", "plain"},
+		{"donn\xc3\xa9" "es \xf0\x9f\x9a\x80", "donn\xc3\xa9" "es \xf0\x9f\x9a\x80"},
+		{"\xe2\x82 ", FFFD " "},                     /* truncated: one */
+		{"\xed\xa0\x80", FFFD FFFD FFFD},            /* a surrogate: three */
+		{"\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD},   /* above U+10FFFF */
+		{"\xc0\xaf", FFFD FFFD},                     /* overlong */
+		{"\xff", FFFD},
+		{"a\xf0\x9f\x9a", "a" FFFD},                 /* cut at the end */
+	};
+	char buf[64];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = csv_utf8_clean(buf, cases[i].in, strlen(cases[i].in));
+		assert_int_equal(n, strlen(cases[i].out));
+		assert_string_equal(buf, cases[i].out);
+	}
+}
+
+static void test_numbers(void **state)
+{
+	(void)state;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	struct csv_out c;
+	csv_out_init(&c, f);
+	csv_out_fixed(&c, 2.0, 6);
+	csv_out_fixed(&c, 4.194304, 6);
+	csv_out_fixed(&c, -0.5, 6);
+	csv_out_fixed(&c, 2.0 / 132, 6);
+	csv_out_fixed(&c, -1e-7, 6); /* rounds to zero, without a sign */
+	csv_out_fixed(&c, 1e300, 6); /* beyond integers: exact digits */
+	csv_out_fixed(&c, NAN, 6);
+	csv_out_uint(&c, UINT64_MAX);
+	csv_out_int(&c, INT64_MIN);
+	csv_out_double(&c, 0.1);
+	csv_out_double(&c, 1048576.0);
+	csv_out_text(&c, "a,\"b\"\n");
+	csv_out_empty(&c);
+	csv_out_end_row(&c);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(text, "2,4.194304,-0.5,0.015152,0,1e+300,,18446744073709551615,"
+				  "-9223372036854775808,0.1,1048576,\"a,\"\"b\"\"\n\",\r\n");
+	free(text);
+}
+
+static void test_write_error(void **state)
+{
+	(void)state;
+	FILE *full = fopen("/dev/full", "w");
+	if (!full)
+		skip();
+	char *path = fix_path("gpu-full.gpdl");
+	assert_int_equal(fix_write_gpu(path), 0);
+	char err[512];
+	struct trace_reader *r = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(r);
+	FILE *outs[CSV_FILE_COUNT];
+	for (int i = 0; i < CSV_FILE_COUNT; i++)
+		outs[i] = full;
+	setvbuf(full, NULL, _IONBF, 0); /* the first write fails, not the caller's flush */
+	struct export_writer *w = csv_export_new(outs);
+	assert_int_not_equal(export_writer_run(w, r), 0);
+	export_writer_destroy(w);
+	trace_reader_close(r);
+	fclose(full);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest gpu[] = {
+		cmocka_unit_test(test_gpu_headers),
+		cmocka_unit_test(test_gpu_events),
+		cmocka_unit_test(test_gpu_tables),
+	};
+	const struct CMUnitTest host[] = {
+		cmocka_unit_test(test_host_headers),
+		cmocka_unit_test(test_host_events),
+		cmocka_unit_test(test_host_tables),
+	};
+	const struct CMUnitTest other[] = {
+		cmocka_unit_test(test_route),
+		cmocka_unit_test(test_utf8_clean),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_write_error),
+	};
+	int failed = cmocka_run_group_tests_name("gpu", gpu, gpu_setup, gpu_teardown);
+	failed += cmocka_run_group_tests_name("host", host, host_setup, gpu_teardown);
+	failed += cmocka_run_group_tests_name("other", other, NULL, NULL);
+	fix_cleanup();
+	return failed;
+}
