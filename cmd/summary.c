@@ -3,6 +3,7 @@
  * traces, summarised together, as text, CSV or JSON.
  */
 #include "cmd/cmd.h"
+#include "lib/analysis/progress.h"
 #include "lib/analysis/summary.h"
 #include "lib/common/error.h"
 
@@ -18,12 +19,13 @@ static const char summary_usage[] =
 	"\n"
 	"Print the summary tables of one or more traces, summarised together.\n"
 	"\n"
-	"  --view NAME        a view to print (repeatable; default: device, overview,\n"
-	"                     userdefined): device, overview, userdefined, or all;\n"
-	"                     model, distributed, operator, kernel, memory-manipulation,\n"
-	"                     memory and nvprof need device data and say so\n"
-	"  --op-detail        nest the inside of each operator (operator view)\n"
-	"  --thread-sep       one block per thread instead of all threads merged\n"
+	"  --view NAME        a view to print (repeatable; default: all of them):\n"
+	"                     device, overview, model, distributed, operator, kernel,\n"
+	"                     memory-manipulation, userdefined, memory, nvprof, or all\n"
+	"  --op-detail        nest under each operator what ran inside it and the GPU\n"
+	"                     work it launched (operator view)\n"
+	"  --thread-sep       one block per thread (per GPU stream in the kernel view)\n"
+	"                     instead of all merged\n"
 	"  --sorted-by KEY    cpu-total (default), cpu-avg, cpu-max, cpu-min,\n"
 	"                     gpu-total, gpu-avg, gpu-max, gpu-min\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
@@ -117,14 +119,18 @@ static int summary_load(struct analysis *a, int nfiles, char **files)
 {
 	for (int i = 0; i < nfiles; i++) {
 		char err[1024];
+		progress_phase("reading '%s'", files[i]);
 		if (analysis_load(a, files[i], err, sizeof(err)) != 0) {
+			progress_done();
 			error("%s", err);
 			return -1;
 		}
 		const struct store_file *f = &a->store.files[a->store.nfiles - 1];
-		if (f->damage)
+		if (f->damage) {
+			progress_done();
 			warning("trace '%s' is damaged at offset %llu: %s; summarised up to there",
 				f->path, (unsigned long long)f->damage_offset, f->damage);
+		}
 	}
 	analysis_prepare(a);
 	return 0;
@@ -139,6 +145,7 @@ int cmd_summary(int argc, char **argv)
 		return 0;
 	struct analysis a;
 	analysis_init(&a);
+	progress_enable(1); /* only shown on a terminal, after a second */
 	if (summary_load(&a, argc - first, argv + first) != 0) {
 		analysis_free(&a);
 		return 1;

@@ -1,8 +1,10 @@
 #include "lib/analysis/analysis.h"
 
+#include "lib/analysis/progress.h"
 #include "lib/analysis/store_iter.h"
 #include "lib/common/error.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void analysis_init(struct analysis *a)
@@ -15,6 +17,8 @@ void analysis_init(struct analysis *a)
 
 void analysis_free(struct analysis *a)
 {
+	gpu_free(&a->gpu, a->store.ntracks);
+	free(a->device_busy_ns);
 	store_free(&a->store);
 	ivl_set_free(&a->window);
 	pthread_mutex_destroy(&a->types_lock);
@@ -28,12 +32,16 @@ int analysis_load(struct analysis *a, const char *path, char *err, size_t errlen
 	return store_load(&a->store, path, err, errlen);
 }
 
-/* The window: all ProfileStep ranges merged, or each file's whole run. */
+/* The window: all ProfileStep ranges of host threads merged (a GPU stream's
+ * copy of a step, as the PyTorch profiler annotates streams, is not one), or
+ * each file's whole run. */
 static void analysis_window(struct analysis *a)
 {
 	const struct store *s = &a->store;
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
 		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_HOST)
+			continue;
 		for (size_t i = 0; i < t->n; i++) {
 			if (store_ev_type(s, t, i) != TRACE_EV_PROFILE_STEP || store_ev_is_instant(t, i))
 				continue;
@@ -105,15 +113,50 @@ double analysis_ratio(const struct analysis *a, uint64_t ns)
 	return r > 100.0 ? 100.0 : r;
 }
 
+struct unions {
+	struct ivl_union type[TRACE_EV_TYPE_COUNT];
+	struct ivl_union comm, comp, busy;
+	struct ivl_union *device;
+};
+
+/* GPU work: its type's union, and the derived ones. */
+static void unite_gpu_work(struct analysis *a, struct unions *u, const struct store_track *t,
+			   uint32_t ti, size_t i)
+{
+	unsigned type = store_ev_type(&a->store, t, i);
+	uint64_t start = t->start[i], end = store_ev_end(t, i);
+	a->types[type].calls++;
+	ivl_union_add(&u->type[type], start, end);
+	int comm = (a->gpu.tracks[ti].flags[i] & GPU_COMM) != 0;
+	if (comm) {
+		a->comm.calls++;
+		ivl_union_add(&u->comm, start, end);
+	} else if (type == TRACE_EV_KERNEL) {
+		a->comp.calls++;
+		ivl_union_add(&u->comp, start, end);
+	}
+	if (comm || type == TRACE_EV_KERNEL || type == TRACE_EV_COMMUNICATION) {
+		ivl_union_add(&u->busy, start, end);
+		if (t->dev != STORE_NONE)
+			ivl_union_add(&u->device[t->dev], start, end);
+	}
+}
+
 /* Every type's ranges united across all tracks in one merged pass: the union
- * of intervals of one type that overlap on several threads (Paddle's
- * Overview note) counts each nanosecond once. */
+ * of intervals of one type that overlap on several threads or streams
+ * (Paddle's Overview note) counts each nanosecond once. */
 static void analysis_unite_types(struct analysis *a)
 {
 	const struct store *s = &a->store;
-	struct ivl_union u[TRACE_EV_TYPE_COUNT];
+	struct unions u;
 	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
-		ivl_union_init(&u[k], &a->window);
+		ivl_union_init(&u.type[k], &a->window);
+	ivl_union_init(&u.comm, &a->window);
+	ivl_union_init(&u.comp, &a->window);
+	ivl_union_init(&u.busy, &a->window);
+	u.device = xmalloc((s->ndevices ? s->ndevices : 1) * sizeof(*u.device));
+	for (uint32_t d = 0; d < s->ndevices; d++)
+		ivl_union_init(&u.device[d], &a->window);
 	struct analysis_walk w;
 	uint32_t ti;
 	size_t i;
@@ -124,22 +167,38 @@ static void analysis_unite_types(struct analysis *a)
 		unsigned type = store_ev_type(s, t, i);
 		if (store_ev_flags(t, i) & TRACE_EVF_UNBALANCED_POP)
 			continue;
+		/* trace_event_type_is_device(), inlined in the loop over every event */
+		int device_type = type >= TRACE_EV_KERNEL && type <= TRACE_EV_COMMUNICATION;
+		if ((t->kind == STORE_TRACK_DEVICE) != device_type)
+			continue; /* see analysis.h: counted where the type belongs */
 		if (store_ev_flags(t, i) & TRACE_EVF_MARK) {
 			a->types[type].marks++;
 			continue;
 		}
+		if (t->kind == STORE_TRACK_DEVICE) {
+			unite_gpu_work(a, &u, t, ti, i);
+			continue;
+		}
 		a->types[type].calls++;
-		ivl_union_add(&u[type], t->start[i], store_ev_end(t, i));
+		ivl_union_add(&u.type[type], t->start[i], store_ev_end(t, i));
 	}
 	analysis_walk_free(&w);
 	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
-		a->types[k].merged_ns = ivl_union_measure(&u[k]);
+		a->types[k].merged_ns = ivl_union_measure(&u.type[k]);
+	a->comm.merged_ns = ivl_union_measure(&u.comm);
+	a->comp.merged_ns = ivl_union_measure(&u.comp);
+	a->busy_ns = ivl_union_measure(&u.busy);
+	a->device_busy_ns = xcalloc(s->ndevices ? s->ndevices : 1, sizeof(*a->device_busy_ns));
+	for (uint32_t d = 0; d < s->ndevices; d++)
+		a->device_busy_ns[d] = ivl_union_measure(&u.device[d]);
+	free(u.device);
 }
 
 void analysis_prepare(struct analysis *a)
 {
 	if (a->prepared)
 		return;
+	progress_phase("sorting and nesting the events");
 	store_finish(&a->store);
 	for (uint32_t f = 0; f < a->store.nfiles; f++) {
 		const struct store_file *file = &a->store.files[f];
@@ -151,6 +210,8 @@ void analysis_prepare(struct analysis *a)
 		a->damaged += file->damage != NULL;
 	}
 	analysis_window(a);
+	progress_phase("tying GPU work to the calls that launched it");
+	gpu_prepare(a);
 	a->prepared = 1;
 }
 

@@ -2,17 +2,24 @@
  * analysis.h - what every view starts from: the event store of the traces
  * given, the window the summary covers, and the per-type unions, computed once.
  *
- * The window is the union of all ProfileStep ranges of all tracks; with no
- * step at all it is the whole run (each file's header start..end, widened to
+ * The window is the union of all ProfileStep ranges of all host threads (a
+ * step is a range of type ProfileStep, or one named as Paddle's or PyTorch's
+ * steps: store_is_step_name()); with no step at all it is the whole run (each file's header start..end, widened to
  * its events). Every view clips times to the window, so a ratio against its
  * measure never exceeds 100%.
  *
  * An event is "in the window" when a positive part of it lies inside, or, for
  * an instant or a zero-length range, when its time does (bounds included).
+ *
+ * Host types are counted on host threads, device types (Kernel, Memcpy,
+ * Memset, Communication) on GPU streams: a GPU stream's annotation range is
+ * no CPU time, and a framework's host-side copy range is no GPU time. GPU
+ * work is tied to what launched it in analysis_prepare() (gpu.h).
  */
 #ifndef GPDL_ANALYSIS_ANALYSIS_H
 #define GPDL_ANALYSIS_ANALYSIS_H
 
+#include "lib/analysis/gpu.h"
 #include "lib/analysis/interval.h"
 #include "lib/analysis/store.h"
 #include "lib/analysis/store_iter.h"
@@ -35,10 +42,17 @@ struct analysis {
 	uint64_t events, marks, open_at_exit, unbalanced_pops, dropped;
 	uint32_t damaged;   /* files read only up to damage */
 	int prepared;
+	struct gpu_info gpu; /* GPU work and its launching calls */
 	/* analysis_types(): computed by the first view that asks, once */
 	pthread_mutex_t types_lock;
 	int types_done;
 	struct type_total types[TRACE_EV_TYPE_COUNT];
+	/* ... and the GPU work's unions inside the window: communication (see
+	 * gpu.h), computation (the other kernels), both (busy), and each
+	 * device's kernels and communication (by store device) */
+	struct type_total comm, comp;
+	uint64_t busy_ns;
+	uint64_t *device_busy_ns;
 };
 
 void analysis_init(struct analysis *a);

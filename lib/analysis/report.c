@@ -1,6 +1,7 @@
 #include "lib/analysis/report.h"
 
 #include "lib/analysis/analysis.h"
+#include "lib/analysis/nvprof.h"
 #include "lib/analysis/store_iter.h"
 #include "lib/analysis/view.h"
 #include "lib/common/error.h"
@@ -56,8 +57,10 @@ static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
 	analysis_walk_init(&w, a);
 	while (analysis_walk_next(&w, &ti, &i, &clipped)) {
 		const struct store_track *t = &s->tracks[ti];
-		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, i))
-			continue;
+		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, i) ||
+		    store_ev_type(s, t, i) == TRACE_EV_CUDA_RUNTIME ||
+		    store_ev_type(s, t, i) == TRACE_EV_MEMORY)
+			continue; /* API calls have their own table */
 		struct report_row *r = &rows[s->descs[store_ev_desc(t, i)].name];
 		time_stats_add(&r->cpu, clipped);
 		ivl_union_add(&r->open, t->start[i], store_ev_end(t, i));
@@ -72,28 +75,76 @@ static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
 	return rows;
 }
 
+static void report_header(FILE *out)
+{
+	fprintf(out, "%7s  %9s  %8s  %9s  %9s  %9s  %s\n", "Time(%)", "Time", "Calls", "Avg", "Min",
+		"Max", "Name");
+}
+
+static void report_line(FILE *out, double pct, const struct time_stats *t, const char *name)
+{
+	char p[16], tot[32], avg[32], min[32], max[32];
+	snprintf(p, sizeof(p), "%.2f%%", pct);
+	report_format_time(tot, sizeof(tot), (double)t->total);
+	report_format_time(avg, sizeof(avg), (double)t->total / (double)t->calls);
+	report_format_time(min, sizeof(min), (double)t->min);
+	report_format_time(max, sizeof(max), (double)t->max);
+	fprintf(out, "%7s  %9s  %8llu  %9s  %9s  %9s  %s\n", p, tot, (unsigned long long)t->calls, avg,
+		min, max, name);
+}
+
+/* nvprof's "GPU activities" or "API calls" table, after its heading line. */
+static void report_nvprof(FILE *out, unsigned pid, const char *heading,
+			  const struct nvprof_table *nv, const char *none)
+{
+	if (!nv->n) {
+		fprintf(out, "==%u== %s %s\n", pid, heading, none);
+		return;
+	}
+	fprintf(out, "==%u== %s\n", pid, heading);
+	report_header(out);
+	for (size_t i = 0; i < nv->n && i < REPORT_TOP_GPU; i++)
+		report_line(out, nvprof_pct(nv, &nv->rows[i]), &nv->rows[i].t,
+			    names_get(&nv->names, nv->rows[i].name));
+	if (nv->n > REPORT_TOP_GPU)
+		fprintf(out, "==%u== ... and %zu more names\n", pid, nv->n - REPORT_TOP_GPU);
+}
+
+/* With GPU work or API calls: nvprof's two tables. 0 when there is neither. */
+static int report_gpu(const struct analysis *a, FILE *out, unsigned pid)
+{
+	struct nvprof_table gpu, api;
+	nvprof_gpu_activities(a, &gpu);
+	nvprof_api_calls(a, &api);
+	int any = gpu.n || api.n;
+	if (any) {
+		report_nvprof(out, pid, "Profiling result:", &gpu, "no GPU activities in the window.");
+		fputc('\n', out);
+		report_nvprof(out, pid, "API calls:", &api, "none in the window.");
+		fputc('\n', out);
+	}
+	nvprof_table_free(&gpu);
+	nvprof_table_free(&api);
+	return any;
+}
+
 static void report_table(const struct analysis *a, FILE *out, unsigned pid)
 {
 	size_t n;
+	int gpu = report_gpu(a, out, pid);
+	const char *heading = gpu ? "NVTX ranges:" : "Profiling result:";
 	struct report_row *rows = report_rows(a, &n);
 	if (!n) {
-		fprintf(out, "==%u== Profiling result: no NVTX ranges were recorded.\n", pid);
+		fprintf(out, "==%u== %s no NVTX ranges were recorded.\n", pid, heading);
 		free(rows);
 		return;
 	}
-	fprintf(out, "==%u== Profiling result:\n", pid);
-	fprintf(out, "%7s  %9s  %8s  %9s  %9s  %9s  %s\n", "Time(%)", "Time", "Calls", "Avg", "Min",
-		"Max", "Name");
+	fprintf(out, "==%u== %s\n", pid, heading);
+	report_header(out);
 	for (size_t i = 0; i < n && i < REPORT_TOP_RANGES; i++) {
 		const struct report_row *r = &rows[i];
-		char pct[16], tot[32], avg[32], min[32], max[32];
-		snprintf(pct, sizeof(pct), "%.2f%%", analysis_ratio(a, ivl_union_measure(&r->open)));
-		report_format_time(tot, sizeof(tot), (double)r->cpu.total);
-		report_format_time(avg, sizeof(avg), (double)r->cpu.total / (double)r->cpu.calls);
-		report_format_time(min, sizeof(min), (double)r->cpu.min);
-		report_format_time(max, sizeof(max), (double)r->cpu.max);
-		fprintf(out, "%7s  %9s  %8llu  %9s  %9s  %9s  %s\n", pct, tot,
-			(unsigned long long)r->cpu.calls, avg, min, max, store_name(&a->store, r->name));
+		report_line(out, analysis_ratio(a, ivl_union_measure(&r->open)), &r->cpu,
+			    store_name(&a->store, r->name));
 	}
 	if (n > REPORT_TOP_RANGES)
 		fprintf(out, "==%u== ... and %zu more range names\n", pid, n - REPORT_TOP_RANGES);

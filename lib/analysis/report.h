@@ -14,6 +14,10 @@
  * during which at least one range of that name was open, so it never
  * exceeds 100%; Time is the sum of the calls. As in nvprof, only the lines
  * that are not table rows carry the "==PID== " prefix.
+ *
+ * When the trace holds GPU work or CUDA API calls, the report is nvprof's
+ * instead: "Profiling result:" with the GPU activities, "API calls:", then
+ * the NVTX ranges under "NVTX ranges:" (nvprof.h says what each row holds).
  */
 #ifndef GPDL_ANALYSIS_REPORT_H
 #define GPDL_ANALYSIS_REPORT_H
@@ -21,6 +25,7 @@
 #include <stdio.h>
 
 #define REPORT_TOP_RANGES 10
+#define REPORT_TOP_GPU 20 /* rows of GPU activities and of API calls */
 
 /* Returns 0, or -1 when the trace cannot be read (a "==PID== " line says why). */
 int report_run_summary(const char *trace_path, FILE *out, unsigned pid);

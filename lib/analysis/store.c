@@ -4,7 +4,9 @@
  */
 #include "lib/analysis/store.h"
 
+#include "formats/import/trace_open.h"
 #include "lib/analysis/parallel.h"
+#include "lib/analysis/progress.h"
 #include "lib/common/error.h"
 
 #include <stdio.h>
@@ -26,13 +28,17 @@ void store_free(struct store *s)
 		free(t->dur);
 		free(t->desc);
 		free(t->parent);
+		free(t->extra);
+		free(t->details);
 	}
 	for (uint32_t i = 0; i < s->nfiles; i++) {
 		free(s->files[i].path);
 		free(s->files[i].hostname);
 		free(s->files[i].cmdline);
 		free(s->files[i].damage);
+		free(s->files[i].devices);
 	}
+	free(s->devices);
 	free(s->tracks);
 	free(s->files);
 	free(s->descs);
@@ -75,10 +81,33 @@ static void desc_rehash(struct store *s)
 	}
 }
 
+int store_is_step_name(const char *name, size_t len)
+{
+	static const char *const prefixes[] = {"ProfileStep", "ProfilerStep"};
+	for (unsigned k = 0; k < 2; k++) {
+		size_t n = strlen(prefixes[k]);
+		if (len < n || memcmp(name, prefixes[k], n) != 0)
+			continue;
+		if (len == n)
+			return 1;
+		if (name[n] != '#' || len == n + 1)
+			return 0;
+		for (size_t i = n + 1; i < len; i++)
+			if (name[i] < '0' || name[i] > '9')
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
 uint32_t store_desc_intern(struct store *s, const char *name, size_t len, unsigned type)
 {
 	if (type >= TRACE_EV_TYPE_COUNT)
 		type = TRACE_EV_USER_DEFINED; /* a newer writer's type: keep the event */
+	/* Imports type Paddle's and PyTorch's step ranges either way: the name
+	 * decides, so that they make the window whichever way they came. */
+	if (type == TRACE_EV_USER_DEFINED && store_is_step_name(name, len))
+		type = TRACE_EV_PROFILE_STEP;
 	uint32_t nid = names_intern(&s->names, name, len);
 	if ((uint64_t)(s->ndescs + 1) * 2 > s->desc_nslots)
 		desc_rehash(s);
@@ -112,7 +141,35 @@ uint32_t store_add_track(struct store *s, enum store_track_kind kind, uint32_t f
 	t->kind = kind;
 	t->file = file;
 	t->thread = thread;
+	t->dev = STORE_NONE;
 	return s->ntracks++;
+}
+
+void store_set_stream(struct store *s, uint32_t track, uint32_t device, uint32_t context,
+		      uint64_t stream)
+{
+	struct store_track *t = &s->tracks[track];
+	t->kind = STORE_TRACK_DEVICE;
+	t->device = device;
+	t->context = context;
+	t->stream = stream;
+}
+
+void store_add_file_device(struct store *s, uint32_t file, const struct trace_device *d,
+			   const char *name)
+{
+	struct store_file *f = &s->files[file];
+	for (uint32_t i = 0; i < f->ndevices; i++) {
+		if (f->devices[i].id == d->id) { /* described again: the later wins */
+			f->devices[i] = *d;
+			f->devices[i].name_str = names_intern(&s->names, name, strlen(name));
+			return;
+		}
+	}
+	f->devices = xrealloc(f->devices, (f->ndevices + 1) * sizeof(*f->devices));
+	f->devices[f->ndevices] = *d;
+	f->devices[f->ndevices].name_str = names_intern(&s->names, name, strlen(name));
+	f->ndevices++;
 }
 
 static void track_grow(struct store_track *t)
@@ -165,6 +222,92 @@ void store_append(struct store *s, uint32_t track, uint64_t start, uint64_t dur,
 	track_push(s, &s->tracks[track], start, dur, desc, flags);
 }
 
+/* The details a view uses, in the member the event's type reads; 0 when the
+ * event carries nothing of use. */
+static int ext_compact(unsigned type, const struct trace_event_ext *e, struct store_ext *x)
+{
+	memset(x, 0, sizeof(*x));
+	switch (type) {
+	case TRACE_EV_KERNEL:
+	case TRACE_EV_COMMUNICATION: {
+		uint64_t blocks = (uint64_t)e->grid[0] * e->grid[1] * e->grid[2];
+		uint64_t threads = (uint64_t)e->block[0] * e->block[1] * e->block[2];
+		uint64_t smem = (uint64_t)e->static_smem + e->dynamic_smem;
+		x->u.kernel.blocks = blocks;
+		x->u.kernel.threads = threads > UINT32_MAX ? UINT32_MAX : (uint32_t)threads;
+		x->u.kernel.smem = smem > UINT32_MAX ? UINT32_MAX : (uint32_t)smem;
+		x->u.kernel.regs = e->registers > UINT16_MAX ? UINT16_MAX : (uint16_t)e->registers;
+		return blocks || threads;
+	}
+	case TRACE_EV_MEMCPY:
+	case TRACE_EV_MEMSET:
+		x->u.copy.bytes = e->bytes;
+		x->u.copy.copy_kind = e->copy_kind;
+		x->u.copy.src_kind = e->src_kind;
+		x->u.copy.dst_kind = e->dst_kind;
+		x->u.copy.is_async = e->is_async ? 1 : 0;
+		return 1;
+	case TRACE_EV_MEMORY:
+		x->u.memory.bytes = (int64_t)e->bytes;
+		x->u.memory.in_use = e->total_allocated;
+		x->u.memory.device = e->device;
+		x->u.memory.kind = e->dst_kind;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void store_append_ext(struct store *s, uint32_t track, uint64_t start, uint64_t dur,
+		      uint32_t desc, unsigned flags, const struct trace_event_ext *ext)
+{
+	struct store_track *t = &s->tracks[track];
+	size_t at = t->n;
+	track_push(s, t, start, dur, desc, flags);
+	if (!ext)
+		return;
+	struct store_ext x;
+	int has = ext_compact(s->descs[desc].type, ext, &x);
+	if (!has && !ext->correlation)
+		return;
+	if (t->nextra == t->extra_cap) {
+		t->extra_cap = t->extra_cap ? t->extra_cap * 2 : 256;
+		t->extra = xrealloc(t->extra, t->extra_cap * sizeof(*t->extra));
+	}
+	struct store_extra *e = &t->extra[t->nextra++];
+	e->ev = (uint32_t)at;
+	e->corr = ext->correlation;
+	e->detail = STORE_NONE;
+	if (has) {
+		if (t->ndetails == t->details_cap) {
+			t->details_cap = t->details_cap ? t->details_cap * 2 : 256;
+			t->details = xrealloc(t->details, t->details_cap * sizeof(*t->details));
+		}
+		e->detail = (uint32_t)t->ndetails;
+		t->details[t->ndetails++] = x;
+	}
+}
+
+const struct store_extra *store_ev_extra(const struct store_track *t, size_t i)
+{
+	size_t lo = 0, hi = t->nextra;
+	if (t->nextra == t->n) /* every event has one: the k-th is event k */
+		return t->nextra ? &t->extra[i] : NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->extra[mid].ev < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nextra && t->extra[lo].ev == i ? &t->extra[lo] : NULL;
+}
+
+const struct store_ext *store_ev_ext(const struct store_track *t, size_t i)
+{
+	return store_extra_ext(t, store_ev_extra(t, i));
+}
+
 void store_add_counter(struct store *s, const struct store_counter *c)
 {
 	if (s->ncounters == s->counters_cap) {
@@ -205,8 +348,12 @@ static uint32_t *map_slot(uint32_t **map, size_t *n, uint32_t index)
 static uint32_t load_track(struct load_ctx *c, uint32_t thread)
 {
 	uint32_t *slot = map_slot(&c->thread_track, &c->nthreads, thread);
-	if (!*slot)
+	if (!*slot) {
 		*slot = store_add_track(c->s, STORE_TRACK_HOST, c->file, thread) + 1;
+		const struct trace_thread *th = trace_reader_thread(c->r, thread);
+		if (th && th->kind == TRACE_TRACK_STREAM)
+			store_set_stream(c->s, *slot - 1, th->device, th->context, th->stream);
+	}
 	return *slot - 1;
 }
 
@@ -230,7 +377,18 @@ static int load_event(void *ctx, const struct trace_event *e)
 	uint32_t desc = e->desc < c->ndescs ? c->desc_map[e->desc] : 0;
 	track = track ? track - 1 : load_track(c, e->thread);
 	desc = desc ? desc - 1 : load_desc(c, e->desc);
-	track_push(c->s, &c->s->tracks[track], e->start_ns, e->dur_ns, desc, e->flags);
+	if (e->ext)
+		store_append_ext(c->s, track, e->start_ns, e->dur_ns, desc, e->flags, e->ext);
+	else
+		track_push(c->s, &c->s->tracks[track], e->start_ns, e->dur_ns, desc, e->flags);
+	progress_tick(c->s->files[c->file].events, "events");
+	return 0;
+}
+
+static int load_device(void *ctx, const struct trace_device *d)
+{
+	struct load_ctx *c = ctx;
+	store_add_file_device(c->s, c->file, d, trace_reader_string(c->r, d->name_str));
 	return 0;
 }
 
@@ -281,6 +439,8 @@ static void load_finish_file(struct load_ctx *c)
 		t->tid = th->tid;
 		const char *name = trace_reader_string(c->r, th->name_str);
 		t->name = names_intern(&s->names, name, strlen(name));
+		if (th->kind == TRACE_TRACK_STREAM)
+			store_set_stream(s, i, th->device, th->context, th->stream);
 	}
 	uint64_t total = trace_reader_total_drops(c->r);
 	f->dropped = total > c->drops ? total : c->drops;
@@ -295,7 +455,8 @@ static void load_finish_file(struct load_ctx *c)
 
 int store_load(struct store *s, const char *path, char *err, size_t errlen)
 {
-	struct trace_reader *r = trace_reader_open(path, err, errlen);
+	/* a chrome-trace JSON file (PyTorch's, Paddle's) is imported on the fly */
+	struct trace_reader *r = trace_open_any(path, err, errlen);
 	if (!r)
 		return -1;
 	struct load_ctx c = {.s = s, .r = r, .file = store_add_file(s, path)};
@@ -303,6 +464,7 @@ int store_load(struct store *s, const char *path, char *err, size_t errlen)
 		.event = load_event,
 		.counter = load_counter,
 		.drops = load_drops,
+		.device = load_device,
 	};
 	int rc = trace_reader_run(r, &v, &c);
 	load_finish_file(&c);
@@ -363,12 +525,98 @@ struct finish_job {
 	struct track_size *order; /* largest first */
 };
 
+/* The sort moved each event's extra index along in parent[]: the extras are
+ * put in the new event order, each with its new index, in place (a 4-byte
+ * map rather than a second copy of the extras). */
+static void extras_follow(struct store_track *t, int moved)
+{
+	if (moved) {
+		uint32_t *to = xmalloc(t->nextra * sizeof(*to)); /* old position -> new */
+		size_t k = 0;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->parent[i] != STORE_NONE)
+				to[t->parent[i]] = (uint32_t)k++;
+		for (size_t start = 0; start < t->nextra; start++) {
+			/* one cycle of the permutation: carry the entry to its place */
+			struct store_extra carry = t->extra[start];
+			size_t at = start;
+			while (to[at] != at) {
+				size_t next = to[at];
+				struct store_extra tmp = t->extra[next];
+				t->extra[next] = carry;
+				carry = tmp;
+				to[at] = (uint32_t)at;
+				at = next;
+			}
+		}
+		free(to);
+		k = 0;
+		for (size_t i = 0; i < t->n; i++)
+			if (t->parent[i] != STORE_NONE)
+				t->extra[k++].ev = (uint32_t)i;
+	}
+	if (t->nextra < t->extra_cap)
+		t->extra = xrealloc(t->extra, t->nextra * sizeof(*t->extra));
+	t->extra_cap = t->nextra;
+	if (t->ndetails && t->ndetails < t->details_cap) {
+		t->details = xrealloc(t->details, t->ndetails * sizeof(*t->details));
+		t->details_cap = t->ndetails;
+	}
+}
+
 static void finish_track(void *ctx, unsigned i)
 {
 	struct finish_job *job = ctx;
 	struct store_track *t = &job->s->tracks[job->order[i].track];
-	store_sort_track(t);
+	if (t->nextra) {
+		free(t->parent);
+		t->parent = xmalloc(t->n * sizeof(*t->parent));
+		for (size_t k = 0; k < t->n; k++)
+			t->parent[k] = STORE_NONE;
+		for (size_t k = 0; k < t->nextra; k++)
+			t->parent[t->extra[k].ev] = (uint32_t)k;
+	}
+	int moved = store_sort_track(t);
+	if (t->nextra)
+		extras_follow(t, moved);
 	store_nest_track(t);
+}
+
+/* The GPUs the streams run on, one per (host, device id): the ranks of one
+ * host that share a GPU share its row. Properties come from the first file
+ * that describes the device. */
+static uint32_t store_device_of(struct store *s, uint32_t host, uint32_t id)
+{
+	for (uint32_t d = 0; d < s->ndevices; d++)
+		if (s->devices[d].host == host && s->devices[d].id == id)
+			return d;
+	s->devices = xrealloc(s->devices, (s->ndevices + 1) * sizeof(*s->devices));
+	struct store_device *d = &s->devices[s->ndevices];
+	memset(d, 0, sizeof(*d));
+	d->host = host;
+	d->id = id;
+	return s->ndevices++;
+}
+
+static void store_find_devices(struct store *s)
+{
+	for (uint32_t f = 0; f < s->nfiles; f++) {
+		struct store_file *file = &s->files[f];
+		uint32_t host = names_intern(&s->names, file->hostname, strlen(file->hostname));
+		file->host = host;
+		for (uint32_t k = 0; k < file->ndevices; k++) {
+			uint32_t at = store_device_of(s, host, file->devices[k].id);
+			struct store_device *d = &s->devices[at];
+			if (d->known)
+				continue;
+			d->known = 1;
+			d->props = file->devices[k];
+			d->name = d->props.name_str;
+		}
+		for (uint32_t i = 0; i < s->ntracks; i++)
+			if (s->tracks[i].file == f && s->tracks[i].kind == STORE_TRACK_DEVICE)
+				s->tracks[i].dev = store_device_of(s, host, s->tracks[i].device);
+	}
 }
 
 static int track_larger(const void *x, const void *y)
@@ -384,6 +632,7 @@ void store_finish(struct store *s)
 	if (s->finished)
 		return;
 	store_one_clock(s);
+	store_find_devices(s);
 	/* Tracks are independent: sorted and nested side by side, largest first
 	 * so that the longest one does not start last. */
 	struct finish_job job = {s, xmalloc((s->ntracks ? s->ntracks : 1) * sizeof(*job.order))};

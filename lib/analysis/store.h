@@ -2,11 +2,20 @@
  * store.h - the event store: every event of one or more traces in compact
  * per-track arrays, sorted and nested, for the views to aggregate.
  *
- * A track is one timeline: for now a host thread of one file (file, thread
- * index); device streams become tracks of kind STORE_TRACK_DEVICE later. A
- * track keeps its events as parallel arrays (8 + 8 + 4 + 4 bytes an event),
- * so a view that reads starts only touches starts, and a column (a
- * correlation id, say) can be added without touching the others.
+ * A track is one timeline: a host thread of one file (file, thread index),
+ * or a GPU stream (STORE_TRACK_DEVICE: device, context, stream) whose events
+ * are the kernels, copies and sets that ran on it. A track keeps its events
+ * as parallel arrays (8 + 8 + 4 + 4 bytes an event), so a view that reads
+ * starts only touches starts.
+ *
+ * Details (trace 1.1: correlation ids, launch configurations, copy kinds,
+ * allocations) are kept only for the events that carry them: a sparse side
+ * table of 16-byte entries (event index, correlation id, detail index) in
+ * track order, and 24-byte details (struct store_ext) for the events whose
+ * type uses them. A CUDA API call costs 16 bytes more (until the analysis
+ * has tied its GPU work to it and drops its id: gpu.h), a kernel 40, an
+ * operator nothing. The ids ride through the sort in parent[], which the
+ * nesting fills afterwards.
  *
  * Invariants after store_finish():
  *  - a track's events are sorted by start, ties longer first, then file
@@ -15,6 +24,7 @@
  *    contains event i in time (STORE_NONE at top level). Nesting comes from
  *    the times alone, so traces without collector depth nest too. Marks are
  *    never parents;
+ *  - a track's extras are in event order: extra[k].ev ascends with k;
  *  - every time of every file is on one clock: the shared CLOCK_MONOTONIC
  *    when all files come from one host, Unix wall time otherwise
  *    (store->wall_clock);
@@ -44,18 +54,70 @@ struct store_desc {
 	uint8_t type;  /* enum trace_event_type */
 };
 
+/* What a kernel, a copy or an allocation carries beyond its times (24 bytes).
+ * Which member applies follows the event's type: Kernel and Communication
+ * use kernel, Memcpy and Memset copy, Memory memory. */
+struct store_ext {
+	union {
+		struct {
+			uint64_t blocks;  /* grid x * y * z */
+			uint32_t threads; /* per block: block x * y * z */
+			uint32_t smem;    /* static + dynamic shared memory per block, bytes */
+			uint16_t regs;    /* registers per thread */
+		} kernel;
+		struct {
+			uint64_t bytes;
+			uint8_t copy_kind;          /* enum trace_copy_kind */
+			uint8_t src_kind, dst_kind; /* enum trace_memory_kind */
+			uint8_t is_async;
+		} copy;
+		struct {
+			int64_t bytes;   /* > 0 allocated, < 0 freed */
+			uint64_t in_use; /* bytes in use on the device after it; 0 unknown */
+			int32_t device;  /* -1: host memory */
+			uint8_t kind;    /* enum trace_memory_kind of the allocation */
+		} memory;
+	} u;
+};
+
+/* An event that carries details: its index, its correlation id (0: none) and
+ * its details (STORE_NONE: none). */
+struct store_extra {
+	uint32_t ev;
+	uint32_t detail;
+	uint64_t corr;
+};
+
 struct store_track {
 	enum store_track_kind kind;
 	uint32_t file;   /* index in store->files */
-	uint32_t thread; /* host: the thread's index in its file */
+	uint32_t thread; /* the thread's (or stream's) index in its file */
 	uint32_t pid, tid;
 	uint32_t name;   /* the thread's name in store->names; "" when unnamed */
+	/* a GPU stream: its device (id in the file, and index in store->devices
+	 * after store_finish), CUDA context and stream */
+	uint32_t device, dev, context;
+	uint64_t stream;
 	uint64_t dropped;
 	size_t n, cap;
 	uint64_t *start;
 	uint64_t *dur;
 	uint32_t *desc;   /* desc id << 8 | enum trace_event_flag bits */
 	uint32_t *parent; /* filled by store_finish() */
+	struct store_extra *extra; /* sparse, in event order after store_finish() */
+	size_t nextra, extra_cap;
+	struct store_ext *details; /* what extra[].detail points to */
+	size_t ndetails, details_cap;
+};
+
+/* A GPU: the (host, device id) its streams name, with its properties when a
+ * trace described it (known == 0: only the id). */
+struct store_device {
+	uint32_t host;  /* the hostname in store->names */
+	uint32_t id;
+	uint32_t name;  /* in store->names; "" when unknown */
+	int known;
+	struct trace_device props;
 };
 
 struct store_file {
@@ -72,6 +134,9 @@ struct store_file {
 	uint64_t dropped;  /* the reader's total, or the sum of drop records if larger */
 	char *damage;      /* NULL: read to its END chunk */
 	uint64_t damage_offset;
+	struct trace_device *devices; /* as described in the file; name_str is a store name */
+	uint32_t ndevices;
+	uint32_t host;     /* hostname in store->names, after store_finish() */
 };
 
 struct store_counter {
@@ -94,6 +159,8 @@ struct store {
 	uint32_t nfiles;
 	struct store_counter *counters;
 	size_t ncounters, counters_cap;
+	struct store_device *devices; /* after store_finish() */
+	uint32_t ndevices;
 	int wall_clock;
 	int finished;
 };
@@ -123,13 +190,43 @@ static inline int store_ev_is_instant(const struct store_track *t, size_t i)
 {
 	return (store_ev_flags(t, i) & (TRACE_EVF_MARK | TRACE_EVF_UNBALANCED_POP)) != 0;
 }
+/* GPU work: a kernel, copy, set or communication on a GPU stream. */
+static inline int store_ev_is_gpu_work(const struct store *s, const struct store_track *t,
+				       size_t i)
+{
+	return t->kind == STORE_TRACK_DEVICE && trace_event_type_is_device(store_ev_type(s, t, i));
+}
+
+/* The extra of event i, or NULL: a binary search (constant time on a track
+ * where every event has one). */
+const struct store_extra *store_ev_extra(const struct store_track *t, size_t i);
+/* The details of event i, or NULL. */
+const struct store_ext *store_ev_ext(const struct store_track *t, size_t i);
+
+/* For visiting a track's events in order: the extra of each, in O(1) amortised. */
+struct store_extra_cursor {
+	size_t k;
+};
+static inline const struct store_extra *store_extra_next(const struct store_track *t,
+							  struct store_extra_cursor *c, size_t i)
+{
+	while (c->k < t->nextra && t->extra[c->k].ev < i)
+		c->k++;
+	return c->k < t->nextra && t->extra[c->k].ev == i ? &t->extra[c->k] : NULL;
+}
+static inline const struct store_ext *store_extra_ext(const struct store_track *t,
+						      const struct store_extra *x)
+{
+	return x && x->detail != STORE_NONE ? &t->details[x->detail] : NULL;
+}
 
 void store_init(struct store *s);
 void store_free(struct store *s);
 
-/* Reads one trace file into the store. Returns 0 (a damaged file too: see
- * store_file.damage), or -1 with a one-line message in err when the file
- * cannot be opened or is not a trace ("'PATH': ..."). */
+/* Reads one trace file into the store: a gprof-dl trace, or a chrome-trace
+ * JSON file imported on the fly (trace_open.h). Returns 0 (a damaged file
+ * too: see store_file.damage), or -1 with a one-line message in err when the
+ * file cannot be opened or is not a trace ("'PATH': ..."). */
 int store_load(struct store *s, const char *path, char *err, size_t errlen);
 /* Puts all files on one clock, sorts every track and nests its events. */
 void store_finish(struct store *s);
@@ -141,10 +238,24 @@ uint32_t store_add_track(struct store *s, enum store_track_kind kind, uint32_t f
 			 uint32_t thread);
 void store_append(struct store *s, uint32_t track, uint64_t start, uint64_t dur, uint32_t desc,
 		  unsigned flags);
+/* The same with the event's details (1.1), kept as far as the views use them. */
+void store_append_ext(struct store *s, uint32_t track, uint64_t start, uint64_t dur,
+		      uint32_t desc, unsigned flags, const struct trace_event_ext *ext);
+/* Makes a track a GPU stream of device (an id within its file). */
+void store_set_stream(struct store *s, uint32_t track, uint32_t device, uint32_t context,
+		      uint64_t stream);
+/* A GPU's properties, as a file describes it (d->name_str is ignored; name given). */
+void store_add_file_device(struct store *s, uint32_t file, const struct trace_device *d,
+			   const char *name);
 void store_add_counter(struct store *s, const struct store_counter *c);
+/* Whether a name is a ProfileStep's as imports spell it: "ProfileStep",
+ * "ProfileStep#12" (Paddle), "ProfilerStep#12" (PyTorch). */
+int store_is_step_name(const char *name, size_t len);
 
-/* Sorting and nesting one track (store_sort.c). */
-void store_sort_track(struct store_track *t);
+/* Sorting and nesting one track (store_sort.c). The sort moves parent[]
+ * along with the events when it is allocated (store_finish() carries the
+ * extras' positions in it); it returns whether any event moved. */
+int store_sort_track(struct store_track *t);
 void store_nest_track(struct store_track *t);
 
 #endif

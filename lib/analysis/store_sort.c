@@ -6,9 +6,20 @@
  * then a short move back per ancestor (about N x depth element moves), which
  * an insertion sort with a galloping search and memmove does in place, with
  * no scratch memory: the store's budget is under 2x the trace file, and a
- * radix sort's second copy of the arrays would not fit. Input far from that
- * order (an import, say) is detected by the moves it costs and sorted by an
- * in-place introsort instead.
+ * radix sort's second copy of the arrays would not fit.
+ *
+ * GPU streams (and the API calls of a host thread) arrive differently: CUPTI
+ * hands its records over buffer by buffer, so a track is sorted runs of
+ * thousands of events whose times interleave. Insertion costs a run's length
+ * per event there; when its moves exceed a budget, a natural merge sort takes
+ * over: runs (extended to MERGE_MINRUN by insertion) merged pairwise, each
+ * merge galloping past the part of either run already in place, so that its
+ * scratch is only the overlap of the two (a few runs' worth). Input far from
+ * any order (an import, say), whose overlaps would need more scratch than an
+ * eighth of the track, is sorted by an in-place introsort instead.
+ *
+ * When parent[] is allocated before the sort, it moves with the events: the
+ * store carries each event's extra index in it (store.c).
  */
 #include "lib/analysis/store.h"
 
@@ -16,6 +27,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#define MERGE_MINRUN 32
+/* The merge sort's scratch, at most: an eighth of the track's events (3
+ * bytes an event), and never less than 65536 events (1.5 MB). */
+#define MERGE_SCRATCH_MIN 65536u
 
 /* Whether event a goes before event b: earlier start, or longer at a tie. */
 static inline int ev_before(const struct store_track *t, size_t a, size_t b)
@@ -33,6 +49,11 @@ static inline void ev_swap(struct store_track *t, size_t a, size_t b)
 	t->start[b] = s;
 	t->dur[b] = d;
 	t->desc[b] = k;
+	if (t->parent) {
+		uint32_t p = t->parent[a];
+		t->parent[a] = t->parent[b];
+		t->parent[b] = p;
+	}
 }
 
 /* ---- in-place introsort, for input far from sorted --------------------- */
@@ -109,6 +130,279 @@ static void intro_sort(struct store_track *t, size_t lo, size_t hi, int depth)
 	small_sort(t, lo, hi);
 }
 
+/* ---- natural merge sort, for sorted runs that interleave -------------- */
+
+/* The columns of a track, or of the scratch: one event is one index in each. */
+struct cols {
+	uint64_t *start, *dur;
+	uint32_t *desc, *parent; /* parent: NULL when nothing is carried */
+};
+
+static inline int col_before(const struct cols *a, size_t i, const struct cols *b, size_t j)
+{
+	return a->start[i] < b->start[j] || (a->start[i] == b->start[j] && a->dur[i] > b->dur[j]);
+}
+
+static void col_copy(const struct cols *d, size_t i, const struct cols *s, size_t j, size_t n)
+{
+	if (n <= 8) {
+		for (size_t x = 0; x < n; x++) {
+			d->start[i + x] = s->start[j + x];
+			d->dur[i + x] = s->dur[j + x];
+			d->desc[i + x] = s->desc[j + x];
+			if (d->parent)
+				d->parent[i + x] = s->parent[j + x];
+		}
+		return;
+	}
+	memcpy(d->start + i, s->start + j, n * sizeof(*d->start));
+	memcpy(d->dur + i, s->dur + j, n * sizeof(*d->dur));
+	memcpy(d->desc + i, s->desc + j, n * sizeof(*d->desc));
+	if (d->parent)
+		memcpy(d->parent + i, s->parent + j, n * sizeof(*d->parent));
+}
+
+struct scratch {
+	struct cols c;
+	size_t cap, max;
+	int carry;
+};
+
+static int scratch_reserve(struct scratch *sc, size_t n)
+{
+	if (n <= sc->cap)
+		return 1;
+	if (n > sc->max)
+		return 0;
+	size_t cap = sc->cap ? sc->cap : 1024;
+	while (cap < n)
+		cap *= 2;
+	sc->c.start = xrealloc(sc->c.start, cap * sizeof(*sc->c.start));
+	sc->c.dur = xrealloc(sc->c.dur, cap * sizeof(*sc->c.dur));
+	sc->c.desc = xrealloc(sc->c.desc, cap * sizeof(*sc->c.desc));
+	if (sc->carry)
+		sc->c.parent = xrealloc(sc->c.parent, cap * sizeof(*sc->c.parent));
+	sc->cap = cap;
+	return 1;
+}
+
+/* Searches in a sorted stretch [lo, hi) of c for the first position where a
+ * predicate about the key event (kc, k) turns true:
+ *   AFTER_KEY:   the key goes before the event there (c[p] > key)
+ *   NOT_BEFORE:  the event there does not go before the key (c[p] >= key)
+ * Exponential probes from the end the answer is expected near, then
+ * bisection: a merge of mostly ordered runs finds long stretches in
+ * O(log length). */
+enum { AFTER_KEY, NOT_BEFORE };
+
+static inline int pred(int which, const struct cols *c, size_t p, const struct cols *kc, size_t k)
+{
+	return which == AFTER_KEY ? col_before(kc, k, c, p) : !col_before(c, p, kc, k);
+}
+
+static size_t first_true(const struct cols *c, size_t lo, size_t hi, const struct cols *kc,
+			 size_t k, int which, int from_end)
+{
+	size_t step = 1;
+	if (from_end) {
+		while (hi > lo) {
+			size_t probe = hi - lo > step ? hi - step : lo;
+			if (!pred(which, c, probe, kc, k)) {
+				lo = probe + 1;
+				break;
+			}
+			hi = probe;
+			step *= 2;
+		}
+	} else {
+		while (lo < hi) {
+			size_t probe = hi - lo > step ? lo + step - 1 : hi - 1;
+			if (pred(which, c, probe, kc, k)) {
+				hi = probe;
+				break;
+			}
+			lo = probe + 1;
+			step *= 2;
+		}
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pred(which, c, mid, kc, k))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* Where runs interleave finely, stretches are a few events long: found by
+ * looking at each (no search) and moved one by one (no memmove calls);
+ * past GALLOP_AFTER events, the search takes over. */
+#define GALLOP_AFTER 8
+
+/* The first q in [j, hi) where the predicate holds, expected near j. */
+static inline size_t stretch_up(const struct cols *c, size_t j, size_t hi, const struct cols *kc,
+				size_t k, int which)
+{
+	size_t q = j, lim = hi - j > GALLOP_AFTER ? j + GALLOP_AFTER : hi;
+	while (q < lim && !pred(which, c, q, kc, k))
+		q++;
+	return q == lim && q < hi ? first_true(c, q, hi, kc, k, which, 0) : q;
+}
+
+/* The first p in [lo, i) where the predicate holds, expected near i. */
+static inline size_t stretch_down(const struct cols *c, size_t lo, size_t i,
+				  const struct cols *kc, size_t k, int which)
+{
+	size_t p = i, lim = i - lo > GALLOP_AFTER ? i - GALLOP_AFTER : lo;
+	while (p > lim && pred(which, c, p - 1, kc, k))
+		p--;
+	return p == lim && p > lo ? first_true(c, lo, p, kc, k, which, 1) : p;
+}
+
+static inline void col_put(const struct cols *d, size_t i, const struct cols *s, size_t j)
+{
+	d->start[i] = s->start[j];
+	d->dur[i] = s->dur[j];
+	d->desc[i] = s->desc[j];
+	if (d->parent)
+		d->parent[i] = s->parent[j];
+}
+
+static void col_move(const struct cols *c, size_t to, size_t from, size_t n)
+{
+	if (n <= GALLOP_AFTER) { /* in the direction that never overwrites what is still to move */
+		if (to < from)
+			for (size_t x = 0; x < n; x++)
+				col_put(c, to + x, c, from + x);
+		else
+			for (size_t x = n; x-- > 0;)
+				col_put(c, to + x, c, from + x);
+		return;
+	}
+	memmove(c->start + to, c->start + from, n * sizeof(*c->start));
+	memmove(c->dur + to, c->dur + from, n * sizeof(*c->dur));
+	memmove(c->desc + to, c->desc + from, n * sizeof(*c->desc));
+	if (c->parent)
+		memmove(c->parent + to, c->parent + from, n * sizeof(*c->parent));
+}
+
+/* Merges the sorted runs [a, m) and [m, b), stably, moving stretches that
+ * stay together as blocks. 0 when the scratch it needs is over the limit
+ * (nothing has moved then). */
+static int merge_runs(const struct cols *c, struct scratch *sc, size_t a, size_t m, size_t b)
+{
+	if (!col_before(c, m, c, m - 1))
+		return 1; /* already in order */
+	a = first_true(c, a, m, c, m, AFTER_KEY, 1);      /* A[.., a) stays */
+	b = first_true(c, m, b, c, m - 1, NOT_BEFORE, 0); /* B[b, ..) stays */
+	size_t na = m - a, nb = b - m;
+	if (!scratch_reserve(sc, na < nb ? na : nb))
+		return 0;
+	const struct cols *s = &sc->c;
+	if (na <= nb) { /* A' to scratch, merge forward */
+		col_copy(s, 0, c, a, na);
+		size_t i = 0, j = m, k = a;
+		while (i < na && j < b) {
+			/* B's events before S[i] move down as a block, then S's not after B[j] */
+			size_t q = stretch_up(c, j, b, s, i, NOT_BEFORE);
+			col_move(c, k, j, q - j);
+			k += q - j;
+			j = q;
+			if (j == b)
+				break;
+			size_t p = stretch_up(s, i, na, c, j, AFTER_KEY);
+			col_copy(c, k, s, i, p - i);
+			k += p - i;
+			i = p;
+		}
+		if (i < na)
+			col_copy(c, k, s, i, na - i);
+	} else { /* B' to scratch, merge backward */
+		col_copy(s, 0, c, m, nb);
+		size_t i = m, j = nb, k = b;
+		while (i > a && j > 0) {
+			/* A's events after S[j-1] move up as a block, then S's not before A[i-1] */
+			size_t p = stretch_down(c, a, i, s, j - 1, AFTER_KEY);
+			col_move(c, k - (i - p), p, i - p);
+			k -= i - p;
+			i = p;
+			if (i == a)
+				break;
+			size_t q = stretch_down(s, 0, j, c, i - 1, NOT_BEFORE);
+			col_copy(c, k - (j - q), s, q, j - q);
+			k -= j - q;
+			j = q;
+		}
+		if (j > 0)
+			col_copy(c, a, s, 0, j);
+	}
+	return 1;
+}
+
+/* Sorts [lo, hi) of a short stretch by binary insertion. */
+static void insertion_run(const struct cols *c, size_t lo, size_t sorted, size_t hi)
+{
+	for (size_t i = sorted; i < hi; i++) {
+		if (!col_before(c, i, c, i - 1))
+			continue;
+		size_t p = first_true(c, lo, i, c, i, AFTER_KEY, 1);
+		uint64_t st = c->start[i], du = c->dur[i];
+		uint32_t de = c->desc[i], pa = c->parent ? c->parent[i] : 0;
+		memmove(c->start + p + 1, c->start + p, (i - p) * sizeof(*c->start));
+		memmove(c->dur + p + 1, c->dur + p, (i - p) * sizeof(*c->dur));
+		memmove(c->desc + p + 1, c->desc + p, (i - p) * sizeof(*c->desc));
+		c->start[p] = st;
+		c->dur[p] = du;
+		c->desc[p] = de;
+		if (c->parent) {
+			memmove(c->parent + p + 1, c->parent + p, (i - p) * sizeof(*c->parent));
+			c->parent[p] = pa;
+		}
+	}
+}
+
+/* 0 when a merge would need more scratch than allowed: the caller sorts
+ * another way (the events are a permutation of the input either way). */
+static int merge_sort(struct store_track *t)
+{
+	const struct cols c = {t->start, t->dur, t->desc, t->parent};
+	size_t n = t->n, nruns = 0;
+	size_t *runs = xmalloc((n / MERGE_MINRUN + 2) * sizeof(*runs)); /* run starts */
+	for (size_t i = 0; i < n;) {
+		size_t end = i + 1;
+		while (end < n && !col_before(&c, end, &c, end - 1))
+			end++;
+		if (end - i < MERGE_MINRUN) {
+			size_t ext = i + MERGE_MINRUN < n ? i + MERGE_MINRUN : n;
+			insertion_run(&c, i, end, ext);
+			end = ext;
+		}
+		runs[nruns++] = i;
+		i = end;
+	}
+	runs[nruns] = n;
+	struct scratch sc = {.carry = t->parent != NULL,
+			     .max = n / 8 > MERGE_SCRATCH_MIN ? n / 8 : MERGE_SCRATCH_MIN};
+	int ok = 1;
+	while (ok && nruns > 1) {
+		size_t out = 0;
+		for (size_t r = 0; r < nruns; r += 2) {
+			if (r + 1 < nruns && ok)
+				ok = merge_runs(&c, &sc, runs[r], runs[r + 1], runs[r + 2]);
+			runs[out++] = runs[r];
+		}
+		runs[out] = n;
+		nruns = out;
+	}
+	free(runs);
+	free(sc.c.start);
+	free(sc.c.dur);
+	free(sc.c.desc);
+	free(sc.c.parent);
+	return ok;
+}
+
 /* ---- insertion by galloping search, for the usual near order ----------- */
 
 /* The first position p in [0, i) where event i goes before event p; event i
@@ -135,21 +429,26 @@ static size_t insert_position(const struct store_track *t, size_t i)
 	return hi;
 }
 
-void store_sort_track(struct store_track *t)
+int store_sort_track(struct store_track *t)
 {
 	size_t n = t->n;
-	uint64_t budget = 16 * (uint64_t)n + 65536, moved = 0;
+	uint64_t moved = 0;
 	for (size_t i = 1; i < n; i++) {
 		if (!ev_before(t, i, i - 1))
 			continue;
 		size_t p = insert_position(t, i);
 		moved += i - p;
-		if (moved > budget) {
+		/* About N x depth moves in all, at any point so far: more (runs that
+		 * interleave) go to the merge sort at once. The last event may move
+		 * back over everything (a range around the whole run). */
+		if (moved > 16 * (uint64_t)i + 65536 + (i - p)) {
+			if (merge_sort(t))
+				return 1;
 			int depth = 0;
 			for (size_t m = n; m; m >>= 1)
 				depth += 2;
 			intro_sort(t, 0, n, depth);
-			return;
+			return 1;
 		}
 		uint64_t s = t->start[i], d = t->dur[i];
 		uint32_t k = t->desc[i];
@@ -159,13 +458,18 @@ void store_sort_track(struct store_track *t)
 		t->start[p] = s;
 		t->dur[p] = d;
 		t->desc[p] = k;
+		if (t->parent) {
+			uint32_t c = t->parent[i];
+			memmove(t->parent + p + 1, t->parent + p, (i - p) * sizeof(*t->parent));
+			t->parent[p] = c;
+		}
 	}
+	return moved > 0;
 }
 
 void store_nest_track(struct store_track *t)
 {
-	free(t->parent);
-	t->parent = xmalloc((t->n ? t->n : 1) * sizeof(*t->parent));
+	t->parent = xrealloc(t->parent, (t->n ? t->n : 1) * sizeof(*t->parent));
 	uint32_t *stack = NULL;
 	size_t sp = 0, cap = 0;
 	for (size_t i = 0; i < t->n; i++) {

@@ -3,6 +3,7 @@
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
 #include "lib/analysis/parallel.h"
+#include "lib/analysis/progress.h"
 #include "lib/common/error.h"
 
 #include <string.h>
@@ -127,12 +128,37 @@ struct build_job {
 	const struct view_opts *o;
 	const struct view **views;
 	struct table **tables; /* [0]: the Trace Summary, then one per view */
+	unsigned order[SUMMARY_MAX_VIEWS + 2]; /* job -> table, SUMMARY_UNIONS: the unions */
 };
 
-static void build_table(void *ctx, unsigned i)
+#define SUMMARY_UNIONS UINT32_MAX
+
+/* The jobs start in order: the per-type unions first (one pass others wait
+ * for), then the views that do not need them, then those that do, so that no
+ * thread waits while another computes the unions. */
+static unsigned build_order(struct build_job *job, unsigned n)
+{
+	unsigned k = 0;
+	int unions = 0;
+	for (unsigned i = 0; i < n; i++)
+		unions |= job->views[i]->uses_types;
+	if (unions)
+		job->order[k++] = SUMMARY_UNIONS;
+	for (unsigned pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < n; i++)
+			if (job->views[i]->uses_types == (int)pass)
+				job->order[k++] = i + 1;
+	job->order[k++] = 0;
+	return k;
+}
+
+static void build_table(void *ctx, unsigned j)
 {
 	struct build_job *job = ctx;
-	if (i == 0)
+	unsigned i = job->order[j];
+	if (i == SUMMARY_UNIONS)
+		analysis_types(job->a);
+	else if (i == 0)
 		job->tables[0] = view_trace(NULL, job->a, job->o);
 	else
 		job->tables[i] = job->views[i - 1]->build(job->views[i - 1], job->a, job->o);
@@ -157,11 +183,14 @@ int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *
 	const struct view *views[SUMMARY_MAX_VIEWS];
 	unsigned n = summary_views(o, views);
 	struct table *tables[SUMMARY_MAX_VIEWS + 1];
-	struct build_job job = {a, &o->view, views, tables};
+	struct build_job job = {a, &o->view, views, tables, {0}};
+	unsigned njobs = build_order(&job, n);
 	/* The views only read the analysis: their tables are built side by side
 	 * (the Overview's union pass next to the UserDefined pass), then printed
 	 * in order. */
-	parallel_for(n + 1, build_table, &job);
+	progress_phase("building %u tables", n + 1);
+	parallel_for(njobs, build_table, &job);
+	progress_done();
 
 	struct table_style st = {.unit = o->view.unit};
 	struct csv_out csv;

@@ -3,6 +3,7 @@
 #include "lib/common/error.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,9 @@ static void tpart_free(const struct table *t, struct tpart *p)
 		free(p->rows[i].cells);
 	}
 	free(p->rows);
+	for (size_t i = 0; i < p->nfacts; i++)
+		free(p->facts[i].key);
+	free(p->facts);
 	free(p->title);
 	free(p->label);
 	free(p->thread_name);
@@ -162,4 +166,42 @@ void trow_percent(struct trow *r, unsigned col, double pct)
 {
 	r->cells[col].set = 1;
 	r->cells[col].v.pct = pct;
+}
+
+void trow_bytes(struct trow *r, unsigned col, int64_t bytes)
+{
+	r->cells[col].set = 1;
+	r->cells[col].v.bytes = bytes;
+}
+
+void trow_real(struct trow *r, unsigned col, double v)
+{
+	r->cells[col].set = 1;
+	r->cells[col].v.real = v;
+}
+
+void tpart_fact(struct tpart *p, const char *key, int64_t value)
+{
+	p->facts = xrealloc(p->facts, (p->nfacts + 1) * sizeof(*p->facts));
+	p->facts[p->nfacts].key = xstrdup(key);
+	p->facts[p->nfacts].value = value;
+	p->nfacts++;
+}
+
+const char *table_bytes_text(char *buf, size_t size, int64_t bytes)
+{
+	static const char *const units[] = {"KB", "MB", "GB", "TB"};
+	uint64_t mag = bytes < 0 ? (uint64_t)0 - (uint64_t)bytes : (uint64_t)bytes;
+	if (mag < 1024) {
+		snprintf(buf, size, "%lld B", (long long)bytes);
+		return buf;
+	}
+	double v = (double)mag / 1024.0;
+	unsigned u = 0;
+	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, size, "%s%.2f %s", bytes < 0 ? "-" : "", v, units[u]);
+	return buf;
 }

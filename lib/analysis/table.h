@@ -13,9 +13,11 @@
  *           a row's children follow it one level deeper
  *
  * Times are kept in nanoseconds and converted to the time unit by the
- * renderers only. A cell never set renders as "-" (text), an empty field
- * (CSV) or null (JSON). New columns (GPU Total/Avg/Max/Min/Ratio) are one more
- * group in a view's column array; new views are new tables.
+ * renderers only; sizes in bytes, shown in B/KB/MB/GB (1024-based) in text
+ * and as integers elsewhere. A cell never set renders as "-" (text), an
+ * empty field (CSV) or null (JSON). A part may carry facts (a name and an
+ * integer: a device's peak memory in use) that CSV and JSON give as values
+ * and the text as the view words them in the part's title.
  */
 #ifndef GPDL_ANALYSIS_TABLE_H
 #define GPDL_ANALYSIS_TABLE_H
@@ -41,6 +43,8 @@ enum tcol_kind {
 	TCOL_COUNT,
 	TCOL_TIME,    /* nanoseconds, shown in the time unit */
 	TCOL_PERCENT, /* shown with two decimals */
+	TCOL_BYTES,   /* a signed number of bytes */
+	TCOL_REAL,    /* a plain number, two decimals */
 };
 
 struct tcol {
@@ -59,6 +63,8 @@ struct tcell {
 		uint64_t count;
 		double ns;
 		double pct;
+		int64_t bytes;
+		double real;
 	} v;
 };
 
@@ -72,6 +78,11 @@ struct trow {
 	struct tcell *cells;
 };
 
+struct tfact {
+	char *key;
+	int64_t value;
+};
+
 struct tpart {
 	char *title;  /* text: a line centred in dashes above the rows; NULL: none */
 	char *label;  /* CSV and JSON: what tells this part from the others; NULL: title */
@@ -81,6 +92,8 @@ struct tpart {
 	char *thread_name;
 	struct trow *rows;
 	size_t nrows, cap;
+	struct tfact *facts;
+	size_t nfacts;
 };
 
 struct table {
@@ -110,6 +123,11 @@ void trow_text(struct trow *r, unsigned col, const char *s);
 void trow_count(struct trow *r, unsigned col, uint64_t v);
 void trow_time(struct trow *r, unsigned col, double ns);
 void trow_percent(struct trow *r, unsigned col, double pct);
+void trow_bytes(struct trow *r, unsigned col, int64_t bytes);
+void trow_real(struct trow *r, unsigned col, double v);
+void tpart_fact(struct tpart *p, const char *key, int64_t value);
+/* "1.50 MB", "-512 B": sizes in text (notes and titles too). */
+const char *table_bytes_text(char *buf, size_t size, int64_t bytes);
 
 struct table_style {
 	enum time_unit unit;

@@ -3,12 +3,14 @@
  * separated by a blank line. A block is
  *
  *   a title row:  the table's title, then the part's label if it has one,
- *                 then "time unit: ms" if the table has times
+ *                 then "time unit: ms" if the table has times, then the
+ *                 part's facts as "key: value"
  *   a header row: one header per column ("Name,Calls,CPU Total,CPU Avg,...")
  *   data rows:    one value per column
  *
- * Values: counts as integers; times in the time unit with every digit down to
- * the nanosecond; percentages with two decimals; a value that does not apply
+ * Values: counts and bytes as integers; times in the time unit with every
+ * digit down to the nanosecond; percentages and other numbers with two
+ * decimals; a value that does not apply
  * as an empty field. A child row's name is indented by two spaces per level,
  * as in the text table, and an instant's name ends in " (mark)".
  */
@@ -66,6 +68,12 @@ static void csv_cell(struct csv_out *c, const struct tcol *col, const struct tro
 	case TCOL_PERCENT:
 		csv_out_fieldf(c, "%.2f", cell->v.pct);
 		break;
+	case TCOL_BYTES:
+		csv_out_fieldf(c, "%lld", (long long)cell->v.bytes);
+		break;
+	case TCOL_REAL:
+		csv_out_fieldf(c, "%.2f", cell->v.real);
+		break;
 	}
 }
 
@@ -79,6 +87,8 @@ static void csv_block(const struct table *t, const struct tpart *p, struct csv_o
 		csv_out_field(c, label);
 	if (has_time(t))
 		csv_out_fieldf(c, "time unit: %s", time_unit_name(st->unit));
+	for (size_t i = 0; p && i < p->nfacts; i++)
+		csv_out_fieldf(c, "%s: %lld", p->facts[i].key, (long long)p->facts[i].value);
 	csv_out_end_row(c);
 	for (unsigned i = 0; i < t->ncols; i++)
 		csv_out_field(c, cols[i].header);

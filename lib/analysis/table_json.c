@@ -5,6 +5,7 @@
  *    "columns": [{"name": "CPU Total", "key": "cpu_total", "kind": "time"}, ...],
  *    "sections": [{"title": "Thread: All threads merged", "label": ...,
  *                  "thread": {"pid": 1, "tid": 2, "name": "main"},   (per-thread parts)
+ *                  "facts": {"peak_in_use_bytes": 1024},            (parts with facts)
  *                  "rows": [{"name": "step", "calls": 8,
  *                            "cpu_total": 1.5, "cpu_total_ns": 1500000, ...,
  *                            "depth": 0, "children": [...]}]}],
@@ -36,6 +37,10 @@ static const char *kind_name(enum tcol_kind k)
 		return "time";
 	case TCOL_PERCENT:
 		return "percent";
+	case TCOL_BYTES:
+		return "bytes";
+	case TCOL_REAL:
+		return "number";
 	}
 	return "?";
 }
@@ -71,6 +76,12 @@ static void json_cell(struct json_writer *w, const struct tcol *col, const struc
 	}
 	case TCOL_PERCENT:
 		json_double(w, c->v.pct);
+		break;
+	case TCOL_BYTES:
+		json_int(w, c->v.bytes);
+		break;
+	case TCOL_REAL:
+		json_double(w, c->v.real);
 		break;
 	}
 }
@@ -140,6 +151,15 @@ static void json_part(const struct table *t, const struct tpart *p, struct json_
 		json_uint(w, p->tid);
 		json_key(w, "name");
 		json_string(w, p->thread_name ? p->thread_name : "");
+		json_end_object(w);
+	}
+	if (p->nfacts) {
+		json_key(w, "facts");
+		json_begin_object(w);
+		for (size_t i = 0; i < p->nfacts; i++) {
+			json_key(w, p->facts[i].key);
+			json_int(w, p->facts[i].value);
+		}
 		json_end_object(w);
 	}
 	if (p->cols != t->cols)

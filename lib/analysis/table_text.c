@@ -55,9 +55,10 @@ static void put_centred(FILE *out, const char *s, unsigned total)
 }
 
 /* The name with its indentation and mark, cut to max code points with "...". */
-static void name_cell(char *buf, size_t size, const struct trow *r, const char *name, unsigned max)
+static void name_cell(char *buf, size_t size, const struct trow *r, unsigned depth,
+		      const char *name, unsigned max)
 {
-	unsigned indent = r->depth * 2 < 40 ? r->depth * 2 : 40;
+	unsigned indent = depth * 2 < 40 ? depth * 2 : 40;
 	snprintf(buf, size, "%*s%s%s", (int)indent, "", name, (r->flags & TROW_MARK) ? " (mark)" : "");
 	if (text_width(buf) <= max || max < 4)
 		return;
@@ -90,6 +91,12 @@ static void value_cell(char *buf, size_t size, const struct tcol *col, const str
 	case TCOL_PERCENT:
 		snprintf(buf, size, "%.2f", c->v.pct);
 		break;
+	case TCOL_BYTES:
+		table_bytes_text(buf, size, c->v.bytes);
+		break;
+	case TCOL_REAL:
+		snprintf(buf, size, "%.2f", c->v.real);
+		break;
 	}
 }
 
@@ -109,8 +116,10 @@ static void column_text(char *buf, size_t size, const struct table *t, const str
 	for (unsigned i = 0; i < k->count && used < size; i++) {
 		unsigned ci = k->first + i;
 		char cell[CELL_MAX];
-		if (ci == 0 && cols[0].kind == TCOL_TEXT && r->cells[0].set)
-			name_cell(cell, sizeof(cell), r, r->cells[0].v.text,
+		/* the first column, or a name elsewhere (nvprof's is last) */
+		if (cols[ci].kind == TCOL_TEXT && r->cells[ci].set &&
+		    (ci == 0 || strcmp(cols[ci].key, "name") == 0))
+			name_cell(cell, sizeof(cell), r, ci == 0 ? r->depth : 0, r->cells[ci].v.text,
 				  st->name_max ? st->name_max : NAME_MAX_DEFAULT);
 		else
 			value_cell(cell, sizeof(cell), &cols[ci], &r->cells[ci], st);

@@ -3,9 +3,9 @@
  * a view reads the prepared analysis and fills a table; it never prints.
  *
  * The registry lists every view a user can name with --view, in the order
- * they print (Paddle's order). Views of later work (model, operator, ...)
- * are registered already and build a table that says they have no data, so
- * that scripts can name them today.
+ * they print (Paddle's order, then the Memory and nvprof views). A view with
+ * nothing to show (no GPU work, no allocations) builds a table that says so,
+ * so that scripts can name every view whatever the trace holds.
  */
 #ifndef GPDL_ANALYSIS_VIEW_H
 #define GPDL_ANALYSIS_VIEW_H
@@ -40,7 +40,7 @@ struct view {
 	struct table *(*build)(const struct view *v, const struct analysis *a,
 			       const struct view_opts *o);
 	int by_default;    /* printed when no --view is given */
-	const char *needs; /* later views: what data they need, for the no-data table */
+	int uses_types;    /* builds on analysis_types() (built last, see summary.c) */
 };
 
 extern const struct view view_registry[];
@@ -54,12 +54,24 @@ struct table *view_overview(const struct view *v, const struct analysis *a,
 			    const struct view_opts *o);
 struct table *view_userdefined(const struct view *v, const struct analysis *a,
 			       const struct view_opts *o);
-struct table *view_no_data(const struct view *v, const struct analysis *a,
-			   const struct view_opts *o);
+struct table *view_model(const struct view *v, const struct analysis *a,
+			 const struct view_opts *o);
+struct table *view_distributed(const struct view *v, const struct analysis *a,
+			       const struct view_opts *o);
+struct table *view_operator(const struct view *v, const struct analysis *a,
+			    const struct view_opts *o);
+struct table *view_kernel(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+struct table *view_memcpy(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+struct table *view_memory(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+struct table *view_nvprof(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
 
 /* ---- shared by views with Calls and Total/Avg/Max/Min/Ratio columns ---- */
 
-/* Durations of the calls of one row: CPU time now, GPU time later. */
+/* Durations of the calls of one row: their CPU time, or their GPU time. */
 struct time_stats {
 	uint64_t calls;
 	uint64_t total, max, min;
@@ -80,7 +92,7 @@ static inline void time_stats_add(struct time_stats *s, uint64_t ns)
 void view_put_stats(struct trow *r, unsigned col, const struct time_stats *s, double ratio);
 /* Order of two rows' stats under key: < 0 when a goes first. Descending for
  * total, avg and max, ascending for min (Paddle's order); GPU keys compare
- * the gpu stats, which are all zero until device work is collected. */
+ * the gpu stats (NULL: none), then CPU total. */
 int view_stats_cmp(enum sort_key key, const struct time_stats *cpu_a,
 		   const struct time_stats *cpu_b, const struct time_stats *gpu_a,
 		   const struct time_stats *gpu_b);
@@ -89,6 +101,18 @@ const char *view_time(char *buf, size_t size, uint64_t ns, enum time_unit unit);
 /* "Thread: 1234 (name)", or "Thread: 12/1234 (name)" (pid/tid) with several processes. */
 void view_thread_title(char *buf, size_t size, const struct analysis *a,
 		       const struct store_track *t);
+/* A part titled for a thread (or a GPU stream), or "Thread: All threads
+ * merged" when track is NULL. */
+struct tpart *view_thread_part(struct table *t, const struct analysis *a,
+			       const struct store_track *track);
+/* "GPU0", or "GPU0 (host)" when the traces come from several hosts. */
+void view_device_name(char *buf, size_t size, const struct analysis *a, uint32_t dev);
+/* ns as a percentage of the counted GPU work (gpu.h), within [0, 100]. */
+double view_gpu_ratio(const struct analysis *a, uint64_t ns);
+/* part / whole as a percentage within [0, 100]; 0 when whole is 0. */
+double view_share(uint64_t part, uint64_t whole);
+/* The event's type name; "Memory" for allocations, whatever the trace names say. */
+const char *view_type_name(unsigned type);
 
 #define VIEW_CPU_GROUP "CPU Total / Avg / Max / Min / Ratio(%)"
 #define VIEW_CPU_COLUMNS                                                                   \
@@ -97,5 +121,12 @@ void view_thread_title(char *buf, size_t size, const struct analysis *a,
 	{"CPU Max", "cpu_max", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                       \
 	{"CPU Min", "cpu_min", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                       \
 	{"CPU Ratio(%)", "cpu_ratio", TCOL_PERCENT, VIEW_CPU_GROUP, 40, NULL}
+#define VIEW_GPU_GROUP "GPU Total / Avg / Max / Min / Ratio(%)"
+#define VIEW_GPU_COLUMNS                                                                   \
+	{"GPU Total", "gpu_total", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                   \
+	{"GPU Avg", "gpu_avg", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
+	{"GPU Max", "gpu_max", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
+	{"GPU Min", "gpu_min", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
+	{"GPU Ratio(%)", "gpu_ratio", TCOL_PERCENT, VIEW_GPU_GROUP, 40, NULL}
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * view_device.c - the Device Summary: CPU utilisation of the profiled
- * processes and of the system, averaged over the window (GPU rows come with
- * device collection).
+ * processes and of the system, averaged over the window, and each GPU's
+ * utilisation: the time its kernels and communication ran, merged across its
+ * streams and clipped to the window, / the window.
  *
  * A counter sample holds the utilisation since the sample before it, so a
  * series is a step function: sample k covers (t[k-1], t[k]], the first one
@@ -94,6 +95,14 @@ struct table *view_device(const struct view *v, const struct analysis *a, const 
 	trow_text(r, 0, "CPU(System)");
 	if (counter_average(a, TRACE_CTR_CPU_SYSTEM, 0, &value, &samples))
 		trow_percent(r, 1, value);
+	analysis_types(a);
+	for (uint32_t d = 0; d < a->store.ndevices; d++) {
+		char name[300];
+		view_device_name(name, sizeof(name), a, d);
+		r = tpart_add_row(t, p, 0);
+		trow_text(r, 0, name);
+		trow_percent(r, 1, analysis_ratio(a, a->device_busy_ns[d]));
+	}
 	table_note(t, "CPU(Process) Utilization = Current process CPU time over all cpu cores / "
 		      "elapsed time, so max utilization can be reached 100%% * number of cpu cores.");
 	table_note(t, "CPU(System) Utilization = All processes CPU time over all cpu cores(busy "
@@ -104,5 +113,9 @@ struct table *view_device(const struct view *v, const struct analysis *a, const 
 			   a->from_steps ? "the ProfileStep ranges" : "the whole run", samples);
 	else
 		table_note(t, "This trace has no CPU utilisation samples (\"-\").");
+	if (a->store.ndevices)
+		table_note(t, "GPU Utilization = Current process GPU time / elapsed time: the time at "
+			      "least one kernel or communication of the process ran on the GPU, merged "
+			      "across streams, / the window.");
 	return t;
 }

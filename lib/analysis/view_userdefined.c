@@ -6,315 +6,110 @@
  * thread with --thread-sep.
  *
  * A row aggregates by name path: Calls and the CPU Total/Avg/Max/Min of its
- * ranges clipped to the window, and Ratio(%) = the time during which at
+ * ranges clipped to the window, and CPU Ratio(%) = the time during which at
  * least one of them was open (their union across threads) / the window,
- * which never exceeds 100% where a sum over threads could. Marks are rows of
- * their own, at the place they were made, with calls and no time.
+ * which never exceeds 100% where a sum over threads could. GPU Total/Avg/
+ * Max/Min are over the same calls: the counted GPU work each launched,
+ * children included; GPU Ratio(%) = GPU Total / all counted GPU work (a
+ * row's ranges never nest in one another, so nothing counts twice). Marks
+ * are rows of their own, at the place they were made, with calls and no time.
  */
+#include "lib/analysis/hostwalk.h"
 #include "lib/analysis/view.h"
+#include "lib/analysis/rowtree.h"
 
-#include "lib/analysis/store_iter.h"
 #include "lib/common/error.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-enum { UC_NAME, UC_CALLS, UC_CPU };
+enum { UC_NAME, UC_CALLS, UC_CPU, UC_GPU = UC_CPU + 5 };
 
 static const struct tcol ud_cols[] = {
 	{"Name", "name", TCOL_TEXT, NULL, 6, NULL},
 	{"Calls", "calls", TCOL_COUNT, NULL, 6, NULL},
 	VIEW_CPU_COLUMNS,
+	VIEW_GPU_COLUMNS,
 };
 
-#define UD_ROOT 0u
-
-struct ud_node {
-	uint32_t name;
-	uint32_t parent;
-	int mark;
-	uint64_t instants; /* marks in the window */
-	struct time_stats cpu;
-	struct ivl_union open; /* when at least one of its ranges is open */
-	uint32_t *children;
-	uint32_t nchildren;
-	int visible;
-};
-
-struct ud_tree {
-	const struct analysis *a;
-	struct ivl_cursor at; /* events come in start order */
-	struct ud_node *nodes; /* nodes[0] is the root */
-	uint32_t n, cap;
-	uint32_t *slots; /* (parent, name, mark) -> node */
-	uint32_t nslots;
-};
-
-struct ud_open { /* a UserDefined range open on a track, and its node */
-	uint32_t event, node;
-};
-
-struct ud_stack {
-	struct ud_open *v;
-	size_t n, cap;
-};
-
-static uint32_t ud_hash(uint32_t parent, uint32_t name, int mark)
+static int ud_open(void *ctx, struct hw_frame *f, const struct hw_stack *st)
 {
-	uint64_t k = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull;
-	return (uint32_t)(k >> 32) ^ (uint32_t)mark;
-}
-
-static uint32_t ud_add_node(struct ud_tree *tr, uint32_t parent, uint32_t name, int mark)
-{
-	if (tr->n == tr->cap) {
-		tr->cap = tr->cap ? tr->cap * 2 : 64;
-		tr->nodes = xrealloc(tr->nodes, (size_t)tr->cap * sizeof(*tr->nodes));
-	}
-	struct ud_node *d = &tr->nodes[tr->n];
-	memset(d, 0, sizeof(*d));
-	d->name = name;
-	d->parent = parent;
-	d->mark = mark;
-	ivl_union_init(&d->open, &tr->a->window);
-	return tr->n++;
-}
-
-static void ud_rehash(struct ud_tree *tr)
-{
-	uint32_t nslots = tr->nslots ? tr->nslots * 2 : 256;
-	free(tr->slots);
-	tr->slots = xcalloc(nslots, sizeof(*tr->slots));
-	tr->nslots = nslots;
-	for (uint32_t id = 1; id < tr->n; id++) {
-		const struct ud_node *d = &tr->nodes[id];
-		uint32_t i = ud_hash(d->parent, d->name, d->mark) & (nslots - 1);
-		while (tr->slots[i])
-			i = (i + 1) & (nslots - 1);
-		tr->slots[i] = id;
-	}
-}
-
-/* The child of parent for (name, mark), made on first use. */
-static uint32_t ud_child(struct ud_tree *tr, uint32_t parent, uint32_t name, int mark)
-{
-	if ((uint64_t)tr->n * 2 >= tr->nslots)
-		ud_rehash(tr);
-	uint32_t i = ud_hash(parent, name, mark) & (tr->nslots - 1);
-	for (; tr->slots[i]; i = (i + 1) & (tr->nslots - 1)) {
-		const struct ud_node *d = &tr->nodes[tr->slots[i]];
-		if (d->parent == parent && d->name == name && d->mark == mark)
-			return tr->slots[i];
-	}
-	uint32_t id = ud_add_node(tr, parent, name, mark);
-	tr->slots[i] = id;
-	return id;
-}
-
-static void ud_init(struct ud_tree *tr, const struct analysis *a)
-{
-	memset(tr, 0, sizeof(*tr));
-	tr->a = a;
-	ivl_cursor_init(&tr->at, &a->window);
-	ud_add_node(tr, UD_ROOT, 0, 0);
-}
-
-static void ud_free(struct ud_tree *tr)
-{
-	for (uint32_t i = 0; i < tr->n; i++)
-		free(tr->nodes[i].children);
-	free(tr->nodes);
-	free(tr->slots);
-}
-
-/* The innermost UserDefined range around event i (marks never contain). */
-static uint32_t ud_parent_event(const struct store *s, const struct store_track *t, size_t i)
-{
-	uint32_t p = t->parent[i];
-	while (p != STORE_NONE && store_ev_type(s, t, p) != TRACE_EV_USER_DEFINED)
-		p = t->parent[p];
-	return p;
-}
-
-static void ud_event(struct ud_tree *tr, struct ud_stack *st, const struct store_track *t, size_t i)
-{
+	struct rt_tree *tr = ctx;
 	const struct store *s = &tr->a->store;
-	unsigned flags = store_ev_flags(t, i);
-	int mark = (flags & TRACE_EVF_MARK) != 0;
-	uint32_t p = ud_parent_event(s, t, i);
-	/* The ranges still open on this track are p and its UserDefined ancestors. */
-	while (st->n && st->v[st->n - 1].event != p)
-		st->n--;
-	uint32_t parent = st->n ? st->v[st->n - 1].node : UD_ROOT;
-	uint32_t node = ud_child(tr, parent, s->descs[store_ev_desc(t, i)].name, mark);
-	if (!mark) {
-		if (st->n == st->cap) {
-			st->cap = st->cap ? st->cap * 2 : 16;
-			st->v = xrealloc(st->v, st->cap * sizeof(*st->v));
-		}
-		st->v[st->n++] = (struct ud_open){(uint32_t)i, node};
-	}
-	uint64_t clipped;
-	if (!analysis_clip_next(&tr->at, t, i, &clipped))
-		return;
-	struct ud_node *d = &tr->nodes[node];
-	if (mark) {
-		d->instants++;
-		return;
-	}
-	time_stats_add(&d->cpu, clipped);
-	ivl_union_add(&d->open, t->start[i], store_ev_end(t, i));
+	const struct store_track *t = &s->tracks[f->track];
+	if (store_ev_type(s, t, f->event) != TRACE_EV_USER_DEFINED)
+		return 0;
+	uint32_t parent = st->n ? st->v[st->n - 1].node : RT_ROOT;
+	f->node = rt_child(tr, parent, s->descs[store_ev_desc(t, f->event)].name, RT_RANGE);
+	if (f->in_window)
+		ivl_union_add(&tr->nodes[f->node].open, t->start[f->event],
+			      store_ev_end(t, f->event));
+	return 1;
 }
 
-/* Aggregates the UserDefined events of the given tracks (NULL: all). */
-static void ud_build(struct ud_tree *tr, const uint32_t *tracks, uint32_t ntracks)
+static void ud_close(void *ctx, const struct hw_frame *f, const struct hw_stack *st)
 {
-	const struct store *s = &tr->a->store;
-	struct ud_stack *stacks = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*stacks));
-	struct store_iter it;
-	store_iter_init(&it, s, tracks, ntracks);
-	uint32_t ti;
-	size_t i;
-	while (store_iter_next(&it, &ti, &i)) {
-		const struct store_track *t = &s->tracks[ti];
-		if (store_ev_type(s, t, i) != TRACE_EV_USER_DEFINED ||
-		    (store_ev_flags(t, i) & TRACE_EVF_UNBALANCED_POP))
-			continue;
-		ud_event(tr, &stacks[ti], t, i);
-	}
-	store_iter_free(&it);
-	for (uint32_t k = 0; k < s->ntracks; k++)
-		free(stacks[k].v);
-	free(stacks);
+	(void)st;
+	struct rt_tree *tr = ctx;
+	if (!f->in_window)
+		return;
+	time_stats_add(&tr->nodes[f->node].cpu, f->cpu);
+	time_stats_add(&tr->nodes[f->node].gpu, f->gpu);
 }
 
-/* ---- from the tree to rows ---------------------------------------------- */
+static void ud_instant(void *ctx, const struct hw_stack *st, uint32_t ti, uint32_t i,
+		       const struct store_extra *x, int in_window)
+{
+	(void)x;
+	if (!in_window)
+		return;
+	struct rt_tree *tr = ctx;
+	const struct store *s = &tr->a->store;
+	const struct store_track *t = &s->tracks[ti];
+	if (store_ev_type(s, t, i) != TRACE_EV_USER_DEFINED ||
+	    !(store_ev_flags(t, i) & TRACE_EVF_MARK))
+		return;
+	uint32_t parent = st->n ? st->v[st->n - 1].node : RT_ROOT;
+	uint32_t id = rt_child(tr, parent, s->descs[store_ev_desc(t, i)].name, RT_MARK);
+	tr->nodes[id].instants++;
+}
 
-/* qsort has no context argument in C11: each item carries it. */
-struct ud_sort_item {
-	const struct ud_tree *tr;
-	enum sort_key key;
-	uint32_t id;
+struct ud_rows {
+	struct table *t;
+	struct tpart *p;
 };
 
-static int ud_child_cmp(const void *x, const void *y)
+static void ud_row(void *ctx, const struct rt_tree *tr, uint32_t id, unsigned depth)
 {
-	const struct ud_sort_item *ia = x, *ib = y;
-	const struct ud_tree *tr = ia->tr;
-	const struct ud_node *a = &tr->nodes[ia->id], *b = &tr->nodes[ib->id];
-	if (a->mark != b->mark)
-		return a->mark - b->mark; /* ranges, then marks */
-	int c = a->mark ? (b->instants > a->instants) - (b->instants < a->instants)
-			: view_stats_cmp(ia->key, &a->cpu, &b->cpu, NULL, NULL);
-	if (c)
-		return c;
-	c = strcmp(store_name(&tr->a->store, a->name), store_name(&tr->a->store, b->name));
-	return c ? c : (ia->id > ib->id) - (ia->id < ib->id);
-}
-
-static void ud_sort_children(const struct ud_tree *tr, struct ud_node *d, enum sort_key key)
-{
-	struct ud_sort_item *items = xmalloc(d->nchildren * sizeof(*items));
-	for (uint32_t i = 0; i < d->nchildren; i++)
-		items[i] = (struct ud_sort_item){tr, key, d->children[i]};
-	qsort(items, d->nchildren, sizeof(*items), ud_child_cmp);
-	for (uint32_t i = 0; i < d->nchildren; i++)
-		d->children[i] = items[i].id;
-	free(items);
-}
-
-static void ud_link(struct ud_tree *tr, enum sort_key key)
-{
-	/* A child is made after its parent: one backward pass settles visibility. */
-	for (uint32_t id = tr->n; id-- > 1;) {
-		struct ud_node *d = &tr->nodes[id];
-		if (d->cpu.calls || d->instants)
-			d->visible = 1;
-		if (d->visible)
-			tr->nodes[d->parent].visible = 1;
-	}
-	uint32_t *count = xcalloc(tr->n, sizeof(*count));
-	for (uint32_t id = 1; id < tr->n; id++)
-		if (tr->nodes[id].visible)
-			count[tr->nodes[id].parent]++;
-	for (uint32_t id = 0; id < tr->n; id++)
-		if (count[id])
-			tr->nodes[id].children = xmalloc(count[id] * sizeof(uint32_t));
-	free(count);
-	for (uint32_t id = 1; id < tr->n; id++) {
-		struct ud_node *d = &tr->nodes[id], *p = &tr->nodes[d->parent];
-		if (d->visible)
-			p->children[p->nchildren++] = id;
-	}
-	for (uint32_t id = 0; id < tr->n; id++)
-		if (tr->nodes[id].nchildren > 1)
-			ud_sort_children(tr, &tr->nodes[id], key);
-}
-
-static void ud_row(struct table *t, struct tpart *p, const struct ud_tree *tr, uint32_t id,
-		   unsigned depth)
-{
-	const struct ud_node *d = &tr->nodes[id];
-	struct trow *r = tpart_add_row(t, p, depth);
-	trow_text(r, UC_NAME, store_name(&tr->a->store, d->name));
-	if (d->mark) {
+	struct ud_rows *c = ctx;
+	const struct rt_node *d = &tr->nodes[id];
+	struct trow *r = tpart_add_row(c->t, c->p, depth);
+	trow_text(r, UC_NAME, rt_name(tr, id));
+	if (d->kind == RT_MARK) {
 		r->flags |= TROW_MARK;
 		trow_count(r, UC_CALLS, d->instants);
 		return;
 	}
 	trow_count(r, UC_CALLS, d->cpu.calls);
 	view_put_stats(r, UC_CPU, &d->cpu, analysis_ratio(tr->a, ivl_union_measure(&d->open)));
-}
-
-/* Rows in pre-order, without recursion: nesting can be deep. */
-static void ud_rows(struct table *t, struct tpart *p, const struct ud_tree *tr)
-{
-	struct frame {
-		uint32_t node, next;
-	} *stack = xmalloc(16 * sizeof(*stack));
-	size_t sp = 0, cap = 16;
-	stack[sp++] = (struct frame){UD_ROOT, 0};
-	while (sp) {
-		struct frame *f = &stack[sp - 1];
-		const struct ud_node *d = &tr->nodes[f->node];
-		if (f->next == d->nchildren) {
-			sp--;
-			continue;
-		}
-		uint32_t child = d->children[f->next++];
-		ud_row(t, p, tr, child, (unsigned)(sp - 1));
-		if (sp == cap) {
-			cap *= 2;
-			stack = xrealloc(stack, cap * sizeof(*stack));
-		}
-		stack[sp++] = (struct frame){child, 0};
-	}
-	free(stack);
+	view_put_stats(r, UC_GPU, &d->gpu, view_gpu_ratio(tr->a, d->gpu.total));
 }
 
 static void ud_part(struct table *t, const struct analysis *a, const struct view_opts *o,
 		    const struct store_track *track, const uint32_t *tracks, uint32_t ntracks)
 {
-	struct ud_tree tr;
-	ud_init(&tr, a);
-	ud_build(&tr, tracks, ntracks);
-	ud_link(&tr, o->sort);
-	if (tr.nodes[UD_ROOT].nchildren) {
-		char title[512];
-		struct tpart *p;
-		if (track) {
-			view_thread_title(title, sizeof(title), a, track);
-			p = table_add_part(t, title, NULL, NULL);
-			p->has_thread = 1;
-			p->pid = track->pid;
-			p->tid = track->tid;
-			p->thread_name = xstrdup(store_name(&a->store, track->name));
-		} else {
-			p = table_add_part(t, "Thread: All threads merged", NULL, NULL);
-		}
-		ud_rows(t, p, &tr);
+	static const struct hw_visitor visitor = {
+		.open = ud_open,
+		.close = ud_close,
+		.instant = ud_instant,
+		.types = 1u << TRACE_EV_USER_DEFINED,
+	};
+	struct rt_tree tr;
+	rt_init(&tr, a);
+	hostwalk_run(a, tracks, ntracks, &visitor, &tr);
+	rt_link(&tr, o->sort);
+	if (tr.nodes[RT_ROOT].nchildren) {
+		struct ud_rows c = {t, view_thread_part(t, a, track)};
+		rt_walk(&tr, ud_row, &c);
 	}
-	ud_free(&tr);
+	rt_free(&tr);
 }
 
 struct table *view_userdefined(const struct view *v, const struct analysis *a,
@@ -336,6 +131,8 @@ struct table *view_userdefined(const struct view *v, const struct analysis *a,
 	table_note(t, "CPU Ratio(%%) = time during which at least one of the row's ranges was open, "
 		      "merged across threads, / the window:");
 	table_note(t, "it never exceeds 100%%, while CPU Total adds up every call.");
+	table_note(t, "GPU time of a call = the GPU work launched inside it (children included); "
+		      "GPU Ratio(%%) = GPU Total / all GPU work launched in the window.");
 	table_note(t, "Rows ending in \"(mark)\" count instants (nvtxMark): calls, no time.");
 	return t;
 }

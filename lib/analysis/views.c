@@ -3,21 +3,22 @@
  */
 #include "lib/analysis/view.h"
 
+#include "lib/common/error.h"
+
 #include <stdio.h>
 #include <string.h>
 
 const struct view view_registry[] = {
-	{"device", "Device Summary", view_device, 1, NULL},
-	{"overview", "Overview Summary", view_overview, 1, NULL},
-	{"model", "Model Summary", view_no_data, 0, "GPU work tied to its phase"},
-	{"distributed", "Distributed Summary", view_no_data, 0, "communication kernels"},
-	{"operator", "Operator Summary", view_no_data, 0, "operators with their GPU work"},
-	{"kernel", "Kernel Summary", view_no_data, 0, "GPU kernels"},
-	{"memory-manipulation", "Memory Manipulation Summary", view_no_data, 0,
-	 "memcpy and memset activity"},
-	{"userdefined", "UserDefined Summary", view_userdefined, 1, NULL},
-	{"memory", "Memory Summary", view_no_data, 0, "memory allocation events"},
-	{"nvprof", "nvprof Summary", view_no_data, 0, "GPU activities and API calls"},
+	{"device", "Device Summary", view_device, 1, 1},
+	{"overview", "Overview Summary", view_overview, 1, 1},
+	{"model", "Model Summary", view_model, 1},
+	{"distributed", "Distributed Summary", view_distributed, 1, 1},
+	{"operator", "Operator Summary", view_operator, 1},
+	{"kernel", "Kernel Summary", view_kernel, 1},
+	{"memory-manipulation", "Memory Manipulation Summary", view_memcpy, 1},
+	{"userdefined", "UserDefined Summary", view_userdefined, 1},
+	{"memory", "Memory Summary", view_memory, 1},
+	{"nvprof", "nvprof Summary", view_nvprof, 1},
 };
 const unsigned view_registry_count = sizeof(view_registry) / sizeof(view_registry[0]);
 
@@ -44,17 +45,6 @@ int sort_key_parse(const char *s, enum sort_key *k)
 		}
 	}
 	return -1;
-}
-
-struct table *view_no_data(const struct view *v, const struct analysis *a,
-			   const struct view_opts *o)
-{
-	(void)a;
-	(void)o;
-	struct table *t = table_new(v->name, v->title, NULL, 0);
-	table_set_empty(t, "No data: this view needs %s, which this trace does not have.",
-			v->needs ? v->needs : "events");
-	return t;
 }
 
 void view_put_stats(struct trow *r, unsigned col, const struct time_stats *s, double ratio)
@@ -119,9 +109,41 @@ const char *view_time(char *buf, size_t size, uint64_t ns, enum time_unit unit)
 	return buf;
 }
 
+void view_device_name(char *buf, size_t size, const struct analysis *a, uint32_t dev)
+{
+	const struct store *s = &a->store;
+	const struct store_device *d = &s->devices[dev];
+	int hosts = 0;
+	for (uint32_t i = 0; i < s->ndevices; i++)
+		if (s->devices[i].host != d->host)
+			hosts = 1;
+	if (hosts)
+		snprintf(buf, size, "GPU%u (%s)", d->id, store_name(s, d->host));
+	else
+		snprintf(buf, size, "GPU%u", d->id);
+}
+
+static void stream_title(char *buf, size_t size, const struct analysis *a,
+			 const struct store_track *t)
+{
+	char dev[256] = "GPU";
+	const char *name = store_name(&a->store, t->name);
+	if (t->dev != STORE_NONE)
+		view_device_name(dev, sizeof(dev), a, t->dev);
+	if (*name)
+		snprintf(buf, size, "Stream: %s stream %llu (%s)", dev, (unsigned long long)t->stream,
+			 name);
+	else
+		snprintf(buf, size, "Stream: %s stream %llu", dev, (unsigned long long)t->stream);
+}
+
 void view_thread_title(char *buf, size_t size, const struct analysis *a,
 		       const struct store_track *t)
 {
+	if (t->kind == STORE_TRACK_DEVICE) {
+		stream_title(buf, size, a, t);
+		return;
+	}
 	const char *name = store_name(&a->store, t->name);
 	int several = 0;
 	for (uint32_t i = 0; i < a->store.ntracks; i++)
@@ -136,4 +158,40 @@ void view_thread_title(char *buf, size_t size, const struct analysis *a,
 		snprintf(buf, size, "Thread: %s (%s)", id, name);
 	else
 		snprintf(buf, size, "Thread: %s", id);
+}
+
+struct tpart *view_thread_part(struct table *t, const struct analysis *a,
+			       const struct store_track *track)
+{
+	if (!track)
+		return table_add_part(t, "Thread: All threads merged", NULL, NULL);
+	char title[512];
+	view_thread_title(title, sizeof(title), a, track);
+	struct tpart *p = table_add_part(t, title, NULL, NULL);
+	p->has_thread = 1;
+	p->pid = track->pid;
+	p->tid = track->tid;
+	p->thread_name = xstrdup(store_name(&a->store, track->name));
+	return p;
+}
+
+double view_share(uint64_t part, uint64_t whole)
+{
+	if (!whole)
+		return 0.0;
+	double r = 100.0 * (double)part / (double)whole;
+	return r > 100.0 ? 100.0 : r;
+}
+
+double view_gpu_ratio(const struct analysis *a, uint64_t ns)
+{
+	return view_share(ns, a->gpu.counted_ns);
+}
+
+const char *view_type_name(unsigned type)
+{
+	if (type == TRACE_EV_MEMORY)
+		return "Memory";
+	const char *n = trace_event_type_name(type);
+	return n ? n : "?";
 }

@@ -45,8 +45,8 @@ static const char *write_trace(void)
 	return tb_close(&b, 20000);
 }
 
-static char *summary_to_string(const char *path, enum summary_format format, enum time_unit unit,
-			       int thread_sep)
+static char *summary_with(const char *path, enum summary_format format, enum time_unit unit,
+			  int thread_sep, int op_detail)
 {
 	struct analysis a;
 	char err[512];
@@ -55,7 +55,7 @@ static char *summary_to_string(const char *path, enum summary_format format, enu
 		fail_msg("%s", err);
 	analysis_prepare(&a);
 	struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = unit,
-					  .thread_sep = thread_sep},
+					  .thread_sep = thread_sep, .op_detail = op_detail},
 				 .format = format};
 	char **buf = calloc(1, sizeof(*buf));
 	size_t len = 0;
@@ -66,6 +66,12 @@ static char *summary_to_string(const char *path, enum summary_format format, enu
 	char *s = *buf;
 	free(buf);
 	return s;
+}
+
+static char *summary_to_string(const char *path, enum summary_format format, enum time_unit unit,
+			       int thread_sep)
+{
+	return summary_with(path, format, unit, thread_sep, 0);
 }
 
 /* ---- CSV, through libcsv -------------------------------------------------- */
@@ -127,13 +133,18 @@ static struct csv_block *csv_find_block(const char *text, const char *title, con
 	return NULL;
 }
 
-static int csv_row(const struct csv_block *b, const char *name)
+static int csv_row_at(const struct csv_block *b, int col, const char *name)
 {
 	for (int r = 2; r < b->nrows; r++)
-		if (strcmp(b->f[r][0], name) == 0)
+		if (col < b->nf[r] && strcmp(b->f[r][col], name) == 0)
 			return r;
 	fail_msg("no CSV row '%s'", name);
 	return -1;
+}
+
+static int csv_row(const struct csv_block *b, const char *name)
+{
+	return csv_row_at(b, 0, name);
 }
 
 static void test_csv(void **state)
@@ -147,9 +158,10 @@ static void test_csv(void **state)
 	assert_string_equal(b->f[0][1], "Thread: All threads merged");
 	assert_string_equal(b->f[0][2], "time unit: ms");
 	static const char *const header[] = {"Name",    "Calls",   "CPU Total",   "CPU Avg",
-					     "CPU Max", "CPU Min", "CPU Ratio(%)"};
-	assert_int_equal(b->nf[1], 7);
-	for (int i = 0; i < 7; i++)
+					     "CPU Max", "CPU Min", "CPU Ratio(%)", "GPU Total",
+					     "GPU Avg", "GPU Max", "GPU Min", "GPU Ratio(%)"};
+	assert_int_equal(b->nf[1], 12);
+	for (int i = 0; i < 12; i++)
 		assert_string_equal(b->f[1][i], header[i]);
 	int r = csv_row(b, "A");
 	assert_string_equal(b->f[r][1], "2");
@@ -164,7 +176,7 @@ static void test_csv(void **state)
 	assert_string_equal(b->f[r][1], "1");
 	assert_string_equal(b->f[r][2], ""); /* no time: an empty field */
 	for (int k = 2; k < b->nrows; k++)
-		assert_int_equal(b->nf[k], 7); /* one value per column */
+		assert_int_equal(b->nf[k], 12); /* one value per column */
 	block_free(b);
 
 	b = csv_find_block(text, "Overview Summary", "host");
@@ -270,7 +282,7 @@ static void test_json(void **state)
 	yajl_val tables = key(doc, "tables");
 	yajl_val ud = key(tables, "userdefined");
 	assert_string_equal(str(key(ud, "title")), "UserDefined Summary");
-	assert_int_equal(len_of(key(ud, "columns")), 7);
+	assert_int_equal(len_of(key(ud, "columns")), 12);
 	assert_string_equal(str(key(at(key(ud, "columns"), 2), "key")), "cpu_total");
 	yajl_val sec = at(key(ud, "sections"), 0);
 	assert_string_equal(str(key(sec, "title")), "Thread: All threads merged");
@@ -348,6 +360,135 @@ static void test_json_escapes_any_bytes(void **state)
 	free(text);
 }
 
+/* ---- the GPU views, on the golden trace (numbers: test_gpu_views.c) ---------------- */
+
+static void test_gpu_csv(void **state)
+{
+	(void)state;
+	char *text = summary_to_string(tb_gpu_trace(), SUMMARY_CSV, TIME_UNIT_NS, 0);
+
+	struct csv_block *b = csv_find_block(text, "Kernel Summary", NULL);
+	static const char *const header[] = {
+		"Name",    "Calls",   "GPU Total",	  "GPU Avg",
+		"GPU Max", "GPU Min", "GPU Ratio(%)", "Mean Blocks per SM",
+		"Mean Est. Achieved Occupancy (%)"};
+	assert_int_equal(b->nf[1], 9);
+	for (int i = 0; i < 9; i++)
+		assert_string_equal(b->f[1][i], header[i]);
+	int r = csv_row(b, "gemm");
+	assert_string_equal(b->f[r][1], "2");
+	assert_string_equal(b->f[r][2], "3000");
+	assert_string_equal(b->f[r][3], "1500");
+	assert_string_equal(b->f[r][6], "32.09"); /* 3000 / 9350 */
+	assert_string_equal(b->f[r][7], "6.67");  /* (2 x 2000 + 16 x 1000) / 3000 */
+	assert_string_equal(b->f[r][8], "33.33"); /* (25 x 2000 + 50 x 1000) / 3000 */
+	r = csv_row(b, "ncclKernel_AllReduce");
+	assert_string_equal(b->f[r][7], ""); /* no launch configuration */
+	assert_string_equal(b->f[r][8], "");
+	block_free(b);
+
+	b = csv_find_block(text, "Model Summary", NULL);
+	r = csv_row(b, "  Others");
+	assert_string_equal(b->f[r][1], ""); /* no calls */
+	assert_string_equal(b->f[r][2], "4000");
+	assert_string_equal(b->f[r][3], "");
+	assert_string_equal(b->f[r][7], "900");
+	assert_string_equal(b->f[r][11], "9.63");
+	block_free(b);
+
+	b = csv_find_block(text, "Memory Summary", "GPU0");
+	assert_int_equal(b->nf[0], 5); /* title, label, and the three facts */
+	assert_string_equal(b->f[0][2], "peak_in_use_bytes: 105000");
+	assert_string_equal(b->f[0][3], "allocated_bytes: 3800");
+	assert_string_equal(b->f[0][4], "freed_bytes: 101500");
+	r = csv_row(b, "linear");
+	assert_string_equal(b->f[r][1], "1");
+	assert_string_equal(b->f[r][2], "2000");
+	assert_string_equal(b->f[r][3], "1500");
+	assert_string_equal(b->f[r][4], "500");
+	assert_string_equal(b->f[r][5], "1");
+	assert_string_equal(b->f[r][8], "-500"); /* Self Increase: its own free */
+	block_free(b);
+
+	b = csv_find_block(text, "nvprof Summary", "API calls");
+	r = csv_row_at(b, 6, "cudaLaunchKernel");
+	assert_string_equal(b->f[r][0], "43.80"); /* 600 / 1370 */
+	assert_string_equal(b->f[r][1], "600");
+	assert_string_equal(b->f[r][2], "6");
+	block_free(b);
+
+	b = csv_find_block(text, "Memory Manipulation Summary", NULL);
+	r = csv_row(b, "(no API call) DtoD (Device -> Device, sync)");
+	assert_string_equal(b->f[r][2], "");
+	assert_string_equal(b->f[r][7], "100");
+	block_free(b);
+	free(text);
+}
+
+static void test_gpu_json(void **state)
+{
+	(void)state;
+	char *text = summary_with(tb_gpu_trace(), SUMMARY_JSON, TIME_UNIT_US, 0, 1);
+	yajl_val doc = parse(text);
+	yajl_val tables = key(doc, "tables");
+
+	yajl_val step = at(key(at(key(key(tables, "model"), "sections"), 0), "rows"), 0);
+	assert_string_equal(str(key(step, "name")), "ProfileStep");
+	assert_num(key(step, "gpu_total_ns"), 8750);
+	assert_num(key(step, "gpu_total"), 8.75);
+	assert_num(key(step, "gpu_min_ns"), 0);
+	yajl_val phases = key(step, "children");
+	assert_int_equal(len_of(phases), 5);
+	yajl_val others = at(phases, 4);
+	assert_string_equal(str(key(others, "name")), "Others");
+	assert_true(YAJL_IS_NULL(key(others, "calls")));
+	assert_num(key(others, "cpu_total_ns"), 4000);
+	assert_num(key(others, "gpu_ratio"), 100.0 * 900 / 9350);
+
+	/* --op-detail: linear > matmul > gemm, GPU work with null CPU */
+	yajl_val ops = key(at(key(key(tables, "operator"), "sections"), 0), "rows");
+	yajl_val linear = at(ops, 0);
+	assert_string_equal(str(key(linear, "name")), "linear");
+	yajl_val mm = at(key(linear, "children"), 0);
+	assert_string_equal(str(key(mm, "name")), "matmul");
+	assert_num(key(mm, "cpu_ratio"), 100.0 * 1000 / 2600);
+	yajl_val gemm = at(key(mm, "children"), 0);
+	assert_string_equal(str(key(gemm, "name")), "gemm");
+	assert_num(key(gemm, "depth"), 2);
+	assert_true(YAJL_IS_NULL(key(gemm, "cpu_total")));
+	assert_num(key(gemm, "gpu_total_ns"), 1000);
+	assert_num(key(gemm, "gpu_ratio"), 100.0);
+
+	yajl_val k = at(key(at(key(key(tables, "kernel"), "sections"), 0), "rows"), 0);
+	assert_string_equal(str(key(k, "name")), "gemm");
+	assert_num(key(k, "blocks_per_sm"), 20000.0 / 3000);
+	assert_num(key(k, "est_achieved_occupancy"), 100000.0 / 3000);
+
+	yajl_val gpu0 = at(key(key(tables, "memory"), "sections"), 0);
+	assert_string_equal(str(key(gpu0, "label")), "GPU0");
+	assert_num(key(key(gpu0, "facts"), "peak_in_use_bytes"), 105000);
+	yajl_val lin = at(key(gpu0, "rows"), 1);
+	assert_string_equal(str(key(lin, "name")), "linear");
+	assert_num(key(lin, "self_increase"), -500);
+	assert_num(key(lin, "allocated"), 2000);
+
+	yajl_val dist = at(key(at(key(key(tables, "distributed"), "sections"), 0), "rows"), 0);
+	assert_num(key(at(key(dist, "children"), 2), "total_time_ns"), 1200); /* Overlap */
+
+	yajl_val dev = key(at(key(key(tables, "device"), "sections"), 0), "rows");
+	assert_string_equal(str(key(at(dev, 2), "device")), "GPU0");
+	assert_num(key(at(dev, 2), "utilization"), 100.0 * 6600 / 18000);
+
+	yajl_val nv = key(key(tables, "nvprof"), "sections");
+	assert_string_equal(str(key(at(nv, 0), "label")), "GPU activities");
+	yajl_val first = at(key(at(nv, 0), "rows"), 0);
+	assert_string_equal(str(key(first, "name")), "gemm");
+	assert_num(key(first, "time_pct"), 100.0 * 3000 / 9350);
+	assert_num(key(first, "avg_ns"), 1500);
+	yajl_tree_free(doc);
+	free(text);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -361,6 +502,8 @@ int main(void)
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_escapes_any_bytes),
+		cmocka_unit_test(test_gpu_csv),
+		cmocka_unit_test(test_gpu_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

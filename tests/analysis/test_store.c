@@ -157,6 +157,162 @@ static void test_sort_end_order(void **state)
 	free(ev);
 }
 
+/* The details of event (start, dur): only events of odd duration have them. */
+static uint64_t corr_of(uint64_t start, uint64_t dur)
+{
+	return start * 1000 + dur + 1;
+}
+
+/* Extras move with their events, whichever way the track is sorted. */
+static void check_sort_extras(uint64_t (*ev)[2], size_t n)
+{
+	struct store s;
+	uint32_t tr = one_track(&s);
+	uint32_t d = store_desc_intern(&s, "k", 1, TRACE_EV_KERNEL);
+	size_t with = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i][1] % 2) {
+			struct trace_event_ext x = {.correlation = corr_of(ev[i][0], ev[i][1]),
+						    .grid = {(uint32_t)ev[i][1], 1, 1},
+						    .block = {32, 1, 1}};
+			store_append_ext(&s, tr, ev[i][0], ev[i][1], d, 0, &x);
+			with++;
+		} else {
+			store_append(&s, tr, ev[i][0], ev[i][1], d, 0);
+		}
+	}
+	store_finish(&s);
+	const struct store_track *t = &s.tracks[tr];
+	assert_int_equal(t->nextra, with);
+	assert_int_equal(t->ndetails, with);
+	struct store_extra_cursor xc = {0};
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			assert_true(t->start[i - 1] < t->start[i] ||
+				    (t->start[i - 1] == t->start[i] && t->dur[i - 1] >= t->dur[i]));
+		const struct store_extra *x = store_extra_next(t, &xc, i);
+		assert_ptr_equal(x, store_ev_extra(t, i));
+		if (!(t->dur[i] % 2)) {
+			assert_null(x);
+			continue;
+		}
+		assert_non_null(x);
+		assert_int_equal(x->corr, corr_of(t->start[i], t->dur[i]));
+		assert_int_equal(store_extra_ext(t, x)->u.kernel.blocks, t->dur[i]);
+		assert_int_equal(store_extra_ext(t, x)->u.kernel.threads, 32);
+	}
+	store_free(&s);
+}
+
+static void test_sort_carries_extras(void **state)
+{
+	(void)state;
+	size_t n = 120000;
+	uint64_t(*ev)[2] = malloc(600000 * sizeof(*ev));
+	/* CUPTI's buffers: sorted runs of 5000 whose times interleave (kernels
+	 * and copies of one stream): the merge sort */
+	for (size_t i = 0; i < n; i++) {
+		size_t run = i / 5000, k = i % 5000;
+		ev[i][0] = (run / 2) * 100000 + k * 20 + (run % 2) * 7;
+		ev[i][1] = 3 + (i % 4);
+	}
+	check_sort_extras(ev, n);
+	/* end order, as the collector writes: insertion only */
+	size_t m = 0;
+	for (uint64_t t = 1000; m + 4 <= n; t += 100) {
+		ev[m][0] = t + 10, ev[m++][1] = 21;
+		ev[m][0] = t + 40, ev[m++][1] = 20;
+		ev[m][0] = t, ev[m++][1] = 81;
+	}
+	check_sort_extras(ev, m);
+	srand(5); /* random: the merges need half the track as scratch, within 65536 */
+	for (size_t i = 0; i < n; i++) {
+		ev[i][0] = (uint64_t)(rand() % 50000);
+		ev[i][1] = (uint64_t)(rand() % 9);
+	}
+	check_sort_extras(ev, n);
+	/* random and longer: the last merges would need more scratch than an
+	 * eighth of the track, and the introsort finishes the job */
+	n = 600000;
+	for (size_t i = 0; i < n; i++) {
+		ev[i][0] = (uint64_t)(rand() % 300000);
+		ev[i][1] = (uint64_t)(rand() % 9);
+	}
+	check_sort_extras(ev, n);
+	free(ev);
+}
+
+static void test_step_names(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		int step;
+	} cases[] = {
+		{"ProfileStep", 1},   {"ProfileStep#12", 1}, {"ProfilerStep#0", 1},
+		{"ProfilerStep", 1},  {"ProfileStep#", 0},   {"ProfileStep#1a", 0},
+		{"ProfileSteps", 0},  {"profilestep#1", 0},  {"MyProfileStep#1", 0},
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(store_is_step_name(cases[i].name, strlen(cases[i].name)),
+				 cases[i].step);
+	struct store s;
+	store_init(&s);
+	uint32_t a = store_desc_intern(&s, "ProfilerStep#3", 14, TRACE_EV_USER_DEFINED);
+	uint32_t b = store_desc_intern(&s, "ProfilerStep#3", 14, TRACE_EV_OPERATOR);
+	assert_int_equal(s.descs[a].type, TRACE_EV_PROFILE_STEP);
+	assert_int_equal(s.descs[b].type, TRACE_EV_OPERATOR); /* only UserDefined ranges */
+	store_free(&s);
+}
+
+/* Streams, devices and details as the reader gives them. */
+static void test_load_gpu_trace(void **state)
+{
+	(void)state;
+	struct store s;
+	char err[256];
+	store_init(&s);
+	if (store_load(&s, tb_gpu_trace(), err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	store_finish(&s);
+	assert_int_equal(s.ndevices, 1);
+	assert_true(s.devices[0].known);
+	assert_int_equal(s.devices[0].props.sm_count, 4);
+	assert_string_equal(store_name(&s, s.devices[0].name), "Test GPU");
+	unsigned streams = 0;
+	for (uint32_t ti = 0; ti < s.ntracks; ti++) {
+		const struct store_track *t = &s.tracks[ti];
+		if (t->kind != STORE_TRACK_DEVICE) {
+			assert_int_equal(t->dev, STORE_NONE);
+			continue;
+		}
+		streams++;
+		assert_int_equal(t->dev, 0);
+		assert_int_equal(t->device, 0);
+		assert_true(t->stream == 7 || t->stream == 13);
+		if (t->stream != 7)
+			continue;
+		/* S0: gemm [2500), gemm [4500), DtoH [5900), gemm_grad [6400),
+		 * adam_kernel [9500), fill [10600), Memset [10850), orphan [11200) */
+		assert_int_equal(t->n, 8);
+		assert_int_equal(t->nextra, 8);
+		assert_int_equal(t->start[2], 5900);
+		const struct store_ext *x = store_ev_ext(t, 2);
+		assert_int_equal(x->u.copy.copy_kind, TRACE_COPY_DTOH);
+		assert_int_equal(x->u.copy.bytes, 1024);
+		assert_int_equal(x->u.copy.dst_kind, TRACE_MEM_PAGEABLE);
+		assert_int_equal(store_ev_extra(t, 2)->corr, 9);
+		x = store_ev_ext(t, 1);
+		assert_int_equal(x->u.kernel.blocks, 64);
+		assert_int_equal(x->u.kernel.threads, 128);
+		assert_int_equal(x->u.kernel.smem, 8192);
+		assert_int_equal(x->u.kernel.regs, 64);
+		assert_int_equal(store_ev_extra(t, 7)->corr, 0); /* the orphan: details, no id */
+	}
+	assert_int_equal(streams, 2);
+	store_free(&s);
+}
+
 static void test_iter_merges_tracks(void **state)
 {
 	(void)state;
@@ -332,6 +488,9 @@ int main(void)
 		cmocka_unit_test(test_sort_and_nest),
 		cmocka_unit_test(test_sort_random_and_reversed),
 		cmocka_unit_test(test_sort_end_order),
+		cmocka_unit_test(test_sort_carries_extras),
+		cmocka_unit_test(test_step_names),
+		cmocka_unit_test(test_load_gpu_trace),
 		cmocka_unit_test(test_iter_merges_tracks),
 		cmocka_unit_test(test_load_trace),
 		cmocka_unit_test(test_several_files_one_clock),

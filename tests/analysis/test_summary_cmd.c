@@ -179,7 +179,7 @@ static void test_options(void **state)
 	assert_non_null(ov);
 	assert_non_null(model);
 	assert_true(ov < model); /* the registry's order, not the command line's */
-	assert_non_null(strstr(r.out, "No data"));
+	assert_non_null(strstr(r.out, "  Others  "));
 	assert_non_null(strstr(r.out, "2 traces are summarised together"));
 	assert_null(strstr(r.out, "UserDefined Summary"));
 	result_free(&r);

@@ -511,21 +511,37 @@ static void test_drops_damage_flags(void **state)
 	analysis_free(&a);
 }
 
-static void test_later_views_say_no_data(void **state)
+/* A host-only trace: the GPU views say they have no data, the others show
+ * what the host ranges hold. */
+static void test_host_only_views(void **state)
 {
 	(void)state;
 	const char *path = write_sortable();
 	struct analysis a;
 	prepare(&a, &path, 1);
-	static const char *const later[] = {"model", "distributed", "operator", "kernel",
-					    "memory-manipulation", "memory", "nvprof"};
-	for (unsigned i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
-		struct table *t = build(later[i], &a, &default_opts);
+	static const char *const no_data[] = {"distributed", "kernel", "memory", "nvprof"};
+	for (unsigned i = 0; i < sizeof(no_data) / sizeof(no_data[0]); i++) {
+		struct table *t = build(no_data[i], &a, &default_opts);
 		char *text = render_text(t, TIME_UNIT_MS);
-		assert_non_null(strstr(text, "No data"));
+		if (!strstr(text, "No data"))
+			fail_msg("%s:\n%s", no_data[i], text);
 		free(text);
 		table_free(t);
 	}
+	struct table *t = build("operator", &a, &default_opts);
+	assert_int_equal(table_row_count(t), 0);
+	table_free(t);
+	t = build("memory-manipulation", &a, &default_opts);
+	assert_int_equal(table_row_count(t), 0);
+	table_free(t);
+	t = build("model", &a, &default_opts); /* no steps, no phases: the run and Others */
+	const struct trow *r = must_row(t, 0, "Whole run", 0);
+	assert_near(r->cells[2].v.ns, 100000); /* the run: [0, 100000) */
+	r = must_row(t, 0, "Others", 1);
+	assert_near(r->cells[2].v.ns, 100000); /* the run: [0, 100000) */
+	assert_near(r->cells[6].v.pct, 100.0);
+	assert_near(r->cells[7].v.ns, 0);
+	table_free(t);
 	assert_null(view_find("bogus"));
 	analysis_free(&a);
 }
@@ -605,7 +621,7 @@ int main(void)
 		cmocka_unit_test(test_long_names_cut),
 		cmocka_unit_test(test_cpu_utilisation),
 		cmocka_unit_test(test_drops_damage_flags),
-		cmocka_unit_test(test_later_views_say_no_data),
+		cmocka_unit_test(test_host_only_views),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_empty_trace),
 	};

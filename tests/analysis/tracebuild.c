@@ -106,6 +106,71 @@ void tb_mark(struct tb *b, uint32_t thread, uint32_t desc, uint64_t at)
 	tb_event(b, thread, desc, at, 0, TRACE_EVF_MARK);
 }
 
+void tb_stream(struct tb *b, uint32_t index, uint32_t device, uint64_t stream)
+{
+	struct trace_thread t = {.index = index, .pid = b->pid, .kind = TRACE_TRACK_STREAM,
+				 .device = device, .context = 1, .stream = stream};
+	assert_int_equal(trace_writer_thread(b->w, &t), 0);
+}
+
+void tb_device(struct tb *b, const struct trace_device *d, const char *name)
+{
+	struct trace_device copy = *d;
+	copy.name_str = trace_writer_string(b->w, name, strlen(name));
+	assert_int_equal(trace_writer_device(b->w, &copy), 0);
+}
+
+void tb_ext(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint64_t dur,
+	    const struct trace_event_ext *x)
+{
+	struct trace_event e = {start, dur, desc, thread, 0, x};
+	assert_int_equal(trace_writer_event(b->w, &e), 0);
+}
+
+void tb_call(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint64_t dur,
+	     uint64_t corr)
+{
+	struct trace_event_ext x = {.correlation = corr};
+	tb_ext(b, thread, desc, start, dur, &x);
+}
+
+void tb_kernel(struct tb *b, uint32_t stream, uint32_t desc, uint64_t start, uint64_t dur,
+	       uint64_t corr, uint32_t gx, uint32_t bx, uint32_t by, uint32_t regs,
+	       uint32_t static_smem, uint32_t dynamic_smem)
+{
+	struct trace_event_ext x = {.correlation = corr,
+				    .grid = {gx, gx ? 1 : 0, gx ? 1 : 0},
+				    .block = {bx, bx ? by : 0, bx ? 1 : 0},
+				    .registers = regs,
+				    .static_smem = static_smem,
+				    .dynamic_smem = dynamic_smem};
+	tb_ext(b, stream, desc, start, dur, &x);
+}
+
+void tb_copy(struct tb *b, uint32_t stream, uint32_t desc, uint64_t start, uint64_t dur,
+	     uint64_t corr, unsigned kind, unsigned src, unsigned dst, int async, uint64_t bytes)
+{
+	struct trace_event_ext x = {.correlation = corr,
+				    .bytes = bytes,
+				    .copy_kind = (uint8_t)kind,
+				    .src_kind = (uint8_t)src,
+				    .dst_kind = (uint8_t)dst,
+				    .is_async = (uint8_t)async};
+	tb_ext(b, stream, desc, start, dur, &x);
+}
+
+void tb_memory(struct tb *b, uint32_t thread, uint32_t desc, uint64_t at, int64_t bytes,
+	       int32_t device, uint64_t in_use)
+{
+	struct trace_event_ext x = {.bytes = (uint64_t)bytes,
+				    .address = 0x1000,
+				    .device = device,
+				    .dst_kind = device < 0 ? TRACE_MEM_PAGEABLE : TRACE_MEM_DEVICE,
+				    .total_allocated = in_use};
+	struct trace_event e = {at, 0, desc, thread, TRACE_EVF_MARK, &x};
+	assert_int_equal(trace_writer_event(b->w, &e), 0);
+}
+
 void tb_counter(struct tb *b, uint64_t ts, unsigned id, uint32_t pid, double value)
 {
 	struct trace_counter c = {ts, id, pid, value};
@@ -148,4 +213,164 @@ char *tb_slurp(const char *path, size_t *len)
 	if (len)
 		*len = (size_t)n;
 	return p;
+}
+
+/*
+ * The golden GPU trace. Times in ns; T0 = thread 0 (tid 10, "main"), T1 =
+ * thread 1 (tid 11, "worker"), S0 = GPU0 stream 7 (track 2), S1 = GPU0
+ * stream 13 (track 3). "cN" is correlation id N.
+ *
+ * T0  ProfileStep#1 (a UserDefined range, a step by its name) [1000, 11000)
+ *       Dataloader [1000, 2000)
+ *       Forward [2000, 6000)
+ *         op matmul [2100, 3100)          alloc GPU +1000 @2150, host +64 @2160
+ *           inner matmul::compute [2200, 3000)   alloc GPU +500 @2250
+ *             cudaLaunchKernel [2300, 2400) c1 -> S0 gemm [2500, 4500)
+ *         op linear [3200, 5800)          free GPU -500 @5700
+ *           op matmul [3300, 4300)        alloc GPU +2000 @3350, free -1000 @3900
+ *             cudaLaunchKernel [3400, 3500) c2 -> S0 gemm [4500, 5500)
+ *           cudaMemcpyAsync [5000, 5100) c3 -> S1 HtoD Pinned->Device async [5200, 5600)
+ *         op to_cpu [5850, 5990)
+ *           Memcpy range GpuMemcpySync:GPU->CPU [5855, 5985)
+ *             cudaMemcpy [5860, 5980) c9 -> S0 DtoH Device->Pageable sync [5900, 5950)
+ *       Backward [6000, 9000)
+ *         op matmul_grad [6100, 8000)
+ *           cudaLaunchKernel [6200, 6300) c4 -> S0 gemm_grad [6400, 7400)
+ *         op nccl:all_reduce [8100, 8900)
+ *           cudaLaunchKernel [8200, 8300) c5 -> S1 ncclKernel_AllReduce [8400, 11400)
+ *       Optimization [9000, 10000)
+ *         op adam [9050, 9300)
+ *           cudaLaunchKernel [9100, 9200) c6 -> S0 adam_kernel [9500, 10500)
+ *       cudaLaunchKernel [10100, 10200) c7 -> S0 fill [10600, 10800)   (no phase, no op)
+ *       alloc GPU +300 @10250, 5000 bytes in use after it (no op)
+ *       cudaMemsetAsync [10300, 10350) c8 -> S0 Memset Device async [10850, 10950)
+ *     (gap) alloc GPU +100000 @11500;  S0 orphan [11200, 11700): no call, outside the window
+ *     ProfilerStep#2 (type ProfileStep) [12000, 20000): no GPU work launched
+ *       free GPU -100000 @12500 (no op)
+ *       Forward [13000, 17000)
+ *         op matmul [13100, 14100)
+ *       cudaStreamSynchronize [17500, 17900) c11
+ * T1  prefetch (UserDefined) [1500, 4000)
+ *       cudaMemcpyAsync [1600, 1700) c10 -> S1 HtoD Pageable->Device async [1800, 2300)
+ *     Dataloader [12000, 14000)
+ *       prefetch [12500, 13500)
+ * S1  Memcpy DtoD Device->Device [6000, 6100): no call (c0), inside the window
+ *     ProfilerStep#1 (UserDefined) [0, 21000): the PyTorch profiler's copy of a
+ *       step on a stream, which is neither a step nor CPU time
+ *
+ * GPU0: 4 SMs, 2048 threads and 16 blocks per SM, warp 32, 65536 registers
+ * and 65536 bytes of shared memory per SM.
+ */
+const char *tb_gpu_trace(void)
+{
+	struct tb b;
+	tb_open(&b, "gpu.gpdl", "h", 10, 0);
+	tb_thread(&b, 0, 10, "main");
+	tb_thread(&b, 1, 11, "worker");
+	tb_stream(&b, 2, 0, 7);
+	tb_stream(&b, 3, 0, 13);
+	struct trace_device dev = {.id = 0, .sm_count = 4, .max_threads_per_sm = 2048,
+				   .max_threads_per_block = 1024, .max_blocks_per_sm = 16,
+				   .warp_size = 32, .regs_per_sm = 65536, .regs_per_block = 65536,
+				   .smem_per_sm = 65536, .smem_per_block = 49152,
+				   .total_memory = 1ull << 34, .cc_major = 9};
+	tb_device(&b, &dev, "Test GPU");
+	uint32_t step1 = tb_desc(&b, "ProfileStep#1", TRACE_EV_USER_DEFINED);
+	uint32_t step2 = tb_desc(&b, "ProfilerStep#2", TRACE_EV_PROFILE_STEP);
+	uint32_t dl = tb_desc(&b, "Dataloader", TRACE_EV_DATALOADER);
+	uint32_t fwd = tb_desc(&b, "Forward", TRACE_EV_FORWARD);
+	uint32_t bwd = tb_desc(&b, "Backward", TRACE_EV_BACKWARD);
+	uint32_t opt = tb_desc(&b, "Optimization", TRACE_EV_OPTIMIZATION);
+	uint32_t matmul = tb_desc(&b, "matmul", TRACE_EV_OPERATOR);
+	uint32_t compute = tb_desc(&b, "matmul::compute", TRACE_EV_OPERATOR_INNER);
+	uint32_t linear = tb_desc(&b, "linear", TRACE_EV_OPERATOR);
+	uint32_t to_cpu = tb_desc(&b, "to_cpu", TRACE_EV_OPERATOR);
+	uint32_t sync_copy = tb_desc(&b, "GpuMemcpySync:GPU->CPU", TRACE_EV_MEMCPY);
+	uint32_t mm_grad = tb_desc(&b, "matmul_grad", TRACE_EV_OPERATOR);
+	uint32_t allreduce = tb_desc(&b, "nccl:all_reduce", TRACE_EV_OPERATOR);
+	uint32_t adam = tb_desc(&b, "adam", TRACE_EV_OPERATOR);
+	uint32_t prefetch = tb_desc(&b, "prefetch", TRACE_EV_USER_DEFINED);
+	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
+	uint32_t memcpy_async = tb_desc(&b, "cudaMemcpyAsync", TRACE_EV_CUDA_RUNTIME);
+	uint32_t memcpy_sync = tb_desc(&b, "cudaMemcpy", TRACE_EV_CUDA_RUNTIME);
+	uint32_t memset_async = tb_desc(&b, "cudaMemsetAsync", TRACE_EV_CUDA_RUNTIME);
+	uint32_t stream_sync = tb_desc(&b, "cudaStreamSynchronize", TRACE_EV_CUDA_RUNTIME);
+	uint32_t gemm = tb_desc(&b, "gemm", TRACE_EV_KERNEL);
+	uint32_t gemm_grad = tb_desc(&b, "gemm_grad", TRACE_EV_KERNEL);
+	uint32_t nccl = tb_desc(&b, "ncclKernel_AllReduce", TRACE_EV_KERNEL);
+	uint32_t adam_k = tb_desc(&b, "adam_kernel", TRACE_EV_KERNEL);
+	uint32_t fill = tb_desc(&b, "fill", TRACE_EV_KERNEL);
+	uint32_t orphan = tb_desc(&b, "orphan", TRACE_EV_KERNEL);
+	uint32_t htod_pinned = tb_desc(&b, "Memcpy HtoD (Pinned -> Device)", TRACE_EV_MEMCPY);
+	uint32_t htod_pageable = tb_desc(&b, "Memcpy HtoD (Pageable -> Device)", TRACE_EV_MEMCPY);
+	uint32_t dtoh = tb_desc(&b, "Memcpy DtoH (Device -> Pageable)", TRACE_EV_MEMCPY);
+	uint32_t dtod = tb_desc(&b, "Memcpy DtoD (Device -> Device)", TRACE_EV_MEMCPY);
+	uint32_t memset = tb_desc(&b, "Memset (Device)", TRACE_EV_MEMSET);
+	uint32_t mem = tb_desc(&b, "[memory]", TRACE_EV_MEMORY);
+
+	/* T0, step 1, in end order as the collector writes; the API calls and
+	 * allocations (events with details) in a stretch of their own, as
+	 * CUPTI hands them over */
+	tb_range(&b, 0, dl, 1000, 1000);
+	tb_range(&b, 0, compute, 2200, 800);
+	tb_range(&b, 0, matmul, 2100, 1000);
+	tb_range(&b, 0, matmul, 3300, 1000);
+	tb_range(&b, 0, linear, 3200, 2600);
+	tb_range(&b, 0, sync_copy, 5855, 130);
+	tb_range(&b, 0, to_cpu, 5850, 140);
+	tb_range(&b, 0, fwd, 2000, 4000);
+	tb_range(&b, 0, mm_grad, 6100, 1900);
+	tb_range(&b, 0, allreduce, 8100, 800);
+	tb_range(&b, 0, bwd, 6000, 3000);
+	tb_range(&b, 0, adam, 9050, 250);
+	tb_range(&b, 0, opt, 9000, 1000);
+	tb_range(&b, 0, step1, 1000, 10000);
+	tb_memory(&b, 0, mem, 2150, 1000, 0, 0);
+	tb_memory(&b, 0, mem, 2160, 64, -1, 0);
+	tb_memory(&b, 0, mem, 2250, 500, 0, 0);
+	tb_call(&b, 0, launch, 2300, 100, 1);
+	tb_memory(&b, 0, mem, 3350, 2000, 0, 0);
+	tb_call(&b, 0, launch, 3400, 100, 2);
+	tb_memory(&b, 0, mem, 3900, -1000, 0, 0);
+	tb_call(&b, 0, memcpy_async, 5000, 100, 3);
+	tb_memory(&b, 0, mem, 5700, -500, 0, 0);
+	tb_call(&b, 0, memcpy_sync, 5860, 120, 9);
+	tb_call(&b, 0, launch, 6200, 100, 4);
+	tb_call(&b, 0, launch, 8200, 100, 5);
+	tb_call(&b, 0, launch, 9100, 100, 6);
+	tb_call(&b, 0, launch, 10100, 100, 7);
+	tb_memory(&b, 0, mem, 10250, 300, 0, 5000);
+	tb_call(&b, 0, memset_async, 10300, 50, 8);
+	tb_memory(&b, 0, mem, 11500, 100000, 0, 0);
+	/* T0, step 2 */
+	tb_memory(&b, 0, mem, 12500, -100000, 0, 0);
+	tb_range(&b, 0, matmul, 13100, 1000);
+	tb_range(&b, 0, fwd, 13000, 4000);
+	tb_call(&b, 0, stream_sync, 17500, 400, 11);
+	tb_range(&b, 0, step2, 12000, 8000);
+	/* T1 */
+	tb_call(&b, 1, memcpy_async, 1600, 100, 10);
+	tb_range(&b, 1, prefetch, 1500, 2500);
+	tb_range(&b, 1, prefetch, 12500, 1000);
+	tb_range(&b, 1, dl, 12000, 2000);
+	/* S0: kernels, then the copies and sets, each in its own order */
+	tb_kernel(&b, 2, gemm, 2500, 2000, 1, 8, 256, 1, 32, 0, 0);
+	tb_kernel(&b, 2, gemm, 4500, 1000, 2, 64, 64, 2, 64, 4096, 4096);
+	tb_kernel(&b, 2, gemm_grad, 6400, 1000, 4, 4, 32, 2, 0, 0, 0);
+	tb_kernel(&b, 2, adam_k, 9500, 1000, 6, 4, 1024, 1, 64, 0, 0);
+	tb_kernel(&b, 2, fill, 10600, 200, 7, 1, 33, 1, 0, 0, 0);
+	tb_kernel(&b, 2, orphan, 11200, 500, 0, 1, 32, 1, 0, 0, 0);
+	tb_copy(&b, 2, dtoh, 5900, 50, 9, TRACE_COPY_DTOH, TRACE_MEM_DEVICE, TRACE_MEM_PAGEABLE, 0,
+		1024);
+	tb_copy(&b, 2, memset, 10850, 100, 8, 0, 0, TRACE_MEM_DEVICE, 1, 256);
+	/* S1 */
+	tb_copy(&b, 3, htod_pageable, 1800, 500, 10, TRACE_COPY_HTOD, TRACE_MEM_PAGEABLE,
+		TRACE_MEM_DEVICE, 1, 8192);
+	tb_copy(&b, 3, htod_pinned, 5200, 400, 3, TRACE_COPY_HTOD, TRACE_MEM_PINNED,
+		TRACE_MEM_DEVICE, 1, 4096);
+	tb_copy(&b, 3, dtod, 6000, 100, 0, TRACE_COPY_DTOD, TRACE_MEM_DEVICE, TRACE_MEM_DEVICE, 0,
+		2048);
+	tb_kernel(&b, 3, nccl, 8400, 3000, 5, 0, 0, 0, 0, 0, 0);
+	tb_range(&b, 3, tb_desc(&b, "ProfilerStep#1", TRACE_EV_USER_DEFINED), 0, 21000);
+	return tb_close(&b, 21000);
 }

@@ -29,10 +29,35 @@ void tb_event(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint
 	      unsigned flags);
 void tb_mark(struct tb *b, uint32_t thread, uint32_t desc, uint64_t at);
 void tb_counter(struct tb *b, uint64_t ts, unsigned id, uint32_t pid, double value);
+
+/* GPU data (trace 1.1). */
+/* A GPU stream as track index, of device, with CUDA stream id. */
+void tb_stream(struct tb *b, uint32_t index, uint32_t device, uint64_t stream);
+void tb_device(struct tb *b, const struct trace_device *d, const char *name);
+/* An event with details. */
+void tb_ext(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint64_t dur,
+	    const struct trace_event_ext *x);
+/* A CUDA API call with its correlation id (0: none). */
+void tb_call(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint64_t dur,
+	     uint64_t corr);
+/* A kernel of grid (gx, 1, 1) and block (bx, by, 1). */
+void tb_kernel(struct tb *b, uint32_t stream, uint32_t desc, uint64_t start, uint64_t dur,
+	       uint64_t corr, uint32_t gx, uint32_t bx, uint32_t by, uint32_t regs,
+	       uint32_t static_smem, uint32_t dynamic_smem);
+void tb_copy(struct tb *b, uint32_t stream, uint32_t desc, uint64_t start, uint64_t dur,
+	     uint64_t corr, unsigned kind, unsigned src, unsigned dst, int async, uint64_t bytes);
+/* An allocation (bytes > 0) or free (bytes < 0) of device's memory (-1: host). */
+void tb_memory(struct tb *b, uint32_t thread, uint32_t desc, uint64_t at, int64_t bytes,
+	       int32_t device, uint64_t in_use);
 void tb_drops(struct tb *b, uint32_t thread, uint64_t n);
 void tb_flush(struct tb *b);
 /* Ends the run at end_ns; returns the file's path (valid for 8 more calls). */
 const char *tb_close(struct tb *b, uint64_t end_ns);
+
+/* The golden GPU trace (tracebuild.c draws its timeline): two host threads,
+ * two streams of GPU0, two steps, every view's numbers worked out by hand in
+ * test_gpu_views.c. */
+const char *tb_gpu_trace(void);
 
 /* Reads a whole file into a NUL-terminated buffer (free it). */
 char *tb_slurp(const char *path, size_t *len);

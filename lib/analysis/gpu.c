@@ -1,0 +1,523 @@
+/*
+ * gpu.c - tying GPU work to the calls that launched it, and what each piece
+ * counts as: see gpu.h.
+ *
+ * The join: the host events that carry a correlation id are indexed per
+ * process (an array by id where the ids are dense, a hash keyed by (file,
+ * id) and checked by pid otherwise), and the streams' work looks its id up;
+ * the index is freed afterwards. The host side is the indexed one because
+ * its ids are unique (one API call each), where a graph launch gives many
+ * kernels one id.
+ */
+#include "lib/analysis/gpu.h"
+
+#include "lib/analysis/analysis.h"
+#include "lib/common/error.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- names ---------------------------------------------------------------- */
+
+static int starts_with_ci(const char *s, const char *prefix)
+{
+	for (; *prefix; s++, prefix++)
+		if (tolower((unsigned char)*s) != tolower((unsigned char)*prefix))
+			return 0;
+	return 1;
+}
+
+static int contains_ci(const char *s, const char *needle)
+{
+	for (; *s; s++)
+		if (starts_with_ci(s, needle))
+			return 1;
+	return 0;
+}
+
+int gpu_is_comm_op_name(const char *name)
+{
+	static const char *const prefixes[] = {
+		"nccl:",          "gloo:",           "mpi:",          "c10d::",
+		"record_param_comms",
+		"c_allreduce",    "c_allgather",     "c_broadcast",   "c_reducescatter",
+		"c_reduce_",      "c_scatter",       "alltoall",      "send_v2",
+		"recv_v2",        "partial_send",    "partial_recv",  "partial_allgather",
+		"barrier",
+	};
+	for (unsigned i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (starts_with_ci(name, prefixes[i]))
+			return 1;
+	return 0;
+}
+
+int gpu_is_comm_work_name(const char *name)
+{
+	return contains_ci(name, "nccl") || contains_ci(name, "rccl");
+}
+
+const char *gpu_copy_kind_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[TRACE_COPY_UNKNOWN] = "", [TRACE_COPY_HTOD] = "HtoD", [TRACE_COPY_DTOH] = "DtoH",
+		[TRACE_COPY_HTOA] = "HtoA", [TRACE_COPY_ATOH] = "AtoH", [TRACE_COPY_ATOA] = "AtoA",
+		[TRACE_COPY_ATOD] = "AtoD", [TRACE_COPY_DTOA] = "DtoA", [TRACE_COPY_DTOD] = "DtoD",
+		[TRACE_COPY_HTOH] = "HtoH", [TRACE_COPY_PTOP] = "PtoP",
+	};
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "";
+}
+
+const char *gpu_memory_kind_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[TRACE_MEM_UNKNOWN] = "",          [TRACE_MEM_PAGEABLE] = "Pageable",
+		[TRACE_MEM_PINNED] = "Pinned",     [TRACE_MEM_DEVICE] = "Device",
+		[TRACE_MEM_ARRAY] = "Array",       [TRACE_MEM_MANAGED] = "Managed",
+		[TRACE_MEM_DEVICE_STATIC] = "Device Static",
+		[TRACE_MEM_MANAGED_STATIC] = "Managed Static",
+	};
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "";
+}
+
+/* ---- occupancy ------------------------------------------------------------- */
+
+int gpu_occupancy(const struct trace_device *d, uint64_t blocks, uint32_t threads,
+		  uint32_t regs, uint32_t smem, double *blocks_per_sm, double *occupancy_pct)
+{
+	if (!d || !d->sm_count || !d->max_threads_per_sm || !blocks || !threads)
+		return 0;
+	uint64_t warp = d->warp_size ? d->warp_size : 32;
+	uint64_t warps = (threads + warp - 1) / warp;
+	/* The blocks one SM can hold at once: the least of its limits. */
+	uint64_t active = d->max_blocks_per_sm ? d->max_blocks_per_sm : UINT64_MAX;
+	uint64_t by_threads = d->max_threads_per_sm / (warps * warp);
+	if (by_threads < active)
+		active = by_threads;
+	if (regs && d->regs_per_sm) {
+		uint64_t by_regs = d->regs_per_sm / ((uint64_t)regs * warps * warp);
+		if (by_regs < active)
+			active = by_regs;
+	}
+	if (smem && d->smem_per_sm) {
+		uint64_t by_smem = d->smem_per_sm / smem;
+		if (by_smem < active)
+			active = by_smem;
+	}
+	*blocks_per_sm = (double)blocks / (double)d->sm_count;
+	double resident = *blocks_per_sm < (double)active ? *blocks_per_sm : (double)active;
+	*occupancy_pct = 100.0 * resident * (double)threads / (double)d->max_threads_per_sm;
+	if (*occupancy_pct > 100.0)
+		*occupancy_pct = 100.0;
+	return 1;
+}
+
+/* ---- the join ------------------------------------------------------------- */
+
+/* The host events of one process (file, pid) that carry a correlation id.
+ * CUPTI numbers its records densely, so where the ids of a process span
+ * little more than their count, an array indexed by id holds them: both
+ * sides are visited in time order and ids grow with time, so the array is
+ * read and written nearly in sequence. Other processes' ids go to a hash. */
+struct corr_group {
+	uint32_t file, pid;
+	uint64_t min, max, count;
+	uint64_t *ref; /* dense: by id - min, track << 32 | event; UINT64_MAX: none */
+};
+
+struct corr_slot {
+	uint64_t corr;
+	uint32_t track; /* UINT32_MAX: empty */
+	uint32_t ev;
+};
+
+struct corr_map {
+	struct corr_group *groups;
+	uint32_t ngroups;
+	struct corr_slot *slots; /* the sparse groups' ids */
+	size_t mask;
+};
+
+#define CORR_NONE UINT64_MAX
+
+static size_t corr_hash(uint64_t corr, uint32_t file)
+{
+	uint64_t k = (corr ^ ((uint64_t)file << 48)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(k ^ (k >> 29));
+}
+
+static int same_process(const struct store_track *a, const struct store_track *b)
+{
+	return a->file == b->file && (a->pid == b->pid || !a->pid || !b->pid);
+}
+
+static struct corr_group *corr_group_of(struct corr_map *m, uint32_t file, uint32_t pid)
+{
+	for (uint32_t g = 0; g < m->ngroups; g++)
+		if (m->groups[g].file == file && m->groups[g].pid == pid)
+			return &m->groups[g];
+	m->groups = xrealloc(m->groups, (m->ngroups + 1) * sizeof(*m->groups));
+	struct corr_group *g = &m->groups[m->ngroups++];
+	memset(g, 0, sizeof(*g));
+	g->file = file;
+	g->pid = pid;
+	g->min = UINT64_MAX;
+	return g;
+}
+
+/* The group a stream's work looks its ids up in: its process, or with no
+ * pid on either side, the file's only process. */
+static const struct corr_group *corr_group_find(const struct corr_map *m,
+						const struct store_track *gt)
+{
+	const struct corr_group *only = NULL;
+	uint32_t in_file = 0;
+	for (uint32_t g = 0; g < m->ngroups; g++) {
+		const struct corr_group *c = &m->groups[g];
+		if (c->file != gt->file)
+			continue;
+		if (c->pid == gt->pid)
+			return c;
+		only = c;
+		in_file++;
+	}
+	return in_file == 1 && (!gt->pid || !only->pid) ? only : NULL;
+}
+
+static void corr_hash_put(struct corr_map *m, const struct store *s, uint32_t ti, uint32_t ev,
+			  uint64_t corr)
+{
+	const struct store_track *t = &s->tracks[ti];
+	size_t i = corr_hash(corr, t->file) & m->mask;
+	for (; m->slots[i].track != UINT32_MAX; i = (i + 1) & m->mask) {
+		const struct corr_slot *o = &m->slots[i];
+		if (o->corr == corr && same_process(&s->tracks[o->track], t))
+			return; /* one call per id: the first keeps it */
+	}
+	m->slots[i] = (struct corr_slot){corr, ti, ev};
+}
+
+static void corr_map_build(struct corr_map *m, const struct store *s)
+{
+	memset(m, 0, sizeof(*m));
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_HOST || !t->nextra)
+			continue;
+		struct corr_group *g = corr_group_of(m, t->file, t->pid);
+		for (size_t k = 0; k < t->nextra; k++) {
+			uint64_t c = t->extra[k].corr;
+			if (!c)
+				continue;
+			g->count++;
+			g->min = c < g->min ? c : g->min;
+			g->max = c > g->max ? c : g->max;
+		}
+	}
+	size_t sparse = 0;
+	for (uint32_t k = 0; k < m->ngroups; k++) {
+		struct corr_group *g = &m->groups[k];
+		if (!g->count)
+			continue;
+		uint64_t span = g->max - g->min + 1;
+		if (span / 4 > g->count + 1024) {
+			sparse += g->count;
+			continue;
+		}
+		g->ref = xmalloc(span * sizeof(*g->ref));
+		for (uint64_t i = 0; i < span; i++)
+			g->ref[i] = CORR_NONE;
+	}
+	size_t cap = 16;
+	while (cap < 2 * sparse)
+		cap *= 2;
+	m->slots = xmalloc(cap * sizeof(*m->slots));
+	m->mask = cap - 1;
+	for (size_t i = 0; i < cap; i++)
+		m->slots[i].track = UINT32_MAX;
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_HOST || !t->nextra)
+			continue;
+		struct corr_group *g = corr_group_of(m, t->file, t->pid);
+		for (size_t k = 0; k < t->nextra; k++) {
+			uint64_t c = t->extra[k].corr;
+			if (!c)
+				continue;
+			if (!g->ref) {
+				corr_hash_put(m, s, ti, t->extra[k].ev, c);
+			} else if (g->ref[c - g->min] == CORR_NONE) {
+				g->ref[c - g->min] = (uint64_t)ti << 32 | t->extra[k].ev;
+			}
+		}
+	}
+}
+
+/* The call of the stream's work with id corr: 1 with its track and event. */
+static int corr_map_find(const struct corr_map *m, const struct store *s,
+			 const struct corr_group *g, const struct store_track *gt, uint64_t corr,
+			 uint32_t *track, uint32_t *ev)
+{
+	if (g && g->ref) {
+		if (corr < g->min || corr > g->max || g->ref[corr - g->min] == CORR_NONE)
+			return 0;
+		*track = (uint32_t)(g->ref[corr - g->min] >> 32);
+		*ev = (uint32_t)g->ref[corr - g->min];
+		return 1;
+	}
+	for (size_t i = corr_hash(corr, gt->file) & m->mask; m->slots[i].track != UINT32_MAX;
+	     i = (i + 1) & m->mask) {
+		const struct corr_slot *o = &m->slots[i];
+		if (o->corr == corr && same_process(&s->tracks[o->track], gt)) {
+			*track = o->track;
+			*ev = o->ev;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void corr_map_free(struct corr_map *m)
+{
+	for (uint32_t g = 0; g < m->ngroups; g++)
+		free(m->groups[g].ref);
+	free(m->groups);
+	free(m->slots);
+}
+
+static void launch_push(struct gpu_track *h, size_t *cap, struct gpu_launch l)
+{
+	if (h->nlaunches == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		h->launches = xrealloc(h->launches, *cap * sizeof(*h->launches));
+	}
+	h->launches[h->nlaunches++] = l;
+}
+
+/* ---- sorting a host track's launches ----------------------------------------- */
+
+static int launch_before(const struct store *s, const struct gpu_launch *a,
+			 const struct gpu_launch *b)
+{
+	if (a->call != b->call)
+		return a->call < b->call;
+	uint64_t x = s->tracks[a->track].start[a->index], y = s->tracks[b->track].start[b->index];
+	if (x != y)
+		return x < y;
+	return a->track != b->track ? a->track < b->track : a->index < b->index;
+}
+
+/* The launches arrive stream by stream, each stream's in call order: a
+ * natural merge sort merges those runs, in O(n log runs). */
+static void launches_sort(const struct store *s, struct gpu_launch *v, size_t n)
+{
+	size_t runs = 1;
+	for (size_t i = 1; i < n; i++)
+		runs += launch_before(s, &v[i], &v[i - 1]);
+	if (runs <= 1)
+		return;
+	struct gpu_launch *tmp = xmalloc(n * sizeof(*tmp));
+	while (runs > 1) {
+		size_t out = 0, i = 0;
+		runs = 0;
+		while (i < n) {
+			size_t a = i, mid = i + 1;
+			while (mid < n && !launch_before(s, &v[mid], &v[mid - 1]))
+				mid++;
+			size_t end = mid < n ? mid + 1 : n;
+			while (end < n && !launch_before(s, &v[end], &v[end - 1]))
+				end++;
+			size_t x = a, y = mid;
+			while (x < mid || y < end)
+				tmp[out++] = (y >= end || (x < mid && !launch_before(s, &v[y], &v[x])))
+						     ? v[x++]
+						     : v[y++];
+			runs++;
+			i = end;
+		}
+		memcpy(v, tmp, n * sizeof(*v));
+	}
+	free(tmp);
+}
+
+/* ---- what each piece counts as ------------------------------------------------ */
+
+static int gpu_comm_by_itself(const struct analysis *a, const struct store_track *t, size_t i)
+{
+	uint32_t d = store_ev_desc(t, i);
+	return a->store.descs[d].type == TRACE_EV_COMMUNICATION ||
+	       (a->gpu.roles[d] & ROLE_COMM_GPU);
+}
+
+/* Whether the call, or a host range around it, is a communication operator. */
+static int call_in_comm_op(const struct analysis *a, const struct store_track *t, uint32_t call)
+{
+	const struct store *s = &a->store;
+	for (uint32_t p = call; p != STORE_NONE; p = t->parent[p]) {
+		uint32_t d = store_ev_desc(t, p);
+		if ((a->gpu.roles[d] & ROLE_COMM_OP) || s->descs[d].type == TRACE_EV_COMMUNICATION)
+			return 1;
+	}
+	return 0;
+}
+
+static void gpu_count(struct analysis *a, const struct store_track *gt, size_t gi, uint8_t *flags)
+{
+	struct gpu_info *g = &a->gpu;
+	*flags |= GPU_COUNTED;
+	g->counted++;
+	g->counted_ns += gt->dur[gi];
+	g->counted_type_ns[store_ev_type(&a->store, gt, gi)] += gt->dur[gi];
+}
+
+/* Linked work counts by its call, in call order, through a cursor on the window. */
+static void gpu_flag_linked(struct analysis *a, uint32_t host)
+{
+	const struct store *s = &a->store;
+	const struct store_track *t = &s->tracks[host];
+	struct gpu_track *h = &a->gpu.tracks[host];
+	struct ivl_cursor at;
+	ivl_cursor_init(&at, &a->window);
+	uint32_t last = STORE_NONE;
+	int in = 0, comm = 0;
+	uint64_t clipped;
+	for (size_t k = 0; k < h->nlaunches; k++) {
+		const struct gpu_launch *l = &h->launches[k];
+		if (l->call != last) {
+			last = l->call;
+			in = analysis_clip_next(&at, t, l->call, &clipped);
+			comm = call_in_comm_op(a, t, l->call);
+		}
+		const struct store_track *gt = &s->tracks[l->track];
+		uint8_t *f = &a->gpu.tracks[l->track].flags[l->index];
+		if (comm || gpu_comm_by_itself(a, gt, l->index))
+			*f |= GPU_COMM;
+		if (in)
+			gpu_count(a, gt, l->index, f);
+	}
+}
+
+/* Work with no call counts by its own time. */
+static void gpu_flag_unlinked(struct analysis *a, uint32_t ti)
+{
+	const struct store_track *t = &a->store.tracks[ti];
+	uint8_t *flags = a->gpu.tracks[ti].flags;
+	struct ivl_cursor at;
+	ivl_cursor_init(&at, &a->window);
+	uint64_t clipped;
+	for (size_t i = 0; i < t->n; i++) {
+		if (!store_ev_is_gpu_work(&a->store, t, i) || (flags[i] & GPU_LINKED))
+			continue;
+		if (gpu_comm_by_itself(a, t, i))
+			flags[i] |= GPU_COMM;
+		if (analysis_clip_next(&at, t, i, &clipped))
+			gpu_count(a, t, i, &flags[i]);
+	}
+}
+
+static void gpu_roles(struct analysis *a)
+{
+	const struct store *s = &a->store;
+	a->gpu.roles = xcalloc(s->ndescs ? s->ndescs : 1, 1);
+	for (uint32_t d = 0; d < s->ndescs; d++) {
+		const char *name = store_name(s, s->descs[d].name);
+		unsigned type = s->descs[d].type;
+		if (trace_event_type_is_device(type) && gpu_is_comm_work_name(name))
+			a->gpu.roles[d] |= ROLE_COMM_GPU;
+		else if (!trace_event_type_is_device(type) && gpu_is_comm_op_name(name))
+			a->gpu.roles[d] |= ROLE_COMM_OP;
+	}
+}
+
+/* Once indexed (host) or looked up (streams), the ids have done their work:
+ * the extras that carried only an id (most API calls) go, which the memory
+ * peak is the better for. */
+static void gpu_drop_ids(struct store *s, enum store_track_kind kind)
+{
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		struct store_track *t = &s->tracks[ti];
+		if (t->kind != kind)
+			continue;
+		size_t k = 0;
+		for (size_t i = 0; i < t->nextra; i++)
+			if (t->extra[i].detail != STORE_NONE)
+				t->extra[k++] = t->extra[i];
+		if (k == t->nextra)
+			continue;
+		t->nextra = k;
+		t->extra_cap = k;
+		t->extra = xrealloc(t->extra, (k ? k : 1) * sizeof(*t->extra));
+	}
+}
+
+static void gpu_join(struct analysis *a, size_t *caps)
+{
+	const struct store *s = &a->store;
+	struct gpu_info *g = &a->gpu;
+	struct corr_map m;
+	corr_map_build(&m, s);
+	gpu_drop_ids(&a->store, STORE_TRACK_HOST);
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_DEVICE)
+			continue;
+		const struct corr_group *grp = corr_group_find(&m, t);
+		for (size_t k = 0; k < t->nextra; k++) {
+			const struct store_extra *x = &t->extra[k];
+			uint32_t call_track, call;
+			if (!x->corr || !store_ev_is_gpu_work(s, t, x->ev) ||
+			    !corr_map_find(&m, s, grp, t, x->corr, &call_track, &call))
+				continue;
+			g->tracks[ti].flags[x->ev] |= GPU_LINKED;
+			g->linked++;
+			launch_push(&g->tracks[call_track], &caps[call_track],
+				    (struct gpu_launch){call, ti, x->ev});
+		}
+	}
+	corr_map_free(&m);
+}
+
+void gpu_prepare(struct analysis *a)
+{
+	const struct store *s = &a->store;
+	struct gpu_info *g = &a->gpu;
+	g->tracks = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*g->tracks));
+	gpu_roles(a);
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_DEVICE)
+			continue;
+		g->tracks[ti].flags = xcalloc(t->n ? t->n : 1, 1);
+		for (size_t i = 0; i < t->n; i++)
+			g->work += store_ev_is_gpu_work(s, t, i);
+	}
+	g->has_gpu = g->work > 0;
+	if (!g->has_gpu)
+		return;
+	size_t *caps = xcalloc(s->ntracks, sizeof(*caps));
+	gpu_join(a, caps);
+	free(caps);
+	gpu_drop_ids(&a->store, STORE_TRACK_DEVICE);
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		struct gpu_track *h = &g->tracks[ti];
+		if (!h->nlaunches)
+			continue;
+		h->launches = xrealloc(h->launches, h->nlaunches * sizeof(*h->launches));
+		launches_sort(s, h->launches, h->nlaunches);
+		gpu_flag_linked(a, ti);
+	}
+	for (uint32_t ti = 0; ti < s->ntracks; ti++)
+		if (s->tracks[ti].kind == STORE_TRACK_DEVICE)
+			gpu_flag_unlinked(a, ti);
+}
+
+void gpu_free(struct gpu_info *g, uint32_t ntracks)
+{
+	for (uint32_t i = 0; g->tracks && i < ntracks; i++) {
+		free(g->tracks[i].flags);
+		free(g->tracks[i].launches);
+	}
+	free(g->tracks);
+	free(g->roles);
+	memset(g, 0, sizeof(*g));
+}

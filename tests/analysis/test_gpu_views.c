@@ -1,0 +1,708 @@
+/*
+ * test_gpu_views.c - every number of every view on the golden GPU trace
+ * (tracebuild.c draws its timeline), worked out by hand here: GPU work tied
+ * to its launching call and through it to the ranges around the call,
+ * overlaps across threads and streams, a kernel outside any operator, work
+ * with no call, a step with no GPU work, nested operators, copy kinds,
+ * allocations with a known peak, occupancy with known device properties,
+ * communication overlapping computation; then the correlation join's hash
+ * path, the store's details through the merge sort, and the end-of-run
+ * report's nvprof tables.
+ *
+ * The window is step 1 [1000, 11000) and step 2 [12000, 20000): 18000 ns.
+ * Counted GPU work (launched in the window, or with no call and in it):
+ *   gemm 2000 + 1000, gemm_grad 1000, nccl 3000, adam_kernel 1000, fill 200
+ *   (Kernel 8200); HtoD 400 + 500, DtoH 50, DtoD 100 (Memcpy 1050); Memset
+ *   100: 9350 ns, the 100% of GPU ratios. The orphan kernel [11200, 11700)
+ *   has no call and lies in the gap: not counted.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "lib/analysis/gpu.h"
+#include "lib/analysis/report.h"
+#include "lib/analysis/summary.h"
+#include "tests/analysis/tracebuild.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 18000.0
+#define GPU_ALL 9350.0
+
+static const struct view_opts opts = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_NS};
+
+static struct analysis golden;
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *path = tb_gpu_trace();
+	char err[512];
+	analysis_init(&golden);
+	if (analysis_load(&golden, path, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	analysis_prepare(&golden);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	analysis_free(&golden);
+	tb_cleanup();
+	return 0;
+}
+
+static struct table *build(const char *view, const struct view_opts *o)
+{
+	const struct view *v = view_find(view);
+	assert_non_null(v);
+	return v->build(v, &golden, o);
+}
+
+static void assert_near(double x, double y)
+{
+	if (fabs(x - y) > 1e-6 * (fabs(y) + 1))
+		fail_msg("%.9g != %.9g", x, y);
+}
+
+static double pct(double part, double whole)
+{
+	return 100.0 * part / whole;
+}
+
+/* The row at a path of names ("linear/matmul/gemm") in part p. */
+static const struct trow *path_row(const struct table *t, size_t p, const char *path)
+{
+	assert_true(p < t->nparts);
+	const struct tpart *part = &t->parts[p];
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", path);
+	size_t from = 0;
+	unsigned depth = 0;
+	const struct trow *found = NULL;
+	for (char *name = strtok(buf, "/"); name; name = strtok(NULL, "/"), depth++) {
+		found = NULL;
+		for (size_t i = from; i < part->nrows; i++) {
+			const struct trow *r = &part->rows[i];
+			if (r->depth < depth)
+				break;
+			if (r->depth == depth && strcmp(r->cells[0].v.text, name) == 0) {
+				found = r;
+				from = i + 1;
+				break;
+			}
+		}
+		if (!found)
+			fail_msg("no row '%s' in '%s'", path, t->title);
+	}
+	return found;
+}
+
+/* Name, Calls, then Total/Avg/Max/Min/Ratio from column col. */
+static void assert_stats(const struct trow *r, unsigned col, double total, double avg, double max,
+			 double min, double ratio)
+{
+	assert_true(r->cells[col].set);
+	assert_near(r->cells[col].v.ns, total);
+	assert_near(r->cells[col + 1].v.ns, avg);
+	assert_near(r->cells[col + 2].v.ns, max);
+	assert_near(r->cells[col + 3].v.ns, min);
+	assert_near(r->cells[col + 4].v.pct, ratio);
+}
+
+static void assert_unset(const struct trow *r, unsigned col, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		assert_false(r->cells[col + i].set);
+}
+
+static void assert_order(const struct table *t, size_t p, const char *const *names, size_t n)
+{
+	const struct tpart *part = &t->parts[p];
+	size_t k = 0;
+	for (size_t i = 0; i < part->nrows; i++) {
+		if (part->rows[i].depth)
+			continue;
+		if (k >= n || strcmp(part->rows[i].cells[0].v.text, names[k]) != 0)
+			fail_msg("row %zu of '%s' is '%s', expected '%s'", k, t->title,
+				 part->rows[i].cells[0].v.text, k < n ? names[k] : "(none)");
+		k++;
+	}
+	assert_int_equal(k, n);
+}
+
+/* The store track of a host thread (by tid) or a GPU stream (by stream id). */
+static uint32_t track_of(const struct analysis *a, int stream, uint64_t id)
+{
+	for (uint32_t i = 0; i < a->store.ntracks; i++) {
+		const struct store_track *t = &a->store.tracks[i];
+		if (stream ? t->kind == STORE_TRACK_DEVICE && t->stream == id
+			   : t->kind == STORE_TRACK_HOST && t->tid == id)
+			return i;
+	}
+	fail_msg("no track %s %llu", stream ? "stream" : "tid", (unsigned long long)id);
+	return 0;
+}
+
+/* ---- the join and what counts --------------------------------------------------- */
+
+static void test_correlation(void **state)
+{
+	(void)state;
+	const struct gpu_info *g = &golden.gpu;
+	assert_true(golden.from_steps);
+	assert_int_equal(golden.steps, 2); /* "ProfileStep#1" is a step by its name */
+	assert_int_equal(golden.window_ns, 18000);
+	assert_int_equal(g->work, 12);   /* 7 kernels (the orphan too), 5 copies and sets */
+	assert_int_equal(g->linked, 10); /* all but the orphan kernel and the DtoD copy */
+	assert_int_equal(g->counted, 11); /* the DtoD by its own time, not the orphan */
+	assert_int_equal(g->counted_ns, 9350);
+	assert_int_equal(g->counted_type_ns[TRACE_EV_KERNEL], 8200);
+	assert_int_equal(g->counted_type_ns[TRACE_EV_MEMCPY], 1050);
+	assert_int_equal(g->counted_type_ns[TRACE_EV_MEMSET], 100);
+	/* T0's calls launched 9 pieces, T1's one */
+	uint32_t t0 = track_of(&golden, 0, 10), t1 = track_of(&golden, 0, 11);
+	assert_int_equal(g->tracks[t0].nlaunches, 9);
+	assert_int_equal(g->tracks[t1].nlaunches, 1);
+	for (size_t k = 1; k < g->tracks[t0].nlaunches; k++)
+		assert_true(g->tracks[t0].launches[k - 1].call <= g->tracks[t0].launches[k].call);
+	/* the NCCL kernel is communication, by its name and by its operator */
+	uint32_t s1i = track_of(&golden, 1, 13);
+	const struct store_track *s1 = &golden.store.tracks[s1i];
+	assert_int_equal(s1->n, 5); /* and the step's copy, which is no GPU work */
+	for (size_t i = 0; i < s1->n; i++) {
+		const char *name = store_name(&golden.store,
+					      golden.store.descs[store_ev_desc(s1, i)].name);
+		assert_int_equal((g->tracks[s1i].flags[i] & GPU_COMM) != 0,
+				 strcmp(name, "ncclKernel_AllReduce") == 0);
+	}
+}
+
+/* ---- Device, Overview, Distributed ---------------------------------------------------- */
+
+static void test_device_overview_distributed(void **state)
+{
+	(void)state;
+	/* GPU0 ran kernels [2500, 5500), [6400, 7400) and [8400, 11400) clipped
+	 * to [8400, 11000): 3000 + 1000 + 2600 = 6600 of 18000 */
+	struct table *t = build("device", &opts);
+	assert_near(path_row(t, 0, "GPU0")->cells[1].v.pct, pct(6600, WINDOW));
+	table_free(t);
+
+	t = build("overview", &opts);
+	const struct trow *r = path_row(t, 0, "ProfileStep");
+	assert_int_equal(r->cells[1].v.count, 2);
+	assert_near(r->cells[2].v.ns, 18000);
+	static const struct {
+		const char *type;
+		uint64_t calls;
+		double ns;
+	} host[] = {
+		{"Forward", 2, 8000},	  {"Operator", 8, 7690},      {"UserDefined", 2, 3500},
+		{"Dataloader", 2, 3000},  {"Backward", 1, 3000},      {"CudaRuntime", 11, 1370},
+		{"Optimization", 1, 1000}, {"OperatorInner", 1, 800},
+	};
+	for (unsigned i = 0; i < sizeof(host) / sizeof(host[0]); i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "ProfileStep/%s", host[i].type);
+		r = path_row(t, 0, path);
+		assert_int_equal(r->depth, 1);
+		assert_ptr_equal(r, &t->parts[0].rows[i + 1]); /* longest first */
+		assert_int_equal(r->cells[1].v.count, host[i].calls);
+		assert_near(r->cells[2].v.ns, host[i].ns);
+		assert_near(r->cells[3].v.pct, pct(host[i].ns, WINDOW));
+	}
+	assert_int_equal(t->parts[0].nrows, 9); /* a copy range on a thread is no host type */
+	assert_int_equal(t->nparts, 2);
+	static const struct {
+		const char *type;
+		uint64_t calls;
+		double ns;
+	} dev[] = {
+		/* the orphan in the gap is not in the window */
+		{"Kernel", 6, 6600},
+		/* [1800, 2300) [5200, 5600) [5900, 5950) [6000, 6100) */
+		{"Memcpy", 4, 1050},
+		{"Memset", 1, 100},
+		/* the NCCL kernel, clipped to the window */
+		{"Communication", 1, 2600},
+	};
+	for (unsigned i = 0; i < 4; i++) {
+		r = &t->parts[1].rows[i];
+		assert_string_equal(r->cells[0].v.text, dev[i].type);
+		assert_int_equal(r->cells[1].v.count, dev[i].calls);
+		assert_near(r->cells[2].v.ns, dev[i].ns);
+		assert_near(r->cells[3].v.pct, pct(dev[i].ns, WINDOW));
+	}
+	table_free(t);
+
+	/* Communication 2600; Computation: gemm [2500, 5500), gemm_grad 1000,
+	 * adam_kernel 1000, fill 200 = 5200; Overlap: adam_kernel and fill ran
+	 * under the NCCL kernel: 1200; 5200 + 2600 - 1200 = 6600 = Kernel */
+	t = build("distributed", &opts);
+	assert_near(path_row(t, 0, "ProfileStep")->cells[1].v.ns, 18000);
+	assert_near(path_row(t, 0, "ProfileStep/Communication")->cells[1].v.ns, 2600);
+	assert_near(path_row(t, 0, "ProfileStep/Computation")->cells[1].v.ns, 5200);
+	assert_near(path_row(t, 0, "ProfileStep/Overlap")->cells[1].v.ns, 1200);
+	assert_near(path_row(t, 0, "ProfileStep/Overlap")->cells[2].v.pct, pct(1200, WINDOW));
+	table_free(t);
+}
+
+/* ---- Model ----------------------------------------------------------------------------- */
+
+static void test_model(void **state)
+{
+	(void)state;
+	struct table *t = build("model", &opts);
+	const struct trow *r = path_row(t, 0, "ProfileStep");
+	assert_int_equal(r->cells[1].v.count, 2);
+	assert_stats(r, 2, 18000, 9000, 10000, 8000, 100);
+	/* step 1 launched everything but T1's copy (500) and the DtoD (no
+	 * call): 8750; step 2 nothing */
+	assert_stats(r, 7, 8750, 4375, 8750, 0, pct(8750, GPU_ALL));
+	r = path_row(t, 0, "ProfileStep/Dataloader"); /* T0 [1000, 2000), T1 [12000, 14000) */
+	assert_stats(r, 2, 3000, 1500, 2000, 1000, pct(3000, WINDOW));
+	assert_stats(r, 7, 0, 0, 0, 0, 0);
+	r = path_row(t, 0, "ProfileStep/Forward"); /* gemm 2000 + 1000, HtoD 400, DtoH 50 */
+	assert_stats(r, 2, 8000, 4000, 4000, 4000, pct(8000, WINDOW));
+	assert_stats(r, 7, 3450, 1725, 3450, 0, pct(3450, GPU_ALL));
+	r = path_row(t, 0, "ProfileStep/Backward"); /* gemm_grad 1000, nccl 3000 */
+	assert_stats(r, 2, 3000, 3000, 3000, 3000, pct(3000, WINDOW));
+	assert_stats(r, 7, 4000, 4000, 4000, 4000, pct(4000, GPU_ALL));
+	r = path_row(t, 0, "ProfileStep/Optimization");
+	assert_stats(r, 7, 1000, 1000, 1000, 1000, pct(1000, GPU_ALL));
+	/* Others: the phases cover [1000, 10000) and [12000, 17000) (the two
+	 * Dataloaders and Forward of step 2 overlap across threads): 18000 -
+	 * 14000; GPU: fill 200 + memset 100 + T1's copy 500 + DtoD 100 */
+	r = path_row(t, 0, "ProfileStep/Others");
+	assert_false(r->cells[1].set);
+	assert_near(r->cells[2].v.ns, 4000);
+	assert_near(r->cells[6].v.pct, pct(4000, WINDOW));
+	assert_near(r->cells[7].v.ns, 900);
+	assert_near(r->cells[11].v.pct, pct(900, GPU_ALL));
+	table_free(t);
+}
+
+/* ---- Operator ------------------------------------------------------------------------------ */
+
+static void test_operator(void **state)
+{
+	(void)state;
+	struct table *t = build("operator", &opts);
+	assert_int_equal(t->nparts, 1);
+	assert_string_equal(t->parts[0].title, "Thread: All threads merged");
+	/* matmul: [2100, 3100) launched gemm 2000, [3300, 4300) in linear gemm
+	 * 1000, [13100, 14100) nothing */
+	const struct trow *r = path_row(t, 0, "matmul");
+	assert_int_equal(r->cells[1].v.count, 3);
+	assert_stats(r, 2, 3000, 1000, 1000, 1000, pct(3000, WINDOW));
+	assert_stats(r, 7, 3000, 1000, 2000, 0, pct(3000, GPU_ALL));
+	r = path_row(t, 0, "linear"); /* gemm 1000 through the inner matmul, HtoD 400 */
+	assert_stats(r, 2, 2600, 2600, 2600, 2600, pct(2600, WINDOW));
+	assert_stats(r, 7, 1400, 1400, 1400, 1400, pct(1400, GPU_ALL));
+	assert_stats(path_row(t, 0, "matmul_grad"), 7, 1000, 1000, 1000, 1000, pct(1000, GPU_ALL));
+	assert_stats(path_row(t, 0, "nccl:all_reduce"), 7, 3000, 3000, 3000, 3000,
+		     pct(3000, GPU_ALL));
+	assert_stats(path_row(t, 0, "adam"), 2, 250, 250, 250, 250, pct(250, WINDOW));
+	assert_stats(path_row(t, 0, "to_cpu"), 7, 50, 50, 50, 50, pct(50, GPU_ALL));
+	static const char *const by_cpu[] = {"matmul", "linear", "matmul_grad", "nccl:all_reduce",
+					     "adam", "to_cpu"};
+	assert_order(t, 0, by_cpu, 6);
+	table_free(t);
+
+	struct view_opts o = opts;
+	static const struct {
+		enum sort_key key;
+		const char *order[6];
+	} sorts[] = {
+		/* ties on the GPU key go by CPU total */
+		{SORT_GPU_TOTAL, {"matmul", "nccl:all_reduce", "linear", "matmul_grad", "adam", "to_cpu"}},
+		{SORT_GPU_MAX, {"nccl:all_reduce", "matmul", "linear", "matmul_grad", "adam", "to_cpu"}},
+		{SORT_GPU_MIN, {"matmul", "to_cpu", "matmul_grad", "adam", "linear", "nccl:all_reduce"}},
+		{SORT_GPU_AVG, {"nccl:all_reduce", "linear", "matmul", "matmul_grad", "adam", "to_cpu"}},
+		{SORT_CPU_MIN, {"to_cpu", "adam", "nccl:all_reduce", "matmul", "matmul_grad", "linear"}},
+	};
+	for (unsigned k = 0; k < sizeof(sorts) / sizeof(sorts[0]); k++) {
+		o.sort = sorts[k].key;
+		t = build("operator", &o);
+		assert_order(t, 0, sorts[k].order, 6);
+		table_free(t);
+	}
+
+	o = opts;
+	o.thread_sep = 1;
+	t = build("operator", &o);
+	assert_int_equal(t->nparts, 1); /* T1 has no operators */
+	assert_string_equal(t->parts[0].title, "Thread: 10 (main)");
+	table_free(t);
+}
+
+static void test_operator_detail(void **state)
+{
+	(void)state;
+	struct view_opts o = opts;
+	o.op_detail = 1;
+	struct table *t = build("operator", &o);
+	/* the outermost operators only: the matmul inside linear is its child */
+	static const char *const tops[] = {"linear", "matmul", "matmul_grad", "nccl:all_reduce",
+					   "adam", "to_cpu"};
+	assert_order(t, 0, tops, 6);
+	const struct trow *r = path_row(t, 0, "matmul");
+	assert_int_equal(r->cells[1].v.count, 2);
+	assert_stats(r, 2, 2000, 1000, 1000, 1000, pct(2000, WINDOW));
+	assert_stats(r, 7, 2000, 1000, 2000, 0, pct(2000, GPU_ALL));
+	/* a child's Ratio is its share of its parent's Total */
+	r = path_row(t, 0, "matmul/matmul::compute");
+	assert_stats(r, 2, 800, 800, 800, 800, pct(800, 2000));
+	assert_stats(r, 7, 2000, 2000, 2000, 2000, 100);
+	r = path_row(t, 0, "matmul/matmul::compute/gemm");
+	assert_int_equal(r->cells[1].v.count, 1);
+	assert_unset(r, 2, 5); /* GPU work: CPU "-" */
+	assert_stats(r, 7, 2000, 2000, 2000, 2000, 100);
+	r = path_row(t, 0, "linear/matmul");
+	assert_stats(r, 2, 1000, 1000, 1000, 1000, pct(1000, 2600));
+	assert_stats(r, 7, 1000, 1000, 1000, 1000, pct(1000, 1400));
+	assert_stats(path_row(t, 0, "linear/matmul/gemm"), 7, 1000, 1000, 1000, 1000, 100);
+	/* launched by linear's own cudaMemcpyAsync: under linear */
+	r = path_row(t, 0, "linear/Memcpy HtoD (Pinned -> Device)");
+	assert_stats(r, 7, 400, 400, 400, 400, pct(400, 1400));
+	/* GPU rows come after the host ranges */
+	const struct tpart *p = &t->parts[0];
+	assert_string_equal(p->rows[1].cells[0].v.text, "matmul");
+	assert_string_equal(p->rows[3].cells[0].v.text, "Memcpy HtoD (Pinned -> Device)");
+	r = path_row(t, 0, "to_cpu/GpuMemcpySync:GPU->CPU");
+	assert_stats(r, 2, 130, 130, 130, 130, pct(130, 140));
+	assert_stats(path_row(t, 0, "to_cpu/GpuMemcpySync:GPU->CPU/Memcpy DtoH (Device -> Pageable)"),
+		     7, 50, 50, 50, 50, 100);
+	assert_stats(path_row(t, 0, "nccl:all_reduce/ncclKernel_AllReduce"), 7, 3000, 3000, 3000,
+		     3000, 100);
+	assert_int_equal(p->nrows, 16);
+	table_free(t);
+}
+
+/* ---- Kernel -------------------------------------------------------------------------------- */
+
+static void test_kernel(void **state)
+{
+	(void)state;
+	struct table *t = build("kernel", &opts);
+	static const char *const order[] = {"gemm", "ncclKernel_AllReduce", "adam_kernel",
+					    "gemm_grad", "fill"};
+	assert_order(t, 0, order, 5);
+	/* GPU0: 4 SMs, 2048 threads and 16 blocks per SM, 65536 registers and
+	 * bytes of shared memory per SM.
+	 * gemm #1: 8 blocks of 256 threads, 32 registers: 2 blocks per SM; an SM
+	 *   holds min(16, 2048/256 = 8, 65536/(32*256) = 8) = 8; 2 x 256 / 2048 = 25%.
+	 * gemm #2: 64 blocks of 128, 64 registers, 4096 + 4096 bytes: 16 per SM;
+	 *   holds min(16, 16, 65536/(64*128) = 8, 65536/8192 = 8) = 8; 8 x 128 / 2048 = 50%.
+	 *   Weighted by 2000 and 1000 ns: (2*2000 + 16*1000) / 3000 blocks per SM,
+	 *   (25*2000 + 50*1000) / 3000 %. */
+	const struct trow *r = path_row(t, 0, "gemm");
+	assert_int_equal(r->cells[1].v.count, 2);
+	assert_stats(r, 2, 3000, 1500, 2000, 1000, pct(3000, GPU_ALL));
+	assert_near(r->cells[7].v.real, 20000.0 / 3000.0);
+	assert_near(r->cells[8].v.pct, 100000.0 / 3000.0);
+	/* no launch configuration: no estimate */
+	r = path_row(t, 0, "ncclKernel_AllReduce");
+	assert_stats(r, 2, 3000, 3000, 3000, 3000, pct(3000, GPU_ALL));
+	assert_false(r->cells[7].set);
+	assert_false(r->cells[8].set);
+	/* gemm_grad: 4 blocks of 32 x 2: 1 per SM, holds 16: 64 / 2048 */
+	r = path_row(t, 0, "gemm_grad");
+	assert_near(r->cells[7].v.real, 1.0);
+	assert_near(r->cells[8].v.pct, 100.0 * 64 / 2048);
+	/* adam_kernel: 4 blocks of 1024, 64 registers: holds min(2, 65536/65536 = 1) */
+	r = path_row(t, 0, "adam_kernel");
+	assert_near(r->cells[8].v.pct, 50.0);
+	/* fill: 1 block of 33 threads (2 warps): 0.25 per SM, 0.25 x 33 / 2048 */
+	r = path_row(t, 0, "fill");
+	assert_near(r->cells[7].v.real, 0.25);
+	assert_near(r->cells[8].v.pct, 100.0 * 0.25 * 33 / 2048);
+	assert_stats(r, 2, 200, 200, 200, 200, pct(200, GPU_ALL));
+	table_free(t);
+
+	struct view_opts o = opts;
+	o.thread_sep = 1;
+	t = build("kernel", &o);
+	assert_int_equal(t->nparts, 2);
+	assert_string_equal(t->parts[0].title, "Stream: GPU0 stream 7");
+	assert_string_equal(t->parts[1].title, "Stream: GPU0 stream 13");
+	assert_int_equal(t->parts[0].nrows, 4);
+	assert_int_equal(t->parts[1].nrows, 1);
+	table_free(t);
+}
+
+static void test_occupancy_formula(void **state)
+{
+	(void)state;
+	struct trace_device d = {.sm_count = 132, .max_threads_per_sm = 2048,
+				 .max_blocks_per_sm = 32, .warp_size = 32, .regs_per_sm = 65536,
+				 .smem_per_sm = 233472};
+	double bps, occ;
+	/* 264 blocks of 256 threads, 128 registers: 2 per SM; an SM holds
+	 * min(32, 8, 65536 / (128 * 256) = 2) = 2: 2 x 256 / 2048 = 25% */
+	assert_true(gpu_occupancy(&d, 264, 256, 128, 0, &bps, &occ));
+	assert_near(bps, 2.0);
+	assert_near(occ, 25.0);
+	/* 1320 blocks of 64 threads with 100 KB of shared memory each: 10 per SM;
+	 * holds min(32, 32, 233472 / 102400 = 2) = 2: 2 x 64 / 2048 */
+	assert_true(gpu_occupancy(&d, 1320, 64, 0, 102400, &bps, &occ));
+	assert_near(bps, 10.0);
+	assert_near(occ, 6.25);
+	assert_false(gpu_occupancy(&d, 0, 64, 0, 0, &bps, &occ));
+	d.sm_count = 0;
+	assert_false(gpu_occupancy(&d, 8, 64, 0, 0, &bps, &occ));
+	assert_false(gpu_occupancy(NULL, 8, 64, 0, 0, &bps, &occ));
+}
+
+/* ---- Memory Manipulation -------------------------------------------------------------- */
+
+static void test_memory_manipulation(void **state)
+{
+	(void)state;
+	struct table *t = build("memory-manipulation", &opts);
+	static const char *const order[] = {
+		"GpuMemcpySync:GPU->CPU",
+		"cudaMemcpy DtoH (Device -> Pageable, sync)",
+		"cudaMemcpyAsync HtoD (Pageable -> Device, async)",
+		"cudaMemcpyAsync HtoD (Pinned -> Device, async)",
+		"cudaMemsetAsync Memset (Device, async)",
+		"(no API call) DtoD (Device -> Device, sync)",
+	};
+	assert_order(t, 0, order, 6);
+	const struct trow *r = path_row(t, 0, order[0]); /* the framework's copy range */
+	assert_stats(r, 2, 130, 130, 130, 130, pct(130, WINDOW));
+	assert_stats(r, 7, 50, 50, 50, 50, pct(50, GPU_ALL));
+	r = path_row(t, 0, order[1]);
+	assert_stats(r, 2, 120, 120, 120, 120, pct(120, WINDOW));
+	assert_stats(r, 7, 50, 50, 50, 50, pct(50, GPU_ALL));
+	r = path_row(t, 0, order[2]); /* on the worker thread */
+	assert_stats(r, 2, 100, 100, 100, 100, pct(100, WINDOW));
+	assert_stats(r, 7, 500, 500, 500, 500, pct(500, GPU_ALL));
+	r = path_row(t, 0, order[3]);
+	assert_stats(r, 7, 400, 400, 400, 400, pct(400, GPU_ALL));
+	r = path_row(t, 0, order[4]);
+	assert_stats(r, 2, 50, 50, 50, 50, pct(50, WINDOW));
+	assert_stats(r, 7, 100, 100, 100, 100, pct(100, GPU_ALL));
+	r = path_row(t, 0, order[5]);
+	assert_int_equal(r->cells[1].v.count, 1);
+	assert_unset(r, 2, 5);
+	assert_stats(r, 7, 100, 100, 100, 100, pct(100, GPU_ALL));
+	table_free(t);
+}
+
+/* ---- Memory -------------------------------------------------------------------------------- */
+
+static int64_t fact(const struct tpart *p, const char *key)
+{
+	for (size_t i = 0; i < p->nfacts; i++)
+		if (strcmp(p->facts[i].key, key) == 0)
+			return p->facts[i].value;
+	fail_msg("no fact '%s'", key);
+	return 0;
+}
+
+static void assert_sums(const struct trow *r, unsigned col, int64_t alloc, int64_t freed,
+			uint64_t count)
+{
+	assert_int_equal(r->cells[col].v.bytes, alloc);
+	assert_int_equal(r->cells[col + 1].v.bytes, freed);
+	assert_int_equal(r->cells[col + 2].v.bytes, alloc - freed);
+	assert_int_equal(r->cells[col + 3].v.count, count);
+}
+
+static void test_memory(void **state)
+{
+	(void)state;
+	struct table *t = build("memory", &opts);
+	assert_int_equal(t->nparts, 2);
+	const struct tpart *gpu = &t->parts[0], *host = &t->parts[1];
+	assert_string_equal(gpu->label, "GPU0");
+	assert_string_equal(host->label, "Host");
+	/* in use on GPU0: 1000, 1500, 3500, 2500, 2000, then 5000 as the event
+	 * at 10250 reports, 105000 from 11500 (the gap) to 12500, in step 2's
+	 * window from 12000: the peak; 5000 after */
+	assert_int_equal(fact(gpu, "peak_in_use_bytes"), 105000);
+	assert_int_equal(fact(gpu, "allocated_bytes"), 1000 + 500 + 2000 + 300);
+	assert_int_equal(fact(gpu, "freed_bytes"), 1000 + 500 + 100000);
+	assert_string_equal(gpu->title,
+			    "GPU0: peak 102.54 KB in use, 3.71 KB allocated, 99.12 KB freed");
+	static const char *const order[] = {"matmul", "linear", "(no operator)"};
+	assert_order(t, 0, order, 3);
+	/* matmul: +1000 and +500 (its inner range) in the first, +2000 and
+	 * -1000 in the one inside linear; all its own */
+	const struct trow *r = path_row(t, 0, "matmul");
+	assert_int_equal(r->cells[1].v.count, 3);
+	assert_sums(r, 2, 3500, 1000, 3);
+	assert_sums(r, 6, 3500, 1000, 3);
+	/* linear: the inner matmul's +2000 -1000, its own -500 */
+	r = path_row(t, 0, "linear");
+	assert_sums(r, 2, 2000, 1500, 1);
+	assert_sums(r, 6, 0, 500, 0);
+	/* outside every operator, in the window: +300, -100000 (+100000 in the
+	 * gap is no row) */
+	r = path_row(t, 0, "(no operator)");
+	assert_false(r->cells[1].set);
+	assert_sums(r, 2, 300, 100000, 1);
+	assert_int_equal(fact(host, "peak_in_use_bytes"), 64);
+	assert_sums(path_row(t, 1, "matmul"), 2, 64, 0, 1);
+	table_free(t);
+}
+
+/* ---- UserDefined, nvprof, the report ------------------------------------------------------ */
+
+static void test_userdefined(void **state)
+{
+	(void)state;
+	struct table *t = build("userdefined", &opts);
+	assert_int_equal(t->parts[0].nrows, 1); /* "ProfileStep#1" went to the steps */
+	const struct trow *r = path_row(t, 0, "prefetch");
+	assert_stats(r, 2, 3500, 1750, 2500, 1000, pct(3500, WINDOW));
+	assert_stats(r, 7, 500, 250, 500, 0, pct(500, GPU_ALL)); /* T1's HtoD */
+	table_free(t);
+}
+
+static void test_nvprof(void **state)
+{
+	(void)state;
+	struct table *t = build("nvprof", &opts);
+	assert_int_equal(t->nparts, 2);
+	assert_string_equal(t->parts[0].title, "GPU activities");
+	static const struct {
+		const char *name;
+		uint64_t calls;
+		double total, min, max;
+	} gpu[] = {
+		{"gemm", 2, 3000, 1000, 2000},
+		{"ncclKernel_AllReduce", 1, 3000, 3000, 3000},
+		{"adam_kernel", 1, 1000, 1000, 1000},
+		{"gemm_grad", 1, 1000, 1000, 1000},
+		{"[CUDA memcpy HtoD]", 2, 900, 400, 500},
+		{"fill", 1, 200, 200, 200},
+		{"[CUDA memcpy DtoD]", 1, 100, 100, 100},
+		{"[CUDA memset]", 1, 100, 100, 100},
+		{"[CUDA memcpy DtoH]", 1, 50, 50, 50},
+	};
+	assert_int_equal(t->parts[0].nrows, 9);
+	for (unsigned i = 0; i < 9; i++) {
+		const struct trow *r = &t->parts[0].rows[i];
+		assert_string_equal(r->cells[6].v.text, gpu[i].name);
+		assert_near(r->cells[0].v.pct, pct(gpu[i].total, GPU_ALL));
+		assert_near(r->cells[1].v.ns, gpu[i].total);
+		assert_int_equal(r->cells[2].v.count, gpu[i].calls);
+		assert_near(r->cells[3].v.ns, gpu[i].total / gpu[i].calls);
+		assert_near(r->cells[4].v.ns, gpu[i].min);
+		assert_near(r->cells[5].v.ns, gpu[i].max);
+	}
+	/* API calls: 6 launches, cudaStreamSynchronize 400, 2 cudaMemcpyAsync,
+	 * cudaMemcpy 120, cudaMemsetAsync 50: 1370 */
+	static const struct {
+		const char *name;
+		double total;
+	} api[] = {{"cudaLaunchKernel", 600}, {"cudaStreamSynchronize", 400},
+		   {"cudaMemcpyAsync", 200},  {"cudaMemcpy", 120},
+		   {"cudaMemsetAsync", 50}};
+	assert_string_equal(t->parts[1].title, "API calls");
+	assert_int_equal(t->parts[1].nrows, 5);
+	for (unsigned i = 0; i < 5; i++) {
+		const struct trow *r = &t->parts[1].rows[i];
+		assert_string_equal(r->cells[6].v.text, api[i].name);
+		assert_near(r->cells[0].v.pct, pct(api[i].total, 1370));
+		assert_near(r->cells[1].v.ns, api[i].total);
+	}
+	table_free(t);
+}
+
+static void test_report(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(report_run_summary(golden.store.files[0].path, f, 77), 0);
+	fclose(f);
+	static const char *const expect[] = {
+		"==77== Profiling result:\n"
+		"Time(%)       Time     Calls        Avg        Min        Max  Name\n"
+		" 32.09%   3.0000us         2   1.5000us   1.0000us   2.0000us  gemm\n"
+		" 32.09%   3.0000us         1   3.0000us   3.0000us   3.0000us  ncclKernel_AllReduce\n",
+		"  9.63%      900ns         2      450ns      400ns      500ns  [CUDA memcpy HtoD]\n",
+		"==77== API calls:\n"
+		"Time(%)       Time     Calls        Avg        Min        Max  Name\n"
+		" 43.80%      600ns         6      100ns      100ns      100ns  cudaLaunchKernel\n",
+		"==77== NVTX ranges:\n",
+		" 14.44%   2.6000us         1   2.6000us   2.6000us   2.6000us  linear\n",
+	};
+	for (unsigned i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+		if (!strstr(buf, expect[i]))
+			fail_msg("no\n%s\nin\n%s", expect[i], buf);
+	assert_null(strstr(buf, "  cudaLaunchKernel\n==77== NVTX")); /* API calls are no range */
+	free(buf);
+}
+
+/* ---- the join's hash, for correlation ids far apart ------------------------------------- */
+
+static void test_sparse_correlation(void **state)
+{
+	(void)state;
+	struct tb b;
+	tb_open(&b, "sparse.gpdl", "h", 10, 0);
+	tb_thread(&b, 0, 10, "main");
+	tb_stream(&b, 1, 0, 7);
+	uint32_t op = tb_desc(&b, "op", TRACE_EV_OPERATOR);
+	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
+	uint32_t k = tb_desc(&b, "k", TRACE_EV_KERNEL);
+	static const uint64_t ids[] = {7, 1000000, 5000000000ull};
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t at = 1000 + 1000 * i;
+		tb_call(&b, 0, launch, at + 100, 100, ids[i]);
+		tb_range(&b, 0, op, at, 500);
+		tb_kernel(&b, 1, k, at + 300, 100 * (i + 1), ids[2 - i] + (i == 1), 1, 32, 1, 0, 0,
+			  0);
+	}
+	const char *path = tb_close(&b, 10000);
+	struct analysis a;
+	char err[256];
+	analysis_init(&a);
+	if (analysis_load(&a, path, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	analysis_prepare(&a);
+	/* kernel 0 (100 ns) has id 5000000000: the third call's; kernel 2
+	 * (300 ns) id 7: the first's; kernel 1 has 1000001, which no call has */
+	uint32_t host = track_of(&a, 0, 10);
+	assert_int_equal(a.gpu.linked, 2);
+	assert_int_equal(a.gpu.tracks[host].nlaunches, 2);
+	assert_int_equal(a.gpu.tracks[host].launches[0].index, 2);
+	assert_int_equal(a.gpu.tracks[host].launches[1].index, 0);
+	struct table *t = view_operator(view_find("operator"), &a, &opts);
+	assert_stats(path_row(t, 0, "op"), 7, 400, 400.0 / 3, 300, 0, pct(400, 600));
+	table_free(t);
+	analysis_free(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_correlation),
+		cmocka_unit_test(test_device_overview_distributed),
+		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_operator),
+		cmocka_unit_test(test_operator_detail),
+		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_occupancy_formula),
+		cmocka_unit_test(test_memory_manipulation),
+		cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_userdefined),
+		cmocka_unit_test(test_nvprof),
+		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_sparse_correlation),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
