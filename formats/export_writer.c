@@ -110,40 +110,15 @@ int export_writer_run(struct export_writer *w, struct trace_reader *r)
 
 /* ---- GPU work ------------------------------------------------------------ */
 
-const char *export_copy_kind_name(unsigned kind)
-{
-	static const char *const names[] = {
-		[TRACE_COPY_HTOD] = "HtoD", [TRACE_COPY_DTOH] = "DtoH", [TRACE_COPY_HTOA] = "HtoA",
-		[TRACE_COPY_ATOH] = "AtoH", [TRACE_COPY_ATOA] = "AtoA", [TRACE_COPY_ATOD] = "AtoD",
-		[TRACE_COPY_DTOA] = "DtoA", [TRACE_COPY_DTOD] = "DtoD", [TRACE_COPY_HTOH] = "HtoH",
-		[TRACE_COPY_PTOP] = "PtoP",
-	};
-	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "<unknown>";
-}
-
-const char *export_memory_kind_name(unsigned kind)
-{
-	static const char *const names[] = {
-		[TRACE_MEM_PAGEABLE] = "Pageable",
-		[TRACE_MEM_PINNED] = "Pinned",
-		[TRACE_MEM_DEVICE] = "Device",
-		[TRACE_MEM_ARRAY] = "Array",
-		[TRACE_MEM_MANAGED] = "Managed",
-		[TRACE_MEM_DEVICE_STATIC] = "Device Static",
-		[TRACE_MEM_MANAGED_STATIC] = "Managed Static",
-	};
-	return kind < sizeof(names) / sizeof(names[0]) && names[kind] ? names[kind] : "Unknown";
-}
-
 void export_memcpy_name(char *buf, size_t size, const struct trace_event_ext *x)
 {
-	snprintf(buf, size, "Memcpy %s (%s -> %s)", export_copy_kind_name(x->copy_kind),
-		 export_memory_kind_name(x->src_kind), export_memory_kind_name(x->dst_kind));
+	snprintf(buf, size, "Memcpy %s (%s -> %s)", trace_copy_kind_name(x->copy_kind),
+		 trace_memory_kind_name(x->src_kind), trace_memory_kind_name(x->dst_kind));
 }
 
 void export_memset_name(char *buf, size_t size, const struct trace_event_ext *x)
 {
-	snprintf(buf, size, "Memset (%s)", export_memory_kind_name(x->dst_kind));
+	snprintf(buf, size, "Memset (%s)", trace_memory_kind_name(x->dst_kind));
 }
 
 static uint64_t dims_product(const uint32_t d[3])

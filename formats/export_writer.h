@@ -53,12 +53,6 @@ int export_writer_run(struct export_writer *w, struct trace_reader *r);
 
 /* ---- what every exporter says the same way about GPU work (1.1) -------- */
 
-/* CUPTI's short names: "HtoD", "DtoH", ..., "PtoP"; "<unknown>" otherwise. */
-const char *export_copy_kind_name(unsigned kind);
-/* "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static",
- * "Managed Static"; "Unknown" otherwise. */
-const char *export_memory_kind_name(unsigned kind);
-
 /* The PyTorch profiler's names for copies and sets, written into buf:
  * "Memcpy HtoD (Pageable -> Device)", "Memset (Device)". */
 void export_memcpy_name(char *buf, size_t size, const struct trace_event_ext *x);

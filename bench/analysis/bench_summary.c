@@ -16,6 +16,7 @@
  * file size. Never fails on time. GPDL_THREADS limits the threads the views
  * use (parallel.h); `taskset -c 0,1` the cores.
  */
+#include "bench/bench.h"
 #include "bench/trace/trace_gen.h"
 #include "lib/analysis/parallel.h"
 #include "lib/analysis/summary.h"
@@ -38,13 +39,6 @@ struct figures {
 	double load, load_cpu, prepare, prepare_cpu, views, views_cpu;
 	double rss; /* bytes */
 };
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double cpu_seconds(void)
 {
@@ -84,17 +78,17 @@ static void measure(const char *trace, const struct summary_opts *o, struct figu
 	}
 	struct analysis a;
 	char err[1024];
-	double c0 = cpu_seconds(), t0 = now();
+	double c0 = cpu_seconds(), t0 = bench_now();
 	analysis_init(&a);
 	if (analysis_load(&a, trace, err, sizeof(err)) != 0) {
 		fprintf(stderr, "bench-analysis-summary: %s\n", err);
 		return;
 	}
-	double t1 = now(), c1 = cpu_seconds();
+	double t1 = bench_now(), c1 = cpu_seconds();
 	analysis_prepare(&a);
-	double t2 = now(), c2 = cpu_seconds();
+	double t2 = bench_now(), c2 = cpu_seconds();
 	int rc = summary_write(&a, o, sink);
-	double t3 = now(), c3 = cpu_seconds();
+	double t3 = bench_now(), c3 = cpu_seconds();
 	fg->events = a.events;
 	fg->gpu_work = a.gpu.work;
 	analysis_free(&a);

@@ -24,6 +24,7 @@
  * memory is sampled every million events and at the end; the peak comes from
  * getrusage, over the whole program. Prints figures; never fails on time.
  */
+#include "bench/bench.h"
 #include "bench/trace/trace_gen.h"
 #include "formats/chrome/chrome_writer.h"
 #include "formats/csv/csv_export.h"
@@ -53,25 +54,6 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t n)
 	return (ssize_t)n;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long rss_kib(void)
-{
-	long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f) {
-		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-			resident = 0;
-		fclose(f);
-	}
-	return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 /* The writer's event callback, wrapped to sample memory as it runs: the
  * export interface makes a writer a table any caller can decorate. */
 static int (*inner_event)(struct export_writer *w, const struct trace_event *e);
@@ -82,7 +64,7 @@ static unsigned nsamples;
 static int sampling_event(struct export_writer *w, const struct trace_event *e)
 {
 	if (++seen % BENCH_SAMPLE_EVERY == 0 && nsamples < BENCH_MAX_SAMPLES)
-		samples[nsamples++] = rss_kib();
+		samples[nsamples++] = bench_rss_kib();
 	return inner_event(w, e);
 }
 
@@ -172,7 +154,7 @@ static double close_outputs(struct outputs *o, int csv)
 
 static int bench_export(const char *what, const char *trace, int csv, const char *outpath)
 {
-	long rss_start = rss_kib();
+	long rss_start = bench_rss_kib();
 	char err[512];
 	struct trace_reader *r = trace_reader_open(trace, err, sizeof(err));
 	if (!r) {
@@ -190,10 +172,10 @@ static int bench_export(const char *what, const char *trace, int csv, const char
 	struct export_writer *w = csv ? csv_export_new(o.f) : chrome_writer_new(o.f[0]);
 	inner_event = w->event;
 	w->event = sampling_event;
-	double t0 = now();
+	double t0 = bench_now();
 	int rc = export_writer_run(w, r);
 	double out_bytes = close_outputs(&o, csv);
-	double secs = now() - t0;
+	double secs = bench_now() - t0;
 	uint64_t events = w->events, counters = w->counters;
 	export_writer_destroy(w);
 	uint64_t trace_bytes = trace_reader_file_size(r);

@@ -15,6 +15,7 @@
  * JSON, events/s, output bytes per event, peak and sampled RSS. Never fails
  * on time.
  */
+#include "bench/bench.h"
 #include "formats/import/import.h"
 
 #include <errno.h>
@@ -29,25 +30,6 @@
 #include <zlib.h>
 
 #define BENCH_MAX_SAMPLES 4096
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long rss_kib(void)
-{
-	long pages = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f) {
-		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-			resident = 0;
-		fclose(f);
-	}
-	return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
 
 /* ---- the generator ---------------------------------------------------------- */
 
@@ -217,7 +199,7 @@ static void *sample(void *arg)
 	struct sampler *s = arg;
 	while (!s->stop) {
 		if (s->n < BENCH_MAX_SAMPLES)
-			s->samples[s->n++] = rss_kib();
+			s->samples[s->n++] = bench_rss_kib();
 		usleep(250000);
 	}
 	return NULL;
@@ -238,13 +220,13 @@ static int measure(const char *json, const char *what)
 	const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
 	snprintf(out, sizeof(out), "%s/bench-import-%d.gpdl", dir, (int)getpid());
-	long rss0 = rss_kib();
+	long rss0 = bench_rss_kib();
 	struct rusage ru0;
 	getrusage(RUSAGE_SELF, &ru0);
 	pthread_create(&s.thread, NULL, sample, &s);
-	double t0 = now();
+	double t0 = bench_now();
 	int rc = import_chrome_trace(json, out, 1, &st, err, sizeof(err));
-	double secs = now() - t0;
+	double secs = bench_now() - t0;
 	s.stop = 1;
 	pthread_join(s.thread, NULL);
 	if (rc != 0) {
@@ -322,9 +304,9 @@ int main(int argc, char **argv)
 	const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	snprintf(path, sizeof(path), "%s/bench-import-%d.json", dir, (int)getpid());
 	snprintf(gz_path, sizeof(gz_path), "%s.gz", path);
-	double t0 = now();
+	double t0 = bench_now();
 	generate(path, gz ? gz_path : NULL, size_mb * 1000000ull);
-	printf("  (generated in %.1f s)\n", now() - t0);
+	printf("  (generated in %.1f s)\n", bench_now() - t0);
 	int rc = measure(path, "plain");
 	if (rc == 0 && gz)
 		rc = measure(gz_path, "gzip");

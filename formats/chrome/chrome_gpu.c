@@ -121,8 +121,8 @@ static void transfer_args(struct chrome_writer *c, const struct trace_desc *d,
 	}
 	/* the kinds a composed name does not carry */
 	if (d->type == TRACE_EV_MEMCPY && !x->copy_kind && (x->src_kind || x->dst_kind)) {
-		chrome_key_string(j, "src kind", export_memory_kind_name(x->src_kind));
-		chrome_key_string(j, "dst kind", export_memory_kind_name(x->dst_kind));
+		chrome_key_string(j, "src kind", trace_memory_kind_name(x->src_kind));
+		chrome_key_string(j, "dst kind", trace_memory_kind_name(x->dst_kind));
 	}
 }
 
@@ -182,7 +182,7 @@ void chrome_memory_event(struct chrome_writer *c, const struct trace_desc *d,
 		chrome_key_int(j, "Device Type", x->device < 0 ? 0 : 1); /* CPU 0, CUDA 1 */
 		chrome_key_int(j, "Device Id", x->device);
 		if (x->dst_kind)
-			chrome_key_string(j, "memory kind", export_memory_kind_name(x->dst_kind));
+			chrome_key_string(j, "memory kind", trace_memory_kind_name(x->dst_kind));
 		if (x->correlation)
 			chrome_key_uint(j, "correlation", x->correlation);
 		if (x->external_id)

@@ -290,10 +290,10 @@ static void transfer_columns(struct csv_out *c, const struct trace_thread *t,
 	}
 	csv_out_uint(c, ext->bytes);
 	if (memcpy_kind) {
-		kind_or_empty(c, ext->copy_kind, export_copy_kind_name(ext->copy_kind));
-		kind_or_empty(c, ext->src_kind, export_memory_kind_name(ext->src_kind));
+		kind_or_empty(c, ext->copy_kind, trace_copy_kind_name(ext->copy_kind));
+		kind_or_empty(c, ext->src_kind, trace_memory_kind_name(ext->src_kind));
 	}
-	kind_or_empty(c, ext->dst_kind, export_memory_kind_name(ext->dst_kind));
+	kind_or_empty(c, ext->dst_kind, trace_memory_kind_name(ext->dst_kind));
 	csv_out_uint(c, ext->is_async != 0);
 	if (e->dur_ns)
 		csv_out_fixed(c, export_bandwidth_gbps(ext->bytes, e->dur_ns), MEASURE_DECIMALS);
@@ -313,7 +313,7 @@ static void memory_columns(struct csv_out *c, const struct trace_event *e)
 	csv_out_int(c, (int64_t)ext->bytes);
 	csv_out_uint(c, ext->address);
 	csv_out_int(c, ext->device);
-	kind_or_empty(c, ext->dst_kind, export_memory_kind_name(ext->dst_kind));
+	kind_or_empty(c, ext->dst_kind, trace_memory_kind_name(ext->dst_kind));
 	uint_or_empty(c, ext->total_allocated);
 }
 

@@ -48,7 +48,7 @@ def check(what, got, want):
 def exported_name(e):
     """The name the PyTorch profiler (and so our export) gives GPU work."""
     if e["type"] == "Memcpy" and e["copy_kind"]:
-        return "Memcpy %s (%s -> %s)" % (COPY_KINDS.get(e["copy_kind"], "<unknown>"),
+        return "Memcpy %s (%s -> %s)" % (COPY_KINDS.get(e["copy_kind"], "Unknown"),
                                          MEMORY_KINDS.get(e["src_kind"], "Unknown"),
                                          MEMORY_KINDS.get(e["dst_kind"], "Unknown"))
     if e["type"] == "Memset" and e["dst_kind"]:
