@@ -384,7 +384,8 @@ static uint32_t writer_hash_desc(const struct wdesc *d)
 
 static int writer_str_equal(const struct trace_writer *w, uint32_t id, const char *s, size_t len)
 {
-	return w->strs[id].len == len && !memcmp(w->str_arena.p + w->strs[id].off, s, len);
+	/* An empty string may live in an arena that was never allocated. */
+	return w->strs[id].len == len && (len == 0 || !memcmp(w->str_arena.p + w->strs[id].off, s, len));
 }
 
 static int writer_desc_equal(const struct wdesc *a, const struct wdesc *b)

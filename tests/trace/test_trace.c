@@ -2028,6 +2028,31 @@ static void test_writer_rejects(void **state)
 	got_free(&g);
 }
 
+/* A header whose strings are all empty, then empty strings again: the writer
+ * compared them against an arena that was never allocated (found by UBSan
+ * through the importer). */
+static void test_only_empty_strings(void **state)
+{
+	(void)state;
+	const char *path = tmp_path("empty-strings.gpdl");
+	struct trace_writer *w = trace_writer_open(path, 1);
+	assert_non_null(w);
+	struct trace_header h = {.clock_domain = "", .hostname = "", .cmdline = "", .gprof_version = "",
+				 .dist_backend = "", .rank = -1, .world_size = -1};
+	assert_int_equal(trace_writer_header(w, &h), 0);
+	uint32_t a = trace_writer_string(w, "", 0), b = trace_writer_string(w, "", 0);
+	assert_true(a != 0);
+	assert_int_equal(a, b);
+	assert_int_equal(trace_writer_close(w, 10), 0);
+	char err[256];
+	struct trace_reader *r = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(trace_reader_run(r, NULL, NULL), 0);
+	assert_null(trace_reader_damage(r, NULL));
+	assert_string_equal(trace_reader_header(r)->hostname, "");
+	trace_reader_close(r);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -2107,6 +2132,7 @@ int main(void)
 		cmocka_unit_test(test_damage_kinds),
 		cmocka_unit_test(test_random_files),
 		cmocka_unit_test(test_writer_rejects),
+		cmocka_unit_test(test_only_empty_strings),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
