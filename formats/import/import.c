@@ -132,6 +132,8 @@ static void import_release(struct import *im)
 	free(im->cats);
 	free(im->devs);
 	free(im->drops);
+	free(im->oprocs);
+	free(im->othreads);
 	spill_close(&im->spill);
 }
 

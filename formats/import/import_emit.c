@@ -7,6 +7,14 @@
  * writer buffers per track, so the file's order is no constraint), drops,
  * END. Strings and descs go to the writer as first used, so that an id the
  * writer hands out is always defined before a record refers to it.
+ *
+ * gprof-dl's own export lists its processes and threads in otherData, with
+ * what the metadata events have no place for (ppid, exit status, lifetimes,
+ * a stream's owner and context): those lists are the trace's processes and
+ * threads, in their order, so that a round trip gives every thread its old
+ * index; tracks of events that the lists lack follow them. A [memory]
+ * instant of a stream is on (pid device, tid stream) with no "stream" arg:
+ * the threads list says that this (pid, tid) is a stream, and it goes there.
  */
 #include "formats/import/import_int.h"
 
@@ -33,7 +41,45 @@ struct emit {
 	int64_t min_start, max_end; /* file time */
 	struct trace_header h;
 	uint64_t end_ns;
+	/* tracks: import track index -> written thread index */
+	uint32_t *tmap;
+	uint32_t nout;     /* threads written */
+	uint32_t nlisted;  /* of them, from otherData.threads */
+	struct hmap out;   /* (kind << 32 | pid, tid), as the file names them -> thread */
+	struct hmap listed; /* the same keys, of otherData.threads entries */
 };
+
+static uint64_t track_key(uint8_t kind, uint32_t pid)
+{
+	return (uint64_t)kind << 32 | pid;
+}
+
+/* The written thread index of a track as the file names it, or -1. */
+static int64_t out_find(const struct emit *x, uint8_t kind, uint32_t pid, uint32_t tid)
+{
+	uint64_t *v = hmap_get(&x->out, track_key(kind, pid), tid);
+	return v ? (int64_t)*v : -1;
+}
+
+/* Whether otherData's lists, of gprof-dl's own export, are to be used. */
+static int use_oprocs(const struct import *im)
+{
+	return im->hdr.ours && im->have_oprocs;
+}
+
+static int use_othreads(const struct import *im)
+{
+	return im->hdr.ours && im->have_othreads;
+}
+
+/* A host track of events that are a stream's: (pid, tid) is no host thread
+ * of otherData.threads but a stream of it ([memory] instants of a stream). */
+static int host_track_is_stream(const struct emit *x, const struct itrack *t)
+{
+	return t->kind == TRACE_TRACK_HOST && use_othreads(x->im) &&
+	       !hmap_get(&x->listed, track_key(TRACE_TRACK_HOST, t->pid), t->tid) &&
+	       hmap_get(&x->listed, track_key(TRACE_TRACK_STREAM, t->pid), t->tid);
+}
 
 /* After a failed writer call, whose errno says why. */
 static int emit_fail(struct emit *x, const char *what)
@@ -173,7 +219,12 @@ static void emit_header(struct emit *x)
 		    : x->have_times ? trace_time(x, x->max_end, 0) : h->start_ns;
 	if (hi->ours) {
 		h->sources = hi->sources;
-		h->clock_domain = istrings_get(&im->strs, hi->clock_str);
+		/* none given is unknown; and so the header never holds only empty
+		 * strings, which the trace writer's interning mishandles (a NULL
+		 * arena passed to memcmp) */
+		h->clock_domain = hi->clock_str ? istrings_get(&im->strs, hi->clock_str) : "unknown";
+		if (!*h->clock_domain)
+			h->clock_domain = "unknown";
 		h->wall_offset_ns = hi->have_wall ? hi->wall_offset_ns : 0;
 		h->hostname = istrings_get(&im->strs, hi->host_str);
 		h->cmdline = istrings_get(&im->strs, hi->cmdline_str);
@@ -241,15 +292,33 @@ static int emit_processes(struct emit *x)
 	int rc = 0;
 
 	hmap_init(&done);
+	for (uint32_t i = 0; use_oprocs(im) && i < im->noprocs && rc == 0; i++) {
+		const struct import_oproc *o = &im->oprocs[i];
+		if (hmap_get(&done, o->pid, 0))
+			continue; /* listed twice: the first says it */
+		hmap_put(&done, o->pid, 0, 1);
+		struct trace_process p = {
+			.pid = o->pid,
+			.ppid = o->ppid,
+			.start_ns = o->start_ns,
+			.end_ns = o->end_ns,
+			.exit_status = o->exit_status,
+			.cmdline_str = wstr(x, process_name(im, o->pid)),
+		};
+		if (trace_writer_process(x->w, &p) < 0)
+			rc = emit_fail(x, "processes");
+	}
 	for (uint32_t i = 0; i < im->tracks.n && rc == 0; i++) {
 		const struct itrack *t = &im->tracks.t[i];
-		if (t->kind != TRACE_TRACK_HOST || hmap_get(&done, t->pid, 0))
+		if (t->kind != TRACE_TRACK_HOST || hmap_get(&done, t->pid, 0) ||
+		    host_track_is_stream(x, t))
 			continue;
 		int64_t lo = INT64_MAX, hi = INT64_MIN;
 		for (uint32_t j = i; j < im->tracks.n; j++) {
 			const struct itrack *u = &im->tracks.t[j];
 			int64_t a, b;
-			if (u->kind != TRACE_TRACK_HOST || u->pid != t->pid)
+			if (u->kind != TRACE_TRACK_HOST || u->pid != t->pid ||
+			    host_track_is_stream(x, u))
 				continue;
 			track_span(x, u, &a, &b);
 			lo = a < lo ? a : lo;
@@ -270,33 +339,81 @@ static int emit_processes(struct emit *x)
 	return rc;
 }
 
-static uint32_t thread_name(const struct import *im, const struct itrack *t)
+/* The name metadata gives the track (pid, tid) of the file, of this kind. */
+static uint32_t thread_name(const struct import *im, uint8_t kind, uint32_t pid, uint32_t tid,
+			    uint64_t stream)
 {
-	uint64_t *v = hmap_get(&im->thread_names, t->pid, t->tid);
+	uint64_t *v = hmap_get(&im->thread_names, pid, tid);
 	if (v) {
 		/* gprof-dl's export names an unnamed stream "stream N" */
 		char dflt[48];
-		snprintf(dflt, sizeof(dflt), "stream %llu", (unsigned long long)t->stream);
-		if (im->hdr.ours && t->kind == TRACE_TRACK_STREAM &&
+		snprintf(dflt, sizeof(dflt), "stream %llu", (unsigned long long)stream);
+		if (im->hdr.ours && kind == TRACE_TRACK_STREAM &&
 		    strcmp(istrings_get(&im->strs, (uint32_t)*v), dflt) == 0)
 			return 0;
 		return (uint32_t)*v;
 	}
-	return t->kind == TRACE_TRACK_HOST ? synth_name(im, t->tid) : 0;
+	return kind == TRACE_TRACK_HOST ? synth_name(im, tid) : 0;
+}
+
+/* Writes th as the next thread, known as (kind, pid, tid) in the file. */
+static int put_thread(struct emit *x, struct trace_thread *th, uint32_t pid, uint32_t tid)
+{
+	th->index = x->nout;
+	if (trace_writer_thread(x->w, th) < 0)
+		return emit_fail(x, "threads");
+	hmap_put(&x->out, track_key(th->kind, pid), tid, x->nout);
+	x->nout++;
+	return 0;
+}
+
+/* otherData.threads, in order: each track once, as it was recorded. */
+static int emit_listed_threads(struct emit *x)
+{
+	struct import *im = x->im;
+	for (uint32_t i = 0; use_othreads(im) && i < im->nothreads; i++) {
+		const struct import_othread *o = &im->othreads[i];
+		if (out_find(x, o->kind, o->pid, o->tid) >= 0)
+			continue; /* listed twice: the first says it */
+		int stream = o->kind == TRACE_TRACK_STREAM;
+		struct trace_thread th = {
+			.pid = !stream ? o->pid : o->have_owner ? o->owner_pid : x->h.pid,
+			.tid = stream ? 0 : o->tid,
+			.name_str = wstr(x, thread_name(im, o->kind, o->pid, o->tid, o->stream)),
+			.start_ns = o->start_ns,
+			.end_ns = o->end_ns,
+			.kind = o->kind,
+			.device = stream ? o->device : 0,
+			.context = stream ? o->context : 0,
+			.stream = stream ? o->stream : 0,
+		};
+		if (put_thread(x, &th, o->pid, o->tid) < 0)
+			return -1;
+	}
+	x->nlisted = x->nout;
+	return 0;
 }
 
 static int emit_threads(struct emit *x)
 {
 	struct import *im = x->im;
+	if (emit_listed_threads(x) < 0)
+		return -1;
 	for (uint32_t i = 0; i < im->tracks.n; i++) {
 		const struct itrack *t = &im->tracks.t[i];
+		int64_t found = out_find(x, t->kind, t->pid, t->tid);
+		if (found < 0 && host_track_is_stream(x, t))
+			found = out_find(x, TRACE_TRACK_STREAM, t->pid, t->tid);
+		if (found >= 0) {
+			x->tmap[i] = (uint32_t)found;
+			continue;
+		}
 		int64_t lo, hi;
 		track_span(x, t, &lo, &hi);
 		struct trace_thread th = {
-			.index = i,
 			.pid = t->kind == TRACE_TRACK_HOST ? t->pid : x->h.pid,
 			.tid = t->kind == TRACE_TRACK_HOST ? t->tid : 0,
-			.name_str = wstr(x, thread_name(im, t)),
+			.name_str = wstr(x, thread_name(im, t->kind, t->pid, t->tid, t->stream)),
 			.start_ns = lo == INT64_MAX ? 0 : trace_time(x, lo, 0),
 			.end_ns = hi == INT64_MIN ? 0 : trace_time(x, hi, 0),
 			.kind = t->kind,
@@ -304,28 +421,28 @@ static int emit_threads(struct emit *x)
 			.context = t->kind == TRACE_TRACK_STREAM ? t->context : 0,
 			.stream = t->kind == TRACE_TRACK_STREAM ? t->stream : 0,
 		};
-		if (trace_writer_thread(x->w, &th) < 0)
-			return emit_fail(x, "threads");
+		x->tmap[i] = x->nout;
+		if (put_thread(x, &th, t->pid, t->tid) < 0)
+			return -1;
 	}
 	return 0;
 }
 
 /* Drops of gprof-dl's own export, by (pid, tid) or (device, stream): a
- * thread with no events gets a record of its own. */
+ * thread that is nowhere else gets a record of its own. */
 static int emit_drops(struct emit *x)
 {
 	struct import *im = x->im;
-	uint32_t next = im->tracks.n;
 	for (uint32_t i = 0; i < im->ndrops; i++) {
 		const struct import_drop *d = &im->drops[i];
 		/* its export puts a stream at pid = device, tid = stream */
-		uint32_t found =
-			d->on_stream ? itracks_find(&im->tracks, TRACE_TRACK_STREAM, d->device,
-						    (uint32_t)d->stream)
-				     : itracks_find(&im->tracks, TRACE_TRACK_HOST, d->pid, d->tid);
-		uint32_t index = found ? found - 1 : next;
-		if (!found) {
-			struct trace_thread th = { .index = next++, .pid = d->pid, .tid = d->tid };
+		uint8_t kind = d->on_stream ? TRACE_TRACK_STREAM : TRACE_TRACK_HOST;
+		uint32_t pid = d->on_stream ? d->device : d->pid;
+		uint32_t tid = d->on_stream ? (uint32_t)d->stream : d->tid;
+		int64_t found = out_find(x, kind, pid, tid);
+		uint32_t index = found >= 0 ? (uint32_t)found : x->nout;
+		if (found < 0) {
+			struct trace_thread th = { .pid = d->pid, .tid = d->tid };
 			if (d->on_stream) {
 				th.pid = x->h.pid;
 				th.tid = 0;
@@ -333,8 +450,8 @@ static int emit_drops(struct emit *x)
 				th.device = d->device;
 				th.stream = d->stream;
 			}
-			if (trace_writer_thread(x->w, &th) < 0)
-				return emit_fail(x, "threads");
+			if (put_thread(x, &th, pid, tid) < 0)
+				return -1;
 		}
 		if (trace_writer_drops(x->w, index, d->dropped) < 0)
 			return emit_fail(x, "drops");
@@ -356,12 +473,15 @@ static int emit_records(struct emit *x)
 				   import_tmpdir(), strerror(errno));
 	while ((kind = spill_next(s, &e, &c)) > 0) {
 		if (kind == 'E') {
+			if (e.track >= x->im->tracks.n)
+				return import_fail(x->im, "cannot read back a temporary file in '%s': %s",
+						   import_tmpdir(), strerror(EIO));
 			struct trace_event ev = {
 				.start_ns = trace_time(x, e.start,
 						       (e.flags & SPILL_EVF_PADDLE_REL) != 0),
 				.dur_ns = (uint64_t)e.dur,
 				.desc = x->wdesc[e.desc - 1],
-				.thread = e.track,
+				.thread = x->tmap[e.track],
 				.flags = (uint8_t)e.flags,
 				.ext = e.has_ext ? &e.ext : NULL,
 			};
@@ -394,6 +514,12 @@ int import_emit(struct import *im, const char *out_path, int force)
 		return import_fail(im, "cannot create %s: %s", im->out_name, strerror(errno));
 	}
 	im->created = 1;
+	hmap_init(&x.out);
+	hmap_init(&x.listed);
+	for (uint32_t i = 0; use_othreads(im) && i < im->nothreads; i++)
+		hmap_put(&x.listed, track_key(im->othreads[i].kind, im->othreads[i].pid),
+			 im->othreads[i].tid, i);
+	x.tmap = xcalloc(im->tracks.n + 1, sizeof(*x.tmap));
 	x.wstr = xcalloc(im->strs.n + 1, sizeof(*x.wstr));
 	x.wdesc = xcalloc(im->descs.n + 1, sizeof(*x.wdesc));
 	if (trace_writer_header(x.w, &x.h) < 0) {
@@ -408,12 +534,15 @@ int import_emit(struct import *im, const char *out_path, int force)
 out:
 	if (trace_writer_close(x.w, x.end_ns) < 0 && rc == 0)
 		rc = emit_fail(&x, "closing");
-	im->st.tracks = im->tracks.n;
+	im->st.tracks = x.nout;
 	im->st.strings = im->strs.n;
 	im->st.descs = im->descs.n;
 	im->st.devices = im->ndevs;
 	im->st.spill_bytes = im->spill.bytes;
 	free(x.wstr);
 	free(x.wdesc);
+	free(x.tmap);
+	hmap_free(&x.out);
+	hmap_free(&x.listed);
 	return rc;
 }

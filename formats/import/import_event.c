@@ -110,6 +110,24 @@ void import_drop(struct import *im, const struct import_drop *d)
 	im->drops[im->ndrops++] = *d;
 }
 
+void import_oproc(struct import *im, const struct import_oproc *p)
+{
+	if (im->noprocs == im->oprocs_cap) {
+		im->oprocs_cap = im->oprocs_cap ? im->oprocs_cap * 2 : 8;
+		im->oprocs = xrealloc(im->oprocs, im->oprocs_cap * sizeof(*im->oprocs));
+	}
+	im->oprocs[im->noprocs++] = *p;
+}
+
+void import_othread(struct import *im, const struct import_othread *t)
+{
+	if (im->nothreads == im->othreads_cap) {
+		im->othreads_cap = im->othreads_cap ? im->othreads_cap * 2 : 16;
+		im->othreads = xrealloc(im->othreads, im->othreads_cap * sizeof(*im->othreads));
+	}
+	im->othreads[im->nothreads++] = *t;
+}
+
 /* ---- counters ------------------------------------------------------------- */
 
 static int import_counter(struct import *im, const struct jevent *e, const char *arena)

@@ -128,6 +128,26 @@ struct import_drop {
 	uint64_t stream;
 };
 
+/* otherData.processes of gprof-dl's own export: what the metadata events
+ * have no place for. */
+struct import_oproc {
+	uint32_t pid, ppid;
+	uint64_t start_ns, end_ns; /* trace time; end 0: never seen to end */
+	int32_t exit_status;       /* -1 unknown (null) */
+};
+
+/* otherData.threads of gprof-dl's own export, in the trace's thread order:
+ * a host thread's (pid, tid), or a stream's as its events name it (pid =
+ * device, tid = stream) with its owner process, device, context and stream. */
+struct import_othread {
+	uint8_t kind; /* enum trace_track_kind */
+	uint32_t pid, tid; /* as the events name the track */
+	int have_owner;
+	uint32_t owner_pid, device, context;
+	uint64_t stream;
+	uint64_t start_ns, end_ns; /* trace time */
+};
+
 struct import_category {
 	uint32_t domain_str, category, name_str;
 };
@@ -150,6 +170,11 @@ struct import {
 	uint32_t ndevs, devs_cap;
 	struct import_drop *drops;
 	uint32_t ndrops, drops_cap;
+	struct import_oproc *oprocs; /* otherData.processes, when have_oprocs */
+	uint32_t noprocs, oprocs_cap;
+	struct import_othread *othreads; /* otherData.threads, when have_othreads */
+	uint32_t nothreads, othreads_cap;
+	int have_oprocs, have_othreads;
 	struct spill spill;
 	struct import_header hdr;
 	int array_form; /* the document is an array: the older PyTorch profiler */
@@ -182,6 +207,8 @@ int import_parse(struct import *im, void *gzfile);
 int import_event(struct import *im, const struct jevent *e, const char *arena);
 void import_device(struct import *im, const struct trace_device *d);
 void import_drop(struct import *im, const struct import_drop *d);
+void import_oproc(struct import *im, const struct import_oproc *p);
+void import_othread(struct import *im, const struct import_othread *t);
 /* A pid or tid as a number: its value, its leading integer, or a synthetic id. */
 uint32_t import_id(struct import *im, const struct jid *id, const char *arena);
 

@@ -51,6 +51,12 @@ enum pstate {
 	PS_ODROPS,     /* otherData.drops_by_thread */
 	PS_ODROP,
 	PS_ODROP_VAL,
+	PS_OPROCS,     /* otherData.processes */
+	PS_OPROC,
+	PS_OPROC_VAL,
+	PS_OTHREADS,   /* otherData.threads */
+	PS_OTHREAD,
+	PS_OTHREAD_VAL,
 	PS_DONE,
 };
 
@@ -74,9 +80,14 @@ enum dist_key { DI_OTHER, DI_BACKEND, DI_RANK, DI_WORLD };
 enum other_key {
 	OK_OTHER, OK_EXPORTED_BY, OK_RECORDED_BY, OK_HOST, OK_PID, OK_RANK, OK_CMDLINE,
 	OK_CLOCK, OK_WALL, OK_START, OK_END, OK_NCPUS, OK_SOURCES, OK_DROPS, OK_WORLD,
-	OK_BACKEND,
+	OK_BACKEND, OK_PROCS, OK_THREADS,
 };
 enum drop_key { DR_OTHER, DR_PID, DR_TID, DR_DROPPED, DR_DEVICE, DR_STREAM };
+enum oproc_key { OP_OTHER, OP_PID, OP_PPID, OP_START, OP_END, OP_EXIT };
+enum othread_key {
+	OT_OTHER, OT_PID, OT_TID, OT_KIND, OT_OWNER, OT_DEVICE, OT_CONTEXT, OT_STREAM, OT_START,
+	OT_END,
+};
 
 struct keydef {
 	const char *key;
@@ -169,10 +180,21 @@ static struct keydef other_keys[] = {
 	{"world_size", OK_WORLD},
 	{"dist_backend", OK_BACKEND},
 	{"backend", OK_BACKEND},
+	{"processes", OK_PROCS},
+	{"threads", OK_THREADS},
 };
 static struct keydef drop_keys[] = {
 	{"pid", DR_PID}, {"tid", DR_TID}, {"dropped", DR_DROPPED},
 	{"device", DR_DEVICE}, {"stream", DR_STREAM}, /* a GPU stream's drops */
+};
+static struct keydef oproc_keys[] = {
+	{"pid", OP_PID}, {"ppid", OP_PPID}, {"start_ns", OP_START}, {"end_ns", OP_END},
+	{"exit_status", OP_EXIT},
+};
+static struct keydef othread_keys[] = {
+	{"pid", OT_PID},       {"tid", OT_TID},         {"kind", OT_KIND},
+	{"owner_pid", OT_OWNER}, {"device", OT_DEVICE}, {"context", OT_CONTEXT},
+	{"stream", OT_STREAM}, {"start_ns", OT_START},  {"end_ns", OT_END},
 };
 
 #define KEYS(t) t, sizeof(t) / sizeof(t[0])
@@ -208,6 +230,8 @@ struct jparser {
 	int dim; /* next index into grid or block */
 	struct trace_device dev;
 	struct import_drop drop;
+	struct import_oproc oproc;
+	struct import_othread othread;
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -631,6 +655,83 @@ static void drop_value(struct jparser *p, enum jval k, const char *s, size_t n)
 	}
 }
 
+static void oproc_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct import_oproc *o = &p->oproc;
+	uint64_t u;
+	int64_t v;
+
+	if (p->key == OP_EXIT) {
+		/* null: unknown; a code or 128 + signal otherwise */
+		if (val_i64(k, s, n, &v) && v >= 0 && v <= INT32_MAX)
+			o->exit_status = (int32_t)v;
+		return;
+	}
+	if (!val_u64(k, s, n, &u))
+		return;
+	if (p->key == OP_PID)
+		o->pid = clamp_u32(u);
+	else if (p->key == OP_PPID)
+		o->ppid = clamp_u32(u);
+	else if (p->key == OP_START)
+		o->start_ns = u;
+	else if (p->key == OP_END)
+		o->end_ns = u;
+}
+
+static void othread_value(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	struct import_othread *t = &p->othread;
+	uint64_t u;
+	int64_t v;
+
+	switch (p->key) {
+	case OT_PID:
+	case OT_TID:
+		/* as import_id() takes an event's pid and tid: the low 32 bits */
+		if (k == JV_NUMBER && (import_parse_u64(s, n, &u) == 0 ||
+				       (import_parse_i64(s, n, &v) == 0 && (u = (uint64_t)v, 1)))) {
+			if (p->key == OT_PID)
+				t->pid = (uint32_t)u;
+			else
+				t->tid = (uint32_t)u;
+		}
+		break;
+	case OT_KIND:
+		t->kind = k == JV_STRING && n == 6 && !memcmp(s, "stream", 6) ? TRACE_TRACK_STREAM
+									  : TRACE_TRACK_HOST;
+		break;
+	case OT_OWNER:
+		if (val_u64(k, s, n, &u)) {
+			t->owner_pid = clamp_u32(u);
+			t->have_owner = 1;
+		}
+		break;
+	case OT_DEVICE:
+		if (val_u64(k, s, n, &u))
+			t->device = clamp_u32(u);
+		break;
+	case OT_CONTEXT:
+		if (val_u64(k, s, n, &u))
+			t->context = clamp_u32(u);
+		break;
+	case OT_STREAM:
+		if (val_u64(k, s, n, &u))
+			t->stream = u;
+		break;
+	case OT_START:
+		if (val_u64(k, s, n, &u))
+			t->start_ns = u;
+		break;
+	case OT_END:
+		if (val_u64(k, s, n, &u))
+			t->end_ns = u;
+		break;
+	default:
+		break;
+	}
+}
+
 /* ---- the state machine --------------------------------------------------- */
 
 static int on_scalar(struct jparser *p, enum jval k, const char *s, size_t n, int b)
@@ -676,9 +777,19 @@ static int on_scalar(struct jparser *p, enum jval k, const char *s, size_t n, in
 		drop_value(p, k, s, n);
 		p->st = PS_ODROP;
 		break;
+	case PS_OPROC_VAL:
+		oproc_value(p, k, s, n);
+		p->st = PS_OPROC;
+		break;
+	case PS_OTHREAD_VAL:
+		othread_value(p, k, s, n);
+		p->st = PS_OTHREAD;
+		break;
 	case PS_EVENTS:
 	case PS_DEVS:
 	case PS_ODROPS:
+	case PS_OPROCS:
+	case PS_OTHREADS:
 		break; /* a stray scalar in an array of objects */
 	default:
 		break;
@@ -773,7 +884,13 @@ static int on_open(struct jparser *p, int is_map)
 			p->st = PS_OSOURCES;
 		else if (!is_map && p->key == OK_DROPS)
 			p->st = PS_ODROPS;
-		else
+		else if (!is_map && p->key == OK_PROCS) {
+			p->st = PS_OPROCS;
+			p->im->have_oprocs = 1;
+		} else if (!is_map && p->key == OK_THREADS) {
+			p->st = PS_OTHREADS;
+			p->im->have_othreads = 1;
+		} else
 			skip_value(p, PS_OTHER);
 		break;
 	case PS_OSOURCES:
@@ -789,6 +906,29 @@ static int on_open(struct jparser *p, int is_map)
 		break;
 	case PS_ODROP_VAL:
 		skip_value(p, PS_ODROP);
+		break;
+	case PS_OPROCS:
+		if (is_map) {
+			memset(&p->oproc, 0, sizeof(p->oproc));
+			p->oproc.exit_status = -1;
+			p->st = PS_OPROC;
+		} else {
+			skip_value(p, PS_OPROCS);
+		}
+		break;
+	case PS_OPROC_VAL:
+		skip_value(p, PS_OPROC);
+		break;
+	case PS_OTHREADS:
+		if (is_map) {
+			memset(&p->othread, 0, sizeof(p->othread));
+			p->st = PS_OTHREAD;
+		} else {
+			skip_value(p, PS_OTHREADS);
+		}
+		break;
+	case PS_OTHREAD_VAL:
+		skip_value(p, PS_OTHREAD);
 		break;
 	case PS_DONE:
 	default:
@@ -839,7 +979,17 @@ static int on_close(struct jparser *p)
 		break;
 	case PS_OSOURCES:
 	case PS_ODROPS:
+	case PS_OPROCS:
+	case PS_OTHREADS:
 		p->st = PS_OTHER;
+		break;
+	case PS_OPROC:
+		import_oproc(p->im, &p->oproc);
+		p->st = PS_OPROCS;
+		break;
+	case PS_OTHREAD:
+		import_othread(p->im, &p->othread);
+		p->st = PS_OTHREADS;
 		break;
 	case PS_ODROP:
 		import_drop(p->im, &p->drop);
@@ -883,6 +1033,14 @@ static int on_key(struct jparser *p, const unsigned char *k, size_t n)
 	case PS_ODROP:
 		p->key = key_lookup(KEYS(drop_keys), k, n);
 		p->st = PS_ODROP_VAL;
+		break;
+	case PS_OPROC:
+		p->key = key_lookup(KEYS(oproc_keys), k, n);
+		p->st = PS_OPROC_VAL;
+		break;
+	case PS_OTHREAD:
+		p->key = key_lookup(KEYS(othread_keys), k, n);
+		p->st = PS_OTHREAD_VAL;
 		break;
 	default:
 		break;

@@ -117,6 +117,14 @@ static int on_counter(void *ctx, const struct trace_counter *ct)
 	return 0;
 }
 
+static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
+{
+	struct got *g = ((struct read_ctx *)ctx)->g;
+	assert_true(thread < 64);
+	g->thread_drops[thread] += dropped;
+	return 0;
+}
+
 void chk_read(const char *trace_path, struct got *g)
 {
 	char err[512];
@@ -125,7 +133,7 @@ void chk_read(const char *trace_path, struct got *g)
 	if (!r)
 		fail_msg("cannot read the import: %s", err);
 	struct read_ctx c = {g, r, 0};
-	struct trace_visitor v = {.event = on_event, .counter = on_counter};
+	struct trace_visitor v = {.event = on_event, .counter = on_counter, .drops = on_drops};
 	assert_int_equal(trace_reader_run(r, &v, &c), 0);
 	uint64_t off;
 	const char *damage = trace_reader_damage(r, &off);
@@ -254,4 +262,27 @@ const struct got_thread *chk_thread_of(const struct got *g, const struct got_eve
 {
 	assert_true(e->thread < g->nthreads);
 	return &g->threads[e->thread];
+}
+
+int chk_write_seed(const char *dir, const char *name, const char *text, size_t len)
+{
+	static const char *const ext[] = {".json", ".gjson", ".json.gz"};
+	int rc = 0;
+	for (int i = 0; i < 3; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s%s", dir, name, ext[i]);
+		if (i == 2) {
+			gzFile g = gzopen(path, "wb");
+			if (!g || (len && gzwrite(g, text, (unsigned)len) != (int)len) ||
+			    gzclose(g) != Z_OK)
+				rc = -1;
+			continue;
+		}
+		FILE *f = fopen(path, "wb");
+		if (!f || (i == 1 && fputc('g', f) == EOF) || fwrite(text, 1, len, f) != len)
+			rc = -1;
+		if (f && fclose(f) != 0)
+			rc = -1;
+	}
+	return rc;
 }

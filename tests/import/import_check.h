@@ -50,6 +50,7 @@ struct got {
 	struct trace_counter ctr[32];
 	uint32_t nctr;
 	uint64_t drops;
+	uint64_t thread_drops[64]; /* by thread index, from the DROPS records */
 	char category_names[8][64]; /* by category number, default domain or any */
 	struct import_stats st;
 };
@@ -78,5 +79,11 @@ const struct got_event *chk_find(const struct got *g, const char *name, int nth)
 size_t chk_count(const struct got *g, const char *name);
 size_t chk_count_type(const struct got *g, uint8_t type);
 const struct got_thread *chk_thread_of(const struct got *g, const struct got_event *e);
+
+/* fuzz_import's seed corpus: text written to dir as NAME.json (as it is),
+ * NAME.gjson ('g' and the text: the fuzzer gzips the rest) and NAME.json.gz
+ * (raw gzip). GPDL_IMPORT_SEEDS=DIR makes the import tests write their
+ * fixtures so instead of running. 0 or -1. */
+int chk_write_seed(const char *dir, const char *name, const char *text, size_t len);
 
 #endif

@@ -703,6 +703,100 @@ static void test_ours(void **state)
 	chk_free(&g);
 }
 
+/* otherData's lists as a hand-made (or damaged) file may give them: listed
+ * twice, with nulls, values of the wrong type, entries that are not
+ * objects, a stream only the list names, a host thread that is not listed. */
+static const char ours_lists_json[] =
+	"{\"traceEvents\":[\n"
+	"{\"name\":\"a\",\"cat\":\"user_annotation\",\"ph\":\"X\",\"ts\":1.000,\"dur\":2.000,\"pid\":10,"
+	"\"tid\":11,\"args\":{\"type\":\"UserDefined\"}},\n"
+	"{\"name\":\"b\",\"cat\":\"user_annotation\",\"ph\":\"X\",\"ts\":3.000,\"dur\":1.000,\"pid\":10,"
+	"\"tid\":99,\"args\":{\"type\":\"UserDefined\"}},\n"
+	"{\"name\":\"[memory]\",\"cat\":\"cpu_instant_event\",\"ph\":\"i\",\"s\":\"t\",\"ts\":4.000,"
+	"\"pid\":2,\"tid\":5,\"args\":{\"type\":\"Memory\",\"Bytes\":-64,\"Addr\":1,\"Device Type\":1,"
+	"\"Device Id\":2}},\n"
+	"{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":12,\"tid\":0,\"args\":{\"name\":\"child\"}}\n"
+	"],\n\"otherData\":{\"exported_by\":\"gprof-dl 0.1.0\",\"pid\":10,\"start_ns\":1000,"
+	"\"drops_by_thread\":[{\"pid\":2,\"tid\":5,\"kind\":\"stream\",\"device\":2,\"stream\":5,\"dropped\":3}],"
+	"\"processes\":[7,{\"pid\":12,\"ppid\":10,\"start_ns\":1500,\"end_ns\":null,\"exit_status\":null},"
+	"{\"pid\":10,\"ppid\":\"1\",\"start_ns\":1000,\"end_ns\":9000,\"exit_status\":130,\"x\":[{}]},"
+	"{\"pid\":12,\"ppid\":99,\"exit_status\":-5}],"
+	"\"threads\":[[],{\"pid\":10,\"tid\":11,\"start_ns\":1000,\"end_ns\":8000},"
+	"{\"pid\":2,\"tid\":5,\"kind\":\"stream\",\"owner_pid\":10,\"device\":2,\"context\":4,"
+	"\"stream\":5,\"start_ns\":1100,\"end_ns\":null},"
+	"{\"pid\":10,\"tid\":11,\"start_ns\":1,\"end_ns\":2},"
+	"{\"pid\":12,\"tid\":13,\"kind\":7,\"start_ns\":\"x\"}]}}\n";
+
+static void test_ours_lists(void **state)
+{
+	(void)state;
+	struct got g;
+	chk_import_text(ours_lists_json, 0, &g);
+	assert_int_equal(g.st.format, IMPORT_FMT_GPROF_DL);
+	/* processes: the list's, the first of a pid listed twice */
+	assert_int_equal(g.nprocs, 2);
+	assert_int_equal(g.procs[0].pid, 12);
+	assert_int_equal(g.procs[0].ppid, 10);
+	assert_int_equal(g.procs[0].start_ns, 1500);
+	assert_int_equal(g.procs[0].end_ns, 0);
+	assert_int_equal(g.procs[0].exit_status, -1);
+	assert_string_equal(g.proc_names[0], "child");
+	assert_int_equal(g.procs[1].pid, 10);
+	assert_int_equal(g.procs[1].ppid, 1);
+	assert_int_equal(g.procs[1].end_ns, 9000);
+	assert_int_equal(g.procs[1].exit_status, 130);
+	/* threads: the list's in order (once each), then the unlisted (10, 99) */
+	assert_int_equal(g.nthreads, 4);
+	assert_int_equal(g.threads[0].t.kind, TRACE_TRACK_HOST);
+	assert_int_equal(g.threads[0].t.tid, 11);
+	assert_int_equal(g.threads[0].t.start_ns, 1000);
+	assert_int_equal(g.threads[0].t.end_ns, 8000);
+	assert_int_equal(g.threads[1].t.kind, TRACE_TRACK_STREAM);
+	assert_int_equal(g.threads[1].t.pid, 10);
+	assert_int_equal(g.threads[1].t.device, 2);
+	assert_int_equal(g.threads[1].t.context, 4);
+	assert_int_equal(g.threads[1].t.stream, 5);
+	assert_int_equal(g.threads[1].t.start_ns, 1100);
+	assert_int_equal(g.threads[1].t.end_ns, 0);
+	assert_int_equal(g.threads[2].t.kind, TRACE_TRACK_HOST); /* "kind": 7 is no stream */
+	assert_int_equal(g.threads[2].t.pid, 12);
+	assert_int_equal(g.threads[2].t.tid, 13);
+	assert_int_equal(g.threads[2].t.start_ns, 0);
+	assert_int_equal(g.threads[3].t.tid, 99);
+	assert_int_equal(g.threads[3].t.start_ns, 1000 + 3000); /* its events' span */
+	assert_int_equal(g.threads[3].t.end_ns, 1000 + 4000);
+	assert_int_equal(chk_find(&g, "a", 0)->thread, 0);
+	assert_int_equal(chk_find(&g, "b", 0)->thread, 3);
+	const struct got_event *e = chk_find(&g, "[memory]", 0);
+	assert_int_equal(e->thread, 1); /* (2, 5) is a stream of the list */
+	assert_int_equal(e->ext.device, 2);
+	assert_int_equal((int64_t)e->ext.bytes, -64);
+	assert_int_equal(g.thread_drops[1], 3);
+	assert_int_equal(g.drops, 3);
+	assert_int_equal(g.st.tracks, 4);
+	/* no header strings at all: the clock is unknown (and the writer is
+	 * never given only empty strings, which UBSan caught it mishandling) */
+	assert_string_equal(g.clock, "unknown");
+	assert_string_equal(g.host, "");
+	chk_free(&g);
+
+	/* the same lists in a file that is not gprof-dl's: not read */
+	const char *at = strstr(ours_lists_json, "\"exported_by\":\"gprof-dl");
+	size_t pre = (size_t)(at - ours_lists_json);
+	char *other = strdup(ours_lists_json);
+	other[pre + 1] = 'X'; /* "exported_by" becomes an unknown key */
+	chk_import_text(other, 0, &g);
+	assert_int_not_equal(g.st.format, IMPORT_FMT_GPROF_DL);
+	assert_int_equal(g.nprocs, 2); /* of the host tracks: 10, and 2 of the [memory] */
+	assert_int_equal(g.procs[0].pid, 10);
+	assert_int_equal(g.procs[0].exit_status, -1);
+	assert_int_equal(g.procs[1].pid, 2);
+	assert_int_equal(g.nthreads, 4); /* (10, 11), (10, 99), host (2, 5), the drops' stream */
+	assert_int_equal(chk_thread_of(&g, chk_find(&g, "[memory]", 0))->t.kind, TRACE_TRACK_HOST);
+	chk_free(&g);
+	free(other);
+}
+
 /* ---- what is kept, what is ignored ------------------------------------------- */
 
 static void test_unknown_and_ignored(void **state)
@@ -1262,8 +1356,27 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* GPDL_IMPORT_SEEDS=DIR: the fixtures, as fuzz_import's seed corpus. */
+static int write_seeds(const char *dir)
+{
+	static const struct {
+		const char *name, *text;
+	} seeds[] = {
+		{"kineto", kineto_json}, {"old-kineto", old_kineto_json}, {"memory", memory_json},
+		{"legacy", legacy_json}, {"paddle", paddle_json},         {"ours", ours_json},
+		{"ours-lists", ours_lists_json},
+	};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
+		rc |= chk_write_seed(dir, seeds[i].name, seeds[i].text, strlen(seeds[i].text));
+	return rc ? 1 : 0;
+}
+
 int main(void)
 {
+	const char *seeds = getenv("GPDL_IMPORT_SEEDS");
+	if (seeds && *seeds)
+		return write_seeds(seeds);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kineto),
 		cmocka_unit_test(test_kineto_gzip),
@@ -1272,6 +1385,7 @@ int main(void)
 		cmocka_unit_test(test_legacy),
 		cmocka_unit_test(test_paddle),
 		cmocka_unit_test(test_ours),
+		cmocka_unit_test(test_ours_lists),
 		cmocka_unit_test(test_unknown_and_ignored),
 		cmocka_unit_test(test_empty_and_negative),
 		cmocka_unit_test(test_malformed),

@@ -7,6 +7,15 @@
  * compared with the original event by event: every name, type, flag, time
  * (to the nanosecond), track and detail, and the header, counters, devices
  * and drops. What the export cannot carry is listed where it is skipped.
+ *
+ * Processes (ppid, times, exit status, command line) and threads (index,
+ * ids, stream owner and context, start and end, name) are compared index by
+ * index, as are drops per thread and every counter: a third fixture, written
+ * here, has what the other two lack: children that ended with a signal or
+ * never ended, threads and a stream with no events (one with drops only), a
+ * thread whose lifetime is wider than its events', a [memory] instant on a
+ * stream, drops on a host thread and on two streams, and counters of several
+ * processes and of the whole system.
  */
 #include "formats/chrome/chrome_writer.h"
 #include "tests/chrome/trace_fixture.h"
@@ -125,30 +134,44 @@ static void compare_events(const struct got *orig, const struct got *back)
 	free(used);
 }
 
+/* Every thread at its old index, with its ids, lifetime and name; and its
+ * drops. */
 static void compare_threads(const struct got *orig, const struct got *back)
 {
-	/* every track with events is there, with its name (threads' own
-	 * start and end are not in the export: they become their events') */
+	assert_int_equal(back->nthreads, orig->nthreads);
 	for (uint32_t i = 0; i < orig->nthreads; i++) {
-		const struct trace_thread *t = &orig->threads[i].t;
-		int found = 0;
-		for (uint32_t j = 0; j < back->nthreads && !found; j++) {
-			const struct trace_thread *u = &back->threads[j].t;
-			if (t->kind != u->kind || t->pid != u->pid ||
-			    (t->kind == TRACE_TRACK_HOST ? t->tid != u->tid
-							 : t->device != u->device || t->stream != u->stream))
-				continue;
-			found = 1;
-			if (t->kind == TRACE_TRACK_STREAM)
-				assert_int_equal(u->context, t->context);
-			if (valid_utf8(orig->threads[i].name))
-				assert_string_equal(back->threads[j].name, orig->threads[i].name);
-		}
-		int has_events = 0;
-		for (size_t k = 0; k < orig->n; k++)
-			has_events |= orig->ev[k].thread == i;
-		if (has_events && !found)
-			fail_msg("track %u (pid %u tid %u) did not come back", i, t->pid, t->tid);
+		const struct trace_thread *t = &orig->threads[i].t, *u = &back->threads[i].t;
+		assert_int_equal(u->index, i);
+		assert_int_equal(u->kind, t->kind);
+		assert_int_equal(u->pid, t->pid);
+		assert_int_equal(u->tid, t->tid);
+		assert_int_equal(u->device, t->device);
+		assert_int_equal(u->context, t->context);
+		assert_int_equal(u->stream, t->stream);
+		assert_int_equal(u->start_ns, t->start_ns);
+		assert_int_equal(u->end_ns, t->end_ns);
+		assert_int_equal(u->name_str != 0, t->name_str != 0);
+		if (valid_utf8(orig->threads[i].name))
+			assert_string_equal(back->threads[i].name, orig->threads[i].name);
+		else
+			assert_non_null(strstr(back->threads[i].name, "\xef\xbf\xbd"));
+		assert_int_equal(back->thread_drops[i], orig->thread_drops[i]);
+	}
+}
+
+/* Every process at its old position. (A root process with no command line
+ * of its own would come back with the header's: the export names it so.) */
+static void compare_processes(const struct got *orig, const struct got *back)
+{
+	assert_int_equal(back->nprocs, orig->nprocs);
+	for (uint32_t i = 0; i < orig->nprocs; i++) {
+		const struct trace_process *p = &orig->procs[i], *q = &back->procs[i];
+		assert_int_equal(q->pid, p->pid);
+		assert_int_equal(q->ppid, p->ppid);
+		assert_int_equal(q->start_ns, p->start_ns);
+		assert_int_equal(q->end_ns, p->end_ns);
+		assert_int_equal(q->exit_status, p->exit_status);
+		assert_string_equal(back->proc_names[i], orig->proc_names[i]);
 	}
 }
 
@@ -223,6 +246,7 @@ static void roundtrip(int (*write)(const char *path))
 	compare_header(&orig, &back);
 	compare_events(&orig, &back);
 	compare_threads(&orig, &back);
+	compare_processes(&orig, &back);
 	compare_counters(&orig, &back);
 	compare_devices(&orig, &back);
 	chk_free(&orig);
@@ -245,6 +269,177 @@ static void test_roundtrip_gpu(void **state)
 	roundtrip(fix_write_gpu);
 }
 
+/* ---- processes, lifetimes, drops, streams: a fixture of its own ---------- */
+
+#define LT_START UINT64_C(2000000000000)
+#define LT_MS UINT64_C(1000000)
+#define LT_PID 300
+#define LT_DEVICE 1
+#define LT_CONTEXT 2
+
+/* Threads: 0 main; 1 stream 9 (events, a [memory] instant among them); 2
+ * the first child's; 3 an idle thread of the root (no events, drops); 4
+ * stream 11 (drops only); 5 the second child's, never ended, unnamed. */
+static int write_lifetimes(const char *path)
+{
+	struct trace_writer *w = trace_writer_open(path, 1);
+	if (!w)
+		return -1;
+#define S(x) trace_writer_string(w, x, strlen(x))
+	struct trace_header h = {
+		.version_major = TRACE_FORMAT_VERSION_MAJOR,
+		.version_minor = TRACE_FORMAT_VERSION_MINOR,
+		.sources = TRACE_SRC_NVTX | TRACE_SRC_CUPTI,
+		.clock_domain = "CLOCK_MONOTONIC",
+		.wall_offset_ns = INT64_C(1700000000000000000),
+		.hostname = "lt-host",
+		.pid = LT_PID,
+		.rank = -1,
+		.cmdline = "python main.py --lr 0.1",
+		.start_ns = LT_START,
+		.ncpus = 4,
+		.gprof_version = "0.1.0",
+		.world_size = -1,
+		.dist_backend = "",
+	};
+	int rc = trace_writer_header(w, &h);
+	struct trace_process procs[] = {
+		{LT_PID, 1, LT_START, LT_START + 90 * LT_MS, 0, S("python main.py")},
+		{LT_PID + 1, LT_PID, LT_START + 10 * LT_MS, LT_START + 50 * LT_MS, 139,
+		 S("worker --id 1")},
+		{LT_PID + 2, LT_PID, LT_START + 20 * LT_MS, 0, -1, 0},
+	};
+	struct trace_thread th[] = {
+		{.index = 0, .pid = LT_PID, .tid = LT_PID, .name_str = S("main"),
+		 .start_ns = LT_START, .end_ns = LT_START + 90 * LT_MS},
+		{.index = 1, .pid = LT_PID, .start_ns = LT_START + 1 * LT_MS,
+		 .end_ns = LT_START + 80 * LT_MS, .kind = TRACE_TRACK_STREAM, .device = LT_DEVICE,
+		 .context = LT_CONTEXT, .stream = 9},
+		{.index = 2, .pid = LT_PID + 1, .tid = LT_PID + 1, .name_str = S("worker"),
+		 .start_ns = LT_START + 10 * LT_MS, .end_ns = LT_START + 50 * LT_MS},
+		{.index = 3, .pid = LT_PID, .tid = LT_PID + 5, .name_str = S("idle"),
+		 .start_ns = LT_START + 5 * LT_MS, .end_ns = LT_START + 6 * LT_MS},
+		{.index = 4, .pid = LT_PID, .name_str = S("copy"), .start_ns = LT_START + 2 * LT_MS,
+		 .end_ns = LT_START + 70 * LT_MS, .kind = TRACE_TRACK_STREAM, .device = LT_DEVICE,
+		 .context = LT_CONTEXT, .stream = 11},
+		{.index = 5, .pid = LT_PID + 2, .tid = LT_PID + 2, .start_ns = LT_START + 20 * LT_MS},
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(procs) / sizeof(procs[0]); i++)
+		rc = trace_writer_process(w, &procs[i]);
+	for (size_t i = 0; rc == 0 && i < sizeof(th) / sizeof(th[0]); i++)
+		rc = trace_writer_thread(w, &th[i]);
+	const struct trace_event_ext kernel = {.correlation = 7, .grid = {4, 1, 1},
+					       .block = {64, 1, 1}, .registers = 32};
+	const struct trace_event_ext alloc = {.bytes = 256, .address = 0x9000,
+					      .device = LT_DEVICE, .dst_kind = TRACE_MEM_DEVICE,
+					      .total_allocated = 4096};
+	const struct trace_event_ext launch = {.correlation = 7};
+	struct {
+		const char *name;
+		uint8_t type, flags;
+		uint32_t thread;
+		uint64_t start, dur;
+		const struct trace_event_ext *ext;
+	} ev[] = {
+		{"ProfilerStep#1", TRACE_EV_PROFILE_STEP, 0, 0, 3 * LT_MS, 60 * LT_MS, NULL},
+		{"cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME, 0, 0, 4 * LT_MS, LT_MS / 10, &launch},
+		{"tiny_kernel", TRACE_EV_KERNEL, 0, 1, 5 * LT_MS, 2 * LT_MS, &kernel},
+		{"stream alloc", TRACE_EV_MEMORY, TRACE_EVF_MARK, 1, 6 * LT_MS, 0, &alloc},
+		{"load", TRACE_EV_DATALOADER, 0, 2, 12 * LT_MS, 30 * LT_MS, NULL},
+		{"hello", TRACE_EV_USER_DEFINED, TRACE_EVF_MARK, 5, 25 * LT_MS, 0, NULL},
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(ev) / sizeof(ev[0]); i++) {
+		uint32_t desc = trace_writer_desc(w, S(ev[i].name), 0, 0, ev[i].type);
+		struct trace_event e = {LT_START + ev[i].start, ev[i].dur, desc, ev[i].thread,
+					ev[i].flags, ev[i].ext};
+		rc = desc ? trace_writer_event(w, &e) : -1;
+	}
+	struct trace_counter ctr[] = {
+		{LT_START + 10 * LT_MS, TRACE_CTR_CPU_PROCESS, LT_PID, 150.5},
+		{LT_START + 10 * LT_MS, TRACE_CTR_CPU_SYSTEM, 0, 37.25},
+		{LT_START + 10 * LT_MS, TRACE_CTR_RSS_BYTES, LT_PID, 209715200.0},
+		{LT_START + 20 * LT_MS, TRACE_CTR_RSS_BYTES, LT_PID + 1, 1048576.0},
+		{LT_START + 20 * LT_MS, TRACE_CTR_CPU_SYSTEM, 0, 0.0},
+		{LT_START + 30 * LT_MS, TRACE_CTR_CPU_PROCESS, LT_PID + 2, 12.0},
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(ctr) / sizeof(ctr[0]); i++)
+		rc = trace_writer_counter(w, &ctr[i]);
+	static const uint64_t drops[][2] = {{0, 3}, {1, 4}, {3, 2}, {4, 6}};
+	for (size_t i = 0; rc == 0 && i < sizeof(drops) / sizeof(drops[0]); i++)
+		rc = trace_writer_drops(w, (uint32_t)drops[i][0], drops[i][1]);
+#undef S
+	if (trace_writer_close(w, LT_START + 100 * LT_MS) < 0)
+		rc = -1;
+	return rc;
+}
+
+static void test_roundtrip_lifetimes(void **state)
+{
+	(void)state;
+	roundtrip(write_lifetimes);
+
+	/* and the values themselves, so that a fixture that wrote nothing
+	 * could not pass the comparison */
+	char *trace = chk_path("lt.gpdl"), *json = chk_path("lt.json");
+	assert_int_equal(write_lifetimes(trace), 0);
+	export_chrome(trace, json);
+	struct got g;
+	chk_import(json, &g);
+	assert_int_equal(g.nprocs, 3);
+	assert_int_equal(g.procs[1].pid, LT_PID + 1);
+	assert_int_equal(g.procs[1].ppid, LT_PID);
+	assert_int_equal(g.procs[1].exit_status, 139);
+	assert_int_equal(g.procs[1].start_ns, LT_START + 10 * LT_MS);
+	assert_int_equal(g.procs[1].end_ns, LT_START + 50 * LT_MS);
+	assert_string_equal(g.proc_names[1], "worker --id 1");
+	assert_int_equal(g.procs[2].exit_status, -1);
+	assert_int_equal(g.procs[2].end_ns, 0);
+	assert_string_equal(g.proc_names[2], "");
+	assert_string_equal(g.proc_names[0], "python main.py");
+	assert_int_equal(g.nthreads, 6);
+	assert_int_equal(g.threads[3].t.start_ns, LT_START + 5 * LT_MS);
+	assert_int_equal(g.threads[3].t.end_ns, LT_START + 6 * LT_MS);
+	assert_string_equal(g.threads[3].name, "idle");
+	assert_int_equal(g.threads[0].t.start_ns, LT_START); /* before its first event */
+	assert_int_equal(g.threads[0].t.end_ns, LT_START + 90 * LT_MS);
+	assert_int_equal(g.threads[5].t.end_ns, 0);
+	assert_int_equal(g.threads[4].t.kind, TRACE_TRACK_STREAM);
+	assert_int_equal(g.threads[4].t.stream, 11);
+	assert_int_equal(g.threads[4].t.pid, LT_PID);
+	assert_int_equal(g.threads[4].t.context, LT_CONTEXT);
+	assert_string_equal(g.threads[4].name, "copy");
+	assert_string_equal(g.threads[1].name, "");
+	assert_int_equal(g.thread_drops[0], 3);
+	assert_int_equal(g.thread_drops[1], 4);
+	assert_int_equal(g.thread_drops[2], 0);
+	assert_int_equal(g.thread_drops[3], 2);
+	assert_int_equal(g.thread_drops[4], 6);
+	assert_int_equal(g.drops, 15);
+	const struct got_event *e = chk_find(&g, "stream alloc", 0);
+	assert_int_equal(e->thread, 1); /* on its stream, not on a host (1, 9) */
+	assert_int_equal(e->type, TRACE_EV_MEMORY);
+	assert_int_equal(e->flags, TRACE_EVF_MARK);
+	assert_int_equal(e->start, LT_START + 6 * LT_MS);
+	assert_int_equal(e->ext.device, LT_DEVICE);
+	assert_int_equal(e->ext.bytes, 256);
+	assert_int_equal(e->ext.total_allocated, 4096);
+	assert_int_equal(chk_find(&g, "hello", 0)->thread, 5);
+	assert_int_equal(g.nctr, 6);
+	assert_int_equal(g.ctr[1].id, TRACE_CTR_CPU_SYSTEM);
+	assert_int_equal(g.ctr[1].pid, 0);
+	assert_true(g.ctr[1].value == 37.25);
+	assert_int_equal(g.ctr[4].pid, 0);
+	assert_int_equal(g.ctr[3].pid, LT_PID + 1);
+	assert_int_equal(g.ctr[5].pid, LT_PID + 2);
+	assert_int_equal(g.ctr[5].ts_ns, LT_START + 30 * LT_MS);
+	assert_int_equal(g.st.tracks, 6);
+	chk_free(&g);
+	unlink(trace);
+	unlink(json);
+	free(trace);
+	free(json);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -253,11 +448,58 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* GPDL_IMPORT_SEEDS=DIR: the three fixtures' exports, as fuzz_import's
+ * seed corpus. */
+static int write_seeds(const char *dir)
+{
+	static const struct {
+		const char *name;
+		int (*write)(const char *path);
+	} seeds[] = {
+		{"export-host", fix_write}, {"export-gpu", fix_write_gpu},
+		{"export-lifetimes", write_lifetimes},
+	};
+	int rc = 0;
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		char *trace = chk_path("seed.gpdl"), *json = chk_path("seed.json");
+		if (seeds[i].write(trace) != 0) {
+			rc = 1;
+		} else {
+			export_chrome(trace, json);
+			FILE *f = fopen(json, "rb");
+			char *text = NULL;
+			long n = -1;
+			if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+			    fseek(f, 0, SEEK_SET) == 0) {
+				text = malloc((size_t)n + 1);
+				if (!text || fread(text, 1, (size_t)n, f) != (size_t)n)
+					n = -1;
+			}
+			if (f)
+				fclose(f);
+			if (n < 0 || chk_write_seed(dir, seeds[i].name, text, (size_t)n) != 0)
+				rc = 1;
+			free(text);
+		}
+		unlink(trace);
+		unlink(json);
+		free(trace);
+		free(json);
+	}
+	chk_cleanup();
+	fix_cleanup();
+	return rc;
+}
+
 int main(void)
 {
+	const char *seeds = getenv("GPDL_IMPORT_SEEDS");
+	if (seeds && *seeds)
+		return write_seeds(seeds);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_host),
 		cmocka_unit_test(test_roundtrip_gpu),
+		cmocka_unit_test(test_roundtrip_lifetimes),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
