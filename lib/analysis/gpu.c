@@ -118,11 +118,15 @@ int gpu_occupancy(const struct trace_device *d, uint64_t blocks, uint32_t thread
  * CUPTI numbers its records densely, so where the ids of a process span
  * little more than their count, an array indexed by id holds them: both
  * sides are visited in time order and ids grow with time, so the array is
- * read and written nearly in sequence. Other processes' ids go to a hash. */
+ * read and written nearly in sequence. Other processes' ids go to a hash.
+ * Where one thread made all of a process's calls, the array holds only the
+ * event: 4 bytes an id, at what is the join's memory peak. */
 struct corr_group {
 	uint32_t file, pid;
+	uint32_t track; /* the host track of all its ids; UINT32_MAX: several */
 	uint64_t min, max, count;
-	uint64_t *ref; /* dense: by id - min, track << 32 | event; UINT64_MAX: none */
+	uint64_t *ref;   /* dense: by id - min, track << 32 | event; UINT64_MAX: none */
+	uint32_t *ref32; /* dense, one track: by id - min, event; STORE_NONE: none */
 };
 
 struct corr_slot {
@@ -206,9 +210,10 @@ static void corr_map_build(struct corr_map *m, const struct store *s)
 			continue;
 		struct corr_group *g = corr_group_of(m, t->file, t->pid);
 		for (size_t k = 0; k < t->nextra; k++) {
-			uint64_t c = t->extra[k].corr;
+			uint64_t c = store_extra_corr(t, &t->extra[k]);
 			if (!c)
 				continue;
+			g->track = !g->count || g->track == ti ? ti : STORE_NONE;
 			g->count++;
 			g->min = c < g->min ? c : g->min;
 			g->max = c > g->max ? c : g->max;
@@ -222,6 +227,12 @@ static void corr_map_build(struct corr_map *m, const struct store *s)
 		uint64_t span = g->max - g->min + 1;
 		if (span / 4 > g->count + 1024) {
 			sparse += g->count;
+			continue;
+		}
+		if (g->track != STORE_NONE) {
+			g->ref32 = xmalloc(span * sizeof(*g->ref32));
+			for (uint64_t i = 0; i < span; i++)
+				g->ref32[i] = STORE_NONE;
 			continue;
 		}
 		g->ref = xmalloc(span * sizeof(*g->ref));
@@ -241,10 +252,13 @@ static void corr_map_build(struct corr_map *m, const struct store *s)
 			continue;
 		struct corr_group *g = corr_group_of(m, t->file, t->pid);
 		for (size_t k = 0; k < t->nextra; k++) {
-			uint64_t c = t->extra[k].corr;
+			uint64_t c = store_extra_corr(t, &t->extra[k]);
 			if (!c)
 				continue;
-			if (!g->ref) {
+			if (g->ref32) {
+				if (g->ref32[c - g->min] == STORE_NONE)
+					g->ref32[c - g->min] = t->extra[k].ev;
+			} else if (!g->ref) {
 				corr_hash_put(m, s, ti, t->extra[k].ev, c);
 			} else if (g->ref[c - g->min] == CORR_NONE) {
 				g->ref[c - g->min] = (uint64_t)ti << 32 | t->extra[k].ev;
@@ -258,6 +272,13 @@ static int corr_map_find(const struct corr_map *m, const struct store *s,
 			 const struct corr_group *g, const struct store_track *gt, uint64_t corr,
 			 uint32_t *track, uint32_t *ev)
 {
+	if (g && g->ref32) {
+		if (corr < g->min || corr > g->max || g->ref32[corr - g->min] == STORE_NONE)
+			return 0;
+		*track = g->track;
+		*ev = g->ref32[corr - g->min];
+		return 1;
+	}
 	if (g && g->ref) {
 		if (corr < g->min || corr > g->max || g->ref[corr - g->min] == CORR_NONE)
 			return 0;
@@ -279,8 +300,10 @@ static int corr_map_find(const struct corr_map *m, const struct store *s,
 
 static void corr_map_free(struct corr_map *m)
 {
-	for (uint32_t g = 0; g < m->ngroups; g++)
+	for (uint32_t g = 0; g < m->ngroups; g++) {
 		free(m->groups[g].ref);
+		free(m->groups[g].ref32);
+	}
 	free(m->groups);
 	free(m->slots);
 }
@@ -430,18 +453,28 @@ static void gpu_roles(struct analysis *a)
 }
 
 /* Once indexed (host) or looked up (streams), the ids have done their work:
- * the extras that carried only an id (most API calls) go, which the memory
- * peak is the better for. */
+ * the extras that carried only ids (most API calls, the operators) go, which
+ * the memory peak is the better for, and those that stay keep their
+ * correlation id alone, as it is (no STORE_EVF_XID, STORE_EVF_IDS32). */
 static void gpu_drop_ids(struct store *s, enum store_track_kind kind)
 {
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
 		struct store_track *t = &s->tracks[ti];
 		if (t->kind != kind)
 			continue;
+		const uint32_t ids = STORE_EVF_XID | STORE_EVF_IDS32;
 		size_t k = 0;
-		for (size_t i = 0; i < t->nextra; i++)
-			if (t->extra[i].detail != STORE_NONE)
-				t->extra[k++] = t->extra[i];
+		for (size_t i = 0; i < t->nextra; i++) {
+			struct store_extra x = t->extra[i];
+			if (t->desc[x.ev] & ids) {
+				x.corr = store_extra_corr(t, &x);
+				t->desc[x.ev] &= ~ids;
+			}
+			if (x.detail != STORE_NONE)
+				t->extra[k++] = x;
+		}
+		free(t->xid); /* parallel to the extras: no longer */
+		t->xid = NULL;
 		if (k == t->nextra)
 			continue;
 		t->nextra = k;
@@ -450,13 +483,211 @@ static void gpu_drop_ids(struct store *s, enum store_track_kind kind)
 	}
 }
 
-static void gpu_join(struct analysis *a, size_t *caps)
+/* ---- external ids ------------------------------------------------------------ */
+
+/* From an external id to the host range of a process that carries it: a
+ * hash keyed by (file, id) and checked by pid, as the sparse correlation
+ * ids are. Built only when some event needs it. A slot names the range's
+ * extra, which holds the id: 8 bytes a slot, and no second copy of the ids. */
+struct xid_slot {
+	uint32_t track; /* UINT32_MAX: empty */
+	uint32_t k;     /* the extra of the range */
+};
+
+struct xid_map {
+	struct xid_slot *slots;
+	size_t mask;
+};
+
+/* The host events an external id may name: ranges, not the API calls that
+ * carry their operator's id, nor instants. */
+static int xid_target(const struct store *s, const struct store_track *t, size_t i)
+{
+	unsigned type = store_ev_type(s, t, i);
+	return !store_ev_is_instant(t, i) && type != TRACE_EV_CUDA_RUNTIME &&
+	       type != TRACE_EV_MEMORY;
+}
+
+static uint64_t slot_xid(const struct store *s, const struct xid_slot *o)
+{
+	const struct store_track *t = &s->tracks[o->track];
+	return store_extra_xid(t, &t->extra[o->k]);
+}
+
+static uint32_t slot_ev(const struct store *s, const struct xid_slot *o)
+{
+	return s->tracks[o->track].extra[o->k].ev;
+}
+
+static void xid_map_put(struct xid_map *m, const struct store *s, uint32_t ti, uint32_t k,
+			uint64_t xid)
+{
+	const struct store_track *t = &s->tracks[ti];
+	size_t i = corr_hash(xid, t->file) & m->mask;
+	for (; m->slots[i].track != UINT32_MAX; i = (i + 1) & m->mask) {
+		struct xid_slot *o = &m->slots[i];
+		if (slot_xid(s, o) != xid || !same_process(&s->tracks[o->track], t))
+			continue;
+		/* several ranges with one id: an Operator first, else the first */
+		if (store_ev_type(s, &s->tracks[o->track], slot_ev(s, o)) != TRACE_EV_OPERATOR &&
+		    store_ev_type(s, t, t->extra[k].ev) == TRACE_EV_OPERATOR) {
+			o->track = ti;
+			o->k = k;
+		}
+		return;
+	}
+	m->slots[i] = (struct xid_slot){ti, k};
+}
+
+static void xid_map_build(struct xid_map *m, const struct store *s)
+{
+	memset(m, 0, sizeof(*m));
+	if (!s->has_xid)
+		return;
+	size_t n = 0;
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_HOST)
+			continue;
+		for (size_t k = 0; k < t->nextra; k++)
+			n += store_extra_xid(t, &t->extra[k]) && xid_target(s, t, t->extra[k].ev);
+	}
+	if (!n)
+		return;
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	m->slots = xmalloc(cap * sizeof(*m->slots));
+	m->mask = cap - 1;
+	for (size_t i = 0; i < cap; i++)
+		m->slots[i].track = UINT32_MAX;
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_HOST)
+			continue;
+		for (size_t k = 0; k < t->nextra; k++) {
+			uint64_t xid = store_extra_xid(t, &t->extra[k]);
+			if (xid && xid_target(s, t, t->extra[k].ev))
+				xid_map_put(m, s, ti, (uint32_t)k, xid);
+		}
+	}
+}
+
+static int xid_map_find(const struct xid_map *m, const struct store *s,
+			const struct store_track *from, uint64_t xid, uint32_t *track,
+			uint32_t *ev)
+{
+	if (!m->slots || !xid)
+		return 0;
+	for (size_t i = corr_hash(xid, from->file) & m->mask; m->slots[i].track != UINT32_MAX;
+	     i = (i + 1) & m->mask) {
+		const struct xid_slot *o = &m->slots[i];
+		if (slot_xid(s, o) == xid && same_process(&s->tracks[o->track], from)) {
+			*track = o->track;
+			*ev = slot_ev(s, o);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The external id of a host call (its extra's; kept until the join ends
+ * when the store holds external ids). */
+static uint64_t call_xid(const struct store *s, uint32_t track, uint32_t ev)
+{
+	const struct store_track *t = &s->tracks[track];
+	const struct store_extra *x = store_ev_extra(t, ev);
+	return x ? store_extra_xid(t, x) : 0;
+}
+
+/* The range a stream event (extra k of gt) is attributed to by external id:
+ * its own id's, else its call's. */
+static int xid_range(const struct xid_map *m, const struct store *s, const struct store_track *gt,
+		     size_t k, int has_call, uint32_t call_track, uint32_t call, uint32_t *track,
+		     uint32_t *ev)
+{
+	if (!m->slots)
+		return 0;
+	if (xid_map_find(m, s, gt, store_extra_xid(gt, &gt->extra[k]), track, ev))
+		return 1;
+	return has_call && xid_map_find(m, s, gt, call_xid(s, call_track, call), track, ev);
+}
+
+struct join_caps {
+	size_t *launches, *xlaunches, *anchors; /* by store track */
+};
+
+static void anchor_push(struct gpu_track *h, size_t *cap, struct gpu_anchor x)
+{
+	if (h->nanchors == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		h->anchors = xrealloc(h->anchors, *cap * sizeof(*h->anchors));
+	}
+	h->anchors[h->nanchors++] = x;
+}
+
+static void xlaunch_push(struct gpu_track *h, size_t *cap, struct gpu_launch l)
+{
+	if (h->nxlaunches == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		h->xlaunches = xrealloc(h->xlaunches, *cap * sizeof(*h->xlaunches));
+	}
+	h->xlaunches[h->nxlaunches++] = l;
+}
+
+/* Whether some stream event needs an external id: one whose call is
+ * unknown or lies in no range, that carries an id (or whose call does).
+ * Most traces have none, and then neither the map nor the calls' ids
+ * outlive the correlation index. */
+static int xid_needed(const struct store *s, const struct corr_map *m)
+{
+	if (!s->has_xid)
+		return 0;
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_DEVICE)
+			continue;
+		const struct corr_group *grp = corr_group_find(m, t);
+		for (size_t k = 0; k < t->nextra; k++) {
+			const struct store_extra *x = &t->extra[k];
+			if (!store_ev_is_gpu_work(s, t, x->ev) &&
+			    store_ev_type(s, t, x->ev) != TRACE_EV_MEMORY)
+				continue;
+			uint32_t ct, c;
+			uint64_t corr = store_extra_corr(t, x);
+			int has_call = corr && corr_map_find(m, s, grp, t, corr, &ct, &c);
+			if (has_call && s->tracks[ct].parent[c] != STORE_NONE)
+				continue;
+			if (store_extra_xid(t, x) || (has_call && call_xid(s, ct, c)))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* flags[] of every GPU stream, allocated once the join's index is built and
+ * the calls' extras have gone, off the memory peak. */
+static void gpu_alloc_flags(struct analysis *a)
 {
 	const struct store *s = &a->store;
+	for (uint32_t ti = 0; ti < s->ntracks; ti++)
+		if (s->tracks[ti].kind == STORE_TRACK_DEVICE)
+			a->gpu.tracks[ti].flags = xcalloc(s->tracks[ti].n ? s->tracks[ti].n : 1, 1);
+}
+
+static void gpu_join(struct analysis *a, struct join_caps *caps)
+{
+	struct store *s = &a->store;
 	struct gpu_info *g = &a->gpu;
 	struct corr_map m;
+	struct xid_map xm;
 	corr_map_build(&m, s);
-	gpu_drop_ids(&a->store, STORE_TRACK_HOST);
+	memset(&xm, 0, sizeof(xm));
+	if (xid_needed(s, &m))
+		xid_map_build(&xm, s);
+	if (!xm.slots) /* the calls' ids are not needed any more */
+		gpu_drop_ids(s, STORE_TRACK_HOST);
+	gpu_alloc_flags(a);
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_DEVICE)
@@ -464,22 +695,67 @@ static void gpu_join(struct analysis *a, size_t *caps)
 		const struct corr_group *grp = corr_group_find(&m, t);
 		for (size_t k = 0; k < t->nextra; k++) {
 			const struct store_extra *x = &t->extra[k];
-			uint32_t call_track, call;
-			if (!x->corr || !store_ev_is_gpu_work(s, t, x->ev) ||
-			    !corr_map_find(&m, s, grp, t, x->corr, &call_track, &call))
+			unsigned type = store_ev_type(s, t, x->ev);
+			int work = store_ev_is_gpu_work(s, t, x->ev);
+			if (!work && type != TRACE_EV_MEMORY)
 				continue;
-			g->tracks[ti].flags[x->ev] |= GPU_LINKED;
-			g->linked++;
-			launch_push(&g->tracks[call_track], &caps[call_track],
-				    (struct gpu_launch){call, ti, x->ev});
+			uint32_t ct = 0, c = 0, rt, r;
+			uint64_t corr = store_extra_corr(t, x);
+			int has_call = corr && corr_map_find(&m, s, grp, t, corr, &ct, &c);
+			int in_range = has_call && s->tracks[ct].parent[c] != STORE_NONE;
+			int by_xid = !in_range && xid_range(&xm, s, t, k, has_call, ct, c, &rt, &r);
+			if (!work) { /* an allocation on the stream */
+				if (in_range || (has_call && !by_xid))
+					anchor_push(&g->tracks[ti], &caps->anchors[ti],
+						    (struct gpu_anchor){x->ev, ct, c});
+				else if (by_xid)
+					anchor_push(&g->tracks[ti], &caps->anchors[ti],
+						    (struct gpu_anchor){x->ev, rt, r});
+				continue;
+			}
+			if (has_call) {
+				g->tracks[ti].flags[x->ev] |= GPU_LINKED;
+				g->linked++;
+				launch_push(&g->tracks[ct], &caps->launches[ct],
+					    (struct gpu_launch){c, ti, x->ev});
+			}
+			if (by_xid) {
+				g->tracks[ti].flags[x->ev] |= GPU_BY_XID;
+				g->by_xid++;
+				xlaunch_push(&g->tracks[rt], &caps->xlaunches[rt],
+					     (struct gpu_launch){r, ti, x->ev});
+			}
 		}
 	}
+	int late = xm.slots != NULL;
+	free(xm.slots);
 	corr_map_free(&m);
+	if (late)
+		gpu_drop_ids(s, STORE_TRACK_HOST);
+}
+
+/* Work attributed by external id is communication when its range is a
+ * communication operator or lies in one (it still counts by its call). */
+static void gpu_flag_xid(struct analysis *a, uint32_t host)
+{
+	const struct store_track *t = &a->store.tracks[host];
+	const struct gpu_track *h = &a->gpu.tracks[host];
+	uint32_t last = STORE_NONE;
+	int comm = 0;
+	for (size_t k = 0; k < h->nxlaunches; k++) {
+		const struct gpu_launch *l = &h->xlaunches[k];
+		if (l->call != last) {
+			last = l->call;
+			comm = call_in_comm_op(a, t, l->call);
+		}
+		if (comm)
+			a->gpu.tracks[l->track].flags[l->index] |= GPU_COMM;
+	}
 }
 
 void gpu_prepare(struct analysis *a)
 {
-	const struct store *s = &a->store;
+	struct store *s = &a->store;
 	struct gpu_info *g = &a->gpu;
 	g->tracks = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*g->tracks));
 	gpu_roles(a);
@@ -487,24 +763,38 @@ void gpu_prepare(struct analysis *a)
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_DEVICE)
 			continue;
-		g->tracks[ti].flags = xcalloc(t->n ? t->n : 1, 1);
-		for (size_t i = 0; i < t->n; i++)
+		for (size_t i = 0; i < t->n; i++) {
 			g->work += store_ev_is_gpu_work(s, t, i);
+			g->stream_memory += store_ev_type(s, t, i) == TRACE_EV_MEMORY;
+		}
 	}
 	g->has_gpu = g->work > 0;
-	if (!g->has_gpu)
+	if (!g->has_gpu && !g->stream_memory) { /* nothing to join: the ids go now */
+		gpu_drop_ids(s, STORE_TRACK_HOST);
+		gpu_drop_ids(s, STORE_TRACK_DEVICE);
+		gpu_alloc_flags(a);
 		return;
-	size_t *caps = xcalloc(s->ntracks, sizeof(*caps));
-	gpu_join(a, caps);
-	free(caps);
-	gpu_drop_ids(&a->store, STORE_TRACK_DEVICE);
+	}
+	struct join_caps caps = {xcalloc(s->ntracks, sizeof(size_t)),
+				 xcalloc(s->ntracks, sizeof(size_t)),
+				 xcalloc(s->ntracks, sizeof(size_t))};
+	gpu_join(a, &caps);
+	free(caps.launches);
+	free(caps.xlaunches);
+	free(caps.anchors);
+	gpu_drop_ids(s, STORE_TRACK_DEVICE);
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
 		struct gpu_track *h = &g->tracks[ti];
-		if (!h->nlaunches)
-			continue;
-		h->launches = xrealloc(h->launches, h->nlaunches * sizeof(*h->launches));
-		launches_sort(s, h->launches, h->nlaunches);
-		gpu_flag_linked(a, ti);
+		if (h->nlaunches) {
+			h->launches = xrealloc(h->launches, h->nlaunches * sizeof(*h->launches));
+			launches_sort(s, h->launches, h->nlaunches);
+			gpu_flag_linked(a, ti);
+		}
+		if (h->nxlaunches) {
+			h->xlaunches = xrealloc(h->xlaunches, h->nxlaunches * sizeof(*h->xlaunches));
+			launches_sort(s, h->xlaunches, h->nxlaunches);
+			gpu_flag_xid(a, ti);
+		}
 	}
 	for (uint32_t ti = 0; ti < s->ntracks; ti++)
 		if (s->tracks[ti].kind == STORE_TRACK_DEVICE)
@@ -516,6 +806,8 @@ void gpu_free(struct gpu_info *g, uint32_t ntracks)
 	for (uint32_t i = 0; g->tracks && i < ntracks; i++) {
 		free(g->tracks[i].flags);
 		free(g->tracks[i].launches);
+		free(g->tracks[i].xlaunches);
+		free(g->tracks[i].anchors);
 	}
 	free(g->tracks);
 	free(g->roles);

@@ -9,6 +9,25 @@
  * time of a range is the GPU work launched inside it, its children's
  * included. hostwalk.h delivers each piece at its call.
  *
+ * External ids: the PyTorch profiler's own link. An operator's ext carries
+ * an "External id" that the runtime calls and GPU work it caused carry too.
+ * When the launching call lies inside no host range on its thread (its
+ * parent is none), or no call is known, and the work (else its call) carries
+ * an external id that a host range of the same process has (any thread; an
+ * Operator first where several have it; never a CUDA API call or an
+ * instant), the work is attributed to that range instead (GPU_BY_XID): the
+ * walk delivers it at the range, with the ranges around it open, and not at
+ * the call. Correlation keeps priority whenever the call has a range around
+ * it. What counts does not change: work with a call still counts by the
+ * call, work without one by its own time. The map from id to range is built
+ * only when some event carries an external id, and freed after the join.
+ *
+ * Allocations on GPU streams (Memory instants on a stream track) are tied
+ * the same way to a host event they happened under (anchors): the call with
+ * their correlation id when it lies inside a range, else the range with
+ * their external id (or their call's), else the call; none when nothing
+ * matches.
+ *
  * Counting: GPU work counts for the summary when its call lies in the window
  * (it is then counted in full, even where it runs past the window: the work
  * was launched inside), or, with no call, when the work itself does. The sum
@@ -18,8 +37,10 @@
  * "nccl" or "rccl" (any case), and GPU work launched inside a communication
  * operator (gpu_is_comm_op_name(); or a host range of type Communication).
  *
- * The store's extras that carried only a correlation id are dropped once the
- * join is done: after gpu_prepare(), an extra is an event with details.
+ * The store's extras that carried only ids (correlation, external) are
+ * dropped once the join is done, or at once when there is nothing to join:
+ * after gpu_prepare(), an extra is an event with details, its corr the
+ * correlation id alone, and no track has xid[].
  *
  * Invariants after gpu_prepare():
  *  - flags[] of a GPU stream has one entry per event; host tracks have none;
@@ -40,6 +61,7 @@ enum gpu_flag {
 	GPU_LINKED = 1u << 0,  /* tied to the call that launched it */
 	GPU_COUNTED = 1u << 1, /* counts in the window */
 	GPU_COMM = 1u << 2,    /* communication */
+	GPU_BY_XID = 1u << 3,  /* attributed to a range by external id (see above) */
 };
 
 /* Roles of a desc (by name and type), per store desc. */
@@ -54,10 +76,23 @@ struct gpu_launch {
 	uint32_t index; /* and its index there */
 };
 
+/* A Memory instant on a GPU stream and the host event it happened under. */
+struct gpu_anchor {
+	uint32_t index; /* the instant's index on the stream */
+	uint32_t track; /* the host event: a call, or a range found by external id */
+	uint32_t ev;
+};
+
 struct gpu_track {
 	uint8_t *flags;              /* GPU streams: enum gpu_flag per event */
 	struct gpu_launch *launches; /* host tracks: what their calls launched */
 	size_t nlaunches;
+	/* host tracks: GPU work attributed to this track's ranges by external
+	 * id (call = the range), sorted as launches are */
+	struct gpu_launch *xlaunches;
+	size_t nxlaunches;
+	struct gpu_anchor *anchors;  /* GPU streams: by index, only those tied */
+	size_t nanchors;
 };
 
 struct gpu_info {
@@ -65,6 +100,8 @@ struct gpu_info {
 	uint8_t *roles;           /* by store desc: enum desc_role */
 	int has_gpu;              /* any GPU work at all */
 	uint64_t work, linked, counted; /* pieces of GPU work */
+	uint64_t by_xid;          /* ... attributed by external id */
+	uint64_t stream_memory;   /* Memory instants on GPU streams */
 	uint64_t counted_ns;      /* the counted work's durations, summed */
 	uint64_t counted_type_ns[TRACE_EV_TYPE_COUNT];
 };

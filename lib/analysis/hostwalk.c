@@ -20,7 +20,7 @@ int hostwalk_is_instant(const struct store *s, const struct store_track *t, size
 
 struct hw_track {
 	struct hw_stack st;
-	size_t next_launch;
+	size_t next_launch, next_xlaunch;
 	size_t pos;               /* the next event to visit */
 	struct ivl_cursor at;     /* the window, for this thread's starts */
 	struct store_extra_cursor xc;
@@ -64,6 +64,21 @@ static void hw_launches(struct hw_walk *w, struct hw_track *ht, uint32_t ti, siz
 	for (; ht->next_launch < g->nlaunches && g->launches[ht->next_launch].call == i;
 	     ht->next_launch++) {
 		const struct gpu_launch *l = &g->launches[ht->next_launch];
+		uint8_t f = a->gpu.tracks[l->track].flags[l->index];
+		if (!(f & GPU_COUNTED) || ((f & GPU_BY_XID) && !w->v->by_call))
+			continue;
+		if (ht->st.n)
+			ht->st.v[ht->st.n - 1].gpu += a->store.tracks[l->track].dur[l->index];
+		if (w->v->gpu)
+			w->v->gpu(w->ctx, &ht->st, ti, (uint32_t)i, l->track, l->index);
+	}
+	if (w->v->by_call)
+		return;
+	while (ht->next_xlaunch < g->nxlaunches && g->xlaunches[ht->next_xlaunch].call < i)
+		ht->next_xlaunch++;
+	for (; ht->next_xlaunch < g->nxlaunches && g->xlaunches[ht->next_xlaunch].call == i;
+	     ht->next_xlaunch++) {
+		const struct gpu_launch *l = &g->xlaunches[ht->next_xlaunch];
 		if (!(a->gpu.tracks[l->track].flags[l->index] & GPU_COUNTED))
 			continue;
 		if (ht->st.n)
@@ -95,12 +110,13 @@ static void hw_event(struct hw_walk *w, uint32_t ti, size_t i)
 				hw_push(&ht->st, &f);
 		}
 	}
-	if (w->a->gpu.tracks[ti].nlaunches && !w->v->skip_gpu)
+	const struct gpu_track *g = &w->a->gpu.tracks[ti];
+	if ((g->nlaunches || g->nxlaunches) && !w->v->skip_gpu)
 		hw_launches(w, ht, ti, i);
 }
 
 /* Moves a track to its next event of a visited type, or the next call that
- * launched GPU work; 0 at its end. */
+ * launched GPU work (or range it is attributed to); 0 at its end. */
 static int hw_seek(struct hw_walk *w, uint32_t ti)
 {
 	const struct store_track *t = &w->a->store.tracks[ti];
@@ -111,6 +127,11 @@ static int hw_seek(struct hw_walk *w, uint32_t ti)
 		ht->next_launch++;
 	if (ht->next_launch < g->nlaunches && !w->v->skip_gpu)
 		call = g->launches[ht->next_launch].call;
+	while (ht->next_xlaunch < g->nxlaunches && g->xlaunches[ht->next_xlaunch].call < i)
+		ht->next_xlaunch++;
+	if (ht->next_xlaunch < g->nxlaunches && !w->v->skip_gpu && !w->v->by_call &&
+	    g->xlaunches[ht->next_xlaunch].call < call)
+		call = g->xlaunches[ht->next_xlaunch].call;
 	while (i < t->n && i != call && !w->want[t->desc[i] >> 8])
 		i++;
 	ht->pos = i;

@@ -16,7 +16,8 @@
  * whether they lie in it. Only counted GPU work (gpu.h) is delivered;
  * instants are, in the window or not, saying which. Events of other types
  * are skipped before the threads are merged: a walk costs what its types
- * hold, plus the calls that launched GPU work. Skipping them only delays
+ * hold, plus the calls that launched GPU work (and the ranges GPU work is
+ * attributed to by external id). Skipping them only delays
  * when a frame is closed, never what it holds: a range's followed children
  * are still visited inside it.
  */
@@ -59,6 +60,11 @@ struct hw_visitor {
 	uint32_t types;
 	/* No GPU work: frames get none, the calls are not visited for it. */
 	int skip_gpu;
+	/* GPU work attributed to a range by external id (gpu.h) is delivered
+	 * at that range (call = the range, on its thread), not at its call;
+	 * with by_call, at its call (for views of the API calls themselves),
+	 * like all other work. */
+	int by_call;
 };
 
 /* Walks the given host tracks (NULL: all of them). */

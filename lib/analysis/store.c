@@ -29,6 +29,7 @@ void store_free(struct store *s)
 		free(t->desc);
 		free(t->parent);
 		free(t->extra);
+		free(t->xid);
 		free(t->details);
 	}
 	for (uint32_t i = 0; i < s->nfiles; i++) {
@@ -205,7 +206,7 @@ static inline void track_push(struct store *s, struct store_track *t, uint64_t s
 		dur = UINT64_MAX - start;
 	t->start[t->n] = start;
 	t->dur[t->n] = dur;
-	t->desc[t->n] = desc << 8 | (flags & 0xffu);
+	t->desc[t->n] = desc << 8 | (flags & STORE_EVF_TRACE);
 	t->n++;
 	f->events++;
 	if (flags & TRACE_EVF_OPEN_AT_EXIT)
@@ -268,16 +269,39 @@ void store_append_ext(struct store *s, uint32_t track, uint64_t start, uint64_t 
 		return;
 	struct store_ext x;
 	int has = ext_compact(s->descs[desc].type, ext, &x);
-	if (!has && !ext->correlation)
+	if (!has && !ext->correlation && !ext->external_id)
 		return;
 	if (t->nextra == t->extra_cap) {
-		t->extra_cap = t->extra_cap ? t->extra_cap * 2 : 256;
-		t->extra = xrealloc(t->extra, t->extra_cap * sizeof(*t->extra));
+		size_t cap = t->extra_cap ? t->extra_cap * 2 : 256;
+		t->extra = xrealloc(t->extra, cap * sizeof(*t->extra));
+		if (t->xid)
+			t->xid = xrealloc(t->xid, cap * sizeof(*t->xid));
+		t->extra_cap = cap;
 	}
-	struct store_extra *e = &t->extra[t->nextra++];
+	struct store_extra *e = &t->extra[t->nextra];
 	e->ev = (uint32_t)at;
 	e->corr = ext->correlation;
 	e->detail = STORE_NONE;
+	/* The ids in one field where they fit (store.h): most events carry one
+	 * of the two, the calls and their work two small ones. */
+	uint64_t xid = ext->external_id, corr = ext->correlation, wide = 0;
+	if (xid) {
+		s->has_xid = 1;
+		if (!corr) {
+			e->corr = xid;
+			t->desc[at] |= STORE_EVF_XID;
+		} else if (xid <= UINT32_MAX && corr <= UINT32_MAX) {
+			e->corr = xid << 32 | corr;
+			t->desc[at] |= STORE_EVF_IDS32;
+		} else {
+			wide = xid;
+			if (!t->xid) /* the track's first that does not fit */
+				t->xid = xcalloc(t->extra_cap, sizeof(*t->xid));
+		}
+	}
+	if (t->xid)
+		t->xid[t->nextra] = wide;
+	t->nextra++;
 	if (has) {
 		if (t->ndetails == t->details_cap) {
 			t->details_cap = t->details_cap ? t->details_cap * 2 : 256;
@@ -526,37 +550,47 @@ struct finish_job {
 };
 
 /* The sort moved each event's extra index along in parent[]: the extras are
- * put in the new event order, each with its new index, in place (a 4-byte
- * map rather than a second copy of the extras). */
+ * put in the new event order, each with its new index, in place and with no
+ * scratch: parent[] (rewritten by the nesting next) becomes the map from
+ * each new position to the old one. */
 static void extras_follow(struct store_track *t, int moved)
 {
 	if (moved) {
-		uint32_t *to = xmalloc(t->nextra * sizeof(*to)); /* old position -> new */
+		uint32_t *from = t->parent;
 		size_t k = 0;
-		for (size_t i = 0; i < t->n; i++)
-			if (t->parent[i] != STORE_NONE)
-				to[t->parent[i]] = (uint32_t)k++;
-		for (size_t start = 0; start < t->nextra; start++) {
-			/* one cycle of the permutation: carry the entry to its place */
-			struct store_extra carry = t->extra[start];
-			size_t at = start;
-			while (to[at] != at) {
-				size_t next = to[at];
-				struct store_extra tmp = t->extra[next];
-				t->extra[next] = carry;
-				carry = tmp;
-				to[at] = (uint32_t)at;
-				at = next;
-			}
+		for (size_t i = 0; i < t->n; i++) {
+			if (t->parent[i] == STORE_NONE)
+				continue;
+			t->extra[t->parent[i]].ev = (uint32_t)i; /* its event's new index */
+			from[k++] = t->parent[i];          /* k <= i: read before written */
 		}
-		free(to);
-		k = 0;
-		for (size_t i = 0; i < t->n; i++)
-			if (t->parent[i] != STORE_NONE)
-				t->extra[k++].ev = (uint32_t)i;
+		for (size_t start = 0; start < t->nextra; start++) {
+			if (from[start] == start)
+				continue; /* in place, or moved with an earlier cycle */
+			/* one cycle of the permutation: each place takes its entry */
+			struct store_extra first = t->extra[start];
+			uint64_t first_xid = t->xid ? t->xid[start] : 0;
+			size_t at = start;
+			for (;;) {
+				size_t src = from[at];
+				from[at] = (uint32_t)at;
+				if (src == start)
+					break;
+				t->extra[at] = t->extra[src];
+				if (t->xid)
+					t->xid[at] = t->xid[src];
+				at = src;
+			}
+			t->extra[at] = first;
+			if (t->xid)
+				t->xid[at] = first_xid;
+		}
 	}
-	if (t->nextra < t->extra_cap)
+	if (t->nextra < t->extra_cap) {
 		t->extra = xrealloc(t->extra, t->nextra * sizeof(*t->extra));
+		if (t->xid)
+			t->xid = xrealloc(t->xid, t->nextra * sizeof(*t->xid));
+	}
 	t->extra_cap = t->nextra;
 	if (t->ndetails && t->ndetails < t->details_cap) {
 		t->details = xrealloc(t->details, t->ndetails * sizeof(*t->details));

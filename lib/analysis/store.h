@@ -14,8 +14,16 @@
  * track order, and 24-byte details (struct store_ext) for the events whose
  * type uses them. A CUDA API call costs 16 bytes more (until the analysis
  * has tied its GPU work to it and drops its id: gpu.h), a kernel 40, an
- * operator nothing. The ids ride through the sort in parent[], which the
+ * operator nothing (16 bytes when it carries an external id, until the
+ * join). The extras' positions ride through the sort in parent[], which the
  * nesting fills afterwards.
+ *
+ * External ids share the extra's id field (corr): an event with an external
+ * id and no correlation id keeps the external id there (STORE_EVF_XID), one
+ * with both keeps both there when each fits in 32 bits (STORE_EVF_IDS32:
+ * external id in the high half). Only an event whose pair does not fit puts
+ * its external id in the track's xid[], parallel to the extras, which a
+ * track has only then. store_extra_corr() and store_extra_xid() read them.
  *
  * Invariants after store_finish():
  *  - a track's events are sorted by start, ties longer first, then file
@@ -42,6 +50,13 @@
 #define STORE_NONE UINT32_MAX
 #define STORE_MAX_TRACK_EVENTS (UINT32_MAX - 1u)
 #define STORE_MAX_DESCS (1u << 24)
+
+/* The event flags the store keeps from a trace (those of enum
+ * trace_event_flag, and room for a newer writer's), and its own two, which
+ * say how the event's extra holds its ids (see above). */
+#define STORE_EVF_TRACE 0x3fu
+#define STORE_EVF_XID (1u << 6)   /* corr holds the external id; no correlation id */
+#define STORE_EVF_IDS32 (1u << 7) /* corr holds external id << 32 | correlation id */
 
 enum store_track_kind {
 	STORE_TRACK_HOST = 0,
@@ -80,7 +95,9 @@ struct store_ext {
 	} u;
 };
 
-/* An event that carries details: its index, its correlation id (0: none) and
+/* An event that carries details or ids: its index, its ids (the correlation
+ * id as it is when the event's flags have neither STORE_EVF_XID nor
+ * STORE_EVF_IDS32; read them with store_extra_corr(), store_extra_xid()) and
  * its details (STORE_NONE: none). */
 struct store_extra {
 	uint32_t ev;
@@ -106,6 +123,11 @@ struct store_track {
 	uint32_t *parent; /* filled by store_finish() */
 	struct store_extra *extra; /* sparse, in event order after store_finish() */
 	size_t nextra, extra_cap;
+	/* the external ids (the framework's operator id, PyTorch's "External
+	 * id") that do not fit in their extra's corr (see above), parallel to
+	 * extra[] (0: none there); NULL when the track has none such. Used by
+	 * the GPU join, freed by it (gpu.h). */
+	uint64_t *xid;
 	struct store_ext *details; /* what extra[].detail points to */
 	size_t ndetails, details_cap;
 };
@@ -163,6 +185,7 @@ struct store {
 	uint32_t ndevices;
 	int wall_clock;
 	int finished;
+	int has_xid; /* some event carries an external id */
 };
 
 static inline uint32_t store_ev_desc(const struct store_track *t, size_t i)
@@ -171,7 +194,7 @@ static inline uint32_t store_ev_desc(const struct store_track *t, size_t i)
 }
 static inline unsigned store_ev_flags(const struct store_track *t, size_t i)
 {
-	return t->desc[i] & 0xffu;
+	return t->desc[i] & STORE_EVF_TRACE;
 }
 static inline uint64_t store_ev_end(const struct store_track *t, size_t i)
 {
@@ -218,6 +241,23 @@ static inline const struct store_ext *store_extra_ext(const struct store_track *
 						      const struct store_extra *x)
 {
 	return x && x->detail != STORE_NONE ? &t->details[x->detail] : NULL;
+}
+/* An extra's correlation id and external id (0: none). */
+static inline uint64_t store_extra_corr(const struct store_track *t, const struct store_extra *x)
+{
+	unsigned f = t->desc[x->ev];
+	if (f & STORE_EVF_XID)
+		return 0;
+	return f & STORE_EVF_IDS32 ? (uint32_t)x->corr : x->corr;
+}
+static inline uint64_t store_extra_xid(const struct store_track *t, const struct store_extra *x)
+{
+	unsigned f = t->desc[x->ev];
+	if (f & STORE_EVF_XID)
+		return x->corr;
+	if (f & STORE_EVF_IDS32)
+		return x->corr >> 32;
+	return t->xid ? t->xid[x - t->extra] : 0;
 }
 
 void store_init(struct store *s);

@@ -219,6 +219,7 @@ static void mm_part(struct table *t, const struct analysis *a, const struct view
 		.open = mm_open,
 		.close = mm_close,
 		.gpu = mm_gpu,
+		.by_call = 1,
 		.types = 1u << TRACE_EV_MEMCPY | 1u << TRACE_EV_MEMSET,
 	};
 	struct mm *m = xcalloc(1, sizeof(*m));

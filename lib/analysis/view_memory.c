@@ -18,6 +18,13 @@
  * columns only what happened directly in it, under no inner operator.
  * Increase = Allocated - Freed, so it can be negative. Calls: the operator's
  * calls in the window.
+ *
+ * Allocations recorded on GPU streams (Memory instants on a stream track,
+ * as imports of the PyTorch profiler's traces hold them) count too: in the
+ * device's level in time order with the host threads' (a host thread's first
+ * at one time), and in the rows of the operators around the host event gpu.h
+ * ties them to (through their correlation id, or their external id); with
+ * none, as "(no operator)".
  */
 #include "lib/analysis/hostwalk.h"
 #include "lib/analysis/view.h"
@@ -81,8 +88,16 @@ struct mem_dev {
 	uint64_t events_in;  /* events in the window */
 };
 
+/* A Memory instant on a GPU stream, for merging into the walk's time order. */
+struct mem_stream_ev {
+	uint64_t ts;
+	uint32_t track, index;
+};
+
 struct mem_view {
 	const struct analysis *a;
+	struct mem_stream_ev *sev; /* sorted by time */
+	size_t nsev, next_sev;
 	struct names names;  /* row names */
 	uint32_t *local;     /* store name id -> local id + 1 */
 	struct rt_tree calls; /* operator calls in the window, by local name */
@@ -175,6 +190,103 @@ static void mem_level(const struct analysis *a, struct mem_dev *d, uint64_t ts,
 	d->prev = ts;
 }
 
+/* ---- allocations on GPU streams -------------------------------------------------- */
+
+static int sev_cmp(const void *x, const void *y)
+{
+	const struct mem_stream_ev *a = x, *b = y;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+static void mem_collect_streams(struct mem_view *m)
+{
+	const struct store *s = &m->a->store;
+	if (!m->a->gpu.stream_memory)
+		return;
+	m->sev = xmalloc(m->a->gpu.stream_memory * sizeof(*m->sev));
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_DEVICE)
+			continue;
+		for (size_t i = 0; i < t->n && m->nsev < m->a->gpu.stream_memory; i++)
+			if (store_ev_type(s, t, i) == TRACE_EV_MEMORY)
+				m->sev[m->nsev++] = (struct mem_stream_ev){t->start[i], ti, (uint32_t)i};
+	}
+	qsort(m->sev, m->nsev, sizeof(*m->sev), sev_cmp);
+}
+
+/* The host event a stream's instant is tied to (gpu.h), or NULL. */
+static const struct gpu_anchor *mem_anchor(const struct analysis *a, uint32_t ti, uint32_t i)
+{
+	const struct gpu_track *g = &a->gpu.tracks[ti];
+	size_t lo = 0, hi = g->nanchors;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g->anchors[mid].index < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->nanchors && g->anchors[lo].index == i ? &g->anchors[lo] : NULL;
+}
+
+static void mem_stream_event(struct mem_view *m, const struct mem_stream_ev *e)
+{
+	const struct analysis *a = m->a;
+	const struct store *s = &a->store;
+	const struct store_track *t = &s->tracks[e->track];
+	const struct store_ext *x = store_ev_ext(t, e->index);
+	if (!x || (!x->u.memory.bytes && !x->u.memory.in_use))
+		return;
+	uint64_t clipped;
+	int in_window = analysis_clip(a, t, e->index, &clipped);
+	struct mem_dev *d = mem_dev_of(m, file_host(m, e->track), x->u.memory.device);
+	mem_level(a, d, e->ts, x, in_window);
+	int64_t bytes = x->u.memory.bytes;
+	if (!in_window || !bytes)
+		return;
+	d->events_in++;
+	sums_add(&d->sums, bytes);
+	/* the operators around the host event it is tied to, innermost first */
+	const struct gpu_anchor *an = mem_anchor(a, e->track, e->index);
+	int any = 0;
+	m->serial++;
+	if (an) {
+		const struct store_track *h = &s->tracks[an->track];
+		for (uint32_t p = an->ev; p != STORE_NONE; p = h->parent[p]) {
+			if (store_ev_type(s, h, p) != TRACE_EV_OPERATOR)
+				continue;
+			struct mem_row *r =
+				mem_row_of(d, local_name(m, s->descs[store_ev_desc(h, p)].name));
+			if (!any)
+				sums_add(&r->self, bytes);
+			any = 1;
+			if (r->stamp != m->serial) {
+				r->stamp = m->serial;
+				sums_add(&r->total, bytes);
+			}
+		}
+	}
+	if (!any) {
+		sums_add(&mem_row_of(d, m->no_op)->self, bytes);
+		sums_add(&mem_row_of(d, m->no_op)->total, bytes);
+	}
+}
+
+/* The streams' instants before ts (all of them: UINT64_MAX), in time order. */
+static void mem_streams_until(struct mem_view *m, uint64_t ts)
+{
+	while (m->next_sev < m->nsev && m->sev[m->next_sev].ts < ts)
+		mem_stream_event(m, &m->sev[m->next_sev++]);
+	if (ts == UINT64_MAX)
+		while (m->next_sev < m->nsev)
+			mem_stream_event(m, &m->sev[m->next_sev++]);
+}
+
 static void mem_instant(void *ctx, const struct hw_stack *st, uint32_t ti, uint32_t i,
 			const struct store_extra *xr, int in_window)
 {
@@ -183,6 +295,7 @@ static void mem_instant(void *ctx, const struct hw_stack *st, uint32_t ti, uint3
 	const struct store_track *t = &s->tracks[ti];
 	if (store_ev_type(s, t, i) != TRACE_EV_MEMORY)
 		return;
+	mem_streams_until(m, t->start[i]);
 	const struct store_ext *x = store_extra_ext(t, xr);
 	if (!x || (!x->u.memory.bytes && !x->u.memory.in_use))
 		return;
@@ -300,6 +413,7 @@ static void mem_free(struct mem_view *m)
 	}
 	free(m->devs);
 	rt_free(&m->calls);
+	free(m->sev);
 	free(m->local);
 	names_free(&m->names);
 	free(m);
@@ -324,7 +438,9 @@ struct table *view_memory(const struct view *v, const struct analysis *a,
 		.types = 1u << TRACE_EV_OPERATOR | 1u << TRACE_EV_MEMORY,
 		.skip_gpu = 1,
 	};
+	mem_collect_streams(m);
 	hostwalk_run(a, NULL, 0, &visitor, m);
+	mem_streams_until(m, UINT64_MAX);
 	for (uint32_t k = 0; k < m->ndevs; k++) { /* the level held after the last event */
 		struct mem_dev *d = &m->devs[k];
 		if (d->level > d->peak && ivl_set_overlap(&a->window, d->prev, UINT64_MAX) > 0)

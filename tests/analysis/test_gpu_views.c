@@ -687,6 +687,304 @@ static void test_sparse_correlation(void **state)
 	analysis_free(&a);
 }
 
+
+/* ---- external ids: the PyTorch profiler's own link ----------------------------------------- */
+
+/* An event with a correlation id and an external id (0: none). */
+static void xid_event(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint64_t dur,
+		      uint64_t corr, uint64_t xid)
+{
+	struct trace_event_ext x = {.correlation = corr, .external_id = xid};
+	tb_ext(b, thread, desc, start, dur, &x);
+}
+
+/* An allocation (bytes > 0) or free on GPU0, recorded on thread (a stream too). */
+static void xid_memory(struct tb *b, uint32_t thread, uint32_t desc, uint64_t at, int64_t bytes,
+		       uint64_t corr, uint64_t xid)
+{
+	struct trace_event_ext x = {.correlation = corr, .external_id = xid,
+				    .bytes = (uint64_t)bytes, .address = 0x2000, .device = 0,
+				    .dst_kind = TRACE_MEM_DEVICE};
+	struct trace_event e = {at, 0, desc, thread, TRACE_EVF_MARK, &x};
+	assert_int_equal(trace_writer_event(b->w, &e), 0);
+}
+
+/*
+ * No steps: the window is the whole run [0, 10000). "xN" is external id N.
+ *
+ * T0  aten::mm x101 [1000, 2000)
+ *       cudaLaunchKernel [1100, 1200) c1 x101 -> k_mm [1300, 1800)      by correlation
+ *     cudaLaunchKernel [3000, 3100) c2 x102 (in no range) -> k_bwd [3200, 3600):
+ *       the call's x102 is T1's aten::mm_backward
+ *     cudaLaunchKernel [4000, 4100) c3 (in no range, no id) -> k_free [4200, 4500):
+ *       unattributed
+ *     cudaMemcpyAsync [4600, 4700) c6 x103 (in no range) -> HtoD [4750, 4850) x0:
+ *       the call's x103 is aten::add
+ *     aten::add x103 [5000, 5500)         allocation GPU0 +512 @5100 (on T0)
+ *     k_add [5600, 5700) c4 x103: no call has c4; its own x103 is aten::add
+ *     aten::mul x104 [6000, 7000)
+ *       cudaLaunchKernel [6100, 6200) c5 x999 -> k_mul [6300, 6500) x105:
+ *       correlation has priority over the kernel's x105 (aten::other)
+ *     aten::other x105 [7500, 8000)
+ * T1  Backward [2800, 4000)
+ *       autograd::engine x200 [2850, 3950)
+ *         aten::mm_backward x102 [2900, 3900)
+ * S   allocations GPU0 on the stream: +1024 @1500 c1 (aten::mm's call); +4096
+ *     @3300 c2 x102 (the call is in no range: by x102, aten::mm_backward);
+ *     -1024 @8500, neither: (no operator)
+ *
+ * Counted GPU work: 500 + 400 + 300 + 100 + 100 + 200 = 1600.
+ */
+static void test_external_id(void **state)
+{
+	(void)state;
+	struct tb b;
+	tb_open(&b, "xid.gpdl", "h", 20, 0);
+	tb_thread(&b, 0, 20, "main");
+	tb_thread(&b, 1, 21, "autograd");
+	tb_stream(&b, 2, 0, 7);
+	uint32_t mm = tb_desc(&b, "aten::mm", TRACE_EV_OPERATOR);
+	uint32_t add = tb_desc(&b, "aten::add", TRACE_EV_OPERATOR);
+	uint32_t mul = tb_desc(&b, "aten::mul", TRACE_EV_OPERATOR);
+	uint32_t other = tb_desc(&b, "aten::other", TRACE_EV_OPERATOR);
+	uint32_t mmb = tb_desc(&b, "aten::mm_backward", TRACE_EV_OPERATOR);
+	uint32_t engine = tb_desc(&b, "autograd::engine", TRACE_EV_OPERATOR);
+	uint32_t bwd = tb_desc(&b, "Backward", TRACE_EV_BACKWARD);
+	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
+	uint32_t cpy = tb_desc(&b, "cudaMemcpyAsync", TRACE_EV_CUDA_RUNTIME);
+	uint32_t htod = tb_desc(&b, "Memcpy HtoD (Pinned -> Device)", TRACE_EV_MEMCPY);
+	uint32_t mem = tb_desc(&b, "[memory]", TRACE_EV_MEMORY);
+	uint32_t k[5];
+	static const char *const kn[] = {"k_mm", "k_bwd", "k_free", "k_add", "k_mul"};
+	for (unsigned i = 0; i < 5; i++)
+		k[i] = tb_desc(&b, kn[i], TRACE_EV_KERNEL);
+	xid_event(&b, 0, launch, 1100, 100, 1, 101);
+	xid_event(&b, 0, mm, 1000, 1000, 0, 101);
+	xid_event(&b, 0, launch, 3000, 100, 2, 102);
+	xid_event(&b, 0, launch, 4000, 100, 3, 0);
+	xid_event(&b, 0, cpy, 4600, 100, 6, 103);
+	xid_memory(&b, 0, mem, 5100, 512, 0, 0);
+	xid_event(&b, 0, add, 5000, 500, 0, 103);
+	xid_event(&b, 0, launch, 6100, 100, 5, 999);
+	xid_event(&b, 0, mul, 6000, 1000, 0, 104);
+	xid_event(&b, 0, other, 7500, 500, 0, 105);
+	xid_event(&b, 1, mmb, 2900, 1000, 0, 102);
+	xid_event(&b, 1, engine, 2850, 1100, 0, 200);
+	tb_range(&b, 1, bwd, 2800, 1200);
+	xid_event(&b, 2, k[0], 1300, 500, 1, 101);
+	xid_memory(&b, 2, mem, 1500, 1024, 1, 0);
+	xid_event(&b, 2, k[1], 3200, 400, 2, 102);
+	xid_memory(&b, 2, mem, 3300, 4096, 2, 102);
+	xid_event(&b, 2, k[2], 4200, 300, 3, 0);
+	tb_copy(&b, 2, htod, 4750, 100, 6, TRACE_COPY_HTOD, TRACE_MEM_PINNED, TRACE_MEM_DEVICE, 1,
+		4096);
+	xid_event(&b, 2, k[3], 5600, 100, 4, 103);
+	xid_event(&b, 2, k[4], 6300, 200, 5, 105);
+	xid_memory(&b, 2, mem, 8500, -1024, 0, 0);
+	const char *path = tb_close(&b, 10000);
+
+	struct analysis a;
+	char err[256];
+	analysis_init(&a);
+	if (analysis_load(&a, path, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	analysis_prepare(&a);
+	assert_false(a.from_steps);
+	assert_int_equal(a.window_ns, 10000);
+	assert_int_equal(a.gpu.work, 6);
+	assert_int_equal(a.gpu.linked, 5);   /* all but k_add, whose c4 no call has */
+	assert_int_equal(a.gpu.by_xid, 3);   /* k_bwd, the copy, k_add */
+	assert_int_equal(a.gpu.counted, 6);  /* what counts does not change */
+	assert_int_equal(a.gpu.counted_ns, 1600);
+	assert_int_equal(a.gpu.stream_memory, 3);
+	uint32_t t0 = track_of(&a, 0, 20), t1 = track_of(&a, 0, 21);
+	assert_int_equal(a.gpu.tracks[t0].nlaunches, 5); /* every call keeps its work */
+	assert_int_equal(a.gpu.tracks[t0].nxlaunches, 2); /* aten::add: the copy, k_add */
+	assert_int_equal(a.gpu.tracks[t1].nxlaunches, 1); /* aten::mm_backward: k_bwd */
+	for (uint32_t i = 0; i < a.store.ntracks; i++)
+		assert_null(a.store.tracks[i].xid); /* freed after the join */
+
+	/* Operator: the GPU work of each operator and of those around it */
+	struct table *t = view_operator(view_find("operator"), &a, &opts);
+	static const struct {
+		const char *name;
+		double cpu, gpu;
+	} ops[] = {
+		{"autograd::engine", 1100, 400}, {"aten::mm", 1000, 500},
+		{"aten::mm_backward", 1000, 400}, {"aten::mul", 1000, 200},
+		{"aten::add", 500, 200},          {"aten::other", 500, 0},
+	};
+	for (unsigned i = 0; i < 6; i++) {
+		const struct trow *r = path_row(t, 0, ops[i].name);
+		assert_int_equal(r->cells[1].v.count, 1);
+		assert_stats(r, 2, ops[i].cpu, ops[i].cpu, ops[i].cpu, ops[i].cpu,
+			     pct(ops[i].cpu, 10000));
+		assert_stats(r, 7, ops[i].gpu, ops[i].gpu, ops[i].gpu, ops[i].gpu,
+			     pct(ops[i].gpu, 1600));
+	}
+	table_free(t);
+	/* --op-detail: k_bwd under the range its id names, on T1 */
+	struct view_opts detail = opts;
+	detail.op_detail = 1;
+	t = view_operator(view_find("operator"), &a, &detail);
+	assert_stats(path_row(t, 0, "autograd::engine/aten::mm_backward/k_bwd"), 7, 400, 400, 400,
+		     400, 100);
+	assert_stats(path_row(t, 0, "aten::add/k_add"), 7, 100, 100, 100, 100, 50);
+	assert_stats(path_row(t, 0, "aten::add/Memcpy HtoD (Pinned -> Device)"), 7, 100, 100, 100,
+		     100, 50);
+	table_free(t);
+	/* --thread-sep: each operator in its own thread's part */
+	struct view_opts sep = opts;
+	sep.thread_sep = 1;
+	t = view_operator(view_find("operator"), &a, &sep);
+	assert_int_equal(t->nparts, 2);
+	assert_stats(path_row(t, 0, "aten::add"), 7, 200, 200, 200, 200, pct(200, 1600));
+	assert_stats(path_row(t, 1, "aten::mm_backward"), 7, 400, 400, 400, 400, pct(400, 1600));
+	table_free(t);
+
+	/* Model: Backward launched k_bwd (by its id); Others the rest */
+	t = view_model(view_find("model"), &a, &opts);
+	const struct trow *r = path_row(t, 0, "Whole run/Backward");
+	assert_stats(r, 2, 1200, 1200, 1200, 1200, pct(1200, 10000));
+	assert_stats(r, 7, 400, 400, 400, 400, pct(400, 1600));
+	r = path_row(t, 0, "Whole run/Others");
+	assert_near(r->cells[2].v.ns, 10000 - 1200);
+	assert_near(r->cells[7].v.ns, 1600 - 400);
+	table_free(t);
+
+	/* Memory Manipulation: the copy stays with its call */
+	t = view_memcpy(view_find("memory-manipulation"), &a, &opts);
+	r = path_row(t, 0, "cudaMemcpyAsync HtoD (Pinned -> Device, async)");
+	assert_int_equal(r->cells[1].v.count, 1);
+	assert_stats(r, 2, 100, 100, 100, 100, pct(100, 10000));
+	assert_stats(r, 7, 100, 100, 100, 100, pct(100, 1600));
+	table_free(t);
+
+	/* Memory: in use 1024, 5120, 5632 (T0's +512), 4608 */
+	t = view_memory(view_find("memory"), &a, &opts);
+	assert_int_equal(t->nparts, 1);
+	assert_string_equal(t->parts[0].label, "GPU0");
+	assert_int_equal(fact(&t->parts[0], "peak_in_use_bytes"), 5632);
+	assert_int_equal(fact(&t->parts[0], "allocated_bytes"), 1024 + 4096 + 512);
+	assert_int_equal(fact(&t->parts[0], "freed_bytes"), 1024);
+	static const char *const order[] = {"aten::mm_backward", "autograd::engine", "aten::mm",
+					    "aten::add", "(no operator)"};
+	assert_order(t, 0, order, 5);
+	assert_sums(path_row(t, 0, "aten::mm_backward"), 2, 4096, 0, 1);
+	assert_sums(path_row(t, 0, "aten::mm_backward"), 6, 4096, 0, 1);
+	assert_sums(path_row(t, 0, "autograd::engine"), 2, 4096, 0, 1);
+	assert_sums(path_row(t, 0, "autograd::engine"), 6, 0, 0, 0);
+	assert_sums(path_row(t, 0, "aten::mm"), 2, 1024, 0, 1);
+	assert_sums(path_row(t, 0, "aten::mm"), 6, 1024, 0, 1);
+	assert_sums(path_row(t, 0, "aten::add"), 2, 512, 0, 1);
+	assert_sums(path_row(t, 0, "(no operator)"), 2, 0, 1024, 0);
+	assert_sums(path_row(t, 0, "(no operator)"), 6, 0, 1024, 0);
+	table_free(t);
+	analysis_free(&a);
+}
+
+/* The same run with ids past 32 bits, where the store keeps an id pair that
+ * does not fit in one 64-bit field apart (store.h): "xN" for N >= 102 is
+ * 2^40 + N, and c5 is 2^33 + 5; the results do not change. */
+static uint64_t wide_xid(uint64_t n)
+{
+	return n >= 102 ? (1ull << 40) + n : n;
+}
+
+static void test_external_id_wide(void **state)
+{
+	(void)state;
+	const uint64_t c5 = (1ull << 33) + 5;
+	struct tb b;
+	tb_open(&b, "xidw.gpdl", "h", 20, 0);
+	tb_thread(&b, 0, 20, "main");
+	tb_thread(&b, 1, 21, "autograd");
+	tb_stream(&b, 2, 0, 7);
+	uint32_t mm = tb_desc(&b, "aten::mm", TRACE_EV_OPERATOR);
+	uint32_t add = tb_desc(&b, "aten::add", TRACE_EV_OPERATOR);
+	uint32_t mul = tb_desc(&b, "aten::mul", TRACE_EV_OPERATOR);
+	uint32_t other = tb_desc(&b, "aten::other", TRACE_EV_OPERATOR);
+	uint32_t mmb = tb_desc(&b, "aten::mm_backward", TRACE_EV_OPERATOR);
+	uint32_t engine = tb_desc(&b, "autograd::engine", TRACE_EV_OPERATOR);
+	uint32_t bwd = tb_desc(&b, "Backward", TRACE_EV_BACKWARD);
+	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
+	uint32_t cpy = tb_desc(&b, "cudaMemcpyAsync", TRACE_EV_CUDA_RUNTIME);
+	uint32_t htod = tb_desc(&b, "Memcpy HtoD (Pinned -> Device)", TRACE_EV_MEMCPY);
+	uint32_t mem = tb_desc(&b, "[memory]", TRACE_EV_MEMORY);
+	uint32_t k[5];
+	static const char *const kn[] = {"k_mm", "k_bwd", "k_free", "k_add", "k_mul"};
+	for (unsigned i = 0; i < 5; i++)
+		k[i] = tb_desc(&b, kn[i], TRACE_EV_KERNEL);
+	xid_event(&b, 0, launch, 1100, 100, 1, wide_xid(101));
+	xid_event(&b, 0, mm, 1000, 1000, 0, wide_xid(101));
+	xid_event(&b, 0, launch, 3000, 100, 2, wide_xid(102));
+	xid_event(&b, 0, launch, 4000, 100, 3, 0);
+	xid_event(&b, 0, cpy, 4600, 100, 6, wide_xid(103));
+	xid_memory(&b, 0, mem, 5100, 512, 0, 0);
+	xid_event(&b, 0, add, 5000, 500, 0, wide_xid(103));
+	xid_event(&b, 0, launch, 6100, 100, c5, wide_xid(999));
+	xid_event(&b, 0, mul, 6000, 1000, 0, wide_xid(104));
+	xid_event(&b, 0, other, 7500, 500, 0, wide_xid(105));
+	xid_event(&b, 1, mmb, 2900, 1000, 0, wide_xid(102));
+	xid_event(&b, 1, engine, 2850, 1100, 0, wide_xid(200));
+	tb_range(&b, 1, bwd, 2800, 1200);
+	xid_event(&b, 2, k[0], 1300, 500, 1, wide_xid(101));
+	xid_memory(&b, 2, mem, 1500, 1024, 1, 0);
+	xid_event(&b, 2, k[1], 3200, 400, 2, wide_xid(102));
+	xid_memory(&b, 2, mem, 3300, 4096, 2, wide_xid(102));
+	xid_event(&b, 2, k[2], 4200, 300, 3, 0);
+	tb_copy(&b, 2, htod, 4750, 100, 6, TRACE_COPY_HTOD, TRACE_MEM_PINNED, TRACE_MEM_DEVICE, 1,
+		4096);
+	xid_event(&b, 2, k[3], 5600, 100, 4, wide_xid(103));
+	xid_event(&b, 2, k[4], 6300, 200, c5, wide_xid(105));
+	xid_memory(&b, 2, mem, 8500, -1024, 0, 0);
+	const char *path = tb_close(&b, 10000);
+
+	struct analysis a;
+	char err[256];
+	analysis_init(&a);
+	if (analysis_load(&a, path, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	int wide = 0;
+	for (uint32_t i = 0; i < a.store.ntracks; i++)
+		wide += a.store.tracks[i].xid != NULL;
+	assert_int_equal(wide, 2); /* T0's calls and the stream's work: T1 has ranges only */
+	analysis_prepare(&a);
+	assert_int_equal(a.gpu.work, 6);
+	assert_int_equal(a.gpu.linked, 5);
+	assert_int_equal(a.gpu.by_xid, 3);
+	assert_int_equal(a.gpu.counted, 6);
+	assert_int_equal(a.gpu.counted_ns, 1600);
+	uint32_t t0 = track_of(&a, 0, 20), t1 = track_of(&a, 0, 21);
+	assert_int_equal(a.gpu.tracks[t0].nlaunches, 5);
+	assert_int_equal(a.gpu.tracks[t0].nxlaunches, 2);
+	assert_int_equal(a.gpu.tracks[t1].nxlaunches, 1);
+	for (uint32_t i = 0; i < a.store.ntracks; i++) {
+		const struct store_track *st = &a.store.tracks[i];
+		assert_null(st->xid);
+		for (size_t e = 0; e < st->n; e++) /* the store's own flags are gone */
+			assert_int_equal(st->desc[e] & (STORE_EVF_XID | STORE_EVF_IDS32), 0);
+	}
+	struct table *t = view_operator(view_find("operator"), &a, &opts);
+	static const struct {
+		const char *name;
+		double gpu;
+	} ops[] = {
+		{"autograd::engine", 400}, {"aten::mm", 500}, {"aten::mm_backward", 400},
+		{"aten::mul", 200},        {"aten::add", 200}, {"aten::other", 0},
+	};
+	for (unsigned i = 0; i < 6; i++)
+		assert_stats(path_row(t, 0, ops[i].name), 7, ops[i].gpu, ops[i].gpu, ops[i].gpu,
+			     ops[i].gpu, pct(ops[i].gpu, 1600));
+	table_free(t);
+	t = view_memory(view_find("memory"), &a, &opts);
+	assert_int_equal(fact(&t->parts[0], "peak_in_use_bytes"), 5632);
+	assert_sums(path_row(t, 0, "aten::mm_backward"), 2, 4096, 0, 1);
+	assert_sums(path_row(t, 0, "aten::add"), 2, 512, 0, 1);
+	table_free(t);
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -703,6 +1001,8 @@ int main(void)
 		cmocka_unit_test(test_nvprof),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_sparse_correlation),
+		cmocka_unit_test(test_external_id),
+		cmocka_unit_test(test_external_id_wide),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
