@@ -453,9 +453,10 @@ static void gpu_roles(struct analysis *a)
 }
 
 /* Once indexed (host) or looked up (streams), the ids have done their work:
- * the extras that carried only ids (most API calls, the operators) go, which
- * the memory peak is the better for, and those that stay keep their
- * correlation id alone, as it is (no STORE_EVF_XID, STORE_EVF_IDS32). */
+ * the extras that carried only ids (most API calls) and the lone external
+ * ids (the operators') go, which the memory peak is the better for, and the
+ * extras that stay keep their correlation id alone, as it is (no
+ * STORE_EVF_XID, STORE_EVF_IDS32). */
 static void gpu_drop_ids(struct store *s, enum store_track_kind kind)
 {
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
@@ -475,6 +476,11 @@ static void gpu_drop_ids(struct store *s, enum store_track_kind kind)
 		}
 		free(t->xid); /* parallel to the extras: no longer */
 		t->xid = NULL;
+		free(t->xonly_ev);
+		free(t->xonly_id);
+		t->xonly_ev = NULL;
+		t->xonly_id = NULL;
+		t->nxonly = t->xonly_cap = 0;
 		if (k == t->nextra)
 			continue;
 		t->nextra = k;
@@ -487,11 +493,12 @@ static void gpu_drop_ids(struct store *s, enum store_track_kind kind)
 
 /* From an external id to the host range of a process that carries it: a
  * hash keyed by (file, id) and checked by pid, as the sparse correlation
- * ids are. Built only when some event needs it. A slot names the range's
- * extra, which holds the id: 8 bytes a slot, and no second copy of the ids. */
+ * ids are. Built only when some event needs it. A slot names where the
+ * range's id is, its extra or its lone id (store.h): 8 bytes a slot, and no
+ * second copy of the ids. */
 struct xid_slot {
 	uint32_t track; /* UINT32_MAX: empty */
-	uint32_t k;     /* the extra of the range */
+	uint32_t k;     /* the range's extra; from nextra on, its lone id's */
 };
 
 struct xid_map {
@@ -508,15 +515,117 @@ static int xid_target(const struct store *s, const struct store_track *t, size_t
 	       type != TRACE_EV_MEMORY;
 }
 
+/* Where a track keeps an id, by the numbering of xid_slot.k. */
+static uint64_t id_xid(const struct store_track *t, size_t k)
+{
+	return k < t->nextra ? store_extra_xid(t, &t->extra[k]) : t->xonly_id[k - t->nextra];
+}
+
+static uint32_t id_ev(const struct store_track *t, size_t k)
+{
+	return k < t->nextra ? t->extra[k].ev : t->xonly_ev[k - t->nextra];
+}
+
 static uint64_t slot_xid(const struct store *s, const struct xid_slot *o)
 {
-	const struct store_track *t = &s->tracks[o->track];
-	return store_extra_xid(t, &t->extra[o->k]);
+	return id_xid(&s->tracks[o->track], o->k);
 }
 
 static uint32_t slot_ev(const struct store *s, const struct xid_slot *o)
 {
-	return s->tracks[o->track].extra[o->k].ev;
+	return id_ev(&s->tracks[o->track], o->k);
+}
+
+/* The lone external ids of a track in event order, as the sort left them
+ * in none. */
+static void xonly_sort(struct store_track *t)
+{
+	size_t i = 1;
+	while (i < t->nxonly && t->xonly_ev[i - 1] < t->xonly_ev[i])
+		i++;
+	if (i >= t->nxonly)
+		return;
+	struct xonly_pair {
+		uint32_t ev;
+		uint64_t id;
+	} *v = xmalloc(t->nxonly * sizeof(*v));
+	for (size_t k = 0; k < t->nxonly; k++)
+		v[k] = (struct xonly_pair){t->xonly_ev[k], t->xonly_id[k]};
+	/* distinct events, so any sort will do: a bottom-up merge sort */
+	size_t n = t->nxonly;
+	struct xonly_pair *w = xmalloc(n * sizeof(*w));
+	for (size_t width = 1; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			size_t a = lo, b = mid, o = lo;
+			while (a < mid || b < hi)
+				w[o++] = b >= hi || (a < mid && v[a].ev < v[b].ev) ? v[a++] : v[b++];
+		}
+		struct xonly_pair *x = v;
+		v = w;
+		w = x;
+	}
+	for (size_t k = 0; k < n; k++) {
+		t->xonly_ev[k] = v[k].ev;
+		t->xonly_id[k] = v[k].id;
+	}
+	free(v);
+	free(w);
+}
+
+/* A stream's lone external ids become extras (STORE_EVF_XID) again: the
+ * join visits a stream's events by its extras. Streams rarely have any. */
+static void stream_xonly_to_extras(struct store_track *t)
+{
+	if (!t->nxonly)
+		return;
+	xonly_sort(t);
+	size_t n = t->nextra + t->nxonly, i = t->nextra, j = t->nxonly, o = n;
+	t->extra = xrealloc(t->extra, n * sizeof(*t->extra));
+	if (t->xid)
+		t->xid = xrealloc(t->xid, n * sizeof(*t->xid));
+	while (j) { /* a merge from the back, in place */
+		o--;
+		if (i && t->extra[i - 1].ev > t->xonly_ev[j - 1]) {
+			i--;
+			t->extra[o] = t->extra[i];
+			if (t->xid)
+				t->xid[o] = t->xid[i];
+			continue;
+		}
+		j--;
+		t->extra[o] = (struct store_extra){.ev = t->xonly_ev[j], .corr = t->xonly_id[j],
+						   .detail = STORE_NONE};
+		if (t->xid)
+			t->xid[o] = 0;
+		t->desc[t->xonly_ev[j]] |= STORE_EVF_XID;
+	}
+	t->nextra = t->extra_cap = n;
+	free(t->xonly_ev);
+	free(t->xonly_id);
+	t->xonly_ev = NULL;
+	t->xonly_id = NULL;
+	t->nxonly = t->xonly_cap = 0;
+}
+
+/* Visits a host track's ids in event order: its extras and its lone external
+ * ids merged, by xid_slot.k. */
+struct id_walk {
+	size_t i, j;
+};
+
+static int id_next(const struct store_track *t, struct id_walk *w, size_t *k)
+{
+	if (w->i < t->nextra && (w->j >= t->nxonly || t->extra[w->i].ev < t->xonly_ev[w->j])) {
+		*k = w->i++;
+		return 1;
+	}
+	if (w->j < t->nxonly) {
+		*k = t->nextra + w->j++;
+		return 1;
+	}
+	return 0;
 }
 
 static void xid_map_put(struct xid_map *m, const struct store *s, uint32_t ti, uint32_t k,
@@ -530,7 +639,7 @@ static void xid_map_put(struct xid_map *m, const struct store *s, uint32_t ti, u
 			continue;
 		/* several ranges with one id: an Operator first, else the first */
 		if (store_ev_type(s, &s->tracks[o->track], slot_ev(s, o)) != TRACE_EV_OPERATOR &&
-		    store_ev_type(s, t, t->extra[k].ev) == TRACE_EV_OPERATOR) {
+		    store_ev_type(s, t, id_ev(t, k)) == TRACE_EV_OPERATOR) {
 			o->track = ti;
 			o->k = k;
 		}
@@ -539,18 +648,19 @@ static void xid_map_put(struct xid_map *m, const struct store *s, uint32_t ti, u
 	m->slots[i] = (struct xid_slot){ti, k};
 }
 
-static void xid_map_build(struct xid_map *m, const struct store *s)
+static void xid_map_build(struct xid_map *m, struct store *s)
 {
 	memset(m, 0, sizeof(*m));
 	if (!s->has_xid)
 		return;
 	size_t n = 0;
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
-		const struct store_track *t = &s->tracks[ti];
+		struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_HOST)
 			continue;
-		for (size_t k = 0; k < t->nextra; k++)
-			n += store_extra_xid(t, &t->extra[k]) && xid_target(s, t, t->extra[k].ev);
+		xonly_sort(t);
+		for (size_t k = 0; k < t->nextra + t->nxonly; k++)
+			n += id_xid(t, k) && xid_target(s, t, id_ev(t, k));
 	}
 	if (!n)
 		return;
@@ -565,9 +675,11 @@ static void xid_map_build(struct xid_map *m, const struct store *s)
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_HOST)
 			continue;
-		for (size_t k = 0; k < t->nextra; k++) {
-			uint64_t xid = store_extra_xid(t, &t->extra[k]);
-			if (xid && xid_target(s, t, t->extra[k].ev))
+		struct id_walk w = {0, 0};
+		size_t k;
+		while (id_next(t, &w, &k)) {
+			uint64_t xid = id_xid(t, k);
+			if (xid && xid_target(s, t, id_ev(t, k)))
 				xid_map_put(m, s, ti, (uint32_t)k, xid);
 		}
 	}
@@ -760,9 +872,10 @@ void gpu_prepare(struct analysis *a)
 	g->tracks = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*g->tracks));
 	gpu_roles(a);
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
-		const struct store_track *t = &s->tracks[ti];
+		struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_DEVICE)
 			continue;
+		stream_xonly_to_extras(t);
 		for (size_t i = 0; i < t->n; i++) {
 			g->work += store_ev_is_gpu_work(s, t, i);
 			g->stream_memory += store_ev_type(s, t, i) == TRACE_EV_MEMORY;

@@ -38,9 +38,10 @@
  * operator (gpu_is_comm_op_name(); or a host range of type Communication).
  *
  * The store's extras that carried only ids (correlation, external) are
- * dropped once the join is done, or at once when there is nothing to join:
- * after gpu_prepare(), an extra is an event with details, its corr the
- * correlation id alone, and no track has xid[].
+ * dropped once the join is done, or at once when there is nothing to join,
+ * and so are the lone external ids (store.h; a stream's turn into extras
+ * first): after gpu_prepare(), an extra is an event with details, its corr
+ * the correlation id alone, and no track has xid[] or xonly_ev[].
  *
  * Invariants after gpu_prepare():
  *  - flags[] of a GPU stream has one entry per event; host tracks have none;

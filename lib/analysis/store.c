@@ -30,6 +30,8 @@ void store_free(struct store *s)
 		free(t->parent);
 		free(t->extra);
 		free(t->xid);
+		free(t->xonly_ev);
+		free(t->xonly_id);
 		free(t->details);
 	}
 	for (uint32_t i = 0; i < s->nfiles; i++) {
@@ -269,8 +271,20 @@ void store_append_ext(struct store *s, uint32_t track, uint64_t start, uint64_t 
 		return;
 	struct store_ext x;
 	int has = ext_compact(s->descs[desc].type, ext, &x);
-	if (!has && !ext->correlation && !ext->external_id)
+	if (!has && !ext->correlation) {
+		if (!ext->external_id)
+			return;
+		/* an external id alone (an operator): beside the extras (store.h) */
+		s->has_xid = 1;
+		if (t->nxonly == t->xonly_cap) {
+			t->xonly_cap = t->xonly_cap ? t->xonly_cap * 2 : 256;
+			t->xonly_ev = xrealloc(t->xonly_ev, t->xonly_cap * sizeof(*t->xonly_ev));
+			t->xonly_id = xrealloc(t->xonly_id, t->xonly_cap * sizeof(*t->xonly_id));
+		}
+		t->xonly_ev[t->nxonly] = (uint32_t)at;
+		t->xonly_id[t->nxonly++] = ext->external_id;
 		return;
+	}
 	if (t->nextra == t->extra_cap) {
 		size_t cap = t->extra_cap ? t->extra_cap * 2 : 256;
 		t->extra = xrealloc(t->extra, cap * sizeof(*t->extra));
@@ -549,20 +563,28 @@ struct finish_job {
 	struct track_size *order; /* largest first */
 };
 
-/* The sort moved each event's extra index along in parent[]: the extras are
- * put in the new event order, each with its new index, in place and with no
- * scratch: parent[] (rewritten by the nesting next) becomes the map from
- * each new position to the old one. */
+/* The sort moved each event's extra index along in parent[] (an external
+ * id alone: nextra + its index in xonly_ev[]): the extras are put in the new
+ * event order, each with its new index, in place and with no scratch:
+ * parent[] (rewritten by the nesting next) becomes the map from each new
+ * position to the old one. The lone external ids only take their events'
+ * new indices: nothing moves them. */
 static void extras_follow(struct store_track *t, int moved)
 {
 	if (moved) {
 		uint32_t *from = t->parent;
+		const size_t nx = t->nextra;
 		size_t k = 0;
 		for (size_t i = 0; i < t->n; i++) {
-			if (t->parent[i] == STORE_NONE)
+			uint32_t p = t->parent[i];
+			if (p == STORE_NONE)
 				continue;
-			t->extra[t->parent[i]].ev = (uint32_t)i; /* its event's new index */
-			from[k++] = t->parent[i];          /* k <= i: read before written */
+			if (p >= nx) {
+				t->xonly_ev[p - nx] = (uint32_t)i;
+				continue;
+			}
+			t->extra[p].ev = (uint32_t)i; /* its event's new index */
+			from[k++] = p;                /* k <= i: read before written */
 		}
 		for (size_t start = 0; start < t->nextra; start++) {
 			if (from[start] == start)
@@ -592,6 +614,11 @@ static void extras_follow(struct store_track *t, int moved)
 			t->xid = xrealloc(t->xid, t->nextra * sizeof(*t->xid));
 	}
 	t->extra_cap = t->nextra;
+	if (t->nxonly < t->xonly_cap) {
+		t->xonly_ev = xrealloc(t->xonly_ev, t->nxonly * sizeof(*t->xonly_ev));
+		t->xonly_id = xrealloc(t->xonly_id, t->nxonly * sizeof(*t->xonly_id));
+		t->xonly_cap = t->nxonly;
+	}
 	if (t->ndetails && t->ndetails < t->details_cap) {
 		t->details = xrealloc(t->details, t->ndetails * sizeof(*t->details));
 		t->details_cap = t->ndetails;
@@ -602,16 +629,19 @@ static void finish_track(void *ctx, unsigned i)
 {
 	struct finish_job *job = ctx;
 	struct store_track *t = &job->s->tracks[job->order[i].track];
-	if (t->nextra) {
+	const int ids = t->nextra || t->nxonly;
+	if (ids) {
 		free(t->parent);
 		t->parent = xmalloc(t->n * sizeof(*t->parent));
 		for (size_t k = 0; k < t->n; k++)
 			t->parent[k] = STORE_NONE;
 		for (size_t k = 0; k < t->nextra; k++)
 			t->parent[t->extra[k].ev] = (uint32_t)k;
+		for (size_t k = 0; k < t->nxonly; k++) /* below n: no STORE_NONE */
+			t->parent[t->xonly_ev[k]] = (uint32_t)(t->nextra + k);
 	}
 	int moved = store_sort_track(t);
-	if (t->nextra)
+	if (ids)
 		extras_follow(t, moved);
 	store_nest_track(t);
 }

@@ -14,16 +14,19 @@
  * track order, and 24-byte details (struct store_ext) for the events whose
  * type uses them. A CUDA API call costs 16 bytes more (until the analysis
  * has tied its GPU work to it and drops its id: gpu.h), a kernel 40, an
- * operator nothing (16 bytes when it carries an external id, until the
+ * operator nothing (12 bytes when it carries an external id, until the
  * join). The extras' positions ride through the sort in parent[], which the
  * nesting fills afterwards.
  *
  * External ids share the extra's id field (corr): an event with an external
- * id and no correlation id keeps the external id there (STORE_EVF_XID), one
- * with both keeps both there when each fits in 32 bits (STORE_EVF_IDS32:
- * external id in the high half). Only an event whose pair does not fit puts
- * its external id in the track's xid[], parallel to the extras, which a
- * track has only then. store_extra_corr() and store_extra_xid() read them.
+ * id, no correlation id and no details (an operator, mostly) is not an
+ * extra but an entry of the track's xonly_ev[]/xonly_id[] (below), which
+ * the sort only renumbers; an extra with an external id and no correlation
+ * id keeps the external id in corr (STORE_EVF_XID), one with both keeps both
+ * there when each fits in 32 bits (STORE_EVF_IDS32: external id in the high
+ * half). Only an event whose pair does not fit puts its external id in the
+ * track's xid[], parallel to the extras, which a track has only then.
+ * store_extra_corr() and store_extra_xid() read the extras' ids.
  *
  * Invariants after store_finish():
  *  - a track's events are sorted by start, ties longer first, then file
@@ -33,6 +36,7 @@
  *    the times alone, so traces without collector depth nest too. Marks are
  *    never parents;
  *  - a track's extras are in event order: extra[k].ev ascends with k;
+ *    xonly_ev[] names the events of the new order, in no particular order;
  *  - every time of every file is on one clock: the shared CLOCK_MONOTONIC
  *    when all files come from one host, Unix wall time otherwise
  *    (store->wall_clock);
@@ -128,6 +132,14 @@ struct store_track {
 	 * extra[] (0: none there); NULL when the track has none such. Used by
 	 * the GPU join, freed by it (gpu.h). */
 	uint64_t *xid;
+	/* the events whose only id is an external id, and no details: their
+	 * indices and ids, in no order after store_finish() (an event is an
+	 * extra or here, never both). Kept beside the extras, so that the sort
+	 * renumbers them without moving them; read by the GPU join, which
+	 * freed them (gpu.h). */
+	uint32_t *xonly_ev;
+	uint64_t *xonly_id;
+	size_t nxonly, xonly_cap;
 	struct store_ext *details; /* what extra[].detail points to */
 	size_t ndetails, details_cap;
 };

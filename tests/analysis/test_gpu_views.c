@@ -985,6 +985,66 @@ static void test_external_id_wide(void **state)
 	analysis_free(&a);
 }
 
+/*
+ * Events whose only id is an external id: the store keeps them beside its
+ * extras (store.h), on host threads and on streams alike.
+ *
+ * T0  aten::mm x7 [1000, 2000), aten::mul x8 [3000, 4000), each around a
+ *     user range written before it (so that the sort moves the operators)
+ * S   k_a [1200, 1500) x7, no correlation id and no launch configuration:
+ *     by its own id, aten::mm's; k_b [5000, 5100), no ids at all
+ */
+static void test_external_id_alone(void **state)
+{
+	(void)state;
+	struct tb b;
+	tb_open(&b, "xida.gpdl", "h", 20, 0);
+	tb_thread(&b, 0, 20, "main");
+	tb_stream(&b, 1, 0, 7);
+	uint32_t mm = tb_desc(&b, "aten::mm", TRACE_EV_OPERATOR);
+	uint32_t mul = tb_desc(&b, "aten::mul", TRACE_EV_OPERATOR);
+	uint32_t inner = tb_desc(&b, "inner", TRACE_EV_USER_DEFINED);
+	uint32_t ka = tb_desc(&b, "k_a", TRACE_EV_KERNEL);
+	uint32_t kb = tb_desc(&b, "k_b", TRACE_EV_KERNEL);
+	tb_range(&b, 0, inner, 1100, 500);
+	xid_event(&b, 0, mm, 1000, 1000, 0, 7);
+	tb_range(&b, 0, inner, 3100, 500);
+	xid_event(&b, 0, mul, 3000, 1000, 0, 8);
+	xid_event(&b, 1, ka, 1200, 300, 0, 7);
+	tb_range(&b, 1, kb, 5000, 100);
+	const char *path = tb_close(&b, 10000);
+
+	struct analysis a;
+	char err[256];
+	analysis_init(&a);
+	if (analysis_load(&a, path, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	analysis_prepare(&a);
+	assert_int_equal(a.gpu.work, 2);
+	assert_int_equal(a.gpu.linked, 0);
+	assert_int_equal(a.gpu.by_xid, 1);
+	assert_int_equal(a.gpu.counted, 2);
+	assert_int_equal(a.gpu.counted_ns, 400);
+	uint32_t t0 = track_of(&a, 0, 20);
+	assert_int_equal(a.gpu.tracks[t0].nlaunches, 0);
+	assert_int_equal(a.gpu.tracks[t0].nxlaunches, 1);
+	assert_int_equal(a.gpu.tracks[t0].xlaunches[0].call, 0); /* aten::mm, first */
+	for (uint32_t i = 0; i < a.store.ntracks; i++) {
+		const struct store_track *st = &a.store.tracks[i];
+		assert_null(st->xid);
+		assert_null(st->xonly_ev);
+		assert_null(st->xonly_id);
+		assert_int_equal(st->nxonly, 0);
+		for (size_t e = 0; e < st->n; e++)
+			assert_int_equal(st->desc[e] & (STORE_EVF_XID | STORE_EVF_IDS32), 0);
+	}
+	struct table *t = view_operator(view_find("operator"), &a, &opts);
+	assert_stats(path_row(t, 0, "aten::mm"), 7, 300, 300, 300, 300, pct(300, 400));
+	assert_stats(path_row(t, 0, "aten::mul"), 7, 0, 0, 0, 0, 0);
+	table_free(t);
+	analysis_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1003,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_correlation),
 		cmocka_unit_test(test_external_id),
 		cmocka_unit_test(test_external_id_wide),
+		cmocka_unit_test(test_external_id_alone),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
