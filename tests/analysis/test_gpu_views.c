@@ -709,6 +709,70 @@ static void xid_memory(struct tb *b, uint32_t thread, uint32_t desc, uint64_t at
 	assert_int_equal(trace_writer_event(b->w, &e), 0);
 }
 
+static uint64_t same_xid(uint64_t n)
+{
+	return n;
+}
+
+/* The same run with ids past 32 bits, where the store keeps an id pair that
+ * does not fit in one 64-bit field apart (store.h): "xN" for N >= 102 is
+ * 2^40 + N, and c5 is 2^33 + 5; the results do not change. */
+static uint64_t wide_xid(uint64_t n)
+{
+	return n >= 102 ? (1ull << 40) + n : n;
+}
+
+/* The External-id scenario below, written with ids mapped through x and the
+ * correlation of k_mul's launch as c5, so the same run can be checked with
+ * small ids and with ids past 32 bits. */
+static const char *write_xid_trace(const char *file, uint64_t (*x)(uint64_t), uint64_t c5)
+{
+	struct tb b;
+	tb_open(&b, file, "h", 20, 0);
+	tb_thread(&b, 0, 20, "main");
+	tb_thread(&b, 1, 21, "autograd");
+	tb_stream(&b, 2, 0, 7);
+	uint32_t mm = tb_desc(&b, "aten::mm", TRACE_EV_OPERATOR);
+	uint32_t add = tb_desc(&b, "aten::add", TRACE_EV_OPERATOR);
+	uint32_t mul = tb_desc(&b, "aten::mul", TRACE_EV_OPERATOR);
+	uint32_t other = tb_desc(&b, "aten::other", TRACE_EV_OPERATOR);
+	uint32_t mmb = tb_desc(&b, "aten::mm_backward", TRACE_EV_OPERATOR);
+	uint32_t engine = tb_desc(&b, "autograd::engine", TRACE_EV_OPERATOR);
+	uint32_t bwd = tb_desc(&b, "Backward", TRACE_EV_BACKWARD);
+	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
+	uint32_t cpy = tb_desc(&b, "cudaMemcpyAsync", TRACE_EV_CUDA_RUNTIME);
+	uint32_t htod = tb_desc(&b, "Memcpy HtoD (Pinned -> Device)", TRACE_EV_MEMCPY);
+	uint32_t mem = tb_desc(&b, "[memory]", TRACE_EV_MEMORY);
+	uint32_t k[5];
+	static const char *const kn[] = {"k_mm", "k_bwd", "k_free", "k_add", "k_mul"};
+	for (unsigned i = 0; i < 5; i++)
+		k[i] = tb_desc(&b, kn[i], TRACE_EV_KERNEL);
+	xid_event(&b, 0, launch, 1100, 100, 1, x(101));
+	xid_event(&b, 0, mm, 1000, 1000, 0, x(101));
+	xid_event(&b, 0, launch, 3000, 100, 2, x(102));
+	xid_event(&b, 0, launch, 4000, 100, 3, 0);
+	xid_event(&b, 0, cpy, 4600, 100, 6, x(103));
+	xid_memory(&b, 0, mem, 5100, 512, 0, 0);
+	xid_event(&b, 0, add, 5000, 500, 0, x(103));
+	xid_event(&b, 0, launch, 6100, 100, c5, x(999));
+	xid_event(&b, 0, mul, 6000, 1000, 0, x(104));
+	xid_event(&b, 0, other, 7500, 500, 0, x(105));
+	xid_event(&b, 1, mmb, 2900, 1000, 0, x(102));
+	xid_event(&b, 1, engine, 2850, 1100, 0, x(200));
+	tb_range(&b, 1, bwd, 2800, 1200);
+	xid_event(&b, 2, k[0], 1300, 500, 1, x(101));
+	xid_memory(&b, 2, mem, 1500, 1024, 1, 0);
+	xid_event(&b, 2, k[1], 3200, 400, 2, x(102));
+	xid_memory(&b, 2, mem, 3300, 4096, 2, x(102));
+	xid_event(&b, 2, k[2], 4200, 300, 3, 0);
+	tb_copy(&b, 2, htod, 4750, 100, 6, TRACE_COPY_HTOD, TRACE_MEM_PINNED, TRACE_MEM_DEVICE, 1,
+		4096);
+	xid_event(&b, 2, k[3], 5600, 100, 4, x(103));
+	xid_event(&b, 2, k[4], 6300, 200, c5, x(105));
+	xid_memory(&b, 2, mem, 8500, -1024, 0, 0);
+	return tb_close(&b, 10000);
+}
+
 /*
  * No steps: the window is the whole run [0, 10000). "xN" is external id N.
  *
@@ -738,50 +802,7 @@ static void xid_memory(struct tb *b, uint32_t thread, uint32_t desc, uint64_t at
 static void test_external_id(void **state)
 {
 	(void)state;
-	struct tb b;
-	tb_open(&b, "xid.gpdl", "h", 20, 0);
-	tb_thread(&b, 0, 20, "main");
-	tb_thread(&b, 1, 21, "autograd");
-	tb_stream(&b, 2, 0, 7);
-	uint32_t mm = tb_desc(&b, "aten::mm", TRACE_EV_OPERATOR);
-	uint32_t add = tb_desc(&b, "aten::add", TRACE_EV_OPERATOR);
-	uint32_t mul = tb_desc(&b, "aten::mul", TRACE_EV_OPERATOR);
-	uint32_t other = tb_desc(&b, "aten::other", TRACE_EV_OPERATOR);
-	uint32_t mmb = tb_desc(&b, "aten::mm_backward", TRACE_EV_OPERATOR);
-	uint32_t engine = tb_desc(&b, "autograd::engine", TRACE_EV_OPERATOR);
-	uint32_t bwd = tb_desc(&b, "Backward", TRACE_EV_BACKWARD);
-	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
-	uint32_t cpy = tb_desc(&b, "cudaMemcpyAsync", TRACE_EV_CUDA_RUNTIME);
-	uint32_t htod = tb_desc(&b, "Memcpy HtoD (Pinned -> Device)", TRACE_EV_MEMCPY);
-	uint32_t mem = tb_desc(&b, "[memory]", TRACE_EV_MEMORY);
-	uint32_t k[5];
-	static const char *const kn[] = {"k_mm", "k_bwd", "k_free", "k_add", "k_mul"};
-	for (unsigned i = 0; i < 5; i++)
-		k[i] = tb_desc(&b, kn[i], TRACE_EV_KERNEL);
-	xid_event(&b, 0, launch, 1100, 100, 1, 101);
-	xid_event(&b, 0, mm, 1000, 1000, 0, 101);
-	xid_event(&b, 0, launch, 3000, 100, 2, 102);
-	xid_event(&b, 0, launch, 4000, 100, 3, 0);
-	xid_event(&b, 0, cpy, 4600, 100, 6, 103);
-	xid_memory(&b, 0, mem, 5100, 512, 0, 0);
-	xid_event(&b, 0, add, 5000, 500, 0, 103);
-	xid_event(&b, 0, launch, 6100, 100, 5, 999);
-	xid_event(&b, 0, mul, 6000, 1000, 0, 104);
-	xid_event(&b, 0, other, 7500, 500, 0, 105);
-	xid_event(&b, 1, mmb, 2900, 1000, 0, 102);
-	xid_event(&b, 1, engine, 2850, 1100, 0, 200);
-	tb_range(&b, 1, bwd, 2800, 1200);
-	xid_event(&b, 2, k[0], 1300, 500, 1, 101);
-	xid_memory(&b, 2, mem, 1500, 1024, 1, 0);
-	xid_event(&b, 2, k[1], 3200, 400, 2, 102);
-	xid_memory(&b, 2, mem, 3300, 4096, 2, 102);
-	xid_event(&b, 2, k[2], 4200, 300, 3, 0);
-	tb_copy(&b, 2, htod, 4750, 100, 6, TRACE_COPY_HTOD, TRACE_MEM_PINNED, TRACE_MEM_DEVICE, 1,
-		4096);
-	xid_event(&b, 2, k[3], 5600, 100, 4, 103);
-	xid_event(&b, 2, k[4], 6300, 200, 5, 105);
-	xid_memory(&b, 2, mem, 8500, -1024, 0, 0);
-	const char *path = tb_close(&b, 10000);
+	const char *path = write_xid_trace("xid.gpdl", same_xid, 5);
 
 	struct analysis a;
 	char err[256];
@@ -883,62 +904,12 @@ static void test_external_id(void **state)
 	analysis_free(&a);
 }
 
-/* The same run with ids past 32 bits, where the store keeps an id pair that
- * does not fit in one 64-bit field apart (store.h): "xN" for N >= 102 is
- * 2^40 + N, and c5 is 2^33 + 5; the results do not change. */
-static uint64_t wide_xid(uint64_t n)
-{
-	return n >= 102 ? (1ull << 40) + n : n;
-}
 
 static void test_external_id_wide(void **state)
 {
 	(void)state;
 	const uint64_t c5 = (1ull << 33) + 5;
-	struct tb b;
-	tb_open(&b, "xidw.gpdl", "h", 20, 0);
-	tb_thread(&b, 0, 20, "main");
-	tb_thread(&b, 1, 21, "autograd");
-	tb_stream(&b, 2, 0, 7);
-	uint32_t mm = tb_desc(&b, "aten::mm", TRACE_EV_OPERATOR);
-	uint32_t add = tb_desc(&b, "aten::add", TRACE_EV_OPERATOR);
-	uint32_t mul = tb_desc(&b, "aten::mul", TRACE_EV_OPERATOR);
-	uint32_t other = tb_desc(&b, "aten::other", TRACE_EV_OPERATOR);
-	uint32_t mmb = tb_desc(&b, "aten::mm_backward", TRACE_EV_OPERATOR);
-	uint32_t engine = tb_desc(&b, "autograd::engine", TRACE_EV_OPERATOR);
-	uint32_t bwd = tb_desc(&b, "Backward", TRACE_EV_BACKWARD);
-	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
-	uint32_t cpy = tb_desc(&b, "cudaMemcpyAsync", TRACE_EV_CUDA_RUNTIME);
-	uint32_t htod = tb_desc(&b, "Memcpy HtoD (Pinned -> Device)", TRACE_EV_MEMCPY);
-	uint32_t mem = tb_desc(&b, "[memory]", TRACE_EV_MEMORY);
-	uint32_t k[5];
-	static const char *const kn[] = {"k_mm", "k_bwd", "k_free", "k_add", "k_mul"};
-	for (unsigned i = 0; i < 5; i++)
-		k[i] = tb_desc(&b, kn[i], TRACE_EV_KERNEL);
-	xid_event(&b, 0, launch, 1100, 100, 1, wide_xid(101));
-	xid_event(&b, 0, mm, 1000, 1000, 0, wide_xid(101));
-	xid_event(&b, 0, launch, 3000, 100, 2, wide_xid(102));
-	xid_event(&b, 0, launch, 4000, 100, 3, 0);
-	xid_event(&b, 0, cpy, 4600, 100, 6, wide_xid(103));
-	xid_memory(&b, 0, mem, 5100, 512, 0, 0);
-	xid_event(&b, 0, add, 5000, 500, 0, wide_xid(103));
-	xid_event(&b, 0, launch, 6100, 100, c5, wide_xid(999));
-	xid_event(&b, 0, mul, 6000, 1000, 0, wide_xid(104));
-	xid_event(&b, 0, other, 7500, 500, 0, wide_xid(105));
-	xid_event(&b, 1, mmb, 2900, 1000, 0, wide_xid(102));
-	xid_event(&b, 1, engine, 2850, 1100, 0, wide_xid(200));
-	tb_range(&b, 1, bwd, 2800, 1200);
-	xid_event(&b, 2, k[0], 1300, 500, 1, wide_xid(101));
-	xid_memory(&b, 2, mem, 1500, 1024, 1, 0);
-	xid_event(&b, 2, k[1], 3200, 400, 2, wide_xid(102));
-	xid_memory(&b, 2, mem, 3300, 4096, 2, wide_xid(102));
-	xid_event(&b, 2, k[2], 4200, 300, 3, 0);
-	tb_copy(&b, 2, htod, 4750, 100, 6, TRACE_COPY_HTOD, TRACE_MEM_PINNED, TRACE_MEM_DEVICE, 1,
-		4096);
-	xid_event(&b, 2, k[3], 5600, 100, 4, wide_xid(103));
-	xid_event(&b, 2, k[4], 6300, 200, c5, wide_xid(105));
-	xid_memory(&b, 2, mem, 8500, -1024, 0, 0);
-	const char *path = tb_close(&b, 10000);
+	const char *path = write_xid_trace("xidw.gpdl", wide_xid, c5);
 
 	struct analysis a;
 	char err[256];
