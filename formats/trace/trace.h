@@ -23,7 +23,8 @@
 #include <stdint.h>
 
 #define TRACE_FORMAT_VERSION_MAJOR 1
-#define TRACE_FORMAT_VERSION_MINOR 1 /* 1.1: GPU tracks, event details, devices */
+#define TRACE_FORMAT_VERSION_MINOR 2 /* 1.1: GPU tracks, event details, devices;
+                                        1.2: sequence numbers, input shapes, samples */
 
 /* Paddle's TracerEventType: the shared vocabulary of every view. Values are on
  * disk; append only. */
@@ -140,7 +141,8 @@ enum trace_memory_kind {
 
 /* Details an event may carry beyond its 16 bytes (1.1): the launch of a kernel,
  * the size of a copy, the correlation that ties GPU work to the API call that
- * launched it, the framework's operator id. All zero means "none" field by field. */
+ * launched it, the framework's operator id; (1.2) an operator's sequence number
+ * and input shapes, a step's samples. All zero means "none" field by field. */
 struct trace_event_ext {
 	uint64_t correlation; /* CUPTI correlation id: a CudaRuntime call and the GPU work it launched */
 	uint64_t external_id; /* the framework's id for the operator (torch "External id") */
@@ -154,6 +156,11 @@ struct trace_event_ext {
 	uint8_t src_kind, dst_kind; /* enum trace_memory_kind; Memory: dst_kind is the allocation's kind */
 	uint8_t is_async;     /* Memcpy/Memset issued asynchronously */
 	uint64_t total_allocated; /* Memory: bytes in use on that device after this event, 0 unknown */
+	/* 1.2 */
+	uint8_t has_seq;      /* seq_nr is set */
+	int64_t seq_nr;       /* torch sequence number: a forward op and its backward share it */
+	uint32_t shapes_str;  /* input shapes "[[32, 64], [64]]", string id, 0 none */
+	uint64_t samples;     /* ProfileStep: samples processed in the step (num_samples), 0 unknown */
 };
 
 /* A GPU's properties (1.1), for blocks per SM and estimated achieved occupancy. */

@@ -127,7 +127,7 @@ enum trace_chunk_type {
 #define TRACE_EVENT_DUR_MAX ((UINT64_C(1) << TRACE_EVENT_DUR_BITS) - 1)
 
 /* ---- EVNX payload (1.1): 40-byte sub-header, then records ------------------
- * Events with details. Each record is an EVNT record (16 bytes, same layout)
+ * Events with details (1.2 adds the sequence, shapes and samples groups). Each record is an EVNT record (16 bytes, same layout)
  * followed by the field groups named in the sub-header's mask, in increasing
  * bit order, each group's fields packed in the order listed below. A group is
  * in the mask when any record of the chunk has a non-zero field in it; the
@@ -159,8 +159,18 @@ enum trace_ext_group {
 	TRACE_EXTG_TRANSFER = 1u << 3,    /* u64 bytes; u8 copy_kind, src_kind, dst_kind, async 12 */
 	TRACE_EXTG_ALLOC = 1u << 4,       /* u64 address, total_allocated                 16 */
 	TRACE_EXTG_DEVICE = 1u << 5,      /* i32 device                                    4 */
-	TRACE_EXTG_KNOWN = (1u << 6) - 1,
+	/* 1.2 */
+	TRACE_EXTG_SEQ = 1u << 6,         /* u32 seq_nr + 1; 0: none; TRACE_EXT_SEQ_WIDE: in SEQ64  4 */
+	TRACE_EXTG_SEQ64 = 1u << 7,       /* i64 seq_nr of records whose SEQ says so       8 */
+	TRACE_EXTG_SHAPES = 1u << 8,      /* u32 input shapes string id, 0: none            4 */
+	TRACE_EXTG_SAMPLES = 1u << 9,     /* u64 samples in a step, 0: unknown              8 */
+	TRACE_EXTG_KNOWN = (1u << 10) - 1,
 };
+
+/* A SEQ field that says the sequence number is in the record's SEQ64 group;
+ * SEQ holds seq_nr + 1 for seq_nr in [0, TRACE_EXT_SEQ_NARROW_MAX]. */
+#define TRACE_EXT_SEQ_WIDE UINT32_C(0xffffffff)
+#define TRACE_EXT_SEQ_NARROW_MAX (INT64_C(0xffffffff) - 2)
 
 #define TRACE_EXTG_CORRELATION_SIZE 4
 #define TRACE_EXTG_EXTERNAL_SIZE 4
@@ -168,12 +178,17 @@ enum trace_ext_group {
 #define TRACE_EXTG_TRANSFER_SIZE 12
 #define TRACE_EXTG_ALLOC_SIZE 16
 #define TRACE_EXTG_DEVICE_SIZE 4
+#define TRACE_EXTG_SEQ_SIZE 4
+#define TRACE_EXTG_SEQ64_SIZE 8
+#define TRACE_EXTG_SHAPES_SIZE 4
+#define TRACE_EXTG_SAMPLES_SIZE 8
 #define TRACE_EXTG_MIN_SIZE 4 /* the smallest group */
-/* An EVNX record with every 1.1 group: 60 bytes. */
+/* An EVNX record with every 1.2 group: 84 bytes. */
 #define TRACE_EVENT_EXT_MAX_SIZE                                                    \
 	(TRACE_EVENT_SIZE + TRACE_EXTG_CORRELATION_SIZE + TRACE_EXTG_EXTERNAL_SIZE + \
 	 TRACE_EXTG_LAUNCH_SIZE + TRACE_EXTG_TRANSFER_SIZE + TRACE_EXTG_ALLOC_SIZE +  \
-	 TRACE_EXTG_DEVICE_SIZE)
+	 TRACE_EXTG_DEVICE_SIZE + TRACE_EXTG_SEQ_SIZE + TRACE_EXTG_SEQ64_SIZE +       \
+	 TRACE_EXTG_SHAPES_SIZE + TRACE_EXTG_SAMPLES_SIZE)
 
 /* Bytes of the groups in mask this version knows: the least record_size is
  * TRACE_EVENT_SIZE plus this. */
@@ -184,7 +199,17 @@ static inline uint32_t trace_ext_groups_size(uint32_t mask)
 	       ((mask & TRACE_EXTG_LAUNCH) ? TRACE_EXTG_LAUNCH_SIZE : 0) +
 	       ((mask & TRACE_EXTG_TRANSFER) ? TRACE_EXTG_TRANSFER_SIZE : 0) +
 	       ((mask & TRACE_EXTG_ALLOC) ? TRACE_EXTG_ALLOC_SIZE : 0) +
-	       ((mask & TRACE_EXTG_DEVICE) ? TRACE_EXTG_DEVICE_SIZE : 0);
+	       ((mask & TRACE_EXTG_DEVICE) ? TRACE_EXTG_DEVICE_SIZE : 0) +
+	       ((mask & TRACE_EXTG_SEQ) ? TRACE_EXTG_SEQ_SIZE : 0) +
+	       ((mask & TRACE_EXTG_SEQ64) ? TRACE_EXTG_SEQ64_SIZE : 0) +
+	       ((mask & TRACE_EXTG_SHAPES) ? TRACE_EXTG_SHAPES_SIZE : 0) +
+	       ((mask & TRACE_EXTG_SAMPLES) ? TRACE_EXTG_SAMPLES_SIZE : 0);
+}
+
+/* Where group bit g's fields start in a record of the groups in mask. */
+static inline uint32_t trace_ext_group_offset(uint32_t mask, uint32_t g)
+{
+	return TRACE_EVENT_SIZE + trace_ext_groups_size(mask & (g - 1));
 }
 
 /* ---- LCFG payload (1.1): a table of kernel launch configurations ----------

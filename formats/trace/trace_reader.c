@@ -1,5 +1,5 @@
 /*
- * trace_reader.c - reads trace format 1.0 and 1.1 (formats/TRACE-FORMAT.md).
+ * trace_reader.c - reads trace format 1.0, 1.1 and 1.2 (formats/TRACE-FORMAT.md).
  *
  * The file is read front to back through one buffer in large read(2)s, and
  * each chunk is checked whole (length against the file, checksum, then every
@@ -773,8 +773,27 @@ static void reader_get_ext(const struct trace_reader *r, struct trace_event_ext 
 		x->total_allocated = trace_le64(p + 8);
 		p += 16;
 	}
-	if (mask & TRACE_EXTG_DEVICE)
+	if (mask & TRACE_EXTG_DEVICE) {
 		x->device = (int32_t)trace_le32(p);
+		p += 4;
+	}
+	if (mask & TRACE_EXTG_SEQ) {
+		uint32_t v = trace_le32(p);
+		if (v == TRACE_EXT_SEQ_WIDE) /* checked: the chunk has SEQ64 */
+			x->seq_nr = (int64_t)trace_le64(p + TRACE_EXTG_SEQ_SIZE);
+		else if (v)
+			x->seq_nr = (int64_t)v - 1;
+		x->has_seq = v != 0;
+		p += TRACE_EXTG_SEQ_SIZE;
+	}
+	if (mask & TRACE_EXTG_SEQ64)
+		p += TRACE_EXTG_SEQ64_SIZE;
+	if (mask & TRACE_EXTG_SHAPES) {
+		x->shapes_str = trace_le32(p); /* checked against the strings */
+		p += TRACE_EXTG_SHAPES_SIZE;
+	}
+	if (mask & TRACE_EXTG_SAMPLES)
+		x->samples = trace_le64(p);
 }
 
 /* Where a record's launch id is: after the event and the id groups before it. */
@@ -805,6 +824,20 @@ static int reader_events_ext(struct trace_reader *r, const struct reader_chunk *
 			if (trace_le32(p + at) > r->nlaunch)
 				return reader_damage(r, c->off,
 						     "event refers to unknown launch configuration %u",
+						     trace_le32(p + at));
+	}
+	if ((groups & TRACE_EXTG_SEQ) && !(groups & TRACE_EXTG_SEQ64)) {
+		uint32_t at = trace_ext_group_offset(groups, TRACE_EXTG_SEQ);
+		for (p = c->p + TRACE_EVENTS_EXT_HEADER_SIZE; p < end; p += rs)
+			if (trace_le32(p + at) == TRACE_EXT_SEQ_WIDE)
+				return reader_damage(r, c->off,
+						     "sequence number in a seq64 group the chunk lacks");
+	}
+	if (groups & TRACE_EXTG_SHAPES) {
+		uint32_t at = trace_ext_group_offset(groups, TRACE_EXTG_SHAPES);
+		for (p = c->p + TRACE_EVENTS_EXT_HEADER_SIZE; p < end; p += rs)
+			if (!reader_str_ok(r, trace_le32(p + at)))
+				return reader_damage(r, c->off, "event refers to unknown string %u",
 						     trace_le32(p + at));
 	}
 	if (!v->event)

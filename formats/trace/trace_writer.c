@@ -1,5 +1,5 @@
 /*
- * trace_writer.c - writes trace format 1.1 (formats/TRACE-FORMAT.md).
+ * trace_writer.c - writes trace format 1.2 (formats/TRACE-FORMAT.md).
  *
  * The launcher calls this while the target runs, so nothing here makes a
  * system call per record: records go to per-thread event buffers and pending
@@ -84,10 +84,11 @@ struct wxbuf {
 	uint32_t groups;
 };
 
-/* Sets of detail groups a track keeps apart: a host thread's operators,
- * launches and memory events; a stream's kernels and copies. A fifth set
- * shares the buffer it widens least. */
-#define WRITER_EXT_BUFS 4
+/* Sets of detail groups a track keeps apart: a host thread's operators (with
+ * and without sequence numbers and shapes), steps, launches and memory events;
+ * a stream's kernels and copies. A seventh set shares the buffer it widens
+ * least. */
+#define WRITER_EXT_BUFS 6
 
 struct wthread {
 	struct wevent *ev;
@@ -651,6 +652,12 @@ int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t)
 
 /* ---- events ------------------------------------------------------------------ */
 
+/* Whether a sequence number fits the SEQ group's u32 (stored + 1). */
+static int writer_seq_narrow(int64_t seq)
+{
+	return seq >= 0 && seq <= TRACE_EXT_SEQ_NARROW_MAX;
+}
+
 /* The EVNX groups in which ext has a non-zero field. */
 static uint32_t writer_ext_groups(const struct trace_event_ext *x)
 {
@@ -669,6 +676,15 @@ static uint32_t writer_ext_groups(const struct trace_event_ext *x)
 		g |= TRACE_EXTG_ALLOC;
 	if (x->device)
 		g |= TRACE_EXTG_DEVICE;
+	if (x->has_seq) {
+		g |= TRACE_EXTG_SEQ;
+		if (!writer_seq_narrow(x->seq_nr))
+			g |= TRACE_EXTG_SEQ64;
+	}
+	if (x->shapes_str)
+		g |= TRACE_EXTG_SHAPES;
+	if (x->samples)
+		g |= TRACE_EXTG_SAMPLES;
 	return g;
 }
 
@@ -786,6 +802,25 @@ static size_t writer_put_ext(unsigned char *p, const struct wxevent *xe, uint32_
 	if (mask & TRACE_EXTG_DEVICE) {
 		trace_put32(q, (uint32_t)x->device);
 		q += 4;
+	}
+	if (mask & TRACE_EXTG_SEQ) {
+		uint32_t v = !x->has_seq ? 0
+			     : writer_seq_narrow(x->seq_nr) ? (uint32_t)x->seq_nr + 1
+							    : TRACE_EXT_SEQ_WIDE;
+		trace_put32(q, v);
+		q += 4;
+	}
+	if (mask & TRACE_EXTG_SEQ64) {
+		trace_put64(q, x->has_seq && !writer_seq_narrow(x->seq_nr) ? (uint64_t)x->seq_nr : 0);
+		q += 8;
+	}
+	if (mask & TRACE_EXTG_SHAPES) {
+		trace_put32(q, x->shapes_str);
+		q += 4;
+	}
+	if (mask & TRACE_EXTG_SAMPLES) {
+		trace_put64(q, x->samples);
+		q += 8;
 	}
 	return (size_t)(q - p);
 }
@@ -1024,7 +1059,8 @@ int trace_writer_event(struct trace_writer *w, const struct trace_event *e)
 
 	if (w->err)
 		return writer_fail(w, w->err);
-	if (e->thread >= w->nthreads || !e->desc || e->desc > w->ndesc)
+	if (e->thread >= w->nthreads || !e->desc || e->desc > w->ndesc ||
+	    (groups && !writer_str_known(w, e->ext->shapes_str)))
 		return writer_reject();
 	/* all-zero details are no details: the event stays compact */
 	if (groups)

@@ -9,6 +9,8 @@
  * Build with clang and -DGPDL_FUZZ=ON, then for example:
  *
  *   mkdir -p corpus && BUILD/bin/gpdl-gen-trace corpus/seed.gpdl 300 2
+ *   (and a trace with 1.2's sequence numbers, shapes and samples, e.g. one
+ *   recorded from a PyTorch program with --record-shapes)
  *   BUILD/bin/gpdl-gen-trace --gpu corpus/seed-gpu.gpdl 300 2
  *   BUILD/tests/fuzz_trace_reader -max_total_time=60 -max_len=65536 corpus
  */
@@ -30,6 +32,12 @@ static int fuzz_event(void *ctx, const struct trace_event *e)
 		abort();
 	if (e->ext && e->ext->grid[2] + e->ext->block[2] == 1 && e->ext->total_allocated == 3)
 		return 0; /* read the details, so that ASan sees a bad pointer */
+	/* 1.2: shapes name a string read before; a sequence number only with has_seq */
+	if (e->ext && e->ext->shapes_str && !trace_reader_string(r, e->ext->shapes_str)[0] &&
+	    e->ext->samples == 7)
+		return 0;
+	if (e->ext && !e->ext->has_seq && e->ext->seq_nr)
+		abort();
 	return 0;
 }
 

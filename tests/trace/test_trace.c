@@ -1,6 +1,7 @@
 /*
  * test_trace.c - trace format 1.x: writer and reader round trips (1.1's GPU
- * tracks, event details and devices included), a real 1.0 file, and the
+ * tracks, event details and devices included; 1.2's sequence numbers, input
+ * shapes and samples), a real 1.0 file, and the
  * reader on files that are truncated, bit-flipped, forged or random.
  *
  * The damage tests hold the reader to its contract: any byte sequence gives
@@ -803,6 +804,10 @@ static void assert_ext_equal(const struct trace_event_ext *a, const struct trace
 	assert_int_equal(a->dst_kind, b->dst_kind);
 	assert_int_equal(a->is_async, b->is_async);
 	assert_int_equal(a->total_allocated, b->total_allocated);
+	assert_int_equal(a->has_seq, b->has_seq);
+	assert_int_equal(a->seq_nr, b->has_seq ? b->seq_nr : 0);
+	assert_int_equal(a->shapes_str, b->shapes_str);
+	assert_int_equal(a->samples, b->samples);
 }
 
 /* Details with every field set, each to a value that tells it from the others. */
@@ -824,6 +829,10 @@ static struct trace_event_ext ext_full(uint64_t k)
 		.dst_kind = TRACE_MEM_MANAGED_STATIC,
 		.is_async = 1,
 		.total_allocated = UINT64_C(80) << 30,
+		.has_seq = 1,
+		.seq_nr = INT64_MIN + (int64_t)k, /* in the wide group */
+		.shapes_str = 1,
+		.samples = UINT64_MAX - 3 * k,
 	};
 	return x;
 }
@@ -853,6 +862,19 @@ static struct trace_event_ext ext_group(int group, uint64_t k)
 		x.src_kind = f.src_kind;
 		x.dst_kind = 99;
 		x.is_async = f.is_async;
+		break;
+	case 5: /* 1.2: sequence number 0 is one */
+		x.has_seq = 1;
+		break;
+	case 6: /* torch's -1, in the wide group */
+		x.has_seq = 1;
+		x.seq_nr = -1;
+		break;
+	case 7:
+		x.shapes_str = f.shapes_str;
+		break;
+	case 8:
+		x.samples = f.samples;
 		break;
 	default:
 		x.address = f.address;
@@ -905,7 +927,7 @@ static void test_gpu_round_trip(void **state)
 
 	/* every field at once, each group alone, all-zero details, no details */
 	add_ext_event(w, 1, d_k, 5000, 100, &full);
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 9; k++) {
 		struct trace_event_ext x = ext_group(k, (uint64_t)k);
 		add_ext_event(w, 2, d_k, 6000 + (uint64_t)k, 10, &x);
 	}
@@ -940,7 +962,7 @@ static void test_gpu_round_trip(void **state)
 	assert_null(trace_reader_damage(r, NULL));
 
 	const struct trace_header *h = trace_reader_header(r);
-	assert_int_equal(h->version_minor, 1);
+	assert_int_equal(h->version_minor, 2);
 	assert_int_equal(h->world_size, 16);
 	assert_string_equal(h->dist_backend, "nccl");
 	assert_int_equal(h->rank, 5);
@@ -988,7 +1010,7 @@ static void test_gpu_round_trip(void **state)
 	assert_null(trace_reader_device_by_id(r, 1));
 	assert_null(trace_reader_device(r, 2));
 
-	assert_int_equal(g.nev, 3 * NX + 1 + 5 + 2 + 1);
+	assert_int_equal(g.nev, 3 * NX + 1 + 9 + 2 + 1);
 	size_t n_l = 0, n_k = 0, n_op = 0, groups_seen = 0;
 	for (size_t i = 0; i < g.nev; i++) {
 		const struct trace_event *e = &g.ev[i];
@@ -998,7 +1020,7 @@ static void test_gpu_round_trip(void **state)
 			assert_int_equal(e->thread, 1);
 			assert_int_equal(e->dur_ns, 100);
 			assert_ext_equal(x, &full);
-		} else if (e->start_ns >= 6000 && e->start_ns < 6005) {
+		} else if (e->start_ns >= 6000 && e->start_ns < 6009) {
 			struct trace_event_ext want = ext_group((int)(e->start_ns - 6000),
 								e->start_ns - 6000);
 			assert_true(g.hasx[i]);
@@ -1045,7 +1067,7 @@ static void test_gpu_round_trip(void **state)
 	assert_int_equal(n_l, NX);
 	assert_int_equal(n_k, NX);
 	assert_int_equal(n_op, NX + 2);
-	assert_int_equal(groups_seen, 5);
+	assert_int_equal(groups_seen, 9);
 	trace_reader_close(r);
 	got_free(&g);
 }
@@ -1166,6 +1188,142 @@ static void test_ext_layout(void **state)
 	}
 	trace_reader_close(r);
 	got_free(&g);
+}
+
+/* ---- 1.2: sequence numbers, input shapes, samples ----------------------------------- */
+
+/* The bytes of the 1.2 groups, and what the reader makes of them: operators
+ * with and without a narrow sequence number and shapes, one whose number needs
+ * the wide group, torch's -1, a step with its samples. */
+static void test_seq_shapes_layout(void **state)
+{
+	const char *path = tmp_path("seq.gpdl");
+	struct trace_writer *w = open_writer(path);
+	struct got g = { 0 };
+	char err[256];
+	struct trace_reader *r;
+	const unsigned char *p;
+	unsigned char *f;
+	size_t size;
+	(void)state;
+
+	uint32_t s_op = trace_writer_string(w, "aten::addmm", 11);
+	uint32_t s_sh = trace_writer_string(w, "[[32, 64], [64]]", 16);
+	uint32_t s_st = trace_writer_string(w, "ProfileStep#3", 13);
+	uint32_t d_op = trace_writer_desc(w, s_op, 0, 0, TRACE_EV_OPERATOR);
+	uint32_t d_st = trace_writer_desc(w, s_st, 0, 0, TRACE_EV_PROFILE_STEP);
+	add_thread(w, 0, 4242);
+	/* one group set: {seq, shapes}, the same set written three times */
+	const struct trace_event_ext ops[3] = {
+		{ .has_seq = 1, .seq_nr = 2794, .shapes_str = s_sh },
+		{ .has_seq = 1, .seq_nr = 0, .shapes_str = s_sh },
+		{ .has_seq = 1, .seq_nr = TRACE_EXT_SEQ_NARROW_MAX, .shapes_str = s_sh },
+	};
+	for (int i = 0; i < 3; i++)
+		add_ext_event(w, 0, d_op, 5000 + (uint64_t)i * 10, 5, &ops[i]);
+	assert_int_equal(trace_writer_flush(w), 0);
+	f = slurp(path, &size);
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_EVENTS_EXT, &p), 1);
+	assert_int_equal(trace_le32(p + TRACE_EVX_RECORD_SIZE), 24);
+	assert_int_equal(trace_le32(p + TRACE_EVX_GROUPS), TRACE_EXTG_SEQ | TRACE_EXTG_SHAPES);
+	assert_int_equal(trace_chunk_len(p), TRACE_EVENTS_EXT_HEADER_SIZE + 3 * 24);
+	const uint32_t want_seq[3] = { 2795, 1, UINT32_MAX - 1 };
+	for (int i = 0; i < 3; i++) {
+		const unsigned char *e = p + TRACE_EVENTS_EXT_HEADER_SIZE + 24 * i;
+		assert_int_equal(trace_le32(e + 8), 10 * (uint32_t)i);
+		assert_int_equal(trace_le32(e + 12), d_op);
+		assert_int_equal(trace_le32(e + 16), want_seq[i]);
+		assert_int_equal(trace_le32(e + 20), s_sh);
+	}
+	free(f);
+
+	/* a number past the narrow range, a negative one: SEQ says "wide" */
+	const struct trace_event_ext wide[2] = {
+		{ .has_seq = 1, .seq_nr = TRACE_EXT_SEQ_NARROW_MAX + 1 },
+		{ .has_seq = 1, .seq_nr = -1 },
+	};
+	/* a step with its samples; an operator with no number at all */
+	const struct trace_event_ext step = { .samples = 64 };
+	const struct trace_event_ext noseq = { .shapes_str = s_sh };
+	for (int i = 0; i < 2; i++)
+		add_ext_event(w, 0, d_op, 6000 + (uint64_t)i, 5, &wide[i]);
+	add_ext_event(w, 0, d_st, 4000, 9000, &step);
+	add_ext_event(w, 0, d_op, 7000, 5, &noseq);
+	assert_int_equal(trace_writer_close(w, 1), 0);
+	f = slurp(path, &size);
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_EVENTS_EXT, &p), 4);
+	free(f);
+
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	assert_int_equal(trace_reader_header(r)->version_minor, 2);
+	assert_int_equal(g.nev, 7);
+	int seen = 0;
+	for (size_t i = 0; i < g.nev; i++) {
+		const struct trace_event_ext *x = &g.xev[i];
+		uint64_t t = g.ev[i].start_ns;
+		assert_true(g.hasx[i]);
+		if (t >= 5000 && t < 5030) {
+			assert_ext_equal(x, &ops[(t - 5000) / 10]);
+			assert_string_equal(trace_reader_string(r, x->shapes_str), "[[32, 64], [64]]");
+		} else if (t == 6000 || t == 6001) {
+			assert_ext_equal(x, &wide[t - 6000]);
+		} else if (t == 4000) {
+			assert_ext_equal(x, &step);
+			assert_int_equal(g.ev[i].desc, d_st);
+			assert_int_equal(g.ev[i].dur_ns, 9000);
+		} else {
+			assert_int_equal(t, 7000);
+			assert_ext_equal(x, &noseq);
+			assert_int_equal(x->has_seq, 0);
+		}
+		seen++;
+	}
+	assert_int_equal(seen, 7);
+	assert_int_equal(g.xev[0].seq_nr, 2794);
+	trace_reader_close(r);
+	got_free(&g);
+
+	/* the writer refuses shapes that name no string */
+	w = open_writer(path);
+	d_op = trace_writer_desc(w, trace_writer_string(w, "x", 1), 0, 0, TRACE_EV_OPERATOR);
+	add_thread(w, 0, 1);
+	struct trace_event_ext bad = { .shapes_str = 999 };
+	struct trace_event e = { 1000, 1, d_op, 0, 0, &bad };
+	assert_int_equal(trace_writer_event(w, &e), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(trace_writer_close(w, 1), 0);
+}
+
+/* A small trace of 1.2 details, each event its own chunk, for the damage
+ * tests: operators whose sequence number is start + 7 (narrow or wide), with
+ * shapes, and steps with samples. */
+static void write_small_ops(const char *path)
+{
+	struct trace_writer *w = open_writer(path);
+	uint32_t s = trace_writer_string(w, "aten::mm", 8);
+	uint32_t sh = trace_writer_string(w, "[[2, 3], [3, 4]]", 16);
+	uint32_t d = trace_writer_desc(w, s, 0, 0, TRACE_EV_OPERATOR);
+	uint32_t ds = trace_writer_desc(w, s, 0, 0, TRACE_EV_PROFILE_STEP);
+
+	add_thread(w, 0, 4242);
+	add_thread(w, 1, 4243);
+	for (int i = 0; i < 12; i++) {
+		uint64_t t0 = 1000 + (uint64_t)i * 10;
+		struct trace_event_ext x = { .has_seq = 1, .seq_nr = (int64_t)t0 + 7,
+					     .shapes_str = i % 2 ? sh : 0 };
+		if (i % 4 == 3)
+			x.seq_nr = -(int64_t)t0 - 7; /* wide */
+		if (i % 3 == 2) {
+			struct trace_event_ext st = { .samples = t0 + 7 };
+			add_ext_event(w, (uint32_t)i % 2, ds, t0, 5, &st);
+		} else {
+			add_ext_event(w, (uint32_t)i % 2, d, t0, 5, &x);
+		}
+		assert_int_equal(trace_writer_flush(w), 0);
+	}
+	assert_int_equal(trace_writer_close(w, 9999), 0);
 }
 
 /* A file the 1.0 writer wrote reads as it always did, with 1.1's defaults. */
@@ -1351,13 +1509,22 @@ static size_t events_before(const unsigned char *f, size_t size, size_t len, siz
 	return n;
 }
 
-/* Events a damage test delivered are intact: duration 5, details as written. */
+/* Events a damage test delivered are intact: duration 5, details as written
+ * (correlation, sequence number or samples: start + 7). */
 static void assert_small_events(const struct got *g)
 {
 	for (size_t i = 0; i < g->nev; i++) {
+		const struct trace_event_ext *x = &g->xev[i];
+		int64_t k = (int64_t)g->ev[i].start_ns + 7;
 		assert_int_equal(g->ev[i].dur_ns, 5);
-		if (g->hasx[i])
-			assert_int_equal(g->xev[i].correlation, g->ev[i].start_ns + 7);
+		if (!g->hasx[i])
+			continue;
+		if (x->has_seq)
+			assert_true(x->seq_nr == k || x->seq_nr == -k);
+		else if (x->samples)
+			assert_int_equal(x->samples, k);
+		else
+			assert_int_equal(x->correlation, k);
 	}
 }
 
@@ -1414,6 +1581,7 @@ static void test_truncation_everywhere(void **state)
 	(void)state;
 	truncation_everywhere(write_small);
 	truncation_everywhere(write_small_gpu);
+	truncation_everywhere(write_small_ops);
 }
 
 static void bit_flip_everywhere(void (*write)(const char *))
@@ -1458,6 +1626,7 @@ static void test_bit_flip_everywhere(void **state)
 	(void)state;
 	bit_flip_everywhere(write_small);
 	bit_flip_everywhere(write_small_gpu);
+	bit_flip_everywhere(write_small_ops);
 }
 
 /* The file as it was after the last flush, before close: no END chunk. */
@@ -1629,11 +1798,11 @@ static void test_forward_compatible_1_1(void **state)
 		trace_put32(lcfg + 8 + 4 + 4 * k, 100 + (uint32_t)k);
 	memset(lcfg + 8 + TRACE_LAUNCH_SIZE, 0xee, 4);
 	craft_chunk(&c, TRACE_CHUNK_LAUNCHES, lcfg, sizeof(lcfg));
-	/* groups CORRELATION | LAUNCH | TRANSFER and an unknown bit 9, whose 6 bytes trail */
+	/* groups CORRELATION | LAUNCH | TRANSFER and an unknown bit 20, whose 6 bytes trail */
 	trace_put32(ev + TRACE_EVX_RECORD_SIZE, XRS);
 	trace_put64(ev + TRACE_EVX_BASE, 1000);
 	trace_put32(ev + TRACE_EVX_GROUPS,
-		    TRACE_EXTG_CORRELATION | TRACE_EXTG_LAUNCH | TRACE_EXTG_TRANSFER | 1u << 9);
+		    TRACE_EXTG_CORRELATION | TRACE_EXTG_LAUNCH | TRACE_EXTG_TRANSFER | 1u << 20);
 	trace_put64(ev + TRACE_EVX_CORR_BASE, 499);
 	trace_put64(ev + TRACE_EVX_EXT_BASE, 77); /* no EXTERNAL group: unused */
 	for (int i = 0; i < 2; i++) {
@@ -1742,6 +1911,16 @@ static void test_forged_chunks(void **state)
 		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = TRACE_EXTG_LAUNCH, [40 + 12] = 1,
 		    [40 + 16] = 0xff, 0xff, 0xff, 0xff },
 		  60, 1, "unknown launch configuration 4294967295" },
+		/* 1.2: shapes naming an unknown string; a wide SEQ with no SEQ64 */
+		{ "ext shapes string", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 20, 0, 0, 0, [17] = TRACE_EXTG_SHAPES >> 8, [40 + 12] = 1,
+		    [40 + 16] = 2 }, 60, 0, "unknown string 2" },
+		{ "ext seq wide without seq64", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = TRACE_EXTG_SEQ, [40 + 12] = 1,
+		    [40 + 16] = 0xff, 0xff, 0xff, 0xff }, 60, 0, "seq64" },
+		{ "ext seq64 records short", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = TRACE_EXTG_SEQ | TRACE_EXTG_SEQ64,
+		    [40 + 12] = 1 }, 60, 0, "record size 20" },
 		{ "launch id gap", TRACE_CHUNK_LAUNCHES, { 1, 0, 0, 0, 40, 0, 0, 0, 2 }, 48, 0, "id 2 out of sequence" },
 		{ "launch id 0", TRACE_CHUNK_LAUNCHES, { 1, 0, 0, 0, 40, 0, 0, 0, 0 }, 48, 0, "id 0 out of sequence" },
 		{ "launch id repeated", TRACE_CHUNK_LAUNCHES, { 1, 0, 0, 0, 40, 0, 0, 0, 1 }, 48, 1, "id 1 out of sequence" },
@@ -2114,6 +2293,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_gpu_round_trip),
 		cmocka_unit_test(test_ext_layout),
+		cmocka_unit_test(test_seq_shapes_layout),
 		cmocka_unit_test(test_v1_0_file),
 		cmocka_unit_test(test_many_threads),
 		cmocka_unit_test(test_writer_memory_cap),
