@@ -26,4 +26,8 @@ void collector_test_detach(void);
 /* The NVTX entry point (nvToolsExt's NvtxInitializeInjectionNvtxFunc_t). */
 int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t id));
 
+/* The bindings' interface (gprof-dl-api.h), as the library exports it. */
+struct gprof_dl_api;
+const struct gprof_dl_api *gprof_dl_api(uint32_t version);
+
 #endif

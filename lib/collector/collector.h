@@ -21,10 +21,21 @@
  *    those a fork child inherited) are mirrored into the slot (entry first,
  *    then depth with release order) so that the launcher can recover the
  *    ranges open when the process dies.
+ *  - The recording window (window.c) is process-wide: while it is closed
+ *    ("detail" off) only the gprof-dl domain's ProfileStep and Dataloader
+ *    ranges and marks, and thread and process records, are written. Whether a
+ *    pushed range is recorded is decided at its push and kept in its stack
+ *    entry (COLL_OPEN_GATED): its pop follows the push whatever the window
+ *    did in between.
+ *  - The language bindings' interface (api.c, gprof-dl-api.h) pushes onto the
+ *    same stack, in the gprof-dl domain, so NVTX pops of that domain and the
+ *    interface's pops end each other's ranges.
  */
 #ifndef GPDL_COLLECTOR_H
 #define GPDL_COLLECTOR_H
 
+#include "lib/collector/gprof-dl-nvtx.h"
+#include "lib/common/clock.h"
 #include "lib/ring/ring.h"
 
 #include <pthread.h>
@@ -74,11 +85,20 @@ struct coll_name {
 
 /* ---- per-thread state --------------------------------------------------- */
 
+/* Flags of coll_open.flags above the trace's 8: pushed while the window was
+ * closed, so neither it nor its pop is recorded (the mirror's RING_OPEN_SKIP);
+ * has a sequence number, shapes or samples (its pop writes RANGE_EXT; never
+ * mirrored). One test of the flags tells a pop it has nothing special to do. */
+#define COLL_OPEN_GATED RING_OPEN_SKIP
+#define COLL_OPEN_EXT (1u << 30)
+
 struct coll_open { /* one pushed range */
 	uint64_t start_ns;
 	uint32_t name_str, domain_str, category, flags; /* name_str 0: lost, already counted */
 	uint32_t level; /* within its domain: what the push returned */
-	uint32_t pad;
+	uint32_t shapes_str; /* input shapes, 0: none */
+	int64_t seq;         /* torch sequence number, < 0: none */
+	uint64_t samples;    /* a step's samples, 0: unknown */
 	const struct coll_str *domain; /* NVTX stacks are per domain; NULL: the default one */
 };
 
@@ -140,6 +160,101 @@ static inline int coll_active(void)
 	return coll.shm != NULL;
 }
 
+/* The domain named GPROF_DL_NVTX_DOMAIN once registered (there is one: the
+ * registry is by content), else NULL. Its ranges take their event type from
+ * their category. */
+extern struct coll_str *_Atomic coll_gpdl;
+
+static inline struct coll_str *coll_gpdl_domain(void)
+{
+	return atomic_load_explicit(&coll_gpdl, memory_order_relaxed);
+}
+
+/* Whether a range or mark of this domain and category is recorded whatever the
+ * window: the gprof-dl domain's ProfileStep and Dataloader. */
+static inline int coll_always(const struct coll_str *domain, uint32_t category)
+{
+	return domain && domain == coll_gpdl_domain() &&
+	       (category == GPROF_DL_CAT_PROFILE_STEP || category == GPROF_DL_CAT_DATALOADER);
+}
+
+/* ---- window.c: the recording window --------------------------------------- */
+
+/* coll_win.state bits. The OFF bits say why detail is off; HAS_TIME that a
+ * --delay/--duration window must be checked against the clock; TORCH that
+ * default-domain pushes are read as torch's emit_nvtx messages. State 0, the
+ * usual one, costs a push one load and one branch. */
+enum coll_win_bit {
+	COLL_WIN_OFF_TIMER = 1u << 0,  /* --timer-only */
+	COLL_WIN_OFF_PAUSED = 1u << 1, /* --paused, or stop(), until start() */
+	COLL_WIN_OFF_STEP = 1u << 2,   /* the step is outside --steps A:B (or none yet) */
+	COLL_WIN_OFF_TIME = 1u << 3,   /* the clock is outside --delay/--duration */
+	COLL_WIN_OFF_MASK = (1u << 4) - 1,
+	COLL_WIN_HAS_TIME = 1u << 4,
+	COLL_WIN_TORCH = 1u << 5,
+};
+
+struct coll_window {
+	_Atomic uint32_t state;    /* enum coll_win_bit */
+	volatile int detail;       /* !(state & OFF_MASK), for gprof_dl_api.detail */
+	uint32_t options;          /* enum gprof_dl_option */
+	uint64_t t_begin, t_end;   /* the time window [t_begin, t_end); t_end UINT64_MAX: no end */
+	uint64_t step_a, step_b;   /* the step window [a, b); b UINT64_MAX: no end */
+	int has_steps;
+	_Atomic uint64_t nvtx_steps; /* ProfileStep ranges pushed through NVTX so far */
+};
+
+extern struct coll_window coll_win;
+
+/* Reads the window from the environment (GPROF_DL_TIMER_ONLY, _STEPS, _T0_NS,
+ * _DELAY_NS, _DURATION_NS, _PAUSED, _RECORD_SHAPES, _NO_PYTHON): at process
+ * start, not in a fork child, which keeps its parent's. */
+void coll_window_init(void);
+/* State with the time bit brought up to now (HAS_TIME set). */
+uint32_t coll_window_refresh(uint32_t state, uint64_t now);
+/* The same for callers with no state at hand (the API's now()). */
+void coll_window_refresh_now(uint64_t now);
+/* Step n begins; the NVTX ProfileStep push calls it with its own count. */
+void coll_window_step(uint64_t n, uint64_t now);
+/* start() (on != 0) and stop(). */
+void coll_window_pause(int paused, uint64_t now);
+void coll_window_torch(int on);
+
+/* Whether detail is on at now: one load while there is no window at all. */
+static inline int coll_detail_at(uint32_t state, uint64_t now)
+{
+	if (COLL_LIKELY(!(state & (COLL_WIN_OFF_MASK | COLL_WIN_HAS_TIME))))
+		return 1;
+	if (state & COLL_WIN_HAS_TIME)
+		state = coll_window_refresh(state, now);
+	return !(state & COLL_WIN_OFF_MASK);
+}
+
+static inline uint32_t coll_window_state(void)
+{
+	return atomic_load_explicit(&coll_win.state, memory_order_relaxed);
+}
+
+/* ---- torch.c: torch's emit_nvtx messages ---------------------------------- */
+
+/* What torch (torch/csrc/profiler/util.cpp, getNvtxStr) puts in an NVTX
+ * message: "NAME", then any of ", seq = N", ", op_id = M", ", sizes = [[..]]",
+ * ", input_op_ids = [..]". */
+struct coll_torch_msg {
+	const char *name;    /* NAME: the text before the first of the parts */
+	size_t name_len;
+	const char *shapes;  /* the sizes' value, NULL: none */
+	size_t shapes_len;
+	int64_t seq;         /* -1: none */
+};
+
+/* Bytes of an ASCII message the parser looks at (the shapes of a long input
+ * list run to a few KiB; NAME and the shapes are then cut to RING_NAME_MAX). */
+#define COLL_TORCH_MSG_MAX 65536u
+
+/* Parses len bytes of s; always succeeds (a message with no part is NAME alone). */
+void coll_torch_parse(const char *s, size_t len, struct coll_torch_msg *m);
+
 /* ---- log.c -------------------------------------------------------------- */
 
 /* Writes "gprof-dl collector[pid]: ..." to stderr when GPROF_DL_DEBUG=1.
@@ -165,6 +280,9 @@ size_t coll_ascii_len(const char *s, uint32_t *flags);
 /* Converts a wide string to UTF-8 into out (RING_NAME_MAX + 1 bytes, NUL
  * written): its length. Invalid code points become U+FFFD. */
 size_t coll_wide_to_utf8(const wchar_t *w, char *out, uint32_t *flags);
+/* Bytes of s (len of them) to keep: at most RING_NAME_MAX, not cutting a
+ * UTF-8 sequence. */
+size_t coll_cut_len(const char *s, size_t len);
 /* Empties t's cache (a fresh thread). */
 void coll_cache_reset(struct coll_thread *t);
 /* Forgets the ids of registered strings and domains: a new ring (tests). */
@@ -220,13 +338,23 @@ void coll_drop_nothread(void);
 
 /* The NVTX operations, domain NULL meaning the default domain. They return
  * what NVTX returns to the program. */
-int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t category);
+/* samples: an NVTX payload's count, used by a ProfileStep of the gprof-dl domain. */
+int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t category, uint64_t samples);
 int coll_pop(struct coll_str *domain);
 void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t category);
 uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, uint32_t category);
 void coll_range_end(uint64_t id);
 void coll_name_category(struct coll_str *domain, uint32_t category, const struct coll_name *n);
 void coll_name_thread(uint32_t tid, const struct coll_name *n);
+
+/* The interface's operations (gprof-dl-api.h): names are string ids, the
+ * domain is the gprof-dl one. */
+void coll_api_push(uint32_t category, uint32_t name, int64_t seq, uint32_t shapes);
+void coll_api_pop(void);
+void coll_api_range(uint32_t category, uint32_t name, uint64_t start_ns, uint64_t end_ns,
+		    uint64_t samples);
+void coll_api_mark(uint32_t category, uint32_t name);
+uint32_t coll_api_string(const char *s, size_t len);
 
 /* ---- process.c ---------------------------------------------------------- */
 
@@ -235,5 +363,29 @@ void coll_name_thread(uint32_t tid, const struct coll_name *n);
 void coll_init(void);
 /* Writes this thread's end and PROCESS_EXIT (once per process). */
 void coll_process_exit(void);
+
+/* ---- record.c: entering the collector ------------------------------------ */
+
+/* Every operation runs between these: the thread's state, or NULL (counted)
+ * when it has none or a signal handler interrupted the collector. */
+static inline struct coll_thread *coll_enter(void)
+{
+	struct coll_thread *t = coll_thread();
+	if (COLL_UNLIKELY(!t))
+		return NULL;
+	if (COLL_UNLIKELY(coll_busy)) {
+		coll_drop(t);
+		return NULL;
+	}
+	coll_busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	return t;
+}
+
+static inline void coll_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	coll_busy = 0;
+}
 
 #endif

@@ -15,6 +15,23 @@
  *
  * The values equal the trace format's event types and never change.
  *
+ * Steps. Every ProfileStep range pushed in this domain (nvtxDomainRangePushEx)
+ * begins a step: the collector numbers them 0, 1, 2, ... per process, so that
+ * `gprof-dl run --steps A:B` records full detail only in steps A to B-1 of a
+ * C or C++ program too. The step's number of samples (its batch size, for
+ * throughput) is the push's payload when that is an integer:
+ *
+ *   a.category = GPROF_DL_CAT_PROFILE_STEP;
+ *   a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;  (or INT64, UNSIGNED_INT32, INT32)
+ *   a.payload.ullValue = batch_size;
+ *
+ * A payload of another type, or a negative one, means "unknown".
+ *
+ * The recording window. Under --timer-only, --steps, --delay/--duration or
+ * --paused, ProfileStep and Dataloader ranges and marks of this domain are
+ * always recorded; everything else only while the window is open (a range
+ * according to the window at its push).
+ *
  * Everything else NVTX offers works as NVTX documents it, in this domain and
  * any other: one push/pop stack per domain and thread, nvtxRangeStart/End
  * across threads, registered and wide-character strings, category and thread

@@ -72,6 +72,27 @@ static uint32_t decode(const nvtxEventAttributes_t *a, struct coll_name *n)
 	return category;
 }
 
+/* An integer payload as a count (a ProfileStep's samples, gprof-dl-nvtx.h);
+ * 0 for none, a negative one or another type. */
+static uint64_t payload_count(const nvtxEventAttributes_t *a)
+{
+	size_t size = a && a->size ? a->size : sizeof(*a);
+	if (!a || size < offsetof(nvtxEventAttributes_t, payload) + sizeof(a->payload))
+		return 0;
+	switch (a->payloadType) {
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+		return a->payload.ullValue;
+	case NVTX_PAYLOAD_TYPE_INT64:
+		return a->payload.llValue > 0 ? (uint64_t)a->payload.llValue : 0;
+	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+		return a->payload.uiValue;
+	case NVTX_PAYLOAD_TYPE_INT32:
+		return a->payload.iValue > 0 ? (uint64_t)a->payload.iValue : 0;
+	default:
+		return 0;
+	}
+}
+
 /* Every function NVTX calls keeps errno as the program left it. */
 #define KEEP_ERRNO_BEGIN int saved_errno_ = errno
 #define KEEP_ERRNO_END errno = saved_errno_
@@ -143,7 +164,7 @@ static int NVTX_API rangePushEx(const nvtxEventAttributes_t *a)
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n;
 	uint32_t c = decode(a, &n);
-	int level = coll_push(NULL, &n, c);
+	int level = coll_push(NULL, &n, c, 0);
 	KEEP_ERRNO_END;
 	return level;
 }
@@ -152,7 +173,7 @@ static int NVTX_API rangePushA(const char *m)
 {
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n = ascii(m);
-	int level = coll_push(NULL, &n, 0);
+	int level = coll_push(NULL, &n, 0, 0);
 	KEEP_ERRNO_END;
 	return level;
 }
@@ -161,7 +182,7 @@ static int NVTX_API rangePushW(const wchar_t *m)
 {
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n = wide(m);
-	int level = coll_push(NULL, &n, 0);
+	int level = coll_push(NULL, &n, 0, 0);
 	KEEP_ERRNO_END;
 	return level;
 }
@@ -238,7 +259,8 @@ static int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttri
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n;
 	uint32_t c = decode(a, &n);
-	int level = coll_push(domain_of(d), &n, c);
+	uint64_t samples = c == GPROF_DL_CAT_PROFILE_STEP ? payload_count(a) : 0;
+	int level = coll_push(domain_of(d), &n, c, samples);
 	KEEP_ERRNO_END;
 	return level;
 }

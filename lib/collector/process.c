@@ -144,6 +144,7 @@ static void process_begin(void)
 {
 	static int atfork_done;
 	coll.pid = (uint32_t)getpid();
+	coll_window_init();
 	read_cmdline();
 	coll_thread_init();
 	if (!atfork_done)

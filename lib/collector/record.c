@@ -11,6 +11,16 @@
  * NVTX keeps one push stack per domain. Here a thread has one stack of all its
  * domains' ranges, each entry knowing its domain: a pop ends the newest range
  * of its domain, which is nearly always the top entry.
+ *
+ * The recording window (window.c) is asked once per event, with the time the
+ * event reads anyway. A range pushed while it is closed goes on the stack all
+ * the same (levels and pops must match) but flagged COLL_OPEN_GATED, with no
+ * name interned: its pop writes nothing, and the launcher recovers nothing
+ * from its mirror entry. A range pushed while it is open is written at its
+ * pop whatever the window did meanwhile.
+ *
+ * A range with a torch sequence number, input shapes or a step's samples is
+ * written as RING_REC_RANGE_EXT; every other one stays the smaller RANGE.
  */
 #include "formats/trace/trace.h"
 #include "lib/collector/collector.h"
@@ -42,25 +52,8 @@ void coll_drop_nothread(void)
 		atomic_fetch_add_explicit(&shm->no_slot_events, 1, memory_order_relaxed);
 }
 
-static inline struct coll_thread *enter(void)
-{
-	struct coll_thread *t = coll_thread();
-	if (COLL_UNLIKELY(!t))
-		return NULL;
-	if (COLL_UNLIKELY(coll_busy)) {
-		coll_drop(t);
-		return NULL;
-	}
-	coll_busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	return t;
-}
-
-static inline void leave(void)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	coll_busy = 0;
-}
+#define enter coll_enter
+#define leave coll_leave
 
 static inline uint32_t domain_id(struct coll_thread *t, struct coll_str *domain)
 {
@@ -82,7 +75,10 @@ static void mirror_entry(struct coll_thread *t, uint32_t i)
 	m->name_str = o->name_str;
 	m->domain_str = o->domain_str;
 	m->category = o->category;
-	m->flags = o->flags;
+	m->flags = o->flags & ~COLL_OPEN_EXT;
+	m->seq = o->seq;
+	m->samples = o->samples;
+	m->shapes_str = o->shapes_str;
 }
 
 void coll_stack_inherit(struct coll_thread *t)
@@ -102,16 +98,57 @@ void coll_announce(struct coll_str *s)
 	leave();
 }
 
-int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t category)
+/* The text of a message, for torch's parser: NULL when it has none. */
+static const char *message_text(const struct coll_name *n, char *buf, size_t *len)
 {
-	struct coll_thread *t = enter();
-	if (!t)
-		return -1;
-	uint32_t flags = 0, name = 0, dom = 0, level = 0;
-	if (COLL_LIKELY(t->slot != NULL)) {
-		name = coll_name_id(t, n, &flags);
-		dom = domain_id(t, domain);
+	uint32_t cut = 0;
+	switch (n->kind) {
+	case COLL_NAME_ASCII:
+		*len = strnlen(n->p, COLL_TORCH_MSG_MAX);
+		return n->p;
+	case COLL_NAME_WIDE:
+		*len = coll_wide_to_utf8(n->p, buf, &cut);
+		return buf;
+	case COLL_NAME_REG:
+		*len = ((const struct coll_str *)n->p)->len;
+		return ((const struct coll_str *)n->p)->text;
+	default:
+		return NULL;
 	}
+}
+
+/* A default-domain push read as torch's emit_nvtx message: an Operator of the
+ * gprof-dl domain named NAME. 0 when the message is none or that domain's
+ * name cannot be had (then the push is recorded as any other). */
+static int torch_push(struct coll_thread *t, const struct coll_name *n, uint32_t *name,
+		      uint32_t *flags, uint32_t *dom, int64_t *seq, uint32_t *shapes)
+{
+	char buf[RING_NAME_MAX + 1];
+	size_t len;
+	struct coll_torch_msg m;
+	struct coll_str *gpdl = coll_gpdl_domain();
+	const char *text = message_text(n, buf, &len);
+	if (!text || !gpdl || !(*dom = coll_str_id(t, gpdl)))
+		return 0;
+	coll_torch_parse(text, len, &m);
+	size_t keep = coll_cut_len(m.name, m.name_len);
+	if (keep < m.name_len)
+		*flags |= TRACE_EVF_NAME_TRUNCATED;
+	*name = coll_intern(t, m.name, keep);
+	*shapes = m.shapes ? coll_intern(t, m.shapes, coll_cut_len(m.shapes, m.shapes_len)) : 0;
+	*seq = m.seq;
+	if (m.shapes && !*shapes) /* its STRING record did not fit: counted; drop the range too */
+		*name = 0;
+	return 1;
+}
+
+/* Puts a range on t's stack (and its mirror); the level NVTX returns. */
+static inline __attribute__((always_inline)) int
+push_entry(struct coll_thread *t, const struct coll_str *domain, uint64_t now, uint32_t name,
+		      uint32_t dom, uint32_t category, uint32_t flags, int64_t seq, uint32_t shapes,
+		      uint64_t samples)
+{
+	uint32_t level = 0;
 	for (uint32_t i = t->depth; i-- > 0;) {
 		if (t->stack[i].domain == domain) {
 			level = t->stack[i].level + 1;
@@ -120,30 +157,88 @@ int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t categ
 	}
 	if (COLL_UNLIKELY(t->depth >= COLL_STACK_MAX)) {
 		coll_drop(t);
-		leave();
 		return (int)(level + t->overflow++);
 	}
 
 	uint32_t d = t->depth;
 	struct coll_open *o = &t->stack[d];
-	o->start_ns = clock_now_ns();
+	o->start_ns = now;
 	o->name_str = name;
 	o->domain_str = dom;
 	o->category = category;
-	o->flags = flags;
+	o->flags = flags | (seq >= 0 || shapes || samples ? COLL_OPEN_EXT : 0);
 	o->level = level;
+	o->shapes_str = shapes;
+	o->seq = seq;
+	o->samples = samples;
 	o->domain = domain;
 	t->depth = d + 1;
 	if (COLL_LIKELY(t->slot != NULL) && d - t->inherited < RING_STACK_MAX) {
 		mirror_entry(t, d);
 		atomic_store_explicit(&t->slot->depth, d + 1 - t->inherited, memory_order_release);
 	}
-	leave();
 	return (int)level;
+}
+
+int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t category, uint64_t samples)
+{
+	struct coll_thread *t = enter();
+	if (!t)
+		return -1;
+	uint64_t now = clock_now_ns();
+	uint32_t state = coll_window_state();
+	uint32_t flags = 0, name = 0, dom = 0, shapes = 0;
+	int64_t seq = -1;
+	if (COLL_UNLIKELY(domain != NULL) && domain == coll_gpdl_domain() &&
+	    category == GPROF_DL_CAT_PROFILE_STEP) {
+		/* a step begins: C programs get --steps from their NVTX steps */
+		coll_window_step(atomic_fetch_add_explicit(&coll_win.nvtx_steps, 1, memory_order_relaxed), now);
+		state = coll_window_state();
+	} else {
+		samples = 0;
+	}
+	if (COLL_UNLIKELY(!coll_detail_at(state, now)) && !coll_always(domain, category)) {
+		flags = COLL_OPEN_GATED;
+		samples = 0;
+	} else if (COLL_LIKELY(t->slot != NULL)) {
+		if (COLL_UNLIKELY(state & COLL_WIN_TORCH) && !domain &&
+		    torch_push(t, n, &name, &flags, &dom, &seq, &shapes)) {
+			category = GPROF_DL_CAT_OPERATOR;
+		} else {
+			name = coll_name_id(t, n, &flags);
+			dom = domain_id(t, domain);
+		}
+	}
+	int level = push_entry(t, domain, now, name, dom, category, flags, seq, shapes, samples);
+	leave();
+	return level;
+}
+
+void coll_api_push(uint32_t category, uint32_t name, int64_t seq, uint32_t shapes)
+{
+	struct coll_str *gpdl = coll_gpdl_domain();
+	struct coll_thread *t = gpdl ? enter() : NULL;
+	if (!t)
+		return;
+	uint64_t now = clock_now_ns();
+	uint32_t flags = 0, dom = 0;
+	if (!coll_detail_at(coll_window_state(), now) && !coll_always(gpdl, category)) {
+		flags = COLL_OPEN_GATED;
+		name = shapes = 0;
+	} else if (t->slot) {
+		if (!name)
+			coll_drop(t); /* a name that could not be had: the range is lost */
+		else if (!(dom = coll_str_id(t, gpdl)))
+			name = 0; /* its STRING record did not fit: counted */
+	}
+	push_entry(t, gpdl, now, name, dom, category, flags, seq < 0 ? -1 : seq, shapes, 0);
+	leave();
 }
 
 static void pop_unbalanced(struct coll_thread *t, struct coll_str *domain, uint64_t now)
 {
+	if (!coll_detail_at(coll_window_state(), now))
+		return; /* a mark, of no category: not recorded while the window is closed */
 	struct ring_mark m = {
 		.h = {RING_REC_POP_UNBALANCED, sizeof(m), TRACE_EVF_UNBALANCED_POP},
 		.ts_ns = now,
@@ -204,6 +299,23 @@ int coll_pop(struct coll_str *domain)
 	int level = (int)o->level;
 	if (COLL_UNLIKELY(i < t->inherited)) {
 		/* pushed by the parent before the fork: recorded there */
+	} else if (COLL_UNLIKELY(o->flags & (COLL_OPEN_GATED | COLL_OPEN_EXT))) {
+		/* pushed while the window was closed: not recorded, not a drop;
+		 * else with details */
+		if (!(o->flags & COLL_OPEN_GATED) && o->name_str) {
+			struct ring_range_ext r = {
+				.h = {RING_REC_RANGE_EXT, sizeof(r), o->flags & 0xffu},
+				.start_ns = o->start_ns,
+				.end_ns = now,
+				.name_str = o->name_str,
+				.domain_str = o->domain_str,
+				.category = o->category,
+				.shapes_str = o->shapes_str,
+				.seq = o->seq,
+				.samples = o->samples,
+			};
+			coll_emit(t, &r);
+		}
 	} else if (COLL_LIKELY(o->name_str != 0)) {
 		struct ring_range r = {
 			.h = {RING_REC_RANGE, sizeof(r), o->flags},
@@ -228,6 +340,11 @@ void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t cate
 	struct coll_thread *t = enter();
 	if (!t)
 		return;
+	uint64_t now = clock_now_ns();
+	if (!coll_detail_at(coll_window_state(), now) && !coll_always(domain, category)) {
+		leave();
+		return;
+	}
 	if (COLL_UNLIKELY(!t->slot)) {
 		coll_drop(t);
 		leave();
@@ -239,7 +356,7 @@ void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t cate
 	if (name) {
 		struct ring_mark m = {
 			.h = {RING_REC_MARK, sizeof(m), flags},
-			.ts_ns = clock_now_ns(),
+			.ts_ns = now,
 			.name_str = name,
 			.domain_str = dom,
 			.category = category,
@@ -254,6 +371,11 @@ uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, ui
 	struct coll_thread *t = enter();
 	if (!t)
 		return 0;
+	uint64_t now = clock_now_ns();
+	if (!coll_detail_at(coll_window_state(), now) && !coll_always(domain, category)) {
+		leave();
+		return 0; /* its end, given id 0, writes nothing either */
+	}
 	uint64_t id = atomic_fetch_add_explicit(&coll.shm->next_range_id, 1, memory_order_relaxed);
 	if (COLL_UNLIKELY(!t->slot)) {
 		coll_drop(t);
@@ -267,7 +389,7 @@ uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, ui
 		struct ring_range_start r = {
 			.h = {RING_REC_RANGE_START, sizeof(r), flags},
 			.id = id,
-			.ts_ns = clock_now_ns(),
+			.ts_ns = now,
 			.name_str = name,
 			.domain_str = dom,
 			.category = category,
@@ -331,4 +453,96 @@ void coll_name_thread(uint32_t tid, const struct coll_name *n)
 	}
 	coll_thread_named(tid);
 	leave();
+}
+
+/* ---- the interface's other operations -------------------------------------- */
+
+void coll_api_pop(void)
+{
+	struct coll_str *gpdl = coll_gpdl_domain();
+	if (gpdl)
+		coll_pop(gpdl);
+}
+
+/* The gprof-dl domain's string id for a record of category on t, or 0 when
+ * the event is not to be written (window closed, no slot, name lost). */
+static uint32_t api_event_domain(struct coll_thread *t, struct coll_str *gpdl, uint32_t category,
+				 uint32_t name, uint64_t now)
+{
+	if (!coll_detail_at(coll_window_state(), now) && !coll_always(gpdl, category))
+		return 0;
+	if (!t->slot || !name) {
+		coll_drop(t);
+		return 0;
+	}
+	return coll_str_id(t, gpdl); /* 0: its STRING record did not fit, counted */
+}
+
+void coll_api_range(uint32_t category, uint32_t name, uint64_t start_ns, uint64_t end_ns,
+		    uint64_t samples)
+{
+	struct coll_str *gpdl = coll_gpdl_domain();
+	struct coll_thread *t = gpdl ? enter() : NULL;
+	if (!t)
+		return;
+	uint32_t dom = api_event_domain(t, gpdl, category, name, clock_now_ns());
+	if (dom && samples) {
+		struct ring_range_ext r = {
+			.h = {RING_REC_RANGE_EXT, sizeof(r), 0},
+			.start_ns = start_ns,
+			.end_ns = end_ns,
+			.name_str = name,
+			.domain_str = dom,
+			.category = category,
+			.seq = -1,
+			.samples = samples,
+		};
+		coll_emit(t, &r);
+	} else if (dom) {
+		struct ring_range r = {
+			.h = {RING_REC_RANGE, sizeof(r), 0},
+			.start_ns = start_ns,
+			.end_ns = end_ns,
+			.name_str = name,
+			.domain_str = dom,
+			.category = category,
+		};
+		coll_emit(t, &r);
+	}
+	leave();
+}
+
+void coll_api_mark(uint32_t category, uint32_t name)
+{
+	struct coll_str *gpdl = coll_gpdl_domain();
+	struct coll_thread *t = gpdl ? enter() : NULL;
+	if (!t)
+		return;
+	uint64_t now = clock_now_ns();
+	uint32_t dom = api_event_domain(t, gpdl, category, name, now);
+	if (dom) {
+		struct ring_mark m = {
+			.h = {RING_REC_MARK, sizeof(m), TRACE_EVF_MARK},
+			.ts_ns = now,
+			.name_str = name,
+			.domain_str = dom,
+			.category = category,
+		};
+		coll_emit(t, &m);
+	}
+	leave();
+}
+
+uint32_t coll_api_string(const char *s, size_t len)
+{
+	struct coll_thread *t = enter();
+	if (!t)
+		return 0;
+	uint32_t id = 0;
+	if (!s)
+		s = "", len = 0;
+	if (t->slot)
+		id = coll_intern(t, s, coll_cut_len(s, len));
+	leave();
+	return id;
 }

@@ -153,18 +153,25 @@ static uint32_t intern_ascii(struct coll_thread *t, const char *s, uint32_t *fla
 	return e->id;
 }
 
-size_t coll_ascii_len(const char *s, uint32_t *flags)
+size_t coll_cut_len(const char *s, size_t len)
 {
-	size_t len = strnlen(s, RING_NAME_MAX + 1);
 	if (COLL_LIKELY(len <= RING_NAME_MAX))
 		return len;
-	*flags |= TRACE_EVF_NAME_TRUNCATED;
 	len = RING_NAME_MAX;
 	/* s[len] is the first byte left out: if it continues a UTF-8 sequence, leave
 	 * out the whole sequence (at most 3 bytes back; other bytes are not UTF-8). */
 	for (int i = 0; i < 3 && len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80; i++)
 		len--;
 	return len;
+}
+
+size_t coll_ascii_len(const char *s, uint32_t *flags)
+{
+	size_t len = strnlen(s, RING_NAME_MAX + 1);
+	if (COLL_LIKELY(len <= RING_NAME_MAX))
+		return len;
+	*flags |= TRACE_EVF_NAME_TRUNCATED;
+	return coll_cut_len(s, len);
 }
 
 static size_t utf8_encode(uint32_t c, char *o)
@@ -254,6 +261,17 @@ uint32_t coll_name_id(struct coll_thread *t, const struct coll_name *n, uint32_t
 #define REG_BUCKETS 256u
 static struct coll_str *_Atomic registry[2][REG_BUCKETS];
 
+struct coll_str *_Atomic coll_gpdl;
+
+/* The gprof-dl domain is remembered as it is first handed out. */
+static struct coll_str *reg_found(struct coll_str *s)
+{
+	if (s->magic == COLL_DOMAIN_MAGIC && !atomic_load_explicit(&coll_gpdl, memory_order_relaxed) &&
+	    s->len == sizeof(GPROF_DL_NVTX_DOMAIN) - 1 && !memcmp(s->text, GPROF_DL_NVTX_DOMAIN, s->len))
+		atomic_store_explicit(&coll_gpdl, s, memory_order_release);
+	return s;
+}
+
 static struct coll_str *reg_find(struct coll_str *s, uint32_t magic, const char *text, size_t len)
 {
 	for (; s; s = s->next)
@@ -286,7 +304,7 @@ struct coll_str *coll_str_register(uint32_t magic, const struct coll_name *n)
 	struct coll_str *first = atomic_load_explicit(head, memory_order_acquire);
 	struct coll_str *s = reg_find(first, magic, text, len);
 	if (s)
-		return s;
+		return reg_found(s);
 	s = malloc(sizeof(*s) + len + 1);
 	if (!s)
 		return NULL;
@@ -300,11 +318,11 @@ struct coll_str *coll_str_register(uint32_t magic, const struct coll_name *n)
 		s->next = first;
 		if (atomic_compare_exchange_weak_explicit(head, &first, s, memory_order_release,
 							  memory_order_acquire))
-			return s;
+			return reg_found(s);
 		struct coll_str *other = reg_find(first, magic, text, len);
 		if (other) { /* registered meanwhile by another thread */
 			free(s);
-			return other;
+			return reg_found(other);
 		}
 	}
 }

@@ -50,7 +50,7 @@ struct pending_start {
 struct deferred {
 	uint32_t slot;
 	uint32_t polls;
-	unsigned char rec[sizeof(struct ring_range_start) + 8];
+	unsigned char rec[sizeof(struct ring_range_ext) + 8];
 	unsigned char *big; /* records larger than rec[] (strings never defer) */
 };
 
@@ -338,8 +338,8 @@ static void thread_write(struct recorder *r, struct rec_thread *t)
 		r->failed = 1;
 }
 
-static void event_write(struct recorder *r, uint64_t start, uint64_t end, uint32_t desc, uint32_t thread,
-			uint8_t flags)
+static void event_write_ext(struct recorder *r, uint64_t start, uint64_t end, uint32_t desc,
+			    uint32_t thread, uint8_t flags, const struct trace_event_ext *ext)
 {
 	struct trace_event e = {
 		.start_ns = start,
@@ -347,10 +347,32 @@ static void event_write(struct recorder *r, uint64_t start, uint64_t end, uint32
 		.desc = desc,
 		.thread = thread,
 		.flags = flags,
+		.ext = ext,
 	};
 	if (trace_writer_event(r->w, &e) != 0)
 		r->failed = 1;
 	r->events++;
+}
+
+static void event_write(struct recorder *r, uint64_t start, uint64_t end, uint32_t desc, uint32_t thread,
+			uint8_t flags)
+{
+	event_write_ext(r, start, end, desc, thread, flags, NULL);
+}
+
+/* A range's details as the trace has them: torch's sequence number (< 0:
+ * none), its input shapes (a ring string id, known), a step's samples. */
+static const struct trace_event_ext *range_ext(const struct recorder *r, int64_t seq, uint32_t shapes,
+					       uint64_t samples, struct trace_event_ext *x)
+{
+	if (seq < 0 && !shapes && !samples)
+		return NULL;
+	memset(x, 0, sizeof(*x));
+	x->has_seq = seq >= 0;
+	x->seq_nr = seq >= 0 ? seq : 0;
+	x->shapes_str = string_file_id(r, shapes);
+	x->samples = samples;
+	return x;
 }
 
 /* ---- record handling ---------------------------------------------------- */
@@ -385,6 +407,20 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 			return 1;
 		event_write(r, x->start_ns, x->end_ns, desc_of(r, x->name_str, x->domain_str, x->category),
 			    t->t.index, (uint8_t)h->aux);
+		return 0;
+	}
+	case RING_REC_RANGE_EXT: {
+		/* an operator with its sequence number and shapes, or a step with
+		 * its samples; a step written at its end follows its contents */
+		const struct ring_range_ext *x = (const void *)h;
+		struct trace_event_ext ext;
+		if (h->size < sizeof(*x))
+			return 0;
+		if (!names_known(r, x->name_str, x->domain_str, x->shapes_str))
+			return 1;
+		event_write_ext(r, x->start_ns, x->end_ns, desc_of(r, x->name_str, x->domain_str, x->category),
+				t->t.index, (uint8_t)h->aux,
+				range_ext(r, x->seq, x->shapes_str, x->samples, &ext));
 		return 0;
 	}
 	case RING_REC_MARK:
@@ -522,6 +558,11 @@ static const uint32_t *record_string_ids(const struct ring_rec *h, unsigned *n)
 		ids[0] = x->name_str, ids[1] = x->domain_str, *n = 2;
 		break;
 	}
+	case RING_REC_RANGE_EXT: {
+		const struct ring_range_ext *x = (const void *)h;
+		ids[0] = x->name_str, ids[1] = x->domain_str, ids[2] = x->shapes_str, *n = 3;
+		break;
+	}
 	case RING_REC_MARK:
 	case RING_REC_POP_UNBALANCED: {
 		const struct ring_mark *x = (const void *)h;
@@ -610,11 +651,16 @@ static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 		depth = RING_STACK_MAX;
 	for (uint32_t d = 0; d < depth; d++) {
 		const struct ring_open_range *o = &slot->stack[d];
+		struct trace_event_ext ext;
+		if (o->flags & RING_OPEN_SKIP)
+			continue; /* pushed while the recording window was closed */
 		string_give_up(r, o->name_str);
 		string_give_up(r, o->domain_str);
+		string_give_up(r, o->shapes_str);
 		uint64_t end = t->t.end_ns > o->start_ns ? t->t.end_ns : o->start_ns;
-		event_write(r, o->start_ns, end, desc_of(r, o->name_str, o->domain_str, o->category), t->t.index,
-			    (uint8_t)(o->flags | TRACE_EVF_OPEN_AT_EXIT));
+		event_write_ext(r, o->start_ns, end, desc_of(r, o->name_str, o->domain_str, o->category),
+				t->t.index, (uint8_t)(o->flags | TRACE_EVF_OPEN_AT_EXIT),
+				range_ext(r, o->seq, o->shapes_str, o->samples, &ext));
 	}
 	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
 	if (dropped) {

@@ -13,7 +13,13 @@
  * file string ids by content; (name, domain, category) to trace descs with their
  * event type (domain "gprof-dl" categories name the training phases); RangeStart
  * with RangeEnd across threads. Drops, from full rings and from threads that
- * found no free slot, are written to the trace: never hidden.
+ * found no free slot, are written to the trace: never hidden. Ranges with
+ * details (an operator's sequence number and shapes, a step's samples) become
+ * events with those details (trace format 1.2), open ones recovered from the
+ * mirror included; a mirror entry the collector marked as not recorded (its
+ * push came while the recording window was closed) is skipped. Nothing
+ * assumes a thread's ranges come in start order: a step recorded when it
+ * ended follows the ranges inside it.
  *
  * Single-threaded: every call comes from the launcher's one loop.
  */

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#define RING_VERSION 1u
+#define RING_VERSION 2u /* 2: RING_REC_RANGE_EXT, details in the stack mirror */
 #define RING_ALIGN 64u
 
 static size_t slot_header_size(void)

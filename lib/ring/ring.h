@@ -24,6 +24,17 @@
  * global (one atomic counter in the header), so a STRING record written by one
  * thread defines an id any thread may use afterwards; the launcher interns them
  * by content.
+ *
+ * Version 2 (the header's version; a collector and a launcher of different
+ * versions do not attach) adds what PyTorch operators and training steps
+ * carry: RING_REC_RANGE_EXT, a complete range with a sequence number, input
+ * shapes (a string id) and a step's samples, and the same fields in the
+ * push-stack mirror, so that a range open at exit keeps them. A mirror entry
+ * flagged RING_OPEN_SKIP holds a range the collector does not record (pushed
+ * while the recording window was closed): the launcher recovers no event for
+ * it. Complete ranges are written at their end, or all at once (a step known
+ * to have been one only when it ended), so a slot's ranges are in no order
+ * of start.
  */
 #ifndef GPDL_RING_H
 #define GPDL_RING_H
@@ -46,9 +57,16 @@ enum ring_slot_state {
 	RING_SLOT_EXITED = 3,   /* thread ended: drain, then free */
 };
 
+/* A flag of ring_open_range.flags (above the trace's 8 flag bits): not recorded. */
+#define RING_OPEN_SKIP (1u << 31)
+
 struct ring_open_range {
 	uint64_t start_ns;
-	uint32_t name_str, domain_str, category, flags;
+	uint32_t name_str, domain_str, category, flags; /* flags: trace_event_flag | RING_OPEN_SKIP */
+	int64_t seq;          /* torch sequence number; < 0: none */
+	uint64_t samples;     /* a step's samples, 0: unknown */
+	uint32_t shapes_str;  /* input shapes, 0: none */
+	uint32_t pad;
 };
 
 struct ring_slot {
@@ -98,6 +116,7 @@ enum ring_rec_kind {
 	RING_REC_THREAD_NAME,   /* struct ring_thread_name */
 	RING_REC_PROCESS_START, /* struct ring_process */
 	RING_REC_PROCESS_EXIT,  /* struct ring_process: exit() or return from main */
+	RING_REC_RANGE_EXT,     /* complete range with details: struct ring_range_ext (version 2) */
 	RING_REC_KIND_COUNT
 };
 
@@ -111,6 +130,16 @@ struct ring_range { /* RING_REC_RANGE, aux = flags */
 	struct ring_rec h;
 	uint64_t start_ns, end_ns;
 	uint32_t name_str, domain_str, category, pad;
+};
+
+/* A complete range with what plain ranges lack: written instead of a
+ * ring_range when any of seq >= 0, shapes_str, samples is set. */
+struct ring_range_ext { /* RING_REC_RANGE_EXT, aux = flags */
+	struct ring_rec h;
+	uint64_t start_ns, end_ns;
+	uint32_t name_str, domain_str, category, shapes_str;
+	int64_t seq;      /* torch sequence number; < 0: none */
+	uint64_t samples; /* a step's samples, 0: unknown */
 };
 
 struct ring_mark { /* RING_REC_MARK, RING_REC_POP_UNBALANCED; aux = flags */

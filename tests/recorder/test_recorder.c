@@ -1,7 +1,8 @@
 /* The recorder driven through its shared memory, as the collector would: the
  * exec of a process whose old image still has records pending in a slot above
  * the new image's (a nested drain once overwrote the drain buffer and hung
- * the launcher), and ranges left open by the old image. */
+ * the launcher), and ranges left open by the old image; ranges with details
+ * (RING_REC_RANGE_EXT) and the mirror's details and skipped entries. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -154,6 +155,101 @@ static void test_exec_with_records_pending_above(void **state)
 	trace_reader_close(tr);
 }
 
+struct ext_seen {
+	const struct trace_reader *r;
+	unsigned ops, steps, open_ops, others;
+};
+
+static int ext_event(void *ctx, const struct trace_event *e)
+{
+	struct ext_seen *c = ctx;
+	const struct trace_desc *d = trace_reader_desc(c->r, e->desc);
+	const char *name = trace_reader_string(c->r, d->name_str);
+	if (!strcmp(name, "aten::mm") && !(e->flags & TRACE_EVF_OPEN_AT_EXIT)) {
+		/* its shapes string came from another thread's ring, later */
+		assert_int_equal(d->type, TRACE_EV_OPERATOR);
+		assert_non_null(e->ext);
+		assert_int_equal(e->ext->has_seq, 1);
+		assert_int_equal(e->ext->seq_nr, 0);
+		assert_string_equal(trace_reader_string(c->r, e->ext->shapes_str), "[[1, 2]]");
+		assert_int_equal(e->ext->samples, 0);
+		assert_int_equal(e->start_ns, 5000);
+		assert_int_equal(e->dur_ns, 100);
+		c->ops++;
+	} else if (!strcmp(name, "step")) {
+		assert_int_equal(d->type, TRACE_EV_PROFILE_STEP);
+		assert_non_null(e->ext);
+		assert_int_equal(e->ext->has_seq, 0);
+		assert_int_equal(e->ext->shapes_str, 0);
+		assert_int_equal(e->ext->samples, 64);
+		assert_int_equal(e->start_ns, 4000); /* written after the op it holds */
+		c->steps++;
+	} else if (!strcmp(name, "aten::mm")) {
+		assert_int_equal(e->flags, TRACE_EVF_OPEN_AT_EXIT);
+		assert_non_null(e->ext);
+		assert_int_equal(e->ext->seq_nr, 9);
+		assert_string_equal(trace_reader_string(c->r, e->ext->shapes_str), "[[1, 2]]");
+		c->open_ops++;
+	} else {
+		c->others++;
+	}
+	return 0;
+}
+
+/* RANGE_EXT records, one naming a string another slot defines later (the
+ * record waits for it); and a mirror whose entries are a range with details
+ * and one pushed while the window was closed (not recovered). */
+static void test_range_ext_and_mirror(void **state)
+{
+	(void)state;
+	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
+	struct recorder *r = recorder_create(&o);
+	assert_non_null(r);
+	uint32_t pid = (uint32_t)getpid();
+	assert_int_equal(recorder_begin(r, (pid_t)pid, 0, NULL, 0), 0);
+	size_t len;
+	struct ring_shm *shm = attach(r, &len);
+	struct ring_slot *a = ring_slot_claim(shm, pid, pid);
+	struct ring_slot *b = ring_slot_claim(shm, pid, pid + 1);
+	put_string(shm, a, 1, "cmd");
+	put_string(shm, a, 2, "aten::mm");
+	put_string(shm, a, 3, "gprof-dl");
+	put_string(shm, a, 5, "step");
+	put_process(shm, a, pid, 1000, 1);
+	put_thread(shm, a, 1000);
+	struct ring_range_ext op = {{RING_REC_RANGE_EXT, sizeof(op), 0}, 5000, 5100, 2, 3, 6, 4, 0, 0};
+	struct ring_range_ext step = {{RING_REC_RANGE_EXT, sizeof(step), 0}, 4000, 9000, 5, 3, 1, 0, -1, 64};
+	assert_int_equal(ring_write(shm, a, &op), 0);
+	assert_int_equal(ring_write(shm, a, &step), 0);
+	recorder_poll(r); /* the op waits for string 4 */
+	put_thread(shm, b, 1001);
+	put_string(shm, b, 4, "[[1, 2]]");
+	recorder_poll(r);
+	/* open at the end: an operator with details, one not to be recorded */
+	a->stack[0] = (struct ring_open_range){6000, 2, 3, 6, RING_OPEN_SKIP, 1, 0, 4, 0};
+	a->stack[1] = (struct ring_open_range){7000, 2, 3, 6, 0, 9, 0, 4, 0};
+	atomic_store(&a->depth, 2);
+	ring_slot_release(a);
+	ring_slot_release(b);
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	recorder_destroy(r);
+	munmap(shm, len);
+
+	char err[256];
+	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(tr);
+	struct ext_seen c = {tr, 0, 0, 0, 0};
+	struct trace_visitor v = {.event = ext_event};
+	assert_int_equal(trace_reader_run(tr, &v, &c), 0);
+	assert_null(trace_reader_damage(tr, NULL));
+	assert_int_equal(c.ops, 1);
+	assert_int_equal(c.steps, 1);
+	assert_int_equal(c.open_ops, 1);
+	assert_int_equal(c.others, 0);
+	trace_reader_close(tr);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -175,6 +271,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exec_with_records_pending_above, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_range_ext_and_mirror, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
