@@ -52,6 +52,95 @@ static int chrome_begin(struct export_writer *w, struct trace_reader *r,
 	return failed(c);
 }
 
+/* ---- 1.2's details: sequence numbers, input shapes, samples -------------- */
+
+/* Input shapes as torch prints them ("[[32, 64], [64], []]") are written as
+ * the JSON array they spell, Kineto's "Input Dims": nested lists of
+ * integers, items separated by ", ". Anything else (another spacing, a
+ * float, a cut string) is written as the string it is, so that an import
+ * gives back the same bytes either way. */
+#define DIMS_MAX_DEPTH 16
+#define DIMS_MAX_DIGITS 18
+
+/* Checks (j NULL) or writes one list or integer at *p; 0, or -1 when the text
+ * is not in the canonical form. */
+static int dims_value(struct json_writer *j, const char **p, const char *end, int depth)
+{
+	const char *s = *p;
+	if (s < end && *s == '[') {
+		if (depth >= DIMS_MAX_DEPTH)
+			return -1;
+		if (j)
+			json_begin_array(j);
+		s++;
+		if (s < end && *s == ']') {
+			s++;
+		} else {
+			for (;;) {
+				if (dims_value(j, &s, end, depth + 1) != 0)
+					return -1;
+				if (s < end && *s == ']') {
+					s++;
+					break;
+				}
+				if (end - s < 2 || s[0] != ',' || s[1] != ' ')
+					return -1;
+				s += 2;
+			}
+		}
+		if (j)
+			json_end_array(j);
+		*p = s;
+		return 0;
+	}
+	int neg = s < end && *s == '-';
+	const char *d = s + neg;
+	uint64_t v = 0;
+	size_t n = 0;
+	while (d + n < end && d[n] >= '0' && d[n] <= '9') {
+		v = v * 10 + (uint64_t)(d[n] - '0');
+		n++;
+	}
+	/* digits, no leading zero, no "-0": the integer's one spelling */
+	if (!n || n > DIMS_MAX_DIGITS || (n > 1 && d[0] == '0') || (neg && v == 0))
+		return -1;
+	if (j)
+		json_int(j, neg ? -(int64_t)v : (int64_t)v);
+	*p = d + n;
+	return 0;
+}
+
+int chrome_dims_canonical(const char *s, size_t len)
+{
+	const char *p = s;
+	return len && *s == '[' && dims_value(NULL, &p, s + len, 0) == 0 && p == s + len;
+}
+
+static void dims_args(struct chrome_writer *c, const char *shapes)
+{
+	struct json_writer *j = &c->json;
+	size_t len = strlen(shapes);
+	json_key(j, "Input Dims");
+	if (chrome_dims_canonical(shapes, len)) {
+		const char *p = shapes;
+		dims_value(j, &p, shapes + len, 0);
+	} else {
+		json_string_len(j, shapes, len);
+	}
+}
+
+/* Kineto's "Sequence number" and "Input Dims"; "samples" of a step. */
+static void detail_args(struct chrome_writer *c, const struct trace_event_ext *x)
+{
+	struct json_writer *j = &c->json;
+	if (x->has_seq)
+		chrome_key_int(j, "Sequence number", x->seq_nr);
+	if (x->shapes_str)
+		dims_args(c, trace_reader_string(c->reader, x->shapes_str));
+	if (x->samples)
+		chrome_key_uint(j, "samples", x->samples);
+}
+
 static void write_event_args(struct chrome_writer *c, const struct trace_desc *d,
 			     const struct trace_thread *t, const struct trace_event *e)
 {
@@ -88,6 +177,8 @@ static void write_event_args(struct chrome_writer *c, const struct trace_desc *d
 	}
 	if (e->ext || t->kind == TRACE_TRACK_STREAM)
 		chrome_gpu_args(c, d, t, e);
+	if (e->ext)
+		detail_args(c, e->ext);
 	json_end_object(j);
 }
 

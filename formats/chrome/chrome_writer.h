@@ -23,8 +23,9 @@
  * "cat" is the PyTorch profiler's category (cpu_op, user_annotation,
  * cuda_runtime, kernel, gpu_memcpy, ...); args.type is always gprof-dl's own
  * event type, and details use Kineto's arg names ("correlation",
- * "External id", "grid", ...) or self-describing ones of ours where Kineto
- * has none (chrome_gpu.c), so that an import gets every field back.
+ * "External id", "grid", "Sequence number", "Input Dims", ...) or
+ * self-describing ones of ours where Kineto has none (chrome_gpu.c; a step's
+ * "samples"), so that an import gets every field back.
  *
  * Invariants: ts and dur are microseconds with three decimals (nanosecond
  * precision), ts relative to the trace's start_ns (otherData.start_ns), so the
@@ -38,10 +39,17 @@
 
 #include "formats/export_writer.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* A chrome writer on out, which stays the caller's to flush and close.
  * Write errors are sticky and make the callbacks return -1. */
 struct export_writer *chrome_writer_new(FILE *out);
+
+/* Whether input shapes (trace 1.2) are in torch's canonical form, nested
+ * lists of integers with items separated by ", " ("[[32, 64], [64], []]"):
+ * those are exported as Kineto's "Input Dims" array, which an import turns
+ * back into the same bytes; others as the string. */
+int chrome_dims_canonical(const char *s, size_t len);
 
 #endif

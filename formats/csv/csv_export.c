@@ -55,7 +55,8 @@ static const char *const device_cols[] = {
 	"smem_per_block_bytes", "total_memory_bytes", "clock_khz", "cc_major", "cc_minor",
 };
 static const char *const counter_cols[] = {"ts_ns", "name", "counter_id", "pid", "value"};
-static const char *const host_cols[] = {EVENT_COLUMNS, "correlation", "external_id"};
+static const char *const host_cols[] = {EVENT_COLUMNS, "correlation", "external_id", "seq_nr",
+					"input_shapes", "samples"};
 static const char *const kernel_cols[] = {
 	EVENT_COLUMNS, GPU_COLUMNS, "grid_x", "grid_y", "grid_z", "block_x", "block_y",
 	"block_z", "registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes",
@@ -235,6 +236,21 @@ static void gpu_columns(struct csv_out *c, const struct trace_thread *t,
 	ids(c, ext);
 }
 
+/* Ranges, operators, runtime calls and marks: ids, then 1.2's details. */
+static void host_columns(struct csv_export *x, struct csv_out *c, const struct trace_event_ext *ext)
+{
+	ids(c, ext);
+	if (ext->has_seq)
+		csv_out_int(c, ext->seq_nr);
+	else
+		csv_out_empty(c);
+	if (ext->shapes_str)
+		csv_out_text(c, trace_reader_string(x->reader, ext->shapes_str));
+	else
+		csv_out_empty(c);
+	uint_or_empty(c, ext->samples);
+}
+
 static void kind_or_empty(struct csv_out *c, unsigned kind, const char *name)
 {
 	if (kind)
@@ -343,7 +359,7 @@ static int csv_event(struct export_writer *w, const struct trace_event *e)
 		memory_columns(c, e);
 		break;
 	default:
-		ids(c, e->ext ? e->ext : &no_ext);
+		host_columns(x, c, e->ext ? e->ext : &no_ext);
 		break;
 	}
 	csv_out_end_row(c);

@@ -53,6 +53,12 @@ static int span_eq_ci(const char *a, size_t alen, const char *b, size_t blen)
 	return alen == blen && strncasecmp(a, b, alen) == 0;
 }
 
+static int has_prefix(const char *s, size_t len, const char *p)
+{
+	size_t n = strlen(p);
+	return len >= n && memcmp(s, p, n) == 0;
+}
+
 void import_classify(const char *cat, size_t catlen, const char *name, size_t namelen,
 		     uint8_t no_cat_type, struct import_class *c)
 {
@@ -78,6 +84,12 @@ void import_classify(const char *cat, size_t catlen, const char *name, size_t na
 	    (c->type == TRACE_EV_USER_DEFINED || c->type == TRACE_EV_OPERATOR) &&
 	    import_is_step_name(name, namelen))
 		c->type = TRACE_EV_PROFILE_STEP;
+	/* torch's DataLoader iterators time each batch as a record_function of
+	 * this name: the Dataloader phase, for the Model and Perf Summaries. */
+	if (!c->stream &&
+	    (c->type == TRACE_EV_USER_DEFINED || c->type == TRACE_EV_OPERATOR) &&
+	    has_prefix(name, namelen, "enumerate(DataLoader)#"))
+		c->type = TRACE_EV_DATALOADER;
 }
 
 int import_type_by_name(const char *s, size_t n)
@@ -90,12 +102,6 @@ int import_type_by_name(const char *s, size_t n)
 	if (n == 6 && memcmp(s, "Memory", 6) == 0)
 		return TRACE_EV_MEMORY; /* a build whose names table lacks it */
 	return -1;
-}
-
-static int has_prefix(const char *s, size_t len, const char *p)
-{
-	size_t n = strlen(p);
-	return len >= n && memcmp(s, p, n) == 0;
 }
 
 int import_is_step_name(const char *name, size_t len)

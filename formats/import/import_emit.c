@@ -476,6 +476,8 @@ static int emit_records(struct emit *x)
 			if (e.track >= x->im->tracks.n)
 				return import_fail(x->im, "cannot read back a temporary file in '%s': %s",
 						   import_tmpdir(), strerror(EIO));
+			if (e.has_ext && e.ext.shapes_str) /* an import string id, until now */
+				e.ext.shapes_str = wstr(x, e.ext.shapes_str);
 			struct trace_event ev = {
 				.start_ns = trace_time(x, e.start,
 						       (e.flags & SPILL_EVF_PADDLE_REL) != 0),

@@ -204,12 +204,18 @@ static void memory_ext(const struct jargs *a, const char *arena, struct trace_ev
 	}
 }
 
-static int event_ext(const struct jargs *a, uint8_t type, const char *name, size_t namelen,
-		     const char *arena, struct trace_event_ext *x)
+static int event_ext(struct import *im, const struct jargs *a, uint8_t type, const char *name,
+		     size_t namelen, const char *arena, struct trace_event_ext *x)
 {
 	memset(x, 0, sizeof(*x));
 	x->external_id = a->have & JA_EXTERNAL_ID ? a->external_id : 0;
 	x->correlation = a->have & JA_CORRELATION ? a->correlation : 0;
+	/* Kineto's "Sequence number" and "Input Dims", a step's "samples" */
+	x->has_seq = (a->have & JA_SEQ) != 0;
+	x->seq_nr = x->has_seq ? a->seq : 0;
+	x->samples = a->have & JA_SAMPLES ? a->samples : 0;
+	if (a->shapes.set)
+		x->shapes_str = istrings_intern(&im->strs, arena + a->shapes.off, a->shapes.len);
 	switch (type) {
 	case TRACE_EV_KERNEL:
 	case TRACE_EV_COMMUNICATION:
@@ -387,7 +393,7 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 		s.start = e->a.paddle_rel;
 		s.flags |= SPILL_EVF_PADDLE_REL;
 	}
-	s.has_ext = event_ext(&e->a, c.type, name, namelen, arena, &s.ext);
+	s.has_ext = event_ext(im, &e->a, c.type, name, namelen, arena, &s.ext);
 	track_times(t, (s.flags & SPILL_EVF_PADDLE_REL) != 0, s.start,
 		    import_sat_add(s.start, s.dur));
 	t->events++;

@@ -64,6 +64,8 @@ enum jarg_have {
 	JA_CATEGORY_NUM = 1u << 17,
 	JA_VALUE = 1u << 18,
 	JA_ASYNC = 1u << 19,
+	JA_SEQ = 1u << 20,     /* Kineto's "Sequence number" */
+	JA_SAMPLES = 1u << 21, /* gprof-dl's export: a step's "samples" */
 };
 
 struct jargs {
@@ -81,7 +83,11 @@ struct jargs {
 	double value; /* a counter's sample: its first numeric arg */
 	uint8_t flags; /* gprof-dl's own export: open_at_exit, ... as trace flags */
 	uint8_t src_kind, dst_kind, mem_kind; /* gprof-dl's own export: named kinds */
-	struct jspan type, domain, category, meta_name, place, recorded_name;
+	int64_t seq;      /* "Sequence number" */
+	uint64_t samples; /* "samples" */
+	/* "Input Dims" as torch prints shapes, "[[32, 64], [64]]": from the
+	 * array (items joined by ", "), or the string as it is */
+	struct jspan type, domain, category, meta_name, place, recorded_name, shapes;
 };
 
 enum jevent_have {

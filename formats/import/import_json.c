@@ -40,6 +40,7 @@ enum pstate {
 	PS_ARGS,       /* in an event's args */
 	PS_ARGS_VAL,
 	PS_ARGS_DIM,   /* in args.grid or args.block */
+	PS_ARGS_SHAPES, /* in args."Input Dims", an array of arrays of integers */
 	PS_DEVS,       /* in deviceProperties */
 	PS_DEV,
 	PS_DEV_VAL,
@@ -69,7 +70,8 @@ enum args_key {
 	AK_BLOCK, AK_REGISTERS, AK_SMEM, AK_STATIC_SMEM, AK_DYNAMIC_SMEM, AK_BYTES, AK_ADDR,
 	AK_DEVICE_ID, AK_DEVICE_TYPE, AK_TOTAL_ALLOC, AK_START_TIME, AK_TYPE, AK_DOMAIN,
 	AK_CATEGORY, AK_NAME, AK_F_OPEN, AK_F_UNBALANCED, AK_F_START_END, AK_F_TRUNCATED,
-	AK_RECORDED_NAME, AK_ASYNC, AK_SRC_KIND, AK_DST_KIND, AK_MEM_KIND,
+	AK_RECORDED_NAME, AK_ASYNC, AK_SRC_KIND, AK_DST_KIND, AK_MEM_KIND, AK_SEQ, AK_INPUT_DIMS,
+	AK_SAMPLES,
 };
 enum dev_key {
 	DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_THREADS_BLOCK, DK_THREADS_SM,
@@ -139,6 +141,9 @@ static struct keydef args_keys[] = {
 	{"src kind", AK_SRC_KIND},
 	{"dst kind", AK_DST_KIND},
 	{"memory kind", AK_MEM_KIND},
+	{"Sequence number", AK_SEQ},   /* Kineto: a forward op's and its backward's */
+	{"Input Dims", AK_INPUT_DIMS}, /* Kineto, with record_shapes */
+	{"samples", AK_SAMPLES},       /* gprof-dl: a step's */
 };
 static struct keydef dev_keys[] = {
 	{"id", DK_ID},
@@ -228,6 +233,12 @@ struct jparser {
 	char *arena;
 	size_t arena_len, arena_cap;
 	int dim; /* next index into grid or block */
+	/* "Input Dims" being turned into torch's text, "[[32, 64], [64]]" */
+	char *dims;
+	size_t dims_len, dims_cap;
+	int dims_depth; /* open arrays */
+	int dims_sep;   /* a value came at this depth: the next one is after ", " */
+	int dims_bad;   /* something not an integer or a list: no shapes */
 	struct trace_device dev;
 	struct import_drop drop;
 	struct import_oproc oproc;
@@ -444,6 +455,22 @@ static void args_value(struct jparser *p, enum jval k, const char *s, size_t n, 
 		if (k == JV_BOOL && b)
 			a->have |= JA_ASYNC;
 		break;
+	case AK_SEQ:
+		if (val_i64(k, s, n, &i)) {
+			a->seq = i;
+			a->have |= JA_SEQ;
+		}
+		break;
+	case AK_SAMPLES:
+		if (val_u64(k, s, n, &u)) {
+			a->samples = u;
+			a->have |= JA_SAMPLES;
+		}
+		break;
+	case AK_INPUT_DIMS:
+		if (k == JV_STRING) /* shapes that were not a list of lists: as they are */
+			a->shapes = arena_put(p, s, n);
+		break;
 	case AK_SRC_KIND:
 	case AK_DST_KIND:
 	case AK_MEM_KIND:
@@ -476,6 +503,64 @@ static void args_value(struct jparser *p, enum jval k, const char *s, size_t n, 
 	default:
 		break;
 	}
+}
+
+/* ---- "Input Dims" --------------------------------------------------------- */
+
+#define DIMS_MAX_LEN (64u << 10) /* longer shapes are dropped */
+
+static void dims_put(struct jparser *p, const char *s, size_t n)
+{
+	if (p->dims_bad || p->dims_len + n > DIMS_MAX_LEN) {
+		p->dims_bad = 1;
+		return;
+	}
+	if (p->dims_len + n > p->dims_cap) {
+		size_t cap = p->dims_cap ? p->dims_cap : 256;
+		while (cap < p->dims_len + n)
+			cap *= 2;
+		p->dims = xrealloc(p->dims, cap);
+		p->dims_cap = cap;
+	}
+	memcpy(p->dims + p->dims_len, s, n);
+	p->dims_len += n;
+}
+
+/* Before a value or an inner list: the separator its place needs. */
+static void dims_item(struct jparser *p)
+{
+	if (p->dims_sep)
+		dims_put(p, ", ", 2);
+	p->dims_sep = 1;
+}
+
+static void dims_open(struct jparser *p)
+{
+	if (p->dims_depth++)
+		dims_item(p);
+	dims_put(p, "[", 1);
+	p->dims_sep = 0;
+}
+
+/* A list ends; the outermost one makes the event's shapes. */
+static void dims_close(struct jparser *p)
+{
+	dims_put(p, "]", 1);
+	p->dims_sep = 1;
+	if (--p->dims_depth)
+		return;
+	if (!p->dims_bad)
+		p->ev.a.shapes = arena_put(p, p->dims, p->dims_len);
+	p->st = PS_ARGS;
+}
+
+static void dims_scalar(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	dims_item(p);
+	if (k == JV_NUMBER)
+		dims_put(p, s, n); /* as written: an integer reads back as torch printed it */
+	else
+		p->dims_bad = 1;
 }
 
 static void dim_value(struct jparser *p, enum jval k, const char *s, size_t n)
@@ -758,6 +843,9 @@ static int on_scalar(struct jparser *p, enum jval k, const char *s, size_t n, in
 	case PS_ARGS_DIM:
 		dim_value(p, k, s, n);
 		break;
+	case PS_ARGS_SHAPES:
+		dims_scalar(p, k, s, n);
+		break;
 	case PS_DEV_VAL:
 		dev_value(p, k, s, n);
 		p->st = PS_DEV;
@@ -858,12 +946,27 @@ static int on_open(struct jparser *p, int is_map)
 			p->st = PS_ARGS_DIM;
 			p->dim = 0;
 			p->ev.a.have |= p->key == AK_GRID ? JA_GRID : JA_BLOCK;
+		} else if (!is_map && p->key == AK_INPUT_DIMS) {
+			p->st = PS_ARGS_SHAPES;
+			p->dims_len = 0;
+			p->dims_depth = 0;
+			p->dims_sep = 0;
+			p->dims_bad = 0;
+			dims_open(p);
 		} else {
 			skip_value(p, PS_ARGS);
 		}
 		break;
 	case PS_ARGS_DIM:
 		skip_value(p, PS_ARGS_DIM);
+		break;
+	case PS_ARGS_SHAPES:
+		if (is_map) { /* not shapes: the whole value is dropped */
+			p->dims_bad = 1;
+			skip_value(p, PS_ARGS_SHAPES);
+		} else {
+			dims_open(p);
+		}
 		break;
 	case PS_DEVS:
 		if (is_map) {
@@ -963,6 +1066,9 @@ static int on_close(struct jparser *p)
 		break;
 	case PS_ARGS_DIM:
 		p->st = PS_ARGS;
+		break;
+	case PS_ARGS_SHAPES:
+		dims_close(p);
 		break;
 	case PS_DEVS:
 		p->st = PS_ROOT;
@@ -1192,5 +1298,6 @@ out:
 	yajl_free(h);
 	free(buf);
 	free(p.arena);
+	free(p.dims);
 	return rc;
 }

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #define SPILL_BUF (1u << 20)
-#define SPILL_MAX_RECORD 128 /* kind, header and every detail field */
+#define SPILL_MAX_RECORD 160 /* kind, header and every detail field */
 
 enum {
 	X_CORRELATION = 1u << 0,
@@ -26,6 +26,9 @@ enum {
 	X_DEVICE = 1u << 9,
 	X_KINDS = 1u << 10,
 	X_TOTAL_ALLOCATED = 1u << 11,
+	X_SEQ = 1u << 12,
+	X_SHAPES = 1u << 13,
+	X_SAMPLES = 1u << 14,
 };
 
 const char *import_tmpdir(void)
@@ -129,6 +132,9 @@ static uint16_t ext_mask(const struct trace_event_ext *x)
 	m |= x->device ? X_DEVICE : 0;
 	m |= (x->copy_kind | x->src_kind | x->dst_kind | x->is_async) ? X_KINDS : 0;
 	m |= x->total_allocated ? X_TOTAL_ALLOCATED : 0;
+	m |= x->has_seq ? X_SEQ : 0;
+	m |= x->shapes_str ? X_SHAPES : 0;
+	m |= x->samples ? X_SAMPLES : 0;
 	return m;
 }
 
@@ -175,6 +181,12 @@ int spill_put_event(struct spill *s, const struct spill_event *e)
 	}
 	if (m & X_TOTAL_ALLOCATED)
 		PUT(p, x->total_allocated);
+	if (m & X_SEQ)
+		PUT(p, x->seq_nr);
+	if (m & X_SHAPES)
+		PUT(p, x->shapes_str);
+	if (m & X_SAMPLES)
+		PUT(p, x->samples);
 	s->len += (size_t)(p - start);
 	return 0;
 }
@@ -281,6 +293,13 @@ int spill_next(struct spill *s, struct spill_event *e, struct spill_counter *c)
 		}
 		if (m & X_TOTAL_ALLOCATED)
 			GET(p, x->total_allocated);
+		x->has_seq = (m & X_SEQ) != 0;
+		if (m & X_SEQ)
+			GET(p, x->seq_nr);
+		if (m & X_SHAPES)
+			GET(p, x->shapes_str);
+		if (m & X_SAMPLES)
+			GET(p, x->samples);
 	} else {
 		return spill_fail(s, EILSEQ); /* our own file: only a bug gets here */
 	}

@@ -13,7 +13,9 @@
  *
  * Records are in host byte order (the file never outlives the process): a
  * kind byte, then an event (start, dur, desc, track, flags, and the non-zero
- * fields of its details, announced by a mask) or a counter sample.
+ * fields of its details, announced by a mask) or a counter sample. An
+ * event's shapes_str is an import string id (istrings), made a trace's at
+ * emit time.
  */
 #ifndef GPDL_FORMATS_IMPORT_SPILL_H
 #define GPDL_FORMATS_IMPORT_SPILL_H

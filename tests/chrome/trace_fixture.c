@@ -316,6 +316,71 @@ int fix_write_gpu(const char *path)
 	return rc;
 }
 
+/* ---- operators and steps with details ----------------------------------- */
+
+const struct fixo_event fixo_events[] = {
+	{"ProfilerStep#0", TRACE_EV_PROFILE_STEP, 0, 10 * MS, 0, 0, NULL, NULL, 64},
+	{"aten::addmm", TRACE_EV_OPERATOR, 1 * MS, 100000, 1, 2794, "[[32, 64], [64, 128], [128]]",
+	 "[[32,64],[64,128],[128]]", 0},
+	{"aten::zeros", TRACE_EV_OPERATOR, 2 * MS, 1000, 1, 0, "[[], []]", "[[],[]]", 0},
+	{"aten::view", TRACE_EV_OPERATOR, 3 * MS, 1000, 0, 0, "[[4, -1], [-9223372036854775]]",
+	 "[[4,-1],[-9223372036854775]]", 0},
+	{"AddmmBackward0", TRACE_EV_OPERATOR, 4 * MS, 2000, 1, 2794, NULL, NULL, 0},
+	{"aten::wide", TRACE_EV_OPERATOR, 5 * MS, 1000, 1, INT64_C(5000000000), "[[32,64]]",
+	 "\"[[32,64]]\"", 0},
+	{"aten::negative", TRACE_EV_OPERATOR, 6 * MS, 1000, 1, -7, "[[1.5]]", "\"[[1.5]]\"", 0},
+	{"aten::deep", TRACE_EV_OPERATOR, 7 * MS, 1000, 1, INT64_MAX, "[[[[2]]], 3]", "[[[[2]]],3]", 0},
+	{"aten::lead", TRACE_EV_OPERATOR, 8 * MS, 1000, 0, 0, "[[01]]", "\"[[01]]\"", 0},
+	{"aten::blank", TRACE_EV_OPERATOR, 8 * MS + 1000, 1000, 0, 0, "", "\"\"", 0},
+	{"aten::cut", TRACE_EV_OPERATOR, 8 * MS + 3000, 1000, 0, 0, "[[32, 6", "\"[[32, 6\"", 0},
+	{"ProfilerStep#1", TRACE_EV_PROFILE_STEP, 10 * MS, 10 * MS, 0, 0, NULL, NULL, 0},
+	{"loader", TRACE_EV_DATALOADER, 21 * MS, 1 * MS, 0, 0, NULL, NULL, 32},
+};
+const size_t fixo_nevents = sizeof(fixo_events) / sizeof(fixo_events[0]);
+
+int fix_write_ops(const char *path)
+{
+	struct trace_writer *w = trace_writer_open(path, 1);
+	if (!w)
+		return -1;
+	struct trace_header h = {
+		.version_major = TRACE_FORMAT_VERSION_MAJOR,
+		.version_minor = TRACE_FORMAT_VERSION_MINOR,
+		.sources = TRACE_SRC_NVTX | TRACE_SRC_PYTHON,
+		.clock_domain = "CLOCK_MONOTONIC",
+		.wall_offset_ns = FIX_WALL_OFFSET_NS,
+		.hostname = "ops-host",
+		.pid = FIXO_PID,
+		.rank = -1,
+		.cmdline = "python ops.py",
+		.start_ns = FIX_START_NS,
+		.ncpus = 8,
+		.gprof_version = "0.1.0",
+		.world_size = -1,
+		.dist_backend = "",
+	};
+	int rc = trace_writer_header(w, &h);
+	struct trace_process p = {FIXO_PID, 1, FIX_START_NS, FIXO_END_NS, 0, str(w, "python ops.py")};
+	struct trace_thread t = {.index = 0, .pid = FIXO_PID, .tid = FIXO_PID, .name_str = str(w, "python"),
+				 .start_ns = FIX_START_NS, .end_ns = FIXO_END_NS};
+	if (rc == 0 && (trace_writer_process(w, &p) < 0 || trace_writer_thread(w, &t) < 0))
+		rc = -1;
+	uint32_t dom = str(w, "gprof-dl");
+	for (size_t i = 0; rc == 0 && i < fixo_nevents; i++) {
+		const struct fixo_event *f = &fixo_events[i];
+		uint32_t desc = trace_writer_desc(w, str(w, f->name), dom, f->type, f->type);
+		struct trace_event_ext x = {.has_seq = (uint8_t)f->has_seq, .seq_nr = f->seq,
+					    .shapes_str = f->shapes ? str(w, f->shapes) : 0,
+					    .samples = f->samples};
+		struct trace_event e = {FIX_START_NS + f->start_rel_ns, f->dur_ns, desc, 0, 0, &x};
+		if (!desc || trace_writer_event(w, &e) < 0)
+			rc = -1;
+	}
+	if (trace_writer_close(w, FIXO_END_NS) < 0)
+		rc = -1;
+	return rc;
+}
+
 static char tmpdir[4096];
 
 const char *fix_tmpdir(void)

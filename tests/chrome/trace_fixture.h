@@ -102,6 +102,31 @@ extern const uint64_t fixg_streams[FIXG_TRACKS]; /* 0 for the host thread */
 
 int fix_write_gpu(const char *path);
 
+/* ---- operators and steps with their details (format 1.2) ----------------
+ *
+ * One process (FIXO_PID), one thread (track 0, tid FIXO_PID), ending at
+ * FIXO_END_NS. Operators with PyTorch sequence numbers (narrow, wide,
+ * negative, 0; a backward sharing its forward's) and input shapes in
+ * torch's form (exported as an "Input Dims" array) or not (exported as the
+ * string); steps with and without samples. Whole microseconds. */
+#define FIXO_PID 300
+#define FIXO_END_NS (FIX_START_NS + UINT64_C(30000000)) /* 30 ms */
+
+struct fixo_event {
+	const char *name;
+	uint8_t type;
+	uint64_t start_rel_ns, dur_ns;
+	int has_seq;
+	int64_t seq;
+	const char *shapes;    /* NULL: none */
+	const char *dims_json; /* "Input Dims" as the export writes it, compact; NULL: none */
+	uint64_t samples;
+};
+extern const struct fixo_event fixo_events[];
+extern const size_t fixo_nevents;
+
+int fix_write_ops(const char *path);
+
 /* A fresh temporary directory (mkdtemp under TMPDIR) and files in it. */
 const char *fix_tmpdir(void);
 char *fix_path(const char *name); /* malloc'ed */

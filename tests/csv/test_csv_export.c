@@ -223,7 +223,8 @@ static const char *const h_devices[] = {
 	"max_blocks_per_sm", "warp_size", "regs_per_sm", "regs_per_block", "smem_per_sm_bytes",
 	"smem_per_block_bytes", "total_memory_bytes", "clock_khz", "cc_major", "cc_minor"};
 static const char *const h_counters[] = {"ts_ns", "name", "counter_id", "pid", "value"};
-static const char *const h_host[] = {EV, "correlation", "external_id"};
+static const char *const h_host[] = {EV, "correlation", "external_id", "seq_nr", "input_shapes",
+				     "samples"};
 static const char *const h_kernels[] = {
 	EV, GPU, "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
 	"registers_per_thread", "static_smem_bytes", "dynamic_smem_bytes", "blocks_per_sm",
@@ -397,7 +398,10 @@ static void gpu_ext_cols(struct want *w, const struct fixg_event *f, enum csv_ex
 		w_str(w, kind_name(x->dst_kind));
 		w_opt(w, x->total_allocated);
 		break;
-	default:
+	default: /* ranges, operators, runtime, marks: no sequence, shapes, samples */
+		w_str(w, NONE);
+		w_str(w, NONE);
+		w_str(w, NONE);
 		break;
 	}
 }
@@ -442,9 +446,9 @@ static void test_gpu_events(void **state)
 			    f->track, NONE, NONE, 0);
 		if (f->has_ext) {
 			gpu_ext_cols(&w, f, file);
-		} else {
-			w_str(&w, NONE);
-			w_str(&w, NONE);
+		} else { /* a host file's five detail columns */
+			for (int i = 0; i < 5; i++)
+				w_str(&w, NONE);
 		}
 		assert_row(csv_export_file_names[file], r, &w);
 	}
@@ -575,8 +579,8 @@ static void test_host_events(void **state)
 			snprintf(name, sizeof(name), "<%s>", FFFD);
 		uint64_t start = FIX_START_NS + b * 1000 + 1;
 		common_cols(&w, name, "UserDefined", start, b, FIX_PID, FIX_PID, 0, NONE, NONE, 0);
-		w_str(&w, NONE);
-		w_str(&w, NONE);
+		for (int i = 0; i < 5; i++)
+			w_str(&w, NONE);
 		assert_row("ranges.csv", row_at(x, CSV_FILE_RANGES, start, 0), &w);
 	}
 	size_t marks = 0, ops = 0;
@@ -594,8 +598,8 @@ static void test_host_events(void **state)
 		common_cols(&w, c->expect, trace_event_type_name(c->type), start, c->dur_ns,
 			    pids[c->thread], tids[c->thread], c->thread, c->domain, category,
 			    c->flags);
-		w_str(&w, NONE);
-		w_str(&w, NONE);
+		for (int i = 0; i < 5; i++)
+			w_str(&w, NONE);
 		assert_row(csv_export_file_names[f], row_at(x, f, start, c->thread), &w);
 	}
 	assert_int_equal(x->t[CSV_FILE_RANGES].n - 1, FIX_BYTE_RANGES + fix_ncases - marks - ops);
@@ -736,6 +740,50 @@ static void test_numbers(void **state)
 	free(text);
 }
 
+/* ---- the ops fixture: sequence numbers, input shapes, samples (1.2) ------- */
+
+static void test_ops_events(void **state)
+{
+	(void)state;
+	char *path = fix_path("ops.gpdl");
+	assert_int_equal(fix_write_ops(path), 0);
+	struct exported x;
+	export_csv(&x, path);
+	free(path);
+	assert_header(&x.t[CSV_FILE_OPERATORS], CSV_FILE_OPERATORS, H(h_host));
+	size_t ops = 0, ranges = 0;
+	for (size_t k = 0; k < fixo_nevents; k++) {
+		const struct fixo_event *f = &fixo_events[k];
+		enum csv_export_file file = f->type == TRACE_EV_OPERATOR ? CSV_FILE_OPERATORS
+									 : CSV_FILE_RANGES;
+		ops += file == CSV_FILE_OPERATORS;
+		ranges += file == CSV_FILE_RANGES;
+		uint64_t start = FIX_START_NS + f->start_rel_ns;
+		char category[8];
+		snprintf(category, sizeof(category), "%u", f->type);
+		struct want w = {0};
+		common_cols(&w, f->name, trace_event_type_name(f->type), start, f->dur_ns, FIXO_PID,
+			    FIXO_PID, 0, "gprof-dl", category, 0);
+		w_str(&w, NONE); /* correlation */
+		w_str(&w, NONE); /* external_id */
+		if (f->has_seq)
+			w_i64(&w, f->seq);
+		else
+			w_str(&w, NONE);
+		w_str(&w, f->shapes); /* quoted text: "" is an empty one */
+		w_opt(&w, f->samples);
+		const struct row *r = row_at(&x, file, start, 0);
+		assert_row(csv_export_file_names[file], r, &w);
+	}
+	assert_int_equal(x.t[CSV_FILE_OPERATORS].n - 1, ops);
+	assert_int_equal(x.t[CSV_FILE_RANGES].n - 1, ranges);
+	/* an empty shapes string is quoted: not the same as none */
+	const struct row *blank = row_at(&x, CSV_FILE_OPERATORS, FIX_START_NS + 8 * 1000000 + 1000, 0);
+	assert_non_null(blank->f[17]);
+	assert_string_equal(blank->f[17], "");
+	exported_free(&x);
+}
+
 static void test_write_error(void **state)
 {
 	(void)state;
@@ -776,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_clean),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_ops_events),
 	};
 	int failed = cmocka_run_group_tests_name("gpu", gpu, gpu_setup, gpu_teardown);
 	failed += cmocka_run_group_tests_name("host", host, host_setup, gpu_teardown);

@@ -104,8 +104,10 @@ static int on_event(void *ctx, const struct trace_event *e)
 	x->start = e->start_ns;
 	x->dur = e->dur_ns;
 	x->has_ext = e->ext != NULL;
-	if (e->ext)
+	if (e->ext) {
 		x->ext = *e->ext;
+		copy(x->shapes, sizeof(x->shapes), trace_reader_string(c->r, e->ext->shapes_str));
+	}
 	return 0;
 }
 

@@ -22,6 +22,7 @@ struct got_event {
 	uint64_t start, dur;
 	int has_ext;
 	struct trace_event_ext ext;
+	char shapes[256]; /* the text of ext.shapes_str, "" none */
 };
 
 struct got_thread {

@@ -134,6 +134,14 @@ static void check_kineto(const struct got *g)
 	assert_true(e->has_ext);
 	assert_int_equal(e->ext.external_id, 2);
 	assert_int_equal(e->ext.correlation, 0);
+	/* record_shapes: Kineto's Input Dims as torch prints shapes; Sequence number */
+	assert_string_equal(e->shapes, "[[8, 32], [8, 16], [16, 32]]");
+	assert_int_equal(e->ext.has_seq, 1);
+	assert_int_equal(e->ext.seq_nr, 5);
+	assert_int_equal(e->ext.samples, 0);
+	e = chk_find(g, "ProfilerStep#5", 0);
+	assert_int_equal(e->ext.has_seq, 0);
+	assert_int_equal(e->ext.shapes_str, 0);
 	e = chk_find(g, "nn.Module: Linear_0", 0);
 	assert_int_equal(e->start, 1010125);
 	assert_false(e->has_ext);
@@ -391,6 +399,28 @@ static void test_memory(void **state)
 	assert_int_equal(chk_find(&g, "aten::empty", 0)->start, 4999);
 	assert_int_equal(g.h.start_ns, 4999);
 	assert_string_equal(g.clock, "unknown"); /* no baseTimeNanoseconds, no epoch times */
+	chk_free(&g);
+}
+
+/* torch's DataLoader batches (a record_function named after the iterator) are
+ * the Dataloader phase, in both profilers' outputs; other annotations stay
+ * UserDefined. */
+static void test_torch_dataloader_name(void **state)
+{
+	(void)state;
+	static const char doc[] =
+		"{\"traceEvents\": ["
+		"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+		"\"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\", \"pid\": 1, \"tid\": 1, "
+		"\"ts\": 10, \"dur\": 5},"
+		"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"enumerate(my_list)\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 20, \"dur\": 5}]}";
+	struct got g;
+	chk_import_text(doc, 0, &g);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(chk_find(&g, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0)->type,
+			 TRACE_EV_DATALOADER);
+	assert_int_equal(chk_find(&g, "enumerate(my_list)", 0)->type, TRACE_EV_USER_DEFINED);
 	chk_free(&g);
 }
 
@@ -1319,6 +1349,59 @@ static long import_peak_kib(const char *path, const char *out)
 	return ru.ru_maxrss;
 }
 
+/* Kineto's "Input Dims" in every shape it comes in, and "Sequence number". */
+static void test_input_dims(void **state)
+{
+	(void)state;
+	static const char json[] =
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1,\n"
+		" \"args\": {\"Input Dims\": [[32, 64], [64], []], \"Sequence number\": 0}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"dur\": 1,\n"
+		" \"args\": {\"Input Dims\": [], \"Sequence number\": -1}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 3, \"dur\": 1,\n"
+		" \"args\": {\"Input Dims\": [[[2, 3], [4]], 5, [1.5e2]]}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"d\", \"pid\": 1, \"tid\": 1, \"ts\": 4, \"dur\": 1,\n"
+		" \"args\": {\"Input Dims\": \"[[32,64]]\", \"Sequence number\": 9007199254740993}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"e\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"dur\": 1,\n"
+		" \"args\": {\"Input Dims\": [[1], [\"x\"]]}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"f\", \"pid\": 1, \"tid\": 1, \"ts\": 6, \"dur\": 1,\n"
+		" \"args\": {\"Input Dims\": [[1], {\"k\": [2]}], \"Sequence number\": \"x\"}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"g\", \"pid\": 1, \"tid\": 1, \"ts\": 7, \"dur\": 1,\n"
+		" \"args\": {\"Input Dims\": 7, \"External id\": 4}},\n"
+		"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1,\n"
+		" \"ts\": 0, \"dur\": 10, \"args\": {\"samples\": 128}}\n"
+		"]}\n";
+	struct got g;
+	chk_import_text(json, 0, &g);
+	assert_int_equal(g.n, 8);
+	static const struct {
+		const char *name, *shapes;
+		int has_seq;
+		int64_t seq;
+	} want[] = {
+		{"a", "[[32, 64], [64], []]", 1, 0},
+		{"b", "[]", 1, -1},
+		{"c", "[[[2, 3], [4]], 5, [1.5e2]]", 0, 0}, /* numbers as written */
+		{"d", "[[32,64]]", 1, INT64_C(9007199254740993)},
+		{"e", "", 0, 0}, /* a string in the lists: no shapes */
+		{"f", "", 0, 0}, /* an object: no shapes; a string seq: none */
+		{"g", "", 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct got_event *e = chk_find(&g, want[i].name, 0);
+		assert_string_equal(e->shapes, want[i].shapes);
+		assert_int_equal(e->ext.has_seq, want[i].has_seq);
+		assert_int_equal(e->ext.seq_nr, want[i].seq);
+		assert_int_equal(e->has_ext, want[i].has_seq || want[i].shapes[0] || i == 6);
+	}
+	assert_int_equal(chk_find(&g, "g", 0)->ext.external_id, 4);
+	const struct got_event *st = chk_find(&g, "ProfilerStep#1", 0);
+	assert_int_equal(st->type, TRACE_EV_PROFILE_STEP);
+	assert_int_equal(st->ext.samples, 128);
+	chk_free(&g);
+}
+
 static void test_memory_flat(void **state)
 {
 	(void)state;
@@ -1382,6 +1465,7 @@ int main(void)
 		cmocka_unit_test(test_kineto_gzip),
 		cmocka_unit_test(test_old_kineto),
 		cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_torch_dataloader_name),
 		cmocka_unit_test(test_legacy),
 		cmocka_unit_test(test_paddle),
 		cmocka_unit_test(test_ours),
@@ -1396,6 +1480,7 @@ int main(void)
 		cmocka_unit_test(test_any_order),
 		cmocka_unit_test(test_open_any),
 		cmocka_unit_test(test_memory_flat),
+		cmocka_unit_test(test_input_dims),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -5,8 +5,10 @@
  * fixture: streams, kernels, copies, sets, memory events, correlation ids,
  * devices, a rank) are exported with the real chrome writer, imported, and
  * compared with the original event by event: every name, type, flag, time
- * (to the nanosecond), track and detail, and the header, counters, devices
- * and drops. What the export cannot carry is listed where it is skipped.
+ * (to the nanosecond), track and detail (1.2's sequence numbers, input
+ * shapes, as "Input Dims" arrays or strings, and samples too), and the
+ * header, counters, devices and drops. What the export cannot carry is
+ * listed where it is skipped.
  *
  * Processes (ppid, times, exit status, command line) and threads (index,
  * ids, stream owner and context, start and end, name) are compared index by
@@ -83,7 +85,9 @@ static int ext_equal(const struct trace_event_ext *a, const struct trace_event_e
 	       a->static_smem == b->static_smem && a->dynamic_smem == b->dynamic_smem &&
 	       a->device == b->device && a->copy_kind == b->copy_kind && a->src_kind == b->src_kind &&
 	       a->dst_kind == b->dst_kind && a->is_async == b->is_async &&
-	       a->total_allocated == b->total_allocated;
+	       a->total_allocated == b->total_allocated && a->has_seq == b->has_seq &&
+	       (!a->has_seq || a->seq_nr == b->seq_nr) && a->samples == b->samples &&
+	       !a->shapes_str == !b->shapes_str;
 }
 
 static int same_track(const struct got *ga, const struct got_event *a, const struct got *gb,
@@ -111,6 +115,8 @@ static int same_event(const struct got *ga, const struct got_event *a, const str
 				: a->category != b->category)
 		return 0;
 	if (a->has_ext != b->has_ext || (a->has_ext && !ext_equal(&a->ext, &b->ext)))
+		return 0;
+	if (strcmp(a->shapes, b->shapes) != 0) /* the ids differ between files, the bytes not */
 		return 0;
 	return same_track(ga, a, gb, b);
 }
@@ -267,6 +273,35 @@ static void test_roundtrip_gpu(void **state)
 {
 	(void)state;
 	roundtrip(fix_write_gpu);
+}
+
+/* 1.2: operators' sequence numbers and shapes, steps' samples. */
+static void test_roundtrip_ops(void **state)
+{
+	(void)state;
+	roundtrip(fix_write_ops);
+
+	/* and the values themselves */
+	char *trace = chk_path("ops.gpdl"), *json = chk_path("ops.json");
+	assert_int_equal(fix_write_ops(trace), 0);
+	export_chrome(trace, json);
+	struct got g;
+	chk_import(json, &g);
+	assert_int_equal(g.n, fixo_nevents);
+	for (size_t k = 0; k < fixo_nevents; k++) {
+		const struct fixo_event *f = &fixo_events[k];
+		const struct got_event *e = chk_find(&g, f->name, 0);
+		assert_int_equal(e->type, f->type);
+		assert_int_equal(e->ext.has_seq, f->has_seq);
+		assert_int_equal(e->ext.seq_nr, f->has_seq ? f->seq : 0);
+		assert_string_equal(e->shapes, f->shapes ? f->shapes : "");
+		assert_int_equal(e->ext.samples, f->samples);
+	}
+	chk_free(&g);
+	unlink(trace);
+	unlink(json);
+	free(trace);
+	free(json);
 }
 
 /* ---- processes, lifetimes, drops, streams: a fixture of its own ---------- */
@@ -457,7 +492,7 @@ static int write_seeds(const char *dir)
 		int (*write)(const char *path);
 	} seeds[] = {
 		{"export-host", fix_write}, {"export-gpu", fix_write_gpu},
-		{"export-lifetimes", write_lifetimes},
+		{"export-lifetimes", write_lifetimes}, {"export-ops", fix_write_ops},
 	};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
@@ -499,6 +534,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_host),
 		cmocka_unit_test(test_roundtrip_gpu),
+		cmocka_unit_test(test_roundtrip_ops),
 		cmocka_unit_test(test_roundtrip_lifetimes),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
