@@ -8,6 +8,7 @@
 #ifndef GPDL_CMD_H
 #define GPDL_CMD_H
 
+int cmd_bench(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -16,5 +17,7 @@ int cmd_summary(int argc, char **argv);
 
 /* The directory holding the running gprof-dl executable (from /proc/self/exe). */
 const char *gpdl_self_dir(void);
+/* --skip-steps N of bench and summary; a usage error when N is not a count. */
+unsigned cmd_parse_skip_steps(const char *s);
 
 #endif

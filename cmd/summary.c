@@ -9,19 +9,22 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 static const char summary_usage[] =
 	"usage: gprof-dl summary FILE... [--view NAME]... [--op-detail] [--thread-sep]\n"
-	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns]\n"
+	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns] [--skip-steps N]\n"
 	"                        [--format text|csv|json] [-o OUT]\n"
 	"\n"
 	"Print the summary tables of one or more traces, summarised together.\n"
 	"\n"
 	"  --view NAME        a view to print (repeatable; default: all of them):\n"
-	"                     device, overview, model, distributed, operator, kernel,\n"
-	"                     memory-manipulation, userdefined, memory, nvprof, or all\n"
+	"                     perf, device, overview, model, distributed, operator,\n"
+	"                     kernel, memory-manipulation, userdefined, memory, nvprof,\n"
+	"                     or all (perf only when the trace has steps)\n"
 	"  --op-detail        nest under each operator what ran inside it and the GPU\n"
 	"                     work it launched (operator view)\n"
 	"  --thread-sep       one block per thread (per GPU stream in the kernel view)\n"
@@ -29,6 +32,8 @@ static const char summary_usage[] =
 	"  --sorted-by KEY    cpu-total (default), cpu-avg, cpu-max, cpu-min,\n"
 	"                     gpu-total, gpu-avg, gpu-max, gpu-min\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
+	"  --skip-steps N     perf view: leave out the first N steps of each trace\n"
+	"                     (default 10, never more than half the steps)\n"
 	"  --format FORMAT    text (default), csv or json\n"
 	"  -o, --output OUT   write to OUT instead of standard output\n"
 	"  -h, --help         show this help\n"
@@ -42,6 +47,7 @@ enum {
 	OPT_SORTED_BY,
 	OPT_TIME_UNIT,
 	OPT_FORMAT,
+	OPT_SKIP_STEPS,
 };
 
 static const struct option summary_options[] = {
@@ -51,6 +57,7 @@ static const struct option summary_options[] = {
 	{"sorted-by", required_argument, NULL, OPT_SORTED_BY},
 	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
 	{"format", required_argument, NULL, OPT_FORMAT},
+	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -67,6 +74,17 @@ static void summary_view_option(struct summary_opts *o, const char *name)
 	if (!v)
 		usage_error("unknown view '%s'", name);
 	summary_add_view(o, v);
+}
+
+/* Shared with bench: a count of steps, or a usage error. */
+unsigned cmd_parse_skip_steps(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end || errno || v > UINT_MAX)
+		usage_error("invalid --skip-steps '%s' (a number of steps)", s);
+	return (unsigned)v;
 }
 
 /* Parses the options into o; returns the index of the first file in argv. */
@@ -97,6 +115,10 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 		case OPT_FORMAT:
 			if (summary_format_parse(optarg, &o->format) != 0)
 				usage_error("unknown format '%s' (text, csv or json)", optarg);
+			break;
+		case OPT_SKIP_STEPS:
+			o->view.skip_steps = cmd_parse_skip_steps(optarg);
+			o->view.skip_set = 1;
 			break;
 		case 'o':
 			*output = optarg;

@@ -256,6 +256,9 @@ static int ext_compact(unsigned type, const struct trace_event_ext *e, struct st
 		x->u.memory.device = e->device;
 		x->u.memory.kind = e->dst_kind;
 		return 1;
+	case TRACE_EV_PROFILE_STEP:
+		x->u.step.samples = e->samples;
+		return e->samples != 0;
 	default:
 		return 0;
 	}

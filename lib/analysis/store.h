@@ -9,12 +9,13 @@
  * starts only touches starts.
  *
  * Details (trace 1.1: correlation ids, launch configurations, copy kinds,
- * allocations) are kept only for the events that carry them: a sparse side
+ * allocations; 1.2: a step's samples) are kept only for the events that
+ * carry them: a sparse side
  * table of 16-byte entries (event index, correlation id, detail index) in
  * track order, and 24-byte details (struct store_ext) for the events whose
  * type uses them. A CUDA API call costs 16 bytes more (until the analysis
- * has tied its GPU work to it and drops its id: gpu.h), a kernel 40, an
- * operator nothing (12 bytes when it carries an external id, until the
+ * has tied its GPU work to it and drops its id: gpu.h), a kernel 40 (and
+ * so does a step that knows its samples), an operator nothing (12 bytes when it carries an external id, until the
  * join). The extras' positions ride through the sort in parent[], which the
  * nesting fills afterwards.
  *
@@ -73,9 +74,10 @@ struct store_desc {
 	uint8_t type;  /* enum trace_event_type */
 };
 
-/* What a kernel, a copy or an allocation carries beyond its times (24 bytes).
- * Which member applies follows the event's type: Kernel and Communication
- * use kernel, Memcpy and Memset copy, Memory memory. */
+/* What a kernel, a copy, an allocation or a training step carries beyond its
+ * times (24 bytes). Which member applies follows the event's type: Kernel
+ * and Communication use kernel, Memcpy and Memset copy, Memory memory,
+ * ProfileStep step (kept only when it knows its samples). */
 struct store_ext {
 	union {
 		struct {
@@ -96,6 +98,9 @@ struct store_ext {
 			int32_t device;  /* -1: host memory */
 			uint8_t kind;    /* enum trace_memory_kind of the allocation */
 		} memory;
+		struct {
+			uint64_t samples; /* processed in the step (trace 1.2); > 0 */
+		} step;
 	} u;
 };
 

@@ -34,16 +34,19 @@ void summary_add_view(struct summary_opts *o, const struct view *v)
 	o->nviews++;
 }
 
-static unsigned summary_views(const struct summary_opts *o, const struct view **out)
+static unsigned summary_views(const struct analysis *a, const struct summary_opts *o,
+			      const struct view **out)
 {
 	if (o->nviews) {
 		memcpy(out, o->views, o->nviews * sizeof(*out));
 		return o->nviews;
 	}
 	unsigned n = 0;
-	for (unsigned i = 0; i < view_registry_count; i++)
-		if (view_registry[i].by_default)
+	for (unsigned i = 0; i < view_registry_count; i++) {
+		int d = view_registry[i].by_default;
+		if (d == VIEW_DEFAULT || (d == VIEW_DEFAULT_WITH_STEPS && a->from_steps))
 			out[n++] = &view_registry[i];
+	}
 	return n;
 }
 
@@ -181,7 +184,7 @@ static void summary_begin(const struct analysis *a, const struct summary_opts *o
 int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out)
 {
 	const struct view *views[SUMMARY_MAX_VIEWS];
-	unsigned n = summary_views(o, views);
+	unsigned n = summary_views(a, o, views);
 	struct table *tables[SUMMARY_MAX_VIEWS + 1];
 	struct build_job job = {a, &o->view, views, tables, {0}};
 	unsigned njobs = build_order(&job, n);

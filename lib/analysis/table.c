@@ -185,7 +185,16 @@ void tpart_fact(struct tpart *p, const char *key, int64_t value)
 	p->facts = xrealloc(p->facts, (p->nfacts + 1) * sizeof(*p->facts));
 	p->facts[p->nfacts].key = xstrdup(key);
 	p->facts[p->nfacts].value = value;
+	p->facts[p->nfacts].is_real = 0;
+	p->facts[p->nfacts].real = 0.0;
 	p->nfacts++;
+}
+
+void tpart_fact_real(struct tpart *p, const char *key, double value)
+{
+	tpart_fact(p, key, 0);
+	p->facts[p->nfacts - 1].is_real = 1;
+	p->facts[p->nfacts - 1].real = value;
 }
 
 const char *table_bytes_text(char *buf, size_t size, int64_t bytes)

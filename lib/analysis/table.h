@@ -7,8 +7,10 @@
  *           consecutive columns of one group print as one text column
  *           "CPU Total / Avg / Max / Min / Ratio(%)", values joined by " / "
  *   part    a run of rows under an optional title ("Thread: All threads
- *           merged"); a part may bring its own columns of the same count and
- *           kinds (the device half of the Overview: "GPU Time")
+ *           merged"); a part may bring its own columns of the same count
+ *           (the device half of the Overview: "GPU Time"; the Perf
+ *           Summary's ips row, whose columns are numbers where the table's
+ *           are times)
  *   row     cells, one per column, and a depth: rows are in tree pre-order,
  *           a row's children follow it one level deeper
  *
@@ -16,8 +18,9 @@
  * renderers only; sizes in bytes, shown in B/KB/MB/GB (1024-based) in text
  * and as integers elsewhere. A cell never set renders as "-" (text), an
  * empty field (CSV) or null (JSON). A part may carry facts (a name and an
- * integer: a device's peak memory in use) that CSV and JSON give as values
- * and the text as the view words them in the part's title.
+ * integer or a real number: a device's peak memory in use, the Perf
+ * Summary's step counts) that CSV and JSON give as values and the text as
+ * the view words them in the part's title or notes.
  */
 #ifndef GPDL_ANALYSIS_TABLE_H
 #define GPDL_ANALYSIS_TABLE_H
@@ -54,6 +57,8 @@ struct tcol {
 	const char *group;   /* text header shared by consecutive columns; NULL: none */
 	unsigned min_width;  /* text */
 	const char *text;    /* text header instead of header (NULL: header) */
+	unsigned decimals;   /* text: of a time, percentage or number (0: two);
+			      * CSV: of a percentage or number (times keep every digit) */
 };
 
 struct tcell {
@@ -81,6 +86,8 @@ struct trow {
 struct tfact {
 	char *key;
 	int64_t value;
+	int is_real; /* 1: the value is real, not value */
+	double real;
 };
 
 struct tpart {
@@ -126,6 +133,8 @@ void trow_percent(struct trow *r, unsigned col, double pct);
 void trow_bytes(struct trow *r, unsigned col, int64_t bytes);
 void trow_real(struct trow *r, unsigned col, double v);
 void tpart_fact(struct tpart *p, const char *key, int64_t value);
+/* A fact that is a real number: JSON gives it as a number, CSV with three decimals. */
+void tpart_fact_real(struct tpart *p, const char *key, double value);
 /* "1.50 MB", "-512 B": sizes in text (notes and titles too). */
 const char *table_bytes_text(char *buf, size_t size, int64_t bytes);
 

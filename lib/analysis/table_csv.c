@@ -10,7 +10,7 @@
  *
  * Values: counts and bytes as integers; times in the time unit with every
  * digit down to the nanosecond; percentages and other numbers with two
- * decimals; a value that does not apply
+ * decimals (or their column's); a value that does not apply
  * as an empty field. A child row's name is indented by two spaces per level,
  * as in the text table, and an instant's name ends in " (mark)".
  */
@@ -66,13 +66,13 @@ static void csv_cell(struct csv_out *c, const struct tcol *col, const struct tro
 		csv_out_fieldf(c, "%.*f", time_decimals[st->unit], cell->v.ns / time_unit_ns(st->unit));
 		break;
 	case TCOL_PERCENT:
-		csv_out_fieldf(c, "%.2f", cell->v.pct);
+		csv_out_fieldf(c, "%.*f", col->decimals ? (int)col->decimals : 2, cell->v.pct);
 		break;
 	case TCOL_BYTES:
 		csv_out_fieldf(c, "%lld", (long long)cell->v.bytes);
 		break;
 	case TCOL_REAL:
-		csv_out_fieldf(c, "%.2f", cell->v.real);
+		csv_out_fieldf(c, "%.*f", col->decimals ? (int)col->decimals : 2, cell->v.real);
 		break;
 	}
 }
@@ -87,8 +87,12 @@ static void csv_block(const struct table *t, const struct tpart *p, struct csv_o
 		csv_out_field(c, label);
 	if (has_time(t))
 		csv_out_fieldf(c, "time unit: %s", time_unit_name(st->unit));
-	for (size_t i = 0; p && i < p->nfacts; i++)
-		csv_out_fieldf(c, "%s: %lld", p->facts[i].key, (long long)p->facts[i].value);
+	for (size_t i = 0; p && i < p->nfacts; i++) {
+		if (p->facts[i].is_real)
+			csv_out_fieldf(c, "%s: %.3f", p->facts[i].key, p->facts[i].real);
+		else
+			csv_out_fieldf(c, "%s: %lld", p->facts[i].key, (long long)p->facts[i].value);
+	}
 	csv_out_end_row(c);
 	for (unsigned i = 0; i < t->ncols; i++)
 		csv_out_field(c, cols[i].header);

@@ -158,7 +158,10 @@ static void json_part(const struct table *t, const struct tpart *p, struct json_
 		json_begin_object(w);
 		for (size_t i = 0; i < p->nfacts; i++) {
 			json_key(w, p->facts[i].key);
-			json_int(w, p->facts[i].value);
+			if (p->facts[i].is_real)
+				json_double(w, p->facts[i].real);
+			else
+				json_int(w, p->facts[i].value);
 		}
 		json_end_object(w);
 	}

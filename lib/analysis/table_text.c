@@ -78,6 +78,7 @@ static void value_cell(char *buf, size_t size, const struct tcol *col, const str
 		snprintf(buf, size, "-");
 		return;
 	}
+	int decimals = col->decimals ? (int)col->decimals : 2;
 	switch (col->kind) {
 	case TCOL_TEXT:
 		snprintf(buf, size, "%s", c->v.text);
@@ -86,16 +87,16 @@ static void value_cell(char *buf, size_t size, const struct tcol *col, const str
 		snprintf(buf, size, "%llu", (unsigned long long)c->v.count);
 		break;
 	case TCOL_TIME:
-		snprintf(buf, size, "%.2f", c->v.ns / time_unit_ns(st->unit));
+		snprintf(buf, size, "%.*f", decimals, c->v.ns / time_unit_ns(st->unit));
 		break;
 	case TCOL_PERCENT:
-		snprintf(buf, size, "%.2f", c->v.pct);
+		snprintf(buf, size, "%.*f", decimals, c->v.pct);
 		break;
 	case TCOL_BYTES:
 		table_bytes_text(buf, size, c->v.bytes);
 		break;
 	case TCOL_REAL:
-		snprintf(buf, size, "%.2f", c->v.real);
+		snprintf(buf, size, "%.*f", decimals, c->v.real);
 		break;
 	}
 }

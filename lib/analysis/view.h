@@ -3,9 +3,11 @@
  * a view reads the prepared analysis and fills a table; it never prints.
  *
  * The registry lists every view a user can name with --view, in the order
- * they print (Paddle's order, then the Memory and nvprof views). A view with
- * nothing to show (no GPU work, no allocations) builds a table that says so,
- * so that scripts can name every view whatever the trace holds.
+ * they print (Paddle's order: the Perf Summary, which Paddle's profiler
+ * prints when it stops, then its summary tables; then the Memory and nvprof
+ * views). A view with nothing to show (no GPU work, no allocations, no
+ * steps) builds a table that says so, so that scripts can name every view
+ * whatever the trace holds.
  */
 #ifndef GPDL_ANALYSIS_VIEW_H
 #define GPDL_ANALYSIS_VIEW_H
@@ -32,6 +34,17 @@ struct view_opts {
 	int op_detail;
 	enum sort_key sort;
 	enum time_unit unit; /* for notes that quote times */
+	/* perf view: the first steps of each trace to leave out (--skip-steps),
+	 * when skip_set; else PERF_SKIP_DEFAULT */
+	int skip_set;
+	unsigned skip_steps;
+};
+
+/* When a view prints without --view (struct view.by_default). */
+enum view_default {
+	VIEW_NOT_DEFAULT = 0,
+	VIEW_DEFAULT = 1,
+	VIEW_DEFAULT_WITH_STEPS = 2, /* only when the traces have ProfileStep ranges */
 };
 
 struct view {
@@ -39,7 +52,7 @@ struct view {
 	const char *title; /* "Overview Summary" */
 	struct table *(*build)(const struct view *v, const struct analysis *a,
 			       const struct view_opts *o);
-	int by_default;    /* printed when no --view is given */
+	int by_default;    /* printed when no --view is given: enum view_default */
 	int uses_types;    /* builds on analysis_types() (built last, see summary.c) */
 };
 
@@ -48,6 +61,7 @@ extern const unsigned view_registry_count;
 const struct view *view_find(const char *name);
 
 struct table *view_trace(const struct view *v, const struct analysis *a, const struct view_opts *o);
+struct table *view_perf(const struct view *v, const struct analysis *a, const struct view_opts *o);
 struct table *view_device(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o);
 struct table *view_overview(const struct view *v, const struct analysis *a,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 const struct view view_registry[] = {
+	{"perf", "Perf Summary", view_perf, VIEW_DEFAULT_WITH_STEPS},
 	{"device", "Device Summary", view_device, 1, 1},
 	{"overview", "Overview Summary", view_overview, 1, 1},
 	{"model", "Model Summary", view_model, 1},

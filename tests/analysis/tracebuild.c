@@ -374,3 +374,88 @@ const char *tb_gpu_trace(void)
 	tb_range(&b, 3, tb_desc(&b, "ProfilerStep#1", TRACE_EV_USER_DEFINED), 0, 21000);
 	return tb_close(&b, 21000);
 }
+
+/* ---- the Perf Summary's traces (tracebuild.h draws them) ------------------ */
+
+const char *tb_perf_a(void)
+{
+	struct tb b;
+	tb_open(&b, "perf-a.gpdl", "h", 10, 0);
+	tb_thread(&b, 0, 10, "main");
+	tb_thread(&b, 1, 11, "loader");
+	uint32_t step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	uint32_t inner = tb_desc(&b, "ProfilerStep#9", TRACE_EV_USER_DEFINED);
+	uint32_t dl = tb_desc(&b, "Dataloader", TRACE_EV_DATALOADER);
+	uint32_t work = tb_desc(&b, "work", TRACE_EV_USER_DEFINED);
+	tb_range(&b, 1, dl, 150 * TB_MS, 20 * TB_MS);
+	tb_range(&b, 0, work, 10 * TB_MS, 50 * TB_MS);
+	tb_range(&b, 0, step, 0, 100 * TB_MS);
+	tb_range(&b, 0, step, 100 * TB_MS, 200 * TB_MS);
+	tb_range(&b, 0, dl, 300 * TB_MS, 50 * TB_MS);
+	tb_range(&b, 1, dl, 320 * TB_MS, 60 * TB_MS);
+	tb_range(&b, 0, step, 300 * TB_MS, 400 * TB_MS);
+	tb_range(&b, 1, dl, 800 * TB_MS, 100 * TB_MS);
+	tb_range(&b, 1, dl, 950 * TB_MS, 100 * TB_MS);
+	tb_range(&b, 0, inner, 1100 * TB_MS, 100 * TB_MS);
+	tb_range(&b, 0, dl, 1400 * TB_MS, 50 * TB_MS);
+	tb_range(&b, 0, step, 1000 * TB_MS, 500 * TB_MS);
+	tb_range(&b, 0, step, 1600 * TB_MS, 0);
+	tb_mark(&b, 0, step, 1700 * TB_MS);
+	return tb_close(&b, 2000 * TB_MS);
+}
+
+const char *tb_perf_b(void)
+{
+	struct tb b;
+	tb_open(&b, "perf-b.gpdl", "h", 20, 0);
+	tb_thread(&b, 0, 20, "main");
+	uint32_t step = tb_desc(&b, "ProfileStep#1", TRACE_EV_PROFILE_STEP);
+	uint32_t dl = tb_desc(&b, "Dataloader", TRACE_EV_DATALOADER);
+	tb_range(&b, 0, dl, 1000 * TB_MS, 500 * TB_MS);
+	tb_range(&b, 0, step, 2000 * TB_MS, 300 * TB_MS);
+	tb_range(&b, 0, dl, 2300 * TB_MS, 100 * TB_MS);
+	tb_range(&b, 0, step, 2300 * TB_MS, 600 * TB_MS);
+	return tb_close(&b, 3000 * TB_MS);
+}
+
+const char *tb_perf_long(void)
+{
+	struct tb b;
+	tb_open(&b, "perf-long.gpdl", "h", 30, 0);
+	tb_thread(&b, 0, 30, "main");
+	uint32_t step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	uint64_t at = 0;
+	for (uint64_t k = 0; k < 25; k++) {
+		tb_range(&b, 0, step, at, (k + 1) * TB_MS);
+		at += (k + 1) * TB_MS;
+	}
+	return tb_close(&b, at);
+}
+
+const char *tb_perf_samples(int all)
+{
+	struct tb b;
+	tb_open(&b, all ? "perf-samples.gpdl" : "perf-some-samples.gpdl", "h", 40, 0);
+	tb_thread(&b, 0, 40, "main");
+	uint32_t step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	struct trace_event_ext x = {.samples = 32};
+	tb_ext(&b, 0, step, 0, 1000 * TB_MS, &x);
+	tb_ext(&b, 0, step, 1000 * TB_MS, 2000 * TB_MS, &x);
+	x.samples = 16;
+	tb_ext(&b, 0, step, 3000 * TB_MS, 500 * TB_MS, &x);
+	if (!all)
+		tb_range(&b, 0, step, 3500 * TB_MS, 500 * TB_MS);
+	return tb_close(&b, 4000 * TB_MS);
+}
+
+const char *tb_perf_nosteps(void)
+{
+	struct tb b;
+	tb_open(&b, "perf-nosteps.gpdl", "h", 50, 0);
+	tb_thread(&b, 0, 50, "main");
+	uint32_t work = tb_desc(&b, "work", TRACE_EV_USER_DEFINED);
+	uint32_t dl = tb_desc(&b, "Dataloader", TRACE_EV_DATALOADER);
+	tb_range(&b, 0, dl, 0, 10 * TB_MS);
+	tb_range(&b, 0, work, 10 * TB_MS, 90 * TB_MS);
+	return tb_close(&b, 100 * TB_MS);
+}

@@ -59,6 +59,31 @@ const char *tb_close(struct tb *b, uint64_t end_ns);
  * test_gpu_views.c. */
 const char *tb_gpu_trace(void);
 
+/* The Perf Summary's traces (test_perf.c and tests/cmd/test_cmd_bench.c
+ * work their numbers out; times in ms):
+ *
+ * tb_perf_a(): pid 10, threads 0 (main) and 1 (loader).
+ *   steps on 0:  s0 [0,100)  s1 [100,300)  s2 [300,700)  s3 [1000,1500)
+ *   not steps:   a ProfileStep of no length at 1600, a ProfileStep mark at
+ *                1700, "ProfilerStep#9" [1100,1200) nested in s3
+ *   Dataloader:  1 [150,170); 0 [300,350), 1 [320,380); 1 [800,900);
+ *                1 [950,1050), 0 [1400,1450)
+ *   reader_cost: s0 0, s1 20, s2 80 (the two overlap), s3 50 + 50 = 100
+ * tb_perf_b(): pid 20, same host: steps [2000,2300) and [2300,2900);
+ *   Dataloader [1000,1500) (in time with s3 of a, another process) and
+ *   [2300,2400): reader_cost 0 and 100.
+ * tb_perf_long(): 25 steps back to back, step k lasting k + 1 ms, no
+ *   Dataloader.
+ * tb_perf_samples(all): steps [0,1000) 32 samples, [1000,3000) 32,
+ *   [3000,3500) 16; with !all a fourth, [3500,4000), that says nothing.
+ * tb_perf_nosteps(): UserDefined and Dataloader ranges, no step. */
+#define TB_MS 1000000ull
+const char *tb_perf_a(void);
+const char *tb_perf_b(void);
+const char *tb_perf_long(void);
+const char *tb_perf_samples(int all);
+const char *tb_perf_nosteps(void);
+
 /* Reads a whole file into a NUL-terminated buffer (free it). */
 char *tb_slurp(const char *path, size_t *len);
 
