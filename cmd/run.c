@@ -11,6 +11,7 @@
 #include "formats/trace/trace.h"
 #include "gpdl-config.h"
 #include "lib/analysis/report.h"
+#include "lib/common/clock.h"
 #include "lib/common/error.h"
 #include "lib/recorder/recorder.h"
 #include "lib/ring/ring.h"
@@ -39,6 +40,15 @@ static const char run_usage[] =
 	"        --buffer-size SIZE   ring buffer per thread, e.g. 1M (default 1M; rounded up to a power of two)\n"
 	"        --max-threads N      threads that can record at once (default 256)\n"
 	"        --sample-interval MS CPU utilisation sampling period (default 100)\n"
+	"\n"
+	"what to record in full detail (steps and Dataloader ranges are always recorded):\n"
+	"        --steps A:B          only in steps A to B-1 (0-based; B may be left out)\n"
+	"        --delay SECONDS      only from SECONDS after the start\n"
+	"        --duration SECONDS   only for SECONDS (after --delay)\n"
+	"        --paused             only between gprof_dl.start() and gprof_dl.stop()\n"
+	"        --timer-only         steps, Dataloader and samples only, for ips at full speed\n"
+	"        --record-shapes      record operators' input shapes\n"
+	"        --no-python          leave Python programs alone (no gprof_dl package)\n"
 	"    -h, --help               show this help\n";
 
 static volatile sig_atomic_t target_pid;
@@ -90,6 +100,35 @@ static unsigned long parse_count(const char *s, const char *opt, unsigned long l
 	return v;
 }
 
+/* --delay/--duration: seconds, fractions allowed, as nanoseconds. */
+static uint64_t parse_seconds(const char *s, const char *opt)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0) || v > 1e7)
+		usage_error("%s: '%s' is not a number of seconds", opt, s);
+	return (uint64_t)(v * 1e9 + 0.5);
+}
+
+/* --steps A:B, half-open as Paddle's scheduler; B may be left out. */
+static void parse_steps(const char *s, unsigned long long *a, unsigned long long *b)
+{
+	char *end;
+	errno = 0;
+	*a = strtoull(s, &end, 10);
+	if (errno || end == s || *end != ':' || *s == '-')
+		usage_error("--steps: '%s' is not A:B (steps A to B-1)", s);
+	const char *t = end + 1;
+	if (!*t) {
+		*b = 0;
+		return;
+	}
+	*b = strtoull(t, &end, 10);
+	if (errno || end == t || *end || *t == '-' || *b <= *a)
+		usage_error("--steps: '%s' is not A:B with A < B", s);
+}
+
 /* CMD-N.gpdl for the first N not taken: a default name never overwrites. */
 static char *default_output(const char *cmd)
 {
@@ -121,6 +160,29 @@ static char *collector_path(void)
 	return real;
 }
 
+/* The gprof_dl Python package beside the collector: <libdir>/gprof-dl/python
+ * in the build tree and once installed. NULL when it was not built. */
+static char *python_dir(const char *collector)
+{
+	const char *env = getenv("GPROF_DL_PYTHON_DIR");
+	if (env && *env)
+		return xstrdup(env);
+	const char *slash = strrchr(collector, '/');
+	size_t n = slash ? (size_t)(slash - collector) : 0;
+	char *dir = xmalloc(n + 32);
+	memcpy(dir, collector, n);
+	strcpy(dir + n, "/gprof-dl/python");
+	char *probe = xmalloc(strlen(dir) + 32);
+	sprintf(probe, "%s/sitecustomize.py", dir);
+	int ok = access(probe, R_OK) == 0;
+	free(probe);
+	if (!ok) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
 static void set_env_prepend(const char *name, const char *value)
 {
 	const char *old = getenv(name);
@@ -136,10 +198,12 @@ static void set_env_prepend(const char *name, const char *value)
 
 /* The child: wait for the launcher to be ready, then become CMD. An exec
  * failure is reported through err_fd (close-on-exec, so success closes it). */
-static void __attribute__((noreturn)) exec_target(char **argv, const char *collector, const char *shm,
-						  int go_fd, int err_fd)
+static void __attribute__((noreturn)) exec_target(char **argv, const char *collector, const char *pydir,
+						  const char *shm, int go_fd, int err_fd)
 {
 	char c;
+	if (pydir)
+		set_env_prepend("PYTHONPATH", pydir);
 	set_env_prepend("LD_PRELOAD", collector);
 	setenv("NVTX_INJECTION64_PATH", collector, 1);
 	setenv(RING_ENV, shm, 1);
@@ -218,6 +282,13 @@ int cmd_run(int argc, char **argv)
 		{"buffer-size", required_argument, NULL, 'b'},
 		{"max-threads", required_argument, NULL, 't'},
 		{"sample-interval", required_argument, NULL, 's'},
+		{"steps", required_argument, NULL, 'S'},
+		{"delay", required_argument, NULL, 'D'},
+		{"duration", required_argument, NULL, 'U'},
+		{"paused", no_argument, NULL, 'P'},
+		{"timer-only", no_argument, NULL, 'T'},
+		{"record-shapes", no_argument, NULL, 'R'},
+		{"no-python", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -227,7 +298,15 @@ int cmd_run(int argc, char **argv)
 		.sample_interval_ns = 100 * 1000 * 1000ull,
 	};
 	const char *out = NULL;
-	int quiet = 0, c;
+	int quiet = 0, c, no_python = 0;
+	char envbuf[64];
+
+	/* Only this run's options reach the target, not those of an outer run. */
+	static const char *const window_env[] = {"GPROF_DL_STEPS", "GPROF_DL_DELAY_NS", "GPROF_DL_DURATION_NS",
+						 "GPROF_DL_PAUSED", "GPROF_DL_TIMER_ONLY",
+						 "GPROF_DL_RECORD_SHAPES", "GPROF_DL_NO_PYTHON"};
+	for (size_t i = 0; i < sizeof(window_env) / sizeof(window_env[0]); i++)
+		unsetenv(window_env[i]);
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
@@ -240,6 +319,27 @@ int cmd_run(int argc, char **argv)
 		case 's':
 			ro.sample_interval_ns = parse_count(optarg, "--sample-interval", 1, 3600000) * 1000000ull;
 			break;
+		case 'S': {
+			unsigned long long a, b;
+			parse_steps(optarg, &a, &b);
+			snprintf(envbuf, sizeof(envbuf), b ? "%llu:%llu" : "%llu:", a, b);
+			setenv("GPROF_DL_STEPS", envbuf, 1);
+			break;
+		}
+		case 'D':
+			snprintf(envbuf, sizeof(envbuf), "%llu",
+				 (unsigned long long)parse_seconds(optarg, "--delay"));
+			setenv("GPROF_DL_DELAY_NS", envbuf, 1);
+			break;
+		case 'U':
+			snprintf(envbuf, sizeof(envbuf), "%llu",
+				 (unsigned long long)parse_seconds(optarg, "--duration"));
+			setenv("GPROF_DL_DURATION_NS", envbuf, 1);
+			break;
+		case 'P': setenv("GPROF_DL_PAUSED", "1", 1); break;
+		case 'T': setenv("GPROF_DL_TIMER_ONLY", "1", 1); break;
+		case 'R': setenv("GPROF_DL_RECORD_SHAPES", "1", 1); break;
+		case 'N': no_python = 1; setenv("GPROF_DL_NO_PYTHON", "1", 1); break;
 		case 'h': fputs(run_usage, stdout); return 0;
 		default:
 			if (optopt)
@@ -253,12 +353,17 @@ int cmd_run(int argc, char **argv)
 	int target_argc = argc - optind;
 
 	char *collector = collector_path();
+	char *pydir = no_python ? NULL : python_dir(collector);
+	/* The window's origin: the same for every process of the run. */
+	snprintf(envbuf, sizeof(envbuf), "%llu", (unsigned long long)clock_now_ns());
+	setenv("GPROF_DL_T0_NS", envbuf, 1);
 	char *path = out ? xstrdup(out) : default_output(target[0]);
 	ro.out_path = path;
 	struct recorder *rec = recorder_create(&ro);
 	if (!rec) {
 		free(path);
 		free(collector);
+		free(pydir);
 		return 1;
 	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
@@ -274,14 +379,14 @@ int cmd_run(int argc, char **argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(err[0]);
-		exec_target(target, collector, recorder_shm_env(rec), go[0], err[1]);
+		exec_target(target, collector, pydir, recorder_shm_env(rec), go[0], err[1]);
 	}
 	close(go[0]);
 	close(err[1]);
 	target_pid = pid;
 	install_handlers();
 
-	uint32_t sources = GPDL_HAVE_NVTX ? TRACE_SRC_NVTX : 0;
+	uint32_t sources = (GPDL_HAVE_NVTX ? TRACE_SRC_NVTX : 0) | (pydir ? TRACE_SRC_PYTHON : 0);
 	if (recorder_begin(rec, pid, target_argc, target, sources) != 0)
 		warning("cannot write the trace header to '%s': %s", path, strerror(errno));
 	if (!quiet) {
@@ -309,6 +414,7 @@ int cmd_run(int argc, char **argv)
 		      exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
 		free(path);
 		free(collector);
+		free(pydir);
 		return exec_errno == ENOENT ? 127 : 126;
 	}
 
@@ -324,6 +430,7 @@ int cmd_run(int argc, char **argv)
 	}
 	free(path);
 	free(collector);
+	free(pydir);
 	if (rc != 0)
 		return status_code(status) ? status_code(status) : 1;
 	return status_code(status);
