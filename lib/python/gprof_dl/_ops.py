@@ -1,0 +1,329 @@
+"""Operators: every aten operator (and every record_function scope) as an
+Operator range with its sequence number, and input shapes with --record-shapes,
+recorded only while the collector records full detail.
+
+CUDA builds of torch emit NVTX ranges themselves (what emit_nvtx turns on),
+which the collector's NVTX injection records; it is told to read their
+"aten::addmm, seq = 12, op_id = 3, sizes = [...]" form as Operator ranges.
+CPU builds have no NVTX: a RecordFunction observer (_observer.cpp) calls the
+collector directly. It must be compiled against the running torch's headers, so
+it is built at first use and cached per torch version, C++ ABI and source.
+
+When operators cannot be recorded, one line on stderr says why and what fixes
+it, and the rest of the profile goes on.
+"""
+
+import hashlib
+import os
+import sys
+import threading
+
+from . import _native as _n
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _say(cause, fix):
+    sys.stderr.write("gprof-dl: operators not recorded: %s (%s)\n" % (cause, fix))
+    sys.stderr.flush()
+
+
+class _Unavailable(Exception):
+    def __init__(self, cause, fix):
+        Exception.__init__(self, cause)
+        self.cause, self.fix = cause, fix
+
+
+# ---- CUDA builds: torch's NVTX emission ----------------------------------------
+
+
+class _Nvtx:
+    """torch's NVTX emission takes the thread's one profiler slot, which the
+    program's own torch.profiler (or emit_nvtx) needs too: gprof-dl lets it have
+    it, and takes it back when the program's profiler stops."""
+
+    per_thread = True  # switched on and off on one thread
+
+    def __init__(self, torch, shapes):
+        ag = torch.autograd
+        self.enable_profiler, self.disable_profiler = ag._enable_profiler, ag._disable_profiler
+        try:
+            from torch._C._profiler import ProfilerConfig, ProfilerState
+        except ImportError:
+            from torch.autograd import ProfilerConfig, ProfilerState
+        flags = (ProfilerState.NVTX, shapes, False, False, False, False)
+        try:
+            from torch._C._profiler import _ExperimentalConfig
+
+            self.config = ProfilerConfig(*flags, _ExperimentalConfig())
+        except (ImportError, TypeError):
+            self.config = ProfilerConfig(*flags)
+
+    def enable(self):
+        _n.torch_nvtx(1)
+        try:
+            self.enable_profiler(self.config, set())
+        except BaseException:
+            _n.torch_nvtx(0)
+            raise
+
+    def disable(self):
+        try:
+            self.disable_profiler()
+        finally:
+            _n.torch_nvtx(0)
+
+    def yield_to_programs_profiler(self, torch, ops):
+        """Wrap torch's profiler switches where the program's profilers find them."""
+        import functools
+
+        def wrap(mod, on, off):
+            en, dis = getattr(mod, on, None), getattr(mod, off, None)
+            if en is None or dis is None or getattr(en, "_gprof_dl", False):
+                return
+
+            @functools.wraps(en)
+            def enable(*args, **kwargs):
+                ops.suspend()
+                try:
+                    return en(*args, **kwargs)
+                except BaseException:
+                    ops.resume()
+                    raise
+
+            @functools.wraps(dis)
+            def disable(*args, **kwargs):
+                try:
+                    return dis(*args, **kwargs)
+                finally:
+                    ops.resume()
+
+            enable._gprof_dl = disable._gprof_dl = True
+            setattr(mod, on, enable)
+            setattr(mod, off, disable)
+
+        for name in ("torch.autograd", "torch.autograd.profiler", "torch.autograd.profiler_legacy"):
+            mod = sys.modules.get(name)
+            if mod is not None:
+                wrap(mod, "_enable_profiler", "_disable_profiler")
+                wrap(mod, "_enable_profiler_legacy", "_disable_profiler_legacy")
+
+
+# ---- CPU builds: a RecordFunction observer ------------------------------------
+
+
+def _cache_dir():
+    d = os.environ.get("GPROF_DL_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "gprof-dl")
+    try:
+        os.makedirs(d, exist_ok=True)
+        if os.access(d, os.W_OK):
+            return d
+    except OSError:
+        pass
+    import tempfile
+
+    d = os.path.join(tempfile.gettempdir(), "gprof-dl-%d" % os.getuid())
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def _loaded_libraries(names):
+    """Paths of the loaded shared libraries named NAMES (libtorch_cpu, ...), from
+    /proc/self/maps: the observer links against exactly these."""
+    found = {}
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                i = line.find("/")
+                if i < 0:
+                    continue
+                path = line[i:].rstrip("\n")
+                base = os.path.basename(path)
+                for n in names:
+                    if n not in found and (base == n + ".so" or base.startswith(n + ".so.")):
+                        found[n] = path
+    except OSError:
+        pass
+    return [found[n] for n in names if n in found]
+
+
+def _compiler():
+    import shlex
+    import shutil
+
+    cxx = os.environ.get("CXX")
+    if cxx:
+        return shlex.split(cxx)
+    for c in ("c++", "g++", "clang++"):
+        p = shutil.which(c)
+        if p:
+            return [p]
+    return None
+
+
+def _child_env():
+    """The environment for the compiler: without the collector, so that the
+    compiler's processes are not profiled."""
+    env = dict(os.environ)
+    for k in ("GPROF_DL_SHM", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"):
+        env.pop(k, None)
+    pre = [p for p in env.get("LD_PRELOAD", "").replace(" ", ":").split(":") if p]
+    pre = [p for p in pre if "gprof-dl-collector" not in os.path.basename(p)]
+    if pre:
+        env["LD_PRELOAD"] = ":".join(pre)
+    else:
+        env.pop("LD_PRELOAD", None)
+    return env
+
+
+def _build_observer(torch):
+    """The path of the observer library for this torch, compiled if need be."""
+    src = os.path.join(_HERE, "_observer.cpp")
+    header = os.path.join(_HERE, "gprof-dl-api.h")
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    include = os.path.join(torch_dir, "include")
+    if not os.path.isfile(os.path.join(include, "ATen", "record_function.h")):
+        raise _Unavailable(
+            "torch %s has no C++ headers in %s" % (torch.__version__, include),
+            "install torch with its headers, e.g. Debian's libtorch-dev",
+        )
+    libs = _loaded_libraries(["libtorch_cpu", "libc10"])
+    if len(libs) != 2:
+        raise _Unavailable("libtorch_cpu and libc10 are not loaded", "a torch build without them is not supported")
+    abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    h = hashlib.sha256()
+    for p in (src, header):
+        with open(p, "rb") as f:
+            h.update(f.read())
+    # NDEBUG as torch was built: its inline accessors check debug-only state otherwise.
+    flags = ["-O2", "-std=c++17", "-shared", "-fPIC", "-DNDEBUG", "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi]
+    h.update(("\0".join([torch.__version__, torch_dir] + flags + libs)).encode())
+    version = "".join(c if c.isalnum() or c in ".+-_" else "_" for c in torch.__version__)
+    name = "observer-torch%s-abi%d-%s.so" % (version, abi, h.hexdigest()[:16])
+    cache = _cache_dir()
+    path = os.path.join(cache, name)
+    if os.path.exists(path):
+        return path
+
+    cxx = _compiler()
+    if not cxx:
+        raise _Unavailable("no C++ compiler to build the observer for a CPU build of torch", "install g++, or set CXX")
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    log = os.path.join(cache, name[:-3] + ".log")
+    cmd = cxx + flags + ["-isystem", include, "-I", _HERE, src, "-o", tmp] + libs
+    import subprocess
+
+    try:
+        r = subprocess.run(cmd, env=_child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+    except OSError as e:
+        raise _Unavailable("cannot run %s: %s" % (cxx[0], e.strerror), "install g++, or set CXX")
+    if r.returncode != 0:
+        try:
+            with open(log, "wb") as f:
+                f.write((" ".join(cmd) + "\n").encode() + r.stdout)
+        except OSError:
+            log = "its output is lost: %s is not writable" % cache
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise _Unavailable("the observer did not compile against torch %s" % torch.__version__, "see " + log)
+    os.replace(tmp, path)  # atomic: concurrent runs each write their own tmp
+    return path
+
+
+class _Observer:
+    per_thread = False  # a global callback: every thread's operators
+
+    def __init__(self, torch, shapes):
+        import ctypes
+
+        path = _build_observer(torch)
+        try:
+            lib = ctypes.CDLL(path)
+            self.add, self.remove = lib.gpdl_observer_add, lib.gpdl_observer_remove
+        except (OSError, AttributeError) as e:
+            raise _Unavailable("cannot load the observer: %s" % e, "remove it from the cache to rebuild it")
+        self.add.argtypes, self.add.restype = [ctypes.c_int], ctypes.c_int
+        self.remove.argtypes, self.remove.restype = [], None
+        self.shapes = 1 if shapes else 0
+
+    def enable(self):
+        if self.add(self.shapes) != 0:
+            raise _Unavailable("the observer found no collector", "run the program under gprof-dl run")
+
+    def disable(self):
+        self.remove()
+
+
+# ---- the switch ---------------------------------------------------------------
+
+
+class Operators:
+    """Operator recording, on exactly while the collector records full detail."""
+
+    def __init__(self, torch, shapes):
+        self.on = False
+        self.suspended = 0  # the program's own profiler runs (NVTX)
+        self.thread = None  # the thread that turned recording on (NVTX is per thread)
+        self.mech = None
+        version = getattr(torch, "version", None)
+        cuda = getattr(version, "cuda", None) and not getattr(version, "hip", None)
+        how = os.environ.get("GPROF_DL_TORCH_OPERATORS", "")  # observer | nvtx: for measurements
+        try:
+            if how == "nvtx" or (cuda and how != "observer"):
+                self.mech = _Nvtx(torch, shapes)
+                self.mech.yield_to_programs_profiler(torch, self)
+            else:
+                self.mech = _Observer(torch, shapes)
+        except _Unavailable as e:
+            _say(e.cause, e.fix)
+        except Exception as e:
+            _say("torch %s: %s: %s" % (torch.__version__, type(e).__name__, e), "a gprof-dl bug: please report it")
+
+    def sync(self):
+        """Match recording to the collector's detail flag."""
+        if self.mech is None:
+            return
+        want = _n.detail() and not self.suspended
+        if want == self.on:
+            return
+        if self.mech.per_thread and self.thread is not None and self.thread != threading.get_ident():
+            return  # torch's NVTX emission is switched on the thread that enabled it
+        try:
+            if want:
+                self.mech.enable()
+                self.thread = threading.get_ident()
+            else:
+                self.mech.disable()
+            self.on = want
+        except _Unavailable as e:
+            self.mech = None
+            _say(e.cause, e.fix)
+        except Exception as e:
+            self.mech = None
+            _say("%s: %s" % (type(e).__name__, e), "is another profiler running?")
+
+    def suspend(self):
+        self.suspended += 1
+        self.sync()
+
+    def resume(self):
+        if self.suspended:
+            self.suspended -= 1
+        self.sync()
+
+    def close(self):
+        """For good: a DataLoader worker, the end of the process."""
+        mine = self.mech is not None and (not self.mech.per_thread or self.thread in (None, threading.get_ident()))
+        if self.mech is not None and self.on and mine:
+            try:
+                self.mech.disable()
+            except Exception:
+                pass
+        self.mech = None
+        self.on = False
