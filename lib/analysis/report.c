@@ -2,6 +2,7 @@
 
 #include "lib/analysis/analysis.h"
 #include "lib/analysis/nvprof.h"
+#include "lib/analysis/perf.h"
 #include "lib/analysis/store_iter.h"
 #include "lib/analysis/view.h"
 #include "lib/common/error.h"
@@ -176,6 +177,26 @@ static void report_facts(const struct analysis *a, const char *path, FILE *out, 
 	fprintf(out, "==%u== Trace: %s (every table: gprof-dl summary %s)\n", pid, path, path);
 }
 
+/* A training run's throughput in one line, as `gprof-dl bench` counts it. */
+static void report_perf(const struct analysis *a, FILE *out, unsigned pid)
+{
+	if (!a->steps)
+		return;
+	struct perf p;
+	perf_compute(&p, a, PERF_SKIP_DEFAULT);
+	if (p.counted) {
+		char batch[32], reader[32];
+		report_format_time(batch, sizeof(batch), p.batch_ns.avg);
+		report_format_time(reader, sizeof(reader), p.reader_ns.avg);
+		fprintf(out,
+			"==%u== Steps: %llu, first %llu skipped: ips %.2f %s (max %.2f, min %.2f), "
+			"batch_cost %s, reader_cost %s, Reader Ratio %.2f%% (gprof-dl bench)\n",
+			pid, (unsigned long long)p.steps, (unsigned long long)p.skipped, p.ips.avg,
+			perf_ips_unit(&p), p.ips.max, p.ips.min, batch, reader, p.reader_ratio);
+	}
+	perf_free(&p);
+}
+
 int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
 {
 	struct analysis a;
@@ -188,6 +209,7 @@ int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
 	}
 	analysis_prepare(&a);
 	report_table(&a, out, pid);
+	report_perf(&a, out, pid);
 	report_facts(&a, trace_path, out, pid);
 	analysis_free(&a);
 	fflush(out);
