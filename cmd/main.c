@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -55,12 +56,20 @@ static void print_version(void)
 {
 	printf("gprof-dl %s\n", GPDL_VERSION);
 	printf("trace format %d.%d\n", TRACE_FORMAT_VERSION_MAJOR, TRACE_FORMAT_VERSION_MINOR);
-	printf("collector sources:%s\n", GPDL_HAVE_NVTX ? " nvtx" : " none");
+	/* The Python package is built only where Python's headers were found:
+	 * look for it where `gprof-dl run` does. */
+	const char *dir = gpdl_self_dir();
+	char *pkg = xmalloc(strlen(dir) + strlen(GPDL_COLLECTOR_RELDIR) + 64);
+	sprintf(pkg, "%s/%s/gprof-dl/python/gprof_dl/_native.abi3.so", dir, GPDL_COLLECTOR_RELDIR);
+	int python = access(pkg, R_OK) == 0;
+	free(pkg);
+	printf("collector sources:%s%s\n", GPDL_HAVE_NVTX ? " nvtx" : "", python ? " python" : "");
 	if (!GPDL_HAVE_NVTX)
 		printf("  nvtx: not built (no NVTX headers found at configure time)\n");
 	printf("  cupti: not built (GPU collection is not in this version%s)\n",
 	       GPDL_HAVE_CUPTI ? "" : "; no CUPTI headers found either");
-	printf("  python: not built (the Python package is not in this version)\n");
+	if (!python)
+		printf("  python: not built (no Python headers found at configure time)\n");
 }
 
 /* After a command returns its output must really have reached its destination:
