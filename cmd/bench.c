@@ -103,28 +103,6 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 	return optind;
 }
 
-static int bench_load(struct analysis *a, int nfiles, char **files)
-{
-	for (int i = 0; i < nfiles; i++) {
-		char err[1024];
-		progress_phase("reading '%s'", files[i]);
-		if (analysis_load(a, files[i], err, sizeof(err)) != 0) {
-			progress_done();
-			error("%s", err);
-			return -1;
-		}
-		const struct store_file *f = &a->store.files[a->store.nfiles - 1];
-		if (f->damage) {
-			progress_done();
-			warning("trace '%s' is damaged at offset %llu: %s; measured up to there", f->path,
-				(unsigned long long)f->damage_offset, f->damage);
-		}
-	}
-	analysis_prepare(a);
-	progress_done();
-	return 0;
-}
-
 static void json_stat(struct json_writer *w, const char *key, const struct perf_stat *st,
 		      double scale)
 {
@@ -181,7 +159,9 @@ int cmd_bench(int argc, char **argv)
 	struct analysis a;
 	analysis_init(&a);
 	progress_enable(1); /* only shown on a terminal, after a second */
-	if (bench_load(&a, argc - first, argv + first) != 0) {
+	int loaded = cmd_load_traces(&a, argc - first, argv + first, "measured");
+	progress_done();
+	if (loaded != 0) {
 		analysis_free(&a);
 		return 1;
 	}

@@ -19,5 +19,9 @@ int cmd_summary(int argc, char **argv);
 const char *gpdl_self_dir(void);
 /* --skip-steps N of bench and summary; a usage error when N is not a count. */
 unsigned cmd_parse_skip_steps(const char *s);
+struct analysis;
+/* Loads the trace files of summary and bench into a and prepares it; damage
+ * is a warning ("...; DONE up to there"). 0, or -1 after an error message. */
+int cmd_load_traces(struct analysis *a, int nfiles, char **files, const char *done);
 
 #endif

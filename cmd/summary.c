@@ -137,7 +137,9 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 	return optind;
 }
 
-static int summary_load(struct analysis *a, int nfiles, char **files)
+/* Shared with bench: loads every file into a, warning about damaged ones
+ * ("DONE up to there"), and prepares it. 0, or -1 after an error message. */
+int cmd_load_traces(struct analysis *a, int nfiles, char **files, const char *done)
 {
 	for (int i = 0; i < nfiles; i++) {
 		char err[1024];
@@ -150,8 +152,8 @@ static int summary_load(struct analysis *a, int nfiles, char **files)
 		const struct store_file *f = &a->store.files[a->store.nfiles - 1];
 		if (f->damage) {
 			progress_done();
-			warning("trace '%s' is damaged at offset %llu: %s; summarised up to there",
-				f->path, (unsigned long long)f->damage_offset, f->damage);
+			warning("trace '%s' is damaged at offset %llu: %s; %s up to there", f->path,
+				(unsigned long long)f->damage_offset, f->damage, done);
 		}
 	}
 	analysis_prepare(a);
@@ -168,7 +170,7 @@ int cmd_summary(int argc, char **argv)
 	struct analysis a;
 	analysis_init(&a);
 	progress_enable(1); /* only shown on a terminal, after a second */
-	if (summary_load(&a, argc - first, argv + first) != 0) {
+	if (cmd_load_traces(&a, argc - first, argv + first, "summarised") != 0) {
 		analysis_free(&a);
 		return 1;
 	}
