@@ -364,28 +364,4 @@ void coll_init(void);
 /* Writes this thread's end and PROCESS_EXIT (once per process). */
 void coll_process_exit(void);
 
-/* ---- record.c: entering the collector ------------------------------------ */
-
-/* Every operation runs between these: the thread's state, or NULL (counted)
- * when it has none or a signal handler interrupted the collector. */
-static inline struct coll_thread *coll_enter(void)
-{
-	struct coll_thread *t = coll_thread();
-	if (COLL_UNLIKELY(!t))
-		return NULL;
-	if (COLL_UNLIKELY(coll_busy)) {
-		coll_drop(t);
-		return NULL;
-	}
-	coll_busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	return t;
-}
-
-static inline void coll_leave(void)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	coll_busy = 0;
-}
-
 #endif

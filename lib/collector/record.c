@@ -52,8 +52,34 @@ void coll_drop_nothread(void)
 		atomic_fetch_add_explicit(&shm->no_slot_events, 1, memory_order_relaxed);
 }
 
-#define enter coll_enter
-#define leave coll_leave
+/* Every operation runs between these: the thread's state, or NULL (counted)
+ * when it has none or a signal handler interrupted the collector. */
+static inline struct coll_thread *enter(void)
+{
+	struct coll_thread *t = coll_thread();
+	if (COLL_UNLIKELY(!t))
+		return NULL;
+	if (COLL_UNLIKELY(coll_busy)) {
+		coll_drop(t);
+		return NULL;
+	}
+	coll_busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	return t;
+}
+
+static inline void leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	coll_busy = 0;
+}
+
+/* Whether an event of this domain and category at now falls outside the
+ * recording window (and is not one recorded whatever the window). */
+static inline int gated(const struct coll_str *domain, uint32_t category, uint64_t now)
+{
+	return !coll_detail_at(coll_window_state(), now) && !coll_always(domain, category);
+}
 
 static inline uint32_t domain_id(struct coll_thread *t, struct coll_str *domain)
 {
@@ -222,7 +248,7 @@ void coll_api_push(uint32_t category, uint32_t name, int64_t seq, uint32_t shape
 		return;
 	uint64_t now = clock_now_ns();
 	uint32_t flags = 0, dom = 0;
-	if (!coll_detail_at(coll_window_state(), now) && !coll_always(gpdl, category)) {
+	if (gated(gpdl, category, now)) {
 		flags = COLL_OPEN_GATED;
 		name = shapes = 0;
 	} else if (t->slot) {
@@ -341,7 +367,7 @@ void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t cate
 	if (!t)
 		return;
 	uint64_t now = clock_now_ns();
-	if (!coll_detail_at(coll_window_state(), now) && !coll_always(domain, category)) {
+	if (gated(domain, category, now)) {
 		leave();
 		return;
 	}
@@ -372,7 +398,7 @@ uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, ui
 	if (!t)
 		return 0;
 	uint64_t now = clock_now_ns();
-	if (!coll_detail_at(coll_window_state(), now) && !coll_always(domain, category)) {
+	if (gated(domain, category, now)) {
 		leave();
 		return 0; /* its end, given id 0, writes nothing either */
 	}
@@ -469,7 +495,7 @@ void coll_api_pop(void)
 static uint32_t api_event_domain(struct coll_thread *t, struct coll_str *gpdl, uint32_t category,
 				 uint32_t name, uint64_t now)
 {
-	if (!coll_detail_at(coll_window_state(), now) && !coll_always(gpdl, category))
+	if (gated(gpdl, category, now))
 		return 0;
 	if (!t->slot || !name) {
 		coll_drop(t);
