@@ -14,9 +14,6 @@
 
 #include <errno.h>
 
-#define KEEP_ERRNO_BEGIN int saved_errno_ = errno
-#define KEEP_ERRNO_END errno = saved_errno_
-
 /* Also brings the time window up to date, so that a binding that reads the
  * clock before it reads *detail sees --delay/--duration take effect. */
 static uint64_t api_now(void)

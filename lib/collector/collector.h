@@ -38,6 +38,7 @@
 #include "lib/common/clock.h"
 #include "lib/ring/ring.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -52,6 +53,10 @@
 #define COLL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define COLL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define COLL_EXPORT __attribute__((visibility("default")))
+
+/* Every entry point (NVTX's, the API's) keeps errno as the program left it. */
+#define KEEP_ERRNO_BEGIN int saved_errno_ = errno
+#define KEEP_ERRNO_END errno = saved_errno_
 
 /* ---- strings ------------------------------------------------------------ */
 

@@ -93,10 +93,6 @@ static uint64_t payload_count(const nvtxEventAttributes_t *a)
 	}
 }
 
-/* Every function NVTX calls keeps errno as the program left it. */
-#define KEEP_ERRNO_BEGIN int saved_errno_ = errno
-#define KEEP_ERRNO_END errno = saved_errno_
-
 /* ---- CORE --------------------------------------------------------------- */
 
 static void NVTX_API markEx(const nvtxEventAttributes_t *a)
