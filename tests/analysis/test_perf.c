@@ -304,31 +304,6 @@ static void assert_contains(const char *text, const char *want)
 		fail_msg("'%s' not in:\n%s", want, text);
 }
 
-/* The text layout, exactly: Paddle's three rows and avg / max / min columns
- * with five decimals, in the project's table style (trace a, seconds). */
-static const char perf_text_s[] =
-	"-------------------------------Perf Summary-------------------------------\n"
-	"Time unit: s\n"
-	"-----------------  -----------------  -----------------  -----------------\n"
-	"                   avg                max                min\n"
-	"-----------------  -----------------  -----------------  -----------------\n"
-	"reader_cost        0.09000            0.10000            0.08000\n"
-	"batch_cost         0.45000            0.50000            0.40000\n"
-	"ips                2.22222            2.50000            2.00000\n"
-	"-----------------  -----------------  -----------------  -----------------\n"
-	"Note:\n"
-	"Reader Ratio: 20.000%\n"
-	"IPS Unit: steps/s\n"
-	"Steps: 4 ProfileStep ranges; 2 skipped (the first 10 of each trace, at most half of its "
-	"steps); 2 counted.\n"
-	"batch_cost: a step's length; reader_cost: the time a Dataloader range of its process was "
-	"open inside it. avg over the counted steps; max and min per step. Reader Ratio = all "
-	"reader_cost / all batch_cost.\n"
-	"ips: 1 / a step's batch_cost (not every step says how many samples it processed); avg = "
-	"counted steps / all batch_cost.\n"
-	"--------------------------------------------------------------------------\n"
-	"\n";
-
 static void test_view_text(void **state)
 {
 	(void)state;
@@ -336,9 +311,9 @@ static void test_view_text(void **state)
 	struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_S}};
 	summary_add_view(&o, view_find("perf"));
 	char *text = summary_text(paths, 1, &o);
-	size_t n = strlen(text), want = strlen(perf_text_s);
+	size_t n = strlen(text), want = strlen(tb_perf_a_text_s);
 	assert_true(n > want); /* the Trace Summary, then the perf view's table */
-	assert_string_equal(text + n - want, perf_text_s);
+	assert_string_equal(text + n - want, tb_perf_a_text_s);
 	free(text);
 
 	/* in ms, with --skip-steps 0 through the options */

@@ -459,3 +459,30 @@ const char *tb_perf_nosteps(void)
 	tb_range(&b, 0, work, 10 * TB_MS, 90 * TB_MS);
 	return tb_close(&b, 100 * TB_MS);
 }
+
+/* The Perf Summary of tb_perf_a() with the default skip (2 of its 4 steps), in
+ * seconds, exactly: Paddle's three rows and avg / max / min columns with five
+ * decimals, in the project's table style. The view and `gprof-dl bench` both
+ * print it. */
+const char tb_perf_a_text_s[] =
+	"-------------------------------Perf Summary-------------------------------\n"
+	"Time unit: s\n"
+	"-----------------  -----------------  -----------------  -----------------\n"
+	"                   avg                max                min\n"
+	"-----------------  -----------------  -----------------  -----------------\n"
+	"reader_cost        0.09000            0.10000            0.08000\n"
+	"batch_cost         0.45000            0.50000            0.40000\n"
+	"ips                2.22222            2.50000            2.00000\n"
+	"-----------------  -----------------  -----------------  -----------------\n"
+	"Note:\n"
+	"Reader Ratio: 20.000%\n"
+	"IPS Unit: steps/s\n"
+	"Steps: 4 ProfileStep ranges; 2 skipped (the first 10 of each trace, at most half of its "
+	"steps); 2 counted.\n"
+	"batch_cost: a step's length; reader_cost: the time a Dataloader range of its process was "
+	"open inside it. avg over the counted steps; max and min per step. Reader Ratio = all "
+	"reader_cost / all batch_cost.\n"
+	"ips: 1 / a step's batch_cost (not every step says how many samples it processed); avg = "
+	"counted steps / all batch_cost.\n"
+	"--------------------------------------------------------------------------\n"
+	"\n";

@@ -79,6 +79,8 @@ const char *tb_gpu_trace(void);
  * tb_perf_nosteps(): UserDefined and Dataloader ranges, no step. */
 #define TB_MS 1000000ull
 const char *tb_perf_a(void);
+/* Its Perf Summary as text, default skip, time unit s. */
+extern const char tb_perf_a_text_s[];
 const char *tb_perf_b(void);
 const char *tb_perf_long(void);
 const char *tb_perf_samples(int all);

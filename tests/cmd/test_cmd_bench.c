@@ -141,30 +141,6 @@ static void test_bad_files(void **state)
 	result_free(&r);
 }
 
-/* Trace a, default skip (2 of 4 steps): the table in seconds, exactly. */
-static const char text_s[] =
-	"-------------------------------Perf Summary-------------------------------\n"
-	"Time unit: s\n"
-	"-----------------  -----------------  -----------------  -----------------\n"
-	"                   avg                max                min\n"
-	"-----------------  -----------------  -----------------  -----------------\n"
-	"reader_cost        0.09000            0.10000            0.08000\n"
-	"batch_cost         0.45000            0.50000            0.40000\n"
-	"ips                2.22222            2.50000            2.00000\n"
-	"-----------------  -----------------  -----------------  -----------------\n"
-	"Note:\n"
-	"Reader Ratio: 20.000%\n"
-	"IPS Unit: steps/s\n"
-	"Steps: 4 ProfileStep ranges; 2 skipped (the first 10 of each trace, at most half of its "
-	"steps); 2 counted.\n"
-	"batch_cost: a step's length; reader_cost: the time a Dataloader range of its process was "
-	"open inside it. avg over the counted steps; max and min per step. Reader Ratio = all "
-	"reader_cost / all batch_cost.\n"
-	"ips: 1 / a step's batch_cost (not every step says how many samples it processed); avg = "
-	"counted steps / all batch_cost.\n"
-	"--------------------------------------------------------------------------\n"
-	"\n";
-
 static void test_text(void **state)
 {
 	(void)state;
@@ -172,7 +148,7 @@ static void test_text(void **state)
 	struct result r = BENCH(a);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
-	assert_string_equal(r.out, text_s);
+	assert_string_equal(r.out, tb_perf_a_text_s);
 	result_free(&r);
 
 	/* --skip-steps 0 --time-unit ms: reader 50 / 100 / 0, batch 300 / 500 / 100,
