@@ -158,7 +158,7 @@ static void report_facts(const struct analysis *a, const char *path, FILE *out, 
 		(unsigned long long)a->events, (unsigned long long)a->marks,
 		(unsigned long long)a->dropped);
 	if (a->dropped)
-		fprintf(out, "==%u== Warning: %llu events were dropped (full ring buffers): the figures "
+		fprintf(out, "==%u== Warning: %llu events were dropped (full ring or CUPTI buffers): the figures "
 			     "above are missing them\n",
 			pid, (unsigned long long)a->dropped);
 	if (a->open_at_exit)

@@ -56,7 +56,7 @@ static void trace_notes(struct table *t, const struct analysis *a, const struct 
 			   s->wall_clock ? "wall time (they come from several hosts)"
 					 : "their host's CLOCK_MONOTONIC");
 	if (a->dropped)
-		table_note(t, "%llu events were dropped (full ring buffers): every table below is "
+		table_note(t, "%llu events were dropped (full ring or CUPTI buffers): every table below is "
 			      "missing them.",
 			   (unsigned long long)a->dropped);
 	for (uint32_t i = 0; i < s->nfiles; i++)

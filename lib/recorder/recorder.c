@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,10 +24,24 @@
 #define DEFER_POLLS 3 /* polls a record waits for a string before it is named "<unknown>" */
 #define FLUSH_INTERVAL_NS 1000000000ull
 #define LIVENESS_INTERVAL_NS 100000000ull
+#define NO_THREAD UINT32_MAX
+/* External ids are kept for this many correlation ids after the newest
+ * (CUDA calls of the process): GPU work completes, and CUPTI delivers it,
+ * long before that many more calls were made. */
+#define XID_WINDOW (1u << 16)
+#define XID_PRUNE_MIN (2u * XID_WINDOW)
+/* The stream id of a context's track, where synchronizations of no one
+ * stream go: CUPTI's own "invalid" stream id, which Kineto writes as -1. */
+#define SYNC_STREAM UINT32_MAX
 
 struct rec_thread {
 	struct trace_thread t;
 	uint64_t dropped; /* written so far */
+	uint32_t prev;    /* the thread before it with the same (pid, tid), NO_THREAD: none */
+	uint8_t bound;    /* a slot's thread; else a track made for GPU records */
+	uint8_t gpu;      /* a stream's, CUPTI's overhead or drops track */
+	uint8_t device_known; /* a stream: t.device is its device's */
+	uint64_t lo, hi;  /* the span of the events GPU records put on it; lo > hi: none */
 };
 
 struct rec_process {
@@ -49,8 +64,9 @@ struct pending_start {
 
 struct deferred {
 	uint32_t slot;
+	uint32_t pid; /* the slot's, when drained: GPU records are that process's */
 	uint32_t polls;
-	unsigned char rec[sizeof(struct ring_range_ext) + 8];
+	_Alignas(8) unsigned char rec[sizeof(struct ring_range_ext) + 8]; /* records are read in place */
 	unsigned char *big; /* records larger than rec[] (strings never defer) */
 };
 
@@ -70,6 +86,26 @@ struct recorder {
 	struct hmap starts;      /* range id -> struct pending_start * */
 	struct hmap ends;        /* range id -> end ts, for an End drained before its Start */
 	struct hmap end_threads; /* range id -> thread of that End */
+	uint8_t *strcomm;        /* ring string id -> names communication (NCCL, RCCL) */
+
+	/* GPU records */
+	struct hmap tids;     /* (pid, tid) -> the latest host track of that thread */
+	struct hmap streams;  /* stream_key() -> stream track */
+	struct hmap ctxdev;   /* (pid, context) -> device */
+	struct hmap proc_tracks; /* (pid, 0) CUPTI overhead track, (pid, 1) "[CUPTI]" */
+	struct hmap gdescs;   /* (file name id, type), or a copy's key -> desc id */
+	struct hmap xids;     /* (pid, correlation id) -> external id */
+	struct hmap xid_max;  /* (pid, 0) -> the newest correlation id with an external id */
+	size_t xid_prune_at;
+	struct hmap blocks;   /* (pid | device << 32, address) -> bytes allocated */
+	struct hmap in_use;   /* (pid | device << 32, 0) -> bytes in use */
+	struct hmap status_strs; /* ring string id of a status message -> its text, 0 not seen */
+	uint32_t mem_desc, sync_desc[RING_GPU_SYNC_CONTEXT + 1];
+	struct trace_device *devs; /* written */
+	uint32_t ndevs;
+	struct recorder_gpu_status *statuses;
+	uint32_t nstatuses;
+	uint64_t gpu_events, gpu_dropped;
 
 	struct rec_thread *threads;
 	uint32_t nthreads, threads_cap;
@@ -140,6 +176,17 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 	hmap_init(&r->starts);
 	hmap_init(&r->ends);
 	hmap_init(&r->end_threads);
+	hmap_init(&r->tids);
+	hmap_init(&r->streams);
+	hmap_init(&r->ctxdev);
+	hmap_init(&r->proc_tracks);
+	hmap_init(&r->gdescs);
+	hmap_init(&r->xids);
+	hmap_init(&r->xid_max);
+	r->xid_prune_at = XID_PRUNE_MIN;
+	hmap_init(&r->blocks);
+	hmap_init(&r->in_use);
+	hmap_init(&r->status_strs);
 	cpu_sampler_init(&r->cpu);
 	return r;
 }
@@ -259,6 +306,17 @@ static uint32_t string_file_id(const struct recorder *r, uint32_t ring_id)
 	return ring_id < r->strmap_cap ? r->strmap[ring_id] : 0;
 }
 
+/* Whether a kernel's name makes it communication, as the importer reads
+ * Kineto's kernels: "nccl" or "rccl" in it, any case. */
+static int names_comm(const char *s, size_t len)
+{
+	for (size_t i = 0; i + 4 <= len; i++)
+		if ((s[i] == 'n' || s[i] == 'N' || s[i] == 'r' || s[i] == 'R') &&
+		    strncasecmp(s + i + 1, "ccl", 3) == 0)
+			return 1;
+	return 0;
+}
+
 static void string_define(struct recorder *r, uint32_t ring_id, const char *s, size_t len)
 {
 	if (ring_id == 0 || ring_id > (1u << 30))
@@ -269,10 +327,13 @@ static void string_define(struct recorder *r, uint32_t ring_id, const char *s, s
 			cap *= 2;
 		r->strmap = xrealloc(r->strmap, cap * sizeof(*r->strmap));
 		memset(r->strmap + r->strmap_cap, 0, (cap - r->strmap_cap) * sizeof(*r->strmap));
+		r->strcomm = xrealloc(r->strcomm, cap);
+		memset(r->strcomm + r->strmap_cap, 0, cap - r->strmap_cap);
 		r->strmap_cap = cap;
 	}
 	uint32_t id = trace_writer_string(r->w, s, len);
 	r->strmap[ring_id] = id;
+	r->strcomm[ring_id] = (uint8_t)names_comm(s, len);
 	if (!r->gprofdl_domain && len == strlen(GPROF_DL_NVTX_DOMAIN) && memcmp(s, GPROF_DL_NVTX_DOMAIN, len) == 0)
 		r->gprofdl_domain = id;
 }
@@ -310,12 +371,15 @@ static uint32_t desc_of(struct recorder *r, uint32_t name, uint32_t domain, uint
 	return id;
 }
 
-static struct rec_thread *thread_of_slot(struct recorder *r, uint32_t slot_idx)
+static void thread_write(struct recorder *r, struct rec_thread *t)
 {
-	struct slot_state *st = &r->slots[slot_idx];
-	if (st->thread >= 0)
-		return &r->threads[st->thread];
-	struct ring_slot *slot = ring_shm_slot(r->shm, slot_idx);
+	if (trace_writer_thread(r->w, &t->t) != 0)
+		r->failed = 1;
+}
+
+/* A new track (pid, tid), not yet written. Invalidates pointers into threads. */
+static uint32_t thread_add(struct recorder *r, uint32_t pid, uint32_t tid)
+{
 	if (r->nthreads == r->threads_cap) {
 		r->threads_cap = r->threads_cap ? r->threads_cap * 2 : 64;
 		r->threads = xrealloc(r->threads, r->threads_cap * sizeof(*r->threads));
@@ -323,19 +387,41 @@ static struct rec_thread *thread_of_slot(struct recorder *r, uint32_t slot_idx)
 	struct rec_thread *t = &r->threads[r->nthreads];
 	memset(t, 0, sizeof(*t));
 	t->t.index = r->nthreads;
-	t->t.pid = slot->pid;
-	t->t.tid = slot->tid;
-	t->t.start_ns = clock_now_ns();
-	st->thread = (int32_t)r->nthreads++;
-	st->generation = slot->generation;
-	st->dropped_seen = 0;
-	return t;
+	t->t.pid = pid;
+	t->t.tid = tid;
+	t->prev = NO_THREAD;
+	t->lo = UINT64_MAX;
+	return r->nthreads++;
 }
 
-static void thread_write(struct recorder *r, struct rec_thread *t)
+/* The slot's thread; or, when GPU records named (pid, tid) before its slot
+ * was drained, the track made for them, so that a thread's calls and its
+ * ranges share one track. */
+static struct rec_thread *thread_of_slot(struct recorder *r, uint32_t slot_idx)
 {
-	if (trace_writer_thread(r->w, &t->t) != 0)
-		r->failed = 1;
+	struct slot_state *st = &r->slots[slot_idx];
+	if (st->thread >= 0)
+		return &r->threads[st->thread];
+	struct ring_slot *slot = ring_shm_slot(r->shm, slot_idx);
+	uint64_t *v = hmap_get(&r->tids, slot->pid, slot->tid);
+	uint32_t i;
+	if (v && !r->threads[*v].bound) {
+		i = (uint32_t)*v;
+	} else {
+		uint32_t prev = v ? (uint32_t)*v : NO_THREAD; /* a tid the system reused */
+		i = thread_add(r, slot->pid, slot->tid);
+		r->threads[i].t.start_ns = clock_now_ns();
+		r->threads[i].prev = prev;
+		hmap_put(&r->tids, slot->pid, slot->tid, i);
+		/* now, not at its THREAD_START: a track GPU records make before
+		 * that must not be written with an index the file skipped */
+		thread_write(r, &r->threads[i]);
+	}
+	r->threads[i].bound = 1;
+	st->thread = (int32_t)i;
+	st->generation = slot->generation;
+	st->dropped_seen = 0;
+	return &r->threads[i];
 }
 
 static void event_write_ext(struct recorder *r, uint64_t start, uint64_t end, uint32_t desc,
@@ -375,6 +461,541 @@ static const struct trace_event_ext *range_ext(const struct recorder *r, int64_t
 	return x;
 }
 
+/* ---- GPU records (ring version 3) ---------------------------------------- */
+
+/* A desc of a given type, by file string id: GPU records name no domain. */
+static uint32_t desc_typed(struct recorder *r, uint32_t name, uint8_t type)
+{
+	uint64_t *v = hmap_get(&r->gdescs, name, type);
+	if (v)
+		return (uint32_t)*v;
+	uint32_t id = trace_writer_desc(r->w, name, 0, 0, type);
+	hmap_put(&r->gdescs, name, type, id);
+	return id;
+}
+
+static uint32_t desc_named(struct recorder *r, const char *name, uint8_t type)
+{
+	return desc_typed(r, trace_writer_string(r->w, name, strlen(name)), type);
+}
+
+/* A copy or set is named by what it did, as Kineto names it and the chrome
+ * export composes it ("Memcpy HtoD (Pinned -> Device)", "Memset (Device)"),
+ * so that an export and its import keep the desc; the views read the kinds
+ * from the details. */
+static uint32_t desc_copy(struct recorder *r, uint8_t type, const struct trace_event_ext *x)
+{
+	uint64_t k1 = 1ull << 63 | (uint64_t)type << 24 | (uint64_t)x->copy_kind << 16 |
+		      (uint64_t)x->src_kind << 8 | x->dst_kind;
+	uint64_t *v = hmap_get(&r->gdescs, k1, 0);
+	if (v)
+		return (uint32_t)*v;
+	char name[96];
+	if (type == TRACE_EV_MEMCPY)
+		snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)", trace_copy_kind_name(x->copy_kind),
+			 trace_memory_kind_name(x->src_kind), trace_memory_kind_name(x->dst_kind));
+	else
+		snprintf(name, sizeof(name), "Memset (%s)", trace_memory_kind_name(x->dst_kind));
+	uint32_t id = desc_named(r, name, type);
+	hmap_put(&r->gdescs, k1, 0, id);
+	return id;
+}
+
+static void gpu_event(struct recorder *r, uint64_t start, uint64_t end, uint32_t desc, uint32_t thread,
+		      uint8_t flags, const struct trace_event_ext *ext)
+{
+	struct rec_thread *t = &r->threads[thread];
+	if (end < start)
+		end = start;
+	if (start < t->lo)
+		t->lo = start;
+	if (end > t->hi)
+		t->hi = end;
+	event_write_ext(r, start, end, desc, thread, flags, ext);
+	r->gpu_events++;
+}
+
+/* The host track of the thread that made a CUDA call at ts: the thread's
+ * own, or a track made for it until its slot is drained (thread_of_slot()
+ * takes it over). Where the system reused the tid, the thread it was at
+ * ts: an earlier one if the latest started after ts; a new one if the
+ * latest had ended by then. */
+static uint32_t api_thread(struct recorder *r, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	uint64_t *v = hmap_get(&r->tids, pid, tid);
+	uint32_t prev = NO_THREAD;
+	if (v) {
+		uint32_t i = (uint32_t)*v;
+		const struct rec_thread *t = &r->threads[i];
+		if (!t->bound || !t->t.end_ns || ts < t->t.end_ns) {
+			while (r->threads[i].bound && r->threads[i].t.start_ns > ts &&
+			       r->threads[i].prev != NO_THREAD)
+				i = r->threads[i].prev;
+			return i;
+		}
+		prev = i;
+	}
+	uint32_t i = thread_add(r, pid, tid);
+	r->threads[i].prev = prev;
+	r->threads[i].t.start_ns = ts;
+	hmap_put(&r->tids, pid, tid, i);
+	thread_write(r, &r->threads[i]);
+	return i;
+}
+
+/* One CUDA stream is one track: CUPTI's stream ids are unique within a
+ * process, and a context is on one device. Records without a context
+ * (none CUPTI writes for work) are told apart by their device. */
+static void stream_key(uint32_t pid, uint32_t context, uint32_t device, uint64_t stream, uint64_t *k1,
+		       uint64_t *k2)
+{
+	*k1 = (uint64_t)pid << 32 | context;
+	*k2 = context ? stream : (uint64_t)device << 32 | (uint32_t)stream;
+}
+
+/* The track of a stream, made on first sight; device < 0: not known from
+ * this record (a synchronization names none), taken from the context's
+ * other streams then, or at the end. */
+static uint32_t stream_track(struct recorder *r, uint32_t pid, uint32_t context, int64_t device,
+			     uint64_t stream, uint64_t ts)
+{
+	uint64_t k1, k2;
+	if (device < 0) {
+		uint64_t *d = hmap_get(&r->ctxdev, pid, context);
+		if (d)
+			device = (int64_t)*d;
+	}
+	stream_key(pid, context, device < 0 ? 0 : (uint32_t)device, stream, &k1, &k2);
+	uint64_t *v = hmap_get(&r->streams, k1, k2);
+	if (v) {
+		struct rec_thread *t = &r->threads[*v];
+		if (!t->device_known && device >= 0) {
+			t->t.device = (uint32_t)device;
+			t->device_known = 1;
+			hmap_put(&r->ctxdev, pid, context, (uint64_t)device);
+			thread_write(r, t);
+		}
+		return t->t.index;
+	}
+	uint32_t i = thread_add(r, pid, 0);
+	struct rec_thread *t = &r->threads[i];
+	t->gpu = 1;
+	t->t.kind = TRACE_TRACK_STREAM;
+	t->t.context = context;
+	t->t.stream = stream;
+	t->t.start_ns = ts;
+	if (device >= 0) {
+		t->t.device = (uint32_t)device;
+		t->device_known = 1;
+		hmap_put(&r->ctxdev, pid, context, (uint64_t)device);
+	}
+	if (stream == SYNC_STREAM) {
+		char name[48];
+		int n = snprintf(name, sizeof(name), "context %u sync", context);
+		t->t.name_str = trace_writer_string(r->w, name, (size_t)n);
+	}
+	hmap_put(&r->streams, k1, k2, i);
+	thread_write(r, t);
+	return i;
+}
+
+/* A process's host track of CUPTI's own (which 0: its overhead, 1: the
+ * records it lost), apart from the program's threads: CUPTI's overhead
+ * never nests inside the program's ranges. */
+static uint32_t proc_track(struct recorder *r, uint32_t pid, unsigned which, uint64_t ts)
+{
+	static const char *const names[] = {"[CUPTI overhead]", "[CUPTI]"};
+	uint64_t *v = hmap_get(&r->proc_tracks, pid, which);
+	if (v)
+		return (uint32_t)*v;
+	uint32_t i = thread_add(r, pid, 0);
+	struct rec_thread *t = &r->threads[i];
+	t->gpu = 1;
+	t->t.name_str = trace_writer_string(r->w, names[which], strlen(names[which]));
+	t->t.start_ns = ts;
+	hmap_put(&r->proc_tracks, pid, which, i);
+	thread_write(r, t);
+	return i;
+}
+
+/* Keeps the external ids of each process's last XID_WINDOW correlation ids. */
+static void xid_prune(struct recorder *r)
+{
+	struct hmap keep;
+	hmap_init(&keep);
+	for (size_t i = 0; i < r->xids.cap; i++) {
+		const struct hmap_entry *e = &r->xids.e[i];
+		if (!e->used)
+			continue;
+		const uint64_t *newest = hmap_get(&r->xid_max, e->k1, 0);
+		if (newest && e->k2 + XID_WINDOW >= *newest)
+			hmap_put(&keep, e->k1, e->k2, e->value);
+	}
+	hmap_free(&r->xids);
+	r->xids = keep;
+	r->xid_prune_at = 2 * keep.len > XID_PRUNE_MIN ? 2 * keep.len : XID_PRUNE_MIN;
+}
+
+static void xid_put(struct recorder *r, uint32_t pid, uint64_t corr, uint64_t xid)
+{
+	if (!corr || !xid)
+		return;
+	uint64_t *newest = hmap_get(&r->xid_max, pid, 0);
+	if (!newest || corr > *newest)
+		hmap_put(&r->xid_max, pid, 0, corr);
+	hmap_put(&r->xids, pid, corr, xid);
+	if (r->xids.len >= r->xid_prune_at)
+		xid_prune(r);
+}
+
+static uint64_t xid_of(const struct recorder *r, uint32_t pid, uint64_t corr)
+{
+	const uint64_t *v = corr && r->xids.len ? hmap_get(&r->xids, pid, corr) : NULL;
+	return v ? *v : 0;
+}
+
+/* The bytes in use on a device of a process after an allocation or a free,
+ * as its records tell: a free takes back what its block's allocation gave
+ * (its own size where the allocation was not seen), never below 0. */
+static uint64_t memory_in_use(struct recorder *r, uint32_t pid, const struct ring_gpu_memory *x,
+			      uint64_t *freed)
+{
+	uint64_t k1 = pid | (uint64_t)x->device << 32;
+	uint64_t *v = hmap_get(&r->in_use, k1, 0);
+	uint64_t use = v ? *v : 0;
+	if (x->h.aux == RING_GPU_MEM_ALLOC) {
+		hmap_put(&r->blocks, k1, x->address, x->bytes);
+		use += x->bytes;
+	} else {
+		uint64_t *b = hmap_get(&r->blocks, k1, x->address);
+		uint64_t size = b ? *b : x->bytes;
+		if (b)
+			hmap_del(&r->blocks, k1, x->address);
+		*freed = x->bytes ? x->bytes : size;
+		use -= size < use ? size : use;
+	}
+	hmap_put(&r->in_use, k1, 0, use);
+	return use;
+}
+
+static void gpu_memory(struct recorder *r, uint32_t pid, const struct ring_gpu_memory *x)
+{
+	if (x->h.aux != RING_GPU_MEM_ALLOC && x->h.aux != RING_GPU_MEM_FREE)
+		return;
+	uint64_t freed = 0;
+	struct trace_event_ext ext = {0};
+	ext.total_allocated = memory_in_use(r, pid, x, &freed);
+	ext.bytes = x->h.aux == RING_GPU_MEM_ALLOC ? x->bytes : (uint64_t)-(int64_t)freed;
+	ext.address = x->address;
+	ext.device = (int32_t)x->device;
+	ext.dst_kind = x->memory_kind;
+	ext.is_async = x->is_async != 0;
+	ext.correlation = x->correlation;
+	ext.external_id = xid_of(r, pid, x->correlation);
+	if (!r->mem_desc)
+		r->mem_desc = desc_named(r, "[memory]", TRACE_EV_MEMORY); /* Kineto's name */
+	uint32_t th = stream_track(r, pid, x->context, x->device, x->stream, x->ts_ns);
+	gpu_event(r, x->ts_ns, x->ts_ns, r->mem_desc, th, TRACE_EVF_MARK, &ext);
+}
+
+static void gpu_work(struct recorder *r, uint32_t pid, const struct ring_gpu_work *x)
+{
+	struct trace_event_ext ext = {0};
+	uint8_t type = (uint8_t)x->h.aux;
+	uint32_t desc;
+	ext.correlation = x->correlation;
+	ext.external_id = xid_of(r, pid, x->correlation);
+	if (type == TRACE_EV_MEMCPY || type == TRACE_EV_MEMSET) {
+		ext.bytes = x->bytes;
+		if (type == TRACE_EV_MEMCPY) {
+			ext.copy_kind = x->copy_kind;
+			ext.src_kind = x->src_kind;
+		}
+		ext.dst_kind = x->dst_kind;
+		ext.is_async = x->is_async != 0;
+		desc = desc_copy(r, type, &ext);
+	} else {
+		/* the CUDA graph a kernel ran in (graph_id) has no place in the trace */
+		memcpy(ext.grid, x->grid, sizeof(ext.grid));
+		memcpy(ext.block, x->block, sizeof(ext.block));
+		ext.registers = x->registers;
+		ext.static_smem = x->static_smem;
+		ext.dynamic_smem = x->dynamic_smem;
+		if (!trace_event_type_is_device(type))
+			type = TRACE_EV_KERNEL;
+		if (type == TRACE_EV_KERNEL && x->name_str < r->strmap_cap && r->strcomm[x->name_str])
+			type = TRACE_EV_COMMUNICATION; /* an NCCL kernel, as imports have it */
+		desc = desc_typed(r, string_file_id(r, x->name_str), type);
+	}
+	uint32_t th = stream_track(r, pid, x->context, x->device, x->stream, x->start_ns);
+	gpu_event(r, x->start_ns, x->end_ns, desc, th, (uint8_t)(x->flags & TRACE_EVF_NAME_TRUNCATED),
+		  &ext);
+}
+
+/* Kineto's names of CUPTI's synchronization types. */
+static void gpu_sync(struct recorder *r, uint32_t pid, const struct ring_gpu_sync *x)
+{
+	static const char *const names[] = {
+		[RING_GPU_SYNC_UNKNOWN] = "Unknown Sync",
+		[RING_GPU_SYNC_EVENT] = "Event Sync",
+		[RING_GPU_SYNC_STREAM_WAIT] = "Stream Wait Event",
+		[RING_GPU_SYNC_STREAM] = "Stream Sync",
+		[RING_GPU_SYNC_CONTEXT] = "Context Sync",
+	};
+	unsigned type = x->h.aux <= RING_GPU_SYNC_CONTEXT ? x->h.aux : RING_GPU_SYNC_UNKNOWN;
+	if (!r->sync_desc[type])
+		r->sync_desc[type] = desc_named(r, names[type], TRACE_EV_USER_DEFINED);
+	struct trace_event_ext ext = {0};
+	ext.correlation = x->correlation;
+	uint64_t stream = x->stream == UINT64_MAX ? SYNC_STREAM : x->stream;
+	uint32_t th = stream_track(r, pid, x->context, -1, stream, x->start_ns);
+	gpu_event(r, x->start_ns, x->end_ns, r->sync_desc[type], th, 0, &ext);
+}
+
+/* Written when new, or when a device is described anew (the trace keeps
+ * the last description of an id). */
+static void gpu_device(struct recorder *r, const struct ring_gpu_device *x)
+{
+	struct trace_device d;
+	memset(&d, 0, sizeof(d));
+	d.id = x->id;
+	d.name_str = string_file_id(r, x->name_str);
+	d.sm_count = x->sm_count;
+	d.max_threads_per_sm = x->max_threads_per_sm;
+	d.max_threads_per_block = x->max_threads_per_block;
+	d.max_blocks_per_sm = x->max_blocks_per_sm;
+	d.warp_size = x->warp_size;
+	d.regs_per_sm = x->regs_per_sm;
+	d.regs_per_block = x->regs_per_block;
+	d.smem_per_sm = x->smem_per_sm;
+	d.smem_per_block = x->smem_per_block;
+	d.total_memory = x->total_memory;
+	d.clock_khz = x->clock_khz;
+	d.cc_major = x->cc_major;
+	d.cc_minor = x->cc_minor;
+	uint32_t i;
+	for (i = 0; i < r->ndevs && r->devs[i].id != d.id; i++)
+		;
+	if (i < r->ndevs && memcmp(&r->devs[i], &d, sizeof(d)) == 0)
+		return; /* every process of the run describes its devices */
+	if (i == r->ndevs)
+		r->devs = xrealloc(r->devs, ++r->ndevs * sizeof(*r->devs));
+	memcpy(&r->devs[i], &d, sizeof(d)); /* padding too, for the memcmp */
+	if (trace_writer_device(r->w, &d) != 0)
+		r->failed = 1;
+}
+
+static void gpu_drops(struct recorder *r, uint32_t pid, const struct ring_gpu_drops *x)
+{
+	if (!x->dropped)
+		return;
+	const struct rec_process *p = process_find(r, pid, 0);
+	uint32_t th = proc_track(r, pid, 1, p ? p->p.start_ns : r->start_ns);
+	r->threads[th].dropped += x->dropped;
+	r->gpu_dropped += x->dropped;
+	if (trace_writer_drops(r->w, th, x->dropped) != 0)
+		r->failed = 1;
+}
+
+/* Status messages: the ring string of one is kept as text when a drain
+ * brings its status record (gpu_prescan()) no later than its STRING. */
+static void status_text_keep(struct recorder *r, uint32_t ring_id, const char *s, size_t len)
+{
+	uint64_t *v = hmap_get(&r->status_strs, ring_id, 0);
+	if (v && !*v) {
+		char *text = xmalloc(len + 1);
+		memcpy(text, s, len);
+		text[len] = '\0';
+		*v = (uint64_t)(uintptr_t)text;
+	}
+}
+
+static void status_want(struct recorder *r, uint32_t ring_id)
+{
+	if (ring_id && !string_known(r, ring_id) && !hmap_get(&r->status_strs, ring_id, 0))
+		hmap_put(&r->status_strs, ring_id, 0, 0);
+}
+
+/* What a status says when its text was not kept (its STRING was drained
+ * before the status record, or never came). */
+static const char *status_default(unsigned code)
+{
+	switch (code) {
+	case RING_GPU_ON:
+		return "CUPTI";
+	case RING_GPU_NO_CUPTI:
+		return "no GPU activity recorded: CUPTI could not be loaded";
+	case RING_GPU_OLD_CUPTI:
+		return "no GPU activity recorded: CUPTI is older than CUDA 12's";
+	case RING_GPU_PRIVILEGES:
+		return "no GPU activity recorded: CUPTI lacks the privileges to profile";
+	case RING_GPU_SUBSCRIBER:
+		return "no GPU activity recorded: another profiler holds CUPTI";
+	case RING_GPU_BUFFERS:
+		return "GPU activity records were lost: CUPTI's buffers ran short";
+	default:
+		return "no GPU activity recorded: CUPTI failed";
+	}
+}
+
+/* How bad a status is: off (every code but these two) is worse than
+ * degraded, which is worse than on. */
+static int status_rank(unsigned code)
+{
+	return code == RING_GPU_ON ? 0 : code == RING_GPU_BUFFERS ? 1 : 2;
+}
+
+static void gpu_status(struct recorder *r, const struct ring_gpu_status *x)
+{
+	unsigned code = x->h.aux;
+	const uint64_t *v = x->msg_str ? hmap_get(&r->status_strs, x->msg_str, 0) : NULL;
+	const char *msg = v && *v ? (const char *)(uintptr_t)*v : status_default(code);
+	for (uint32_t i = 0; i < r->nstatuses; i++)
+		if (r->statuses[i].code == code && strcmp(r->statuses[i].msg, msg) == 0)
+			return; /* every process of the run reports it */
+	r->statuses = xrealloc(r->statuses, (r->nstatuses + 1) * sizeof(*r->statuses));
+	r->statuses[r->nstatuses++] = (struct recorder_gpu_status){code, xstrdup(msg)};
+	if (code != RING_GPU_ON)
+		warning("%s", msg);
+}
+
+/* External ids and status strings first, in what one read of a ring
+ * brought: CUPTI writes a call's EXTERNAL_CORRELATION record before the
+ * call's, but nothing makes the ring promise that order, so within a read
+ * every external id is known before a call or work looks it up; and a
+ * status's STRING, written just before it, is kept as text. */
+static void gpu_prescan(struct recorder *r, uint32_t pid, const unsigned char *buf, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		const struct ring_rec *h = (const void *)(buf + off);
+		if (h->size < sizeof(*h) || h->size > n - off)
+			return; /* drain_slot() reports it */
+		if (h->kind == RING_REC_GPU_EXTCORR && h->size >= sizeof(struct ring_gpu_extcorr)) {
+			const struct ring_gpu_extcorr *x = (const void *)h;
+			xid_put(r, pid, x->correlation, x->external_id);
+		} else if (h->kind == RING_REC_GPU_STATUS && h->size >= sizeof(struct ring_gpu_status)) {
+			status_want(r, ((const struct ring_gpu_status *)(const void *)h)->msg_str);
+		}
+		off += h->size;
+	}
+}
+
+/* Record sizes, for records shorter than this build's (ignored). */
+static size_t gpu_record_size(unsigned kind)
+{
+	switch (kind) {
+	case RING_REC_GPU_API: return sizeof(struct ring_gpu_api);
+	case RING_REC_GPU_WORK: return sizeof(struct ring_gpu_work);
+	case RING_REC_GPU_MEMORY: return sizeof(struct ring_gpu_memory);
+	case RING_REC_GPU_SYNC: return sizeof(struct ring_gpu_sync);
+	case RING_REC_GPU_OVERHEAD: return sizeof(struct ring_gpu_overhead);
+	case RING_REC_GPU_EXTCORR: return sizeof(struct ring_gpu_extcorr);
+	case RING_REC_GPU_DEVICE: return sizeof(struct ring_gpu_device);
+	case RING_REC_GPU_DROPS: return sizeof(struct ring_gpu_drops);
+	case RING_REC_GPU_STATUS: return sizeof(struct ring_gpu_status);
+	default: return SIZE_MAX;
+	}
+}
+
+static int is_gpu_record(unsigned kind)
+{
+	return kind >= RING_REC_GPU_API && kind <= RING_REC_GPU_STATUS;
+}
+
+/* A GPU record of process pid, whatever slot brought it. Returns 0 when
+ * handled, 1 when it names a string not seen yet (defer it). */
+static int gpu_record(struct recorder *r, uint32_t pid, const struct ring_rec *h)
+{
+	if (h->size < gpu_record_size(h->kind))
+		return 0;
+	switch (h->kind) {
+	case RING_REC_GPU_API: {
+		const struct ring_gpu_api *x = (const void *)h;
+		if (!string_known(r, x->name_str))
+			return 1;
+		struct trace_event_ext ext = {0};
+		ext.correlation = x->correlation;
+		ext.external_id = xid_of(r, pid, x->correlation);
+		uint32_t th = api_thread(r, pid, x->tid, x->start_ns);
+		gpu_event(r, x->start_ns, x->end_ns,
+			  desc_typed(r, string_file_id(r, x->name_str), TRACE_EV_CUDA_RUNTIME), th,
+			  (uint8_t)(x->flags & TRACE_EVF_NAME_TRUNCATED), &ext);
+		return 0;
+	}
+	case RING_REC_GPU_WORK: {
+		const struct ring_gpu_work *x = (const void *)h;
+		if (!string_known(r, x->name_str))
+			return 1;
+		gpu_work(r, pid, x);
+		return 0;
+	}
+	case RING_REC_GPU_MEMORY:
+		gpu_memory(r, pid, (const void *)h);
+		return 0;
+	case RING_REC_GPU_SYNC:
+		gpu_sync(r, pid, (const void *)h);
+		return 0;
+	case RING_REC_GPU_OVERHEAD: {
+		const struct ring_gpu_overhead *x = (const void *)h;
+		if (!string_known(r, x->name_str))
+			return 1;
+		uint32_t desc = desc_typed(r, string_file_id(r, x->name_str), TRACE_EV_USER_DEFINED);
+		gpu_event(r, x->start_ns, x->end_ns, desc, proc_track(r, pid, 0, x->start_ns), 0, NULL);
+		return 0;
+	}
+	case RING_REC_GPU_EXTCORR: {
+		const struct ring_gpu_extcorr *x = (const void *)h;
+		xid_put(r, pid, x->correlation, x->external_id);
+		return 0;
+	}
+	case RING_REC_GPU_DEVICE: {
+		const struct ring_gpu_device *x = (const void *)h;
+		if (!string_known(r, x->name_str))
+			return 1;
+		gpu_device(r, x);
+		return 0;
+	}
+	case RING_REC_GPU_DROPS:
+		gpu_drops(r, pid, (const void *)h);
+		return 0;
+	case RING_REC_GPU_STATUS: {
+		const struct ring_gpu_status *x = (const void *)h;
+		if (!string_known(r, x->msg_str))
+			return 1;
+		gpu_status(r, x);
+		return 0;
+	}
+	}
+	return 0;
+}
+
+/* The tracks GPU records made get their span at the end: a stream's, from
+ * its first event's start to its last event's end (the process's life when
+ * it has none, as a track of drops only); a thread whose slot never came,
+ * from its calls. */
+static void finish_gpu_tracks(struct recorder *r, uint64_t end_ns)
+{
+	for (uint32_t i = 0; i < r->nthreads; i++) {
+		struct rec_thread *t = &r->threads[i];
+		if (t->bound && !t->gpu)
+			continue; /* a slot's thread: finish_slot() ended it */
+		if (t->t.kind == TRACE_TRACK_STREAM && !t->device_known) {
+			const uint64_t *d = hmap_get(&r->ctxdev, t->t.pid, t->t.context);
+			if (d)
+				t->t.device = (uint32_t)*d;
+		}
+		if (t->lo <= t->hi) {
+			t->t.start_ns = t->lo;
+			t->t.end_ns = t->hi;
+		} else {
+			const struct rec_process *p = process_find(r, t->t.pid, 0);
+			t->t.start_ns = p ? p->p.start_ns : r->start_ns;
+			t->t.end_ns = p && p->p.end_ns ? p->p.end_ns : end_ns;
+		}
+		thread_write(r, t);
+	}
+}
+
 /* ---- record handling ---------------------------------------------------- */
 
 static int names_known(const struct recorder *r, uint32_t a, uint32_t b, uint32_t c)
@@ -399,6 +1020,8 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		size_t max = h->size - sizeof(*h);
 		const char *s = (const char *)(h + 1);
 		string_define(r, h->aux, s, strnlen(s, max));
+		if (r->status_strs.len)
+			status_text_keep(r, h->aux, s, strnlen(s, max));
 		return 0;
 	}
 	case RING_REC_RANGE: {
@@ -530,7 +1153,15 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 	}
 }
 
-static void defer_record(struct recorder *r, uint32_t slot_idx, const struct ring_rec *h)
+/* Any record of the slot; pid: the slot's when it was drained. */
+static int dispatch_record(struct recorder *r, uint32_t slot_idx, uint32_t pid, const struct ring_rec *h)
+{
+	if (is_gpu_record(h->kind))
+		return gpu_record(r, pid, h);
+	return handle_record(r, slot_idx, h);
+}
+
+static void defer_record(struct recorder *r, uint32_t slot_idx, uint32_t pid, const struct ring_rec *h)
 {
 	if (r->ndeferred == r->deferred_cap) {
 		r->deferred_cap = r->deferred_cap ? r->deferred_cap * 2 : 64;
@@ -538,6 +1169,7 @@ static void defer_record(struct recorder *r, uint32_t slot_idx, const struct rin
 	}
 	struct deferred *d = &r->deferred[r->ndeferred++];
 	d->slot = slot_idx;
+	d->pid = pid;
 	d->polls = 0;
 	d->big = NULL;
 	if (h->size <= sizeof(d->rec)) {
@@ -585,6 +1217,21 @@ static const uint32_t *record_string_ids(const struct ring_rec *h, unsigned *n)
 	case RING_REC_PROCESS_START:
 		ids[0] = ((const struct ring_process *)(const void *)h)->cmdline_str, *n = 1;
 		break;
+	case RING_REC_GPU_API:
+		ids[0] = ((const struct ring_gpu_api *)(const void *)h)->name_str, *n = 1;
+		break;
+	case RING_REC_GPU_WORK:
+		ids[0] = ((const struct ring_gpu_work *)(const void *)h)->name_str, *n = 1;
+		break;
+	case RING_REC_GPU_OVERHEAD:
+		ids[0] = ((const struct ring_gpu_overhead *)(const void *)h)->name_str, *n = 1;
+		break;
+	case RING_REC_GPU_DEVICE:
+		ids[0] = ((const struct ring_gpu_device *)(const void *)h)->name_str, *n = 1;
+		break;
+	case RING_REC_GPU_STATUS:
+		ids[0] = ((const struct ring_gpu_status *)(const void *)h)->msg_str, *n = 1;
+		break;
 	}
 	return ids;
 }
@@ -603,7 +1250,7 @@ static void retry_deferred(struct recorder *r, int final)
 			for (unsigned k = 0; k < n; k++)
 				string_give_up(r, ids[k]);
 		}
-		if (handle_record(r, d->slot, h) == 0) {
+		if (dispatch_record(r, d->slot, d->pid, h) == 0) {
 			free(d->big);
 			continue;
 		}
@@ -624,12 +1271,15 @@ static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 	if (st->thread >= 0 && st->generation != slot->generation)
 		st->thread = -1; /* reused by a new thread: cannot happen before we free it */
 	while ((n = ring_read(r->shm, slot, r->buf, r->opts.ring_bytes)) > 0) {
+		uint32_t pid = slot->pid;
+		gpu_prescan(r, pid, r->buf, n);
 		for (size_t off = 0; off < n;) {
 			const struct ring_rec *h = (const void *)(r->buf + off);
 			if (h->size < sizeof(*h) || h->size > n - off)
 				BUG("record of %u bytes at %zu of %zu drained", h->size, off, n);
-			if (handle_record(r, slot_idx, h))
-				defer_record(r, slot_idx, h);
+			/* external ids were taken by gpu_prescan() */
+			if (h->kind != RING_REC_GPU_EXTCORR && dispatch_record(r, slot_idx, pid, h))
+				defer_record(r, slot_idx, pid, h);
 			off += h->size;
 		}
 		total += n;
@@ -865,14 +1515,8 @@ static void write_no_slot_drops(struct recorder *r, uint64_t end_ns)
 	uint64_t lost = atomic_load(&r->shm->no_slot_events) + atomic_load(&r->shm->no_slot_threads);
 	if (!lost)
 		return;
-	if (r->nthreads == r->threads_cap) {
-		r->threads_cap = r->threads_cap ? r->threads_cap * 2 : 64;
-		r->threads = xrealloc(r->threads, r->threads_cap * sizeof(*r->threads));
-	}
-	struct rec_thread *t = &r->threads[r->nthreads];
-	memset(t, 0, sizeof(*t));
-	t->t.index = r->nthreads++;
-	t->t.pid = (uint32_t)r->root;
+	struct rec_thread *t = &r->threads[thread_add(r, (uint32_t)r->root, 0)];
+	t->bound = 1; /* ended here, not by finish_gpu_tracks() */
 	t->t.name_str = trace_writer_string(r->w, "<threads without a ring slot>", 29);
 	t->t.start_ns = r->start_ns;
 	t->t.end_ns = end_ns;
@@ -880,6 +1524,26 @@ static void write_no_slot_drops(struct recorder *r, uint64_t end_ns)
 	if (trace_writer_drops(r->w, t->t.index, lost) != 0)
 		r->failed = 1;
 	t->dropped = lost;
+}
+
+static void stats_gpu(const struct recorder *r, struct recorder_stats *stats)
+{
+	stats->gpu_events = r->gpu_events;
+	stats->gpu_dropped = r->gpu_dropped;
+	stats->gpu_status = -1;
+	stats->gpu_status_msg = NULL;
+	stats->gpu_on_msg = NULL;
+	for (uint32_t i = 0; i < r->nstatuses; i++) {
+		const struct recorder_gpu_status *g = &r->statuses[i];
+		if (g->code == RING_GPU_ON && !stats->gpu_on_msg)
+			stats->gpu_on_msg = g->msg;
+		if (stats->gpu_status < 0 || status_rank(g->code) > status_rank((unsigned)stats->gpu_status)) {
+			stats->gpu_status = (int)g->code;
+			stats->gpu_status_msg = g->msg;
+		}
+	}
+	stats->gpu_statuses = r->statuses;
+	stats->ngpu_statuses = r->nstatuses;
 }
 
 int recorder_finish(struct recorder *r, struct recorder_stats *stats)
@@ -900,6 +1564,7 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		if (atomic_load(&ring_shm_slot(r->shm, i)->state) != RING_SLOT_FREE)
 			finish_slot(r, i, end);
 	retry_deferred(r, 1);
+	finish_gpu_tracks(r, end);
 	finish_pending_ranges(r, end);
 	write_no_slot_drops(r, end);
 	for (uint32_t i = 0; i < r->nprocs; i++)
@@ -914,6 +1579,7 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		stats->dropped = dropped;
 		stats->processes = r->nprocs;
 		stats->threads = r->nthreads;
+		stats_gpu(r, stats);
 	}
 	if (r->unknown_strings)
 		warning("%llu names were lost with records that did not fit in the rings",
@@ -959,6 +1625,24 @@ void recorder_destroy(struct recorder *r)
 	hmap_free(&r->ends);
 	hmap_free(&r->end_threads);
 	hmap_free(&r->descs);
+	hmap_free(&r->tids);
+	hmap_free(&r->streams);
+	hmap_free(&r->ctxdev);
+	hmap_free(&r->proc_tracks);
+	hmap_free(&r->gdescs);
+	hmap_free(&r->xids);
+	hmap_free(&r->xid_max);
+	hmap_free(&r->blocks);
+	hmap_free(&r->in_use);
+	for (size_t i = 0; i < r->status_strs.cap; i++)
+		if (r->status_strs.e[i].used)
+			free((void *)(uintptr_t)r->status_strs.e[i].value);
+	hmap_free(&r->status_strs);
+	for (uint32_t i = 0; i < r->nstatuses; i++)
+		free((void *)r->statuses[i].msg);
+	free(r->statuses);
+	free(r->devs);
+	free(r->strcomm);
 	free(r->deferred);
 	free(r->execs);
 	free(r->strmap);

@@ -21,6 +21,22 @@
  * assumes a thread's ranges come in start order: a step recorded when it
  * ended follows the ranges inside it.
  *
+ * GPU records (ring version 3) arrive in whichever slot CUPTI's thread
+ * writes to, and name their own tracks, as an import of the PyTorch
+ * profiler's traces has them: a CUDA call goes on the host track of the
+ * thread that made it (the very track that thread's own slot gives, even
+ * when the call is drained first); a kernel, copy or set on the track of
+ * its CUDA stream; an allocation or free on its stream's track as a Memory
+ * instant with the bytes in use on its device; a synchronization on its
+ * stream's track (a context's on a track of the context); CUPTI's overhead
+ * on a host track of its own per process, CUPTI's lost records as drops of
+ * a "[CUPTI]" track. External ids (the framework's operator ids) reach the
+ * calls and work of their correlation ids. CUPTI's status (why GPU
+ * collection is off or degraded) is printed once per message and returned
+ * in the stats. The trace's header says which sources the collector was
+ * built with: the caller passes TRACE_SRC_CUPTI to recorder_begin() (the
+ * header is written before any record arrives).
+ *
  * Single-threaded: every call comes from the launcher's one loop.
  */
 #ifndef GPDL_RECORDER_H
@@ -40,8 +56,24 @@ struct recorder_opts {
 	uint64_t sample_interval_ns; /* CPU utilisation sampling */
 };
 
+/* A status CUPTI reported (enum ring_gpu_status_code), one per message. */
+struct recorder_gpu_status {
+	unsigned code;
+	const char *msg;
+};
+
 struct recorder_stats {
 	uint64_t events, dropped, processes, threads, bytes;
+	/* GPU collection (CUPTI). Pointers are valid until recorder_destroy(). */
+	uint64_t gpu_events;  /* events made of GPU records (in events too) */
+	uint64_t gpu_dropped; /* activity records CUPTI lost (in dropped too) */
+	int gpu_status;       /* the worst code reported: collection off (1..5) is
+			       * worse than degraded (RING_GPU_BUFFERS), which is
+			       * worse than on (RING_GPU_ON); -1: none reported */
+	const char *gpu_status_msg; /* its message; NULL with none */
+	const char *gpu_on_msg;     /* RING_GPU_ON's: the CUPTI in use; NULL: none */
+	const struct recorder_gpu_status *gpu_statuses; /* every distinct one, in order */
+	uint32_t ngpu_statuses;
 };
 
 /* Creates the shared memory and opens the output file (before the target

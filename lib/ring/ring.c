@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#define RING_VERSION 2u /* 2: RING_REC_RANGE_EXT, details in the stack mirror */
+#define RING_VERSION 3u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity */
 #define RING_ALIGN 64u
 
 static size_t slot_header_size(void)
@@ -79,6 +79,13 @@ struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t t
 		return s;
 	}
 	return NULL;
+}
+
+uint64_t ring_space(const struct ring_shm *shm, struct ring_slot *slot)
+{
+	uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
+	return shm->ring_bytes - (head - tail);
 }
 
 int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec)

@@ -35,6 +35,15 @@
  * it. Complete ranges are written at their end, or all at once (a step known
  * to have been one only when it ended), so a slot's ranges are in no order
  * of start.
+ *
+ * Version 3 adds GPU activity from CUPTI (lib/collector/cupti.c): the
+ * RING_REC_GPU_* records below, written by whichever thread of the target
+ * CUPTI hands a completed activity buffer to (its worker thread, or the one
+ * that flushes), into that thread's own slot like any other record. They
+ * carry their own identity (calling thread, device, context, stream) and
+ * times already on the host clock (CLOCK_MONOTONIC), so the launcher files
+ * them on the tracks they name, whatever slot they arrive in. Their pid is
+ * the slot's.
  */
 #ifndef GPDL_RING_H
 #define GPDL_RING_H
@@ -117,6 +126,15 @@ enum ring_rec_kind {
 	RING_REC_PROCESS_START, /* struct ring_process */
 	RING_REC_PROCESS_EXIT,  /* struct ring_process: exit() or return from main */
 	RING_REC_RANGE_EXT,     /* complete range with details: struct ring_range_ext (version 2) */
+	RING_REC_GPU_API,       /* a CUDA runtime or driver call: struct ring_gpu_api (version 3) */
+	RING_REC_GPU_WORK,      /* a kernel, copy or set on a stream: struct ring_gpu_work */
+	RING_REC_GPU_MEMORY,    /* a device allocation or free: struct ring_gpu_memory */
+	RING_REC_GPU_SYNC,      /* a host wait on a stream, event or context: struct ring_gpu_sync */
+	RING_REC_GPU_OVERHEAD,  /* time CUPTI or the driver spent: struct ring_gpu_overhead */
+	RING_REC_GPU_EXTCORR,   /* an external id tied to a correlation id: struct ring_gpu_extcorr */
+	RING_REC_GPU_DEVICE,    /* a GPU's properties: struct ring_gpu_device */
+	RING_REC_GPU_DROPS,     /* activity records CUPTI lost: struct ring_gpu_drops */
+	RING_REC_GPU_STATUS,    /* why GPU collection is off or degraded: struct ring_gpu_status */
 	RING_REC_KIND_COUNT
 };
 
@@ -182,6 +200,131 @@ struct ring_process { /* PROCESS_START, PROCESS_EXIT; aux = exit code for EXIT w
 	uint32_t cmdline_str, pad;
 };
 
+/* ---- GPU activity (version 3) -------------------------------------------
+ * Times are ns on the host clock. Ids are CUPTI's: correlation ids are per
+ * process, so the slot's pid completes them. A name string id of 0 is "no
+ * name"; names longer than RING_NAME_MAX are cut and flagged in flags
+ * (TRACE_EVF_NAME_TRUNCATED). */
+
+enum ring_gpu_api_kind { RING_GPU_API_RUNTIME = 1, RING_GPU_API_DRIVER = 2 };
+
+struct ring_gpu_api { /* RING_REC_GPU_API, aux = enum ring_gpu_api_kind */
+	struct ring_rec h;
+	uint64_t start_ns, end_ns;
+	uint64_t correlation;
+	uint32_t tid;      /* the calling thread (the kernel's thread id) */
+	uint32_t name_str; /* "cudaLaunchKernel", without CUPTI's "_v7000" suffix */
+	uint32_t cbid;     /* CUPTI's callback id of the function */
+	int32_t result;    /* what the call returned (0: success) */
+	uint32_t flags, pad;
+};
+
+struct ring_gpu_work { /* RING_REC_GPU_WORK, aux = trace_event_type: Kernel, Memcpy or Memset */
+	struct ring_rec h;
+	uint64_t start_ns, end_ns;
+	uint64_t correlation;
+	uint64_t stream;   /* CUPTI's stream id */
+	uint64_t bytes;    /* a copy's or set's size; 0 for a kernel */
+	uint32_t device, context;
+	uint32_t name_str; /* a kernel's demangled name; 0 for copies and sets */
+	uint32_t flags;    /* trace_event_flag: TRACE_EVF_NAME_TRUNCATED */
+	uint32_t grid[3], block[3];
+	uint32_t registers;                 /* per thread */
+	uint32_t static_smem, dynamic_smem; /* bytes per block */
+	uint32_t graph_id;                  /* the CUDA graph it ran in, 0: none */
+	uint32_t src_device, dst_device;    /* a peer-to-peer copy's ends (MEMCPY2) */
+	uint8_t copy_kind;          /* enum trace_copy_kind */
+	uint8_t src_kind, dst_kind; /* enum trace_memory_kind; a set's memory in dst_kind */
+	uint8_t is_async;
+	uint32_t value;             /* a set's value */
+};
+
+enum ring_gpu_mem_op { RING_GPU_MEM_ALLOC = 1, RING_GPU_MEM_FREE = 2 };
+
+struct ring_gpu_memory { /* RING_REC_GPU_MEMORY, aux = enum ring_gpu_mem_op */
+	struct ring_rec h;
+	uint64_t ts_ns;
+	uint64_t address, bytes;
+	uint64_t correlation;
+	uint64_t stream;     /* 0: none */
+	uint32_t device, context;
+	uint8_t memory_kind; /* enum trace_memory_kind */
+	uint8_t is_async;
+	uint8_t pad[6];
+};
+
+/* Synchronization types (CUPTI's CUpti_ActivitySynchronizationType order). */
+enum ring_gpu_sync_type {
+	RING_GPU_SYNC_UNKNOWN = 0,
+	RING_GPU_SYNC_EVENT = 1,       /* cudaEventSynchronize */
+	RING_GPU_SYNC_STREAM_WAIT = 2, /* cudaStreamWaitEvent */
+	RING_GPU_SYNC_STREAM = 3,      /* cudaStreamSynchronize */
+	RING_GPU_SYNC_CONTEXT = 4,     /* cudaDeviceSynchronize, cuCtxSynchronize */
+};
+
+struct ring_gpu_sync { /* RING_REC_GPU_SYNC, aux = enum ring_gpu_sync_type */
+	struct ring_rec h;
+	uint64_t start_ns, end_ns;
+	uint64_t correlation;
+	uint64_t stream;  /* UINT64_MAX: not one stream (a context sync) */
+	uint32_t context;
+	uint32_t event;   /* the CUDA event waited for, 0: none */
+};
+
+struct ring_gpu_overhead { /* RING_REC_GPU_OVERHEAD, aux = CUPTI's CUpti_ActivityOverheadKind */
+	struct ring_rec h;
+	uint64_t start_ns, end_ns;
+	uint32_t tid;      /* the thread it happened on, 0: not a thread (a device) */
+	uint32_t device;   /* the device, when not a thread */
+	uint32_t name_str; /* "CUPTI buffer flush", ... */
+	uint32_t pad;
+};
+
+struct ring_gpu_extcorr { /* RING_REC_GPU_EXTCORR, aux = CUPTI's CUpti_ExternalCorrelationKind */
+	struct ring_rec h;
+	uint64_t correlation;
+	uint64_t external_id;
+};
+
+struct ring_gpu_device { /* RING_REC_GPU_DEVICE */
+	struct ring_rec h;
+	uint32_t id;       /* the CUDA device ordinal */
+	uint32_t name_str;
+	uint32_t sm_count;
+	uint32_t max_threads_per_sm, max_threads_per_block, max_blocks_per_sm;
+	uint32_t warp_size;
+	uint32_t regs_per_sm, regs_per_block;
+	uint32_t smem_per_sm, smem_per_block; /* bytes */
+	uint32_t clock_khz;
+	uint64_t total_memory;                /* bytes */
+	uint16_t cc_major, cc_minor;
+	uint32_t pad;
+};
+
+struct ring_gpu_drops { /* RING_REC_GPU_DROPS */
+	struct ring_rec h;
+	uint64_t dropped; /* records CUPTI lost since the last RING_REC_GPU_DROPS of this process */
+	uint32_t context; /* where CUPTI counted them (0: none) */
+	uint32_t pad;
+};
+
+/* Why GPU collection is off or degraded. */
+enum ring_gpu_status_code {
+	RING_GPU_ON = 0,            /* collecting: message names the CUPTI library and version */
+	RING_GPU_NO_CUPTI = 1,      /* CUPTI could not be loaded */
+	RING_GPU_OLD_CUPTI = 2,     /* older than CUDA 12's CUPTI */
+	RING_GPU_PRIVILEGES = 3,    /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES */
+	RING_GPU_SUBSCRIBER = 4,    /* another subscriber (torch.profiler, nsys, ...) holds CUPTI */
+	RING_GPU_ERROR = 5,         /* another CUPTI error */
+	RING_GPU_BUFFERS = 6,       /* activity buffers ran short: records were lost */
+};
+
+struct ring_gpu_status { /* RING_REC_GPU_STATUS, aux = enum ring_gpu_status_code */
+	struct ring_rec h;
+	uint32_t msg_str; /* the one line for the user: cause and fix */
+	uint32_t pad;
+};
+
 /* ---- layout ------------------------------------------------------------ */
 
 size_t ring_shm_size(uint32_t nslots, uint64_t ring_bytes);
@@ -199,6 +342,8 @@ unsigned char *ring_slot_data(struct ring_slot *slot);
 struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t tid);
 /* Appends one record (rec->size bytes). 0, or -1 when it did not fit (counted). */
 int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec);
+/* Bytes a record may take in slot now (what the launcher has drained frees more). */
+uint64_t ring_space(const struct ring_shm *shm, struct ring_slot *slot);
 /* The slot's thread is gone: the launcher drains what is left and frees it. */
 void ring_slot_release(struct ring_slot *slot);
 
