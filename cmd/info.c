@@ -230,6 +230,29 @@ static void print_processes(const struct trace_reader *r, const struct trace_hea
 	}
 }
 
+/* The GPUs the trace describes (1.1): what blocks per SM and occupancy are
+ * computed from. */
+static void print_devices(const struct trace_reader *r)
+{
+	uint32_t n = trace_reader_device_count(r);
+	char buf[CLEAN_MAX];
+	if (!n)
+		return;
+	printf("\ndevices: %" PRIu32 "\n", n);
+	printf("  %3s %5s %5s %10s %10s %10s  %s\n", "ID", "CC", "SMS", "THR/SM", "MEM(GiB)", "CLOCK(MHz)",
+	       "NAME");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_device *d = trace_reader_device(r, i);
+		if (!d)
+			continue;
+		char cc[16];
+		snprintf(cc, sizeof(cc), "%u.%u", (unsigned)d->cc_major, (unsigned)d->cc_minor);
+		printf("  %3" PRIu32 " %5s %5" PRIu32 " %10" PRIu32 " %10.1f %10.0f  %s\n", d->id, cc,
+		       d->sm_count, d->max_threads_per_sm, (double)d->total_memory / (1024.0 * 1024 * 1024),
+		       d->clock_khz / 1000.0, clean(trace_reader_string(r, d->name_str), buf));
+	}
+}
+
 static void print_threads(struct info *in, const struct trace_header *h)
 {
 	uint32_t n = trace_reader_thread_count(in->r);
@@ -244,11 +267,21 @@ static void print_threads(struct info *in, const struct trace_header *h)
 		if (!t)
 			continue;
 		struct thread_stats *s = thread_stats(in, t->index);
+		const char *name = clean(trace_reader_string(in->r, t->name_str), buf);
+		char stream[96];
+		if (t->kind == TRACE_TRACK_STREAM) {
+			/* a GPU stream has no tid: say which stream it is */
+			if (*name)
+				snprintf(stream, sizeof(stream), "%.64s (GPU%" PRIu32 ")", name, t->device);
+			else
+				snprintf(stream, sizeof(stream), "GPU%" PRIu32 " stream %" PRIu64, t->device,
+					 t->stream);
+			name = stream;
+		}
 		printf("  %5" PRIu32 " %8" PRIu32 " %8" PRIu32 " %12s %12s %10" PRIu64
 		       " %8" PRIu64 "  %s\n",
 		       t->index, t->pid, t->tid, rel_seconds(a, sizeof(a), h, t->start_ns),
-		       rel_seconds(b, sizeof(b), h, t->end_ns), s->events, s->drops,
-		       clean(trace_reader_string(in->r, t->name_str), buf));
+		       rel_seconds(b, sizeof(b), h, t->end_ns), s->events, s->drops, name);
 	}
 }
 
@@ -343,6 +376,7 @@ static int info_one(const char *path)
 		print_header(in.r, h);
 	if (h) {
 		print_processes(in.r, h);
+		print_devices(in.r);
 		print_threads(&in, h);
 	}
 	print_records(&in);

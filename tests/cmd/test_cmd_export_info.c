@@ -633,6 +633,27 @@ static void test_info_fixture(void **state)
 	result_free(&r);
 }
 
+/* A trace with GPU streams: the devices and which stream each track is. */
+static void test_info_gpu(void **state)
+{
+	(void)state;
+	struct result r;
+	char *gpu = fix_path("info-gpu.gpdl");
+	assert_int_equal(fix_write_gpu(gpu), 0);
+	RUN(&r, "info", gpu);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_contains(r.out, "  sources            nvtx cupti\n");
+	assert_contains(r.out, "\ndevices: 1\n");
+	/* 150754820096 bytes = 140.4 GiB; 1980000 kHz = 1980 MHz */
+	assert_contains(r.out, "    0   9.0   132       2048      140.4       1980  NVIDIA H200\n");
+	assert_contains(r.out, "  GPU0 stream 7\n");
+	assert_contains(r.out, "  nccl (GPU0)\n");
+	result_free(&r);
+	unlink(gpu);
+	free(gpu);
+}
+
 static void test_info_status(void **state)
 {
 	(void)state;
@@ -700,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_export_csv),
 		cmocka_unit_test(test_export_csv_default_and_options),
 		cmocka_unit_test(test_export_csv_gpu_and_damage),
+		cmocka_unit_test(test_info_gpu),
 		cmocka_unit_test(test_info_fixture),
 		cmocka_unit_test(test_info_status),
 		cmocka_unit_test(test_info_damaged),

@@ -154,20 +154,32 @@ static void test_concurrent_producer(void **state)
 	munmap(shm, len);
 }
 
-/* Version 2: a header of another version is refused (a collector and a
- * launcher that disagree on records do not attach); RANGE_EXT records and
- * the mirror's details round-trip. */
+/* Version 3 (2 added RANGE_EXT, 3 the GPU records): a header of another
+ * version is refused (a collector and a launcher that disagree on records do
+ * not attach); RANGE_EXT records and the mirror's details round-trip. */
 static void test_version_2_records(void **state)
 {
 	(void)state;
 	size_t len;
 	struct ring_shm *shm = make_shm(1, &len);
-	assert_int_equal(shm->version, 2);
+	assert_int_equal(shm->version, 3);
 	shm->version = 1;
 	assert_int_equal(ring_shm_check(shm, len), -1);
 	shm->version = 2;
+	assert_int_equal(ring_shm_check(shm, len), -1);
+	shm->version = 3;
 	assert_int_equal(ring_shm_check(shm, len), 0);
 	assert_int_equal(sizeof(struct ring_range_ext), 56);
+	/* every record a multiple of 8 bytes, as ring_read requires */
+	assert_int_equal(sizeof(struct ring_gpu_api) % 8, 0);
+	assert_int_equal(sizeof(struct ring_gpu_work) % 8, 0);
+	assert_int_equal(sizeof(struct ring_gpu_memory) % 8, 0);
+	assert_int_equal(sizeof(struct ring_gpu_sync) % 8, 0);
+	assert_int_equal(sizeof(struct ring_gpu_overhead) % 8, 0);
+	assert_int_equal(sizeof(struct ring_gpu_extcorr) % 8, 0);
+	assert_int_equal(sizeof(struct ring_gpu_device) % 8, 0);
+	assert_int_equal(sizeof(struct ring_gpu_drops) % 8, 0);
+	assert_int_equal(sizeof(struct ring_gpu_status) % 8, 0);
 	assert_int_equal(sizeof(struct ring_open_range), 48);
 
 	struct ring_slot *s = ring_slot_claim(shm, 1, 2);
