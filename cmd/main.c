@@ -63,11 +63,12 @@ static void print_version(void)
 	sprintf(pkg, "%s/%s/gprof-dl/python/gprof_dl/_native.abi3.so", dir, GPDL_COLLECTOR_RELDIR);
 	int python = access(pkg, R_OK) == 0;
 	free(pkg);
-	printf("collector sources:%s%s\n", GPDL_HAVE_NVTX ? " nvtx" : "", python ? " python" : "");
+	printf("collector sources:%s%s%s\n", GPDL_HAVE_NVTX ? " nvtx" : "", GPDL_HAVE_CUPTI ? " cupti" : "",
+	       python ? " python" : "");
 	if (!GPDL_HAVE_NVTX)
 		printf("  nvtx: not built (no NVTX headers found at configure time)\n");
-	printf("  cupti: not built (GPU collection is not in this version%s)\n",
-	       GPDL_HAVE_CUPTI ? "" : "; no CUPTI headers found either");
+	if (!GPDL_HAVE_CUPTI)
+		printf("  cupti: not built (no CUPTI headers found at configure time)\n");
 	if (!python)
 		printf("  python: not built (no Python headers found at configure time)\n");
 }

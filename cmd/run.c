@@ -2,7 +2,8 @@
  * run.c - gprof-dl run: launch a program under the collector and record.
  *
  * The launcher forks the target with the collector injected (LD_PRELOAD for
- * process and thread lifecycle, NVTX_INJECTION64_PATH for NVTX), becomes the
+ * process and thread lifecycle, NVTX_INJECTION64_PATH for NVTX,
+ * CUDA_INJECTION64_PATH for CUPTI's GPU activity), becomes the
  * subreaper of its process tree so that every descendant's end is seen, drains
  * the rings while it runs, and exits with the target's status. It never touches
  * the target's standard streams.
@@ -49,6 +50,10 @@ static const char run_usage[] =
 	"        --timer-only         steps, Dataloader and samples only, for ips at full speed\n"
 	"        --record-shapes      record operators' input shapes\n"
 	"        --no-python          leave Python programs alone (no gprof_dl package)\n"
+	"\n"
+	"GPU activity (CUPTI, loaded when the program initialises CUDA):\n"
+	"        --no-gpu             record no GPU activity (CUDA_INJECTION64_PATH is not set)\n"
+	"        --cupti-lib PATH     the CUPTI library to load (default: libcupti.so.13, then .12)\n"
 	"    -h, --help               show this help\n";
 
 static volatile sig_atomic_t target_pid;
@@ -199,13 +204,15 @@ static void set_env_prepend(const char *name, const char *value)
 /* The child: wait for the launcher to be ready, then become CMD. An exec
  * failure is reported through err_fd (close-on-exec, so success closes it). */
 static void __attribute__((noreturn)) exec_target(char **argv, const char *collector, const char *pydir,
-						  const char *shm, int go_fd, int err_fd)
+						  int gpu, const char *shm, int go_fd, int err_fd)
 {
 	char c;
 	if (pydir)
 		set_env_prepend("PYTHONPATH", pydir);
 	set_env_prepend("LD_PRELOAD", collector);
 	setenv("NVTX_INJECTION64_PATH", collector, 1);
+	if (gpu)
+		setenv("CUDA_INJECTION64_PATH", collector, 1);
 	setenv(RING_ENV, shm, 1);
 	while (read(go_fd, &c, 1) < 0 && errno == EINTR)
 		;
@@ -289,6 +296,8 @@ int cmd_run(int argc, char **argv)
 		{"timer-only", no_argument, NULL, 'T'},
 		{"record-shapes", no_argument, NULL, 'R'},
 		{"no-python", no_argument, NULL, 'N'},
+		{"no-gpu", no_argument, NULL, 'G'},
+		{"cupti-lib", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -298,13 +307,13 @@ int cmd_run(int argc, char **argv)
 		.sample_interval_ns = 100 * 1000 * 1000ull,
 	};
 	const char *out = NULL;
-	int quiet = 0, c, no_python = 0;
+	int quiet = 0, c, no_python = 0, gpu = GPDL_HAVE_CUPTI;
 	char envbuf[64];
 
 	/* Only this run's options reach the target, not those of an outer run. */
 	static const char *const window_env[] = {"GPROF_DL_STEPS", "GPROF_DL_DELAY_NS", "GPROF_DL_DURATION_NS",
 						 "GPROF_DL_PAUSED", "GPROF_DL_TIMER_ONLY",
-						 "GPROF_DL_RECORD_SHAPES", "GPROF_DL_NO_PYTHON"};
+						 "GPROF_DL_RECORD_SHAPES", "GPROF_DL_NO_PYTHON", "GPROF_DL_NO_GPU"};
 	for (size_t i = 0; i < sizeof(window_env) / sizeof(window_env[0]); i++)
 		unsetenv(window_env[i]);
 
@@ -340,6 +349,12 @@ int cmd_run(int argc, char **argv)
 		case 'T': setenv("GPROF_DL_TIMER_ONLY", "1", 1); break;
 		case 'R': setenv("GPROF_DL_RECORD_SHAPES", "1", 1); break;
 		case 'N': no_python = 1; setenv("GPROF_DL_NO_PYTHON", "1", 1); break;
+		case 'G': gpu = 0; setenv("GPROF_DL_NO_GPU", "1", 1); break;
+		case 'C':
+			if (!*optarg)
+				usage_error("--cupti-lib: empty path");
+			setenv("GPROF_DL_CUPTI_PATH", optarg, 1);
+			break;
 		case 'h': fputs(run_usage, stdout); return 0;
 		default:
 			if (optopt)
@@ -354,6 +369,12 @@ int cmd_run(int argc, char **argv)
 
 	char *collector = collector_path();
 	char *pydir = no_python ? NULL : python_dir(collector);
+	/* One injection library per process: the driver loads only the one the
+	 * variable names, so another tool's (nsys's, say) would take CUPTI. */
+	const char *other = getenv("CUDA_INJECTION64_PATH");
+	if (gpu && other && *other && strcmp(other, collector) != 0 && !quiet)
+		warning("CUDA_INJECTION64_PATH was '%s': replaced by gprof-dl's collector (use --no-gpu to keep it)",
+			other);
 	/* The window's origin: the same for every process of the run. */
 	snprintf(envbuf, sizeof(envbuf), "%llu", (unsigned long long)clock_now_ns());
 	setenv("GPROF_DL_T0_NS", envbuf, 1);
@@ -379,14 +400,15 @@ int cmd_run(int argc, char **argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(err[0]);
-		exec_target(target, collector, pydir, recorder_shm_env(rec), go[0], err[1]);
+		exec_target(target, collector, pydir, gpu, recorder_shm_env(rec), go[0], err[1]);
 	}
 	close(go[0]);
 	close(err[1]);
 	target_pid = pid;
 	install_handlers();
 
-	uint32_t sources = (GPDL_HAVE_NVTX ? TRACE_SRC_NVTX : 0) | (pydir ? TRACE_SRC_PYTHON : 0);
+	uint32_t sources = (GPDL_HAVE_NVTX ? TRACE_SRC_NVTX : 0) | (pydir ? TRACE_SRC_PYTHON : 0) |
+			   (gpu ? TRACE_SRC_CUPTI : 0);
 	if (recorder_begin(rec, pid, target_argc, target, sources) != 0)
 		warning("cannot write the trace header to '%s': %s", path, strerror(errno));
 	if (!quiet) {

@@ -119,7 +119,8 @@ static int report_gpu(const struct analysis *a, FILE *out, unsigned pid)
 	nvprof_api_calls(a, &api);
 	int any = gpu.n || api.n;
 	if (any) {
-		report_nvprof(out, pid, "Profiling result:", &gpu, "no GPU activities in the window.");
+		report_nvprof(out, pid, "Profiling result (GPU activities):", &gpu,
+			      "no GPU activities in the window.");
 		fputc('\n', out);
 		report_nvprof(out, pid, "API calls:", &api, "none in the window.");
 		fputc('\n', out);

@@ -16,7 +16,7 @@
  * that are not table rows carry the "==PID== " prefix.
  *
  * When the trace holds GPU work or CUDA API calls, the report is nvprof's
- * instead: "Profiling result:" with the GPU activities, "API calls:", then
+ * instead: "Profiling result (GPU activities):", "API calls:", then
  * the NVTX ranges under "NVTX ranges:" (nvprof.h says what each row holds).
  */
 #ifndef GPDL_ANALYSIS_REPORT_H
