@@ -629,7 +629,7 @@ static void test_report(void **state)
 	assert_int_equal(report_run_summary(golden.store.files[0].path, f, 77), 0);
 	fclose(f);
 	static const char *const expect[] = {
-		"==77== Profiling result:\n"
+		"==77== Profiling result (GPU activities):\n"
 		"Time(%)       Time     Calls        Avg        Min        Max  Name\n"
 		" 32.09%   3.0000us         2   1.5000us   1.0000us   2.0000us  gemm\n"
 		" 32.09%   3.0000us         1   3.0000us   3.0000us   3.0000us  ncclKernel_AllReduce\n",
