@@ -13,14 +13,17 @@
  *  - exec: the new image loads the collector again and its constructor writes
  *    PROCESS_START again, same pid; the launcher ends the old image there.
  *  - exit: exit() and returning from main run the destructor, _exit and _Exit
- *    are interposed: the calling thread's name and end, then PROCESS_EXIT, then
- *    its slot is released. PROCESS_EXIT's aux is the code given to exit, _exit
- *    or _Exit, and 0 after a return from main (whose value libc passes to exit
- *    internally, out of reach: waitpid has it). Threads still running are
- *    ended by the launcher when the process is gone.
+ *    are interposed: CUPTI's pending activity (cupti.c), the calling thread's
+ *    name and end, then PROCESS_EXIT, then its slot is released. PROCESS_EXIT's
+ *    aux is the code given to exit, _exit or _Exit, and 0 after a return from
+ *    main (whose value libc passes to exit internally, out of reach: waitpid
+ *    has it). Threads still running are ended by the launcher when the
+ *    process is gone.
  */
+#include "gpdl-config.h"
 #include "lib/collector/collector-test.h"
 #include "lib/collector/collector.h"
+#include "lib/collector/cupti.h"
 #include "lib/common/clock.h"
 
 #include <dlfcn.h>
@@ -205,6 +208,10 @@ void coll_process_exit(void)
 	if (!atomic_compare_exchange_strong(&coll.exited, &expect, 1))
 		return;
 	int saved = errno;
+#if GPDL_HAVE_CUPTI
+	/* CUPTI's last buffers, converted here while this thread has its slot. */
+	coll_cupti_flush();
+#endif
 	struct coll_thread *t = coll_tls;
 	if ((uintptr_t)t <= 1 && !coll_busy) {
 		coll_busy = 1;

@@ -1,0 +1,122 @@
+/*
+ * gpu_target.c - a program test-cupti-inject runs under libgprof-dl-collector.so.
+ *
+ * It does what the CUDA driver does at cuInit when CUDA_INJECTION64_PATH names
+ * a library: dlopen it and call its InitializeInjection (the driver wants 1).
+ * Then some work, and an end chosen by argv[1]:
+ *   (none)  return from main
+ *   fork    fork a child that exits with 3, wait for it, then return
+ *   _exit   end with _exit(5), stdout flushed first
+ *   ops     (with NVTX) 4 steps, each an Operator range "aten::mm" that
+ *           launches the gemm kernel twice and one "aten::copy_" that copies,
+ *           reported to the CUPTI test double (scenario "launches") as a CUDA
+ *           program's launches would reach CUPTI
+ * Its stdout and exit status are the same with and without the collector.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/cupti/fake_cupti.h"
+#if GPDL_TARGET_NVTX
+#include "lib/collector/gprof-dl-nvtx.h"
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+static int inject(void)
+{
+	const char *path = getenv("CUDA_INJECTION64_PATH");
+	if (!path || !*path)
+		return 0;
+	void *h = dlopen(path, RTLD_NOW);
+	int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+	if (!init) {
+		fprintf(stderr, "gpu-target: no InitializeInjection in '%s'\n", path);
+		return -1;
+	}
+	return init() == 1 ? 0 : -1;
+}
+
+#if GPDL_TARGET_NVTX
+static void range(nvtxDomainHandle_t d, uint32_t category, const char *name)
+{
+	nvtxEventAttributes_t a = {0};
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.category = category;
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = name;
+	nvtxDomainRangePushEx(d, &a);
+}
+
+/* The steps of "ops"; 0, or -1 when the double is not there to tell. */
+static int ops(void)
+{
+	const char *cupti = getenv("GPROF_DL_CUPTI_PATH");
+	/* the collector's copy when it loaded one; else (a bare run) our own */
+	void *h = cupti ? dlopen(cupti, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	if (!h && cupti)
+		h = dlopen(cupti, RTLD_NOW | RTLD_LOCAL);
+	fake_cupti_launch_fn launch = h ? (fake_cupti_launch_fn)dlsym(h, FAKE_LAUNCH_SYMBOL) : NULL;
+	if (!launch) {
+		fprintf(stderr, "gpu-target: no %s in '%s'\n", FAKE_LAUNCH_SYMBOL, cupti ? cupti : "");
+		return -1;
+	}
+	nvtxDomainHandle_t d = nvtxDomainCreateA(GPROF_DL_NVTX_DOMAIN);
+	for (int step = 0; step < 4; step++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ProfileStep#%d", step);
+		range(d, GPROF_DL_CAT_PROFILE_STEP, name);
+		range(d, GPROF_DL_CAT_OPERATOR, "aten::mm");
+		launch(FAKE_GEMM_NAME);
+		launch(FAKE_GEMM_NAME);
+		nvtxDomainRangePop(d);
+		range(d, GPROF_DL_CAT_OPERATOR, "aten::copy_");
+		launch(NULL);
+		nvtxDomainRangePop(d);
+		nvtxDomainRangePop(d);
+	}
+	printf("ops: 4 steps\n");
+	return 0;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	printf("hello from the gpu target\n");
+	errno = 4242;
+	if (inject() != 0)
+		return 9;
+	int e = errno;
+	volatile unsigned long long sum = 0;
+	for (unsigned long long i = 1; i <= 1000000; i++)
+		sum += i;
+	printf("sum %llu\n", (unsigned long long)sum);
+	printf("errno %s\n", e == 4242 ? "kept" : "changed");
+	if (!strcmp(mode, "fork")) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid < 0)
+			return 8;
+		if (pid == 0)
+			exit(3);
+		int status = 0;
+		if (waitpid(pid, &status, 0) != pid)
+			return 7;
+		printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+#if GPDL_TARGET_NVTX
+	if (!strcmp(mode, "ops") && ops() != 0)
+		return 6;
+#endif
+	if (!strcmp(mode, "_exit")) {
+		fflush(stdout);
+		_exit(5);
+	}
+	return 0;
+}
