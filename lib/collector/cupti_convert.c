@@ -438,22 +438,33 @@ static int conv_kernel(struct coll_thread *t, const struct coll_cupti_conv *cv, 
 	return emit(t, &r, w);
 }
 
+/* What copies, peer copies and sets share: the struct types differ, the
+ * field names do not. */
+#define WORK_COMMON(cv, m, r)                                                                     \
+	do {                                                                                      \
+		span(cv, (m)->start, (m)->end, &(r).start_ns, &(r).end_ns);                      \
+		(r).correlation = (m)->correlationId;                                             \
+		(r).stream = (m)->streamId;                                                       \
+		(r).bytes = (m)->bytes;                                                           \
+		(r).device = (m)->deviceId;                                                       \
+		(r).context = (m)->contextId;                                                     \
+		(r).graph_id = (m)->graphId;                                                      \
+	} while (0)
+#define COPY_KINDS(m, r)                                                                          \
+	do {                                                                                      \
+		(r).copy_kind = copy_kind((m)->copyKind);                                         \
+		(r).src_kind = memory_kind((m)->srcKind);                                         \
+		(r).dst_kind = memory_kind((m)->dstKind);                                         \
+		(r).is_async = ((m)->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;              \
+	} while (0)
+
 static int conv_memcpy(struct coll_thread *t, const struct coll_cupti_conv *cv, const cupti_memcpy *m,
 		       struct wait *w)
 {
 	struct ring_gpu_work r;
 	REC_INIT(r, RING_REC_GPU_WORK, TRACE_EV_MEMCPY);
-	span(cv, m->start, m->end, &r.start_ns, &r.end_ns);
-	r.correlation = m->correlationId;
-	r.stream = m->streamId;
-	r.bytes = m->bytes;
-	r.device = m->deviceId;
-	r.context = m->contextId;
-	r.graph_id = m->graphId;
-	r.copy_kind = copy_kind(m->copyKind);
-	r.src_kind = memory_kind(m->srcKind);
-	r.dst_kind = memory_kind(m->dstKind);
-	r.is_async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+	WORK_COMMON(cv, m, r);
+	COPY_KINDS(m, r);
 	return emit(t, &r, w);
 }
 
@@ -462,19 +473,10 @@ static int conv_p2p(struct coll_thread *t, const struct coll_cupti_conv *cv, con
 {
 	struct ring_gpu_work r;
 	REC_INIT(r, RING_REC_GPU_WORK, TRACE_EV_MEMCPY);
-	span(cv, m->start, m->end, &r.start_ns, &r.end_ns);
-	r.correlation = m->correlationId;
-	r.stream = m->streamId;
-	r.bytes = m->bytes;
-	r.device = m->deviceId;
-	r.context = m->contextId;
-	r.graph_id = m->graphId;
+	WORK_COMMON(cv, m, r);
 	r.src_device = m->srcDeviceId;
 	r.dst_device = m->dstDeviceId;
-	r.copy_kind = copy_kind(m->copyKind);
-	r.src_kind = memory_kind(m->srcKind);
-	r.dst_kind = memory_kind(m->dstKind);
-	r.is_async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+	COPY_KINDS(m, r);
 	return emit(t, &r, w);
 }
 
@@ -483,13 +485,7 @@ static int conv_memset(struct coll_thread *t, const struct coll_cupti_conv *cv, 
 {
 	struct ring_gpu_work r;
 	REC_INIT(r, RING_REC_GPU_WORK, TRACE_EV_MEMSET);
-	span(cv, m->start, m->end, &r.start_ns, &r.end_ns);
-	r.correlation = m->correlationId;
-	r.stream = m->streamId;
-	r.bytes = m->bytes;
-	r.device = m->deviceId;
-	r.context = m->contextId;
-	r.graph_id = m->graphId;
+	WORK_COMMON(cv, m, r);
 	r.dst_kind = memory_kind(m->memoryKind);
 	r.is_async = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
 	r.value = m->value;

@@ -30,46 +30,8 @@ LINEAR_LAYERS = 3  # progs/loop.py's MLP: aten::addmm calls per forward
 OPT_CALLS_PER_STEP = 1
 
 
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-# A failed check is recorded and the case goes on, so that one run shows every
-# difference; must() stops the case where what follows depends on it.
-FAILED = []
-
-
-def check(cond, msg):
-    if not cond:
-        FAILED.append(msg)
-    return bool(cond)
-
-
-def must(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-def short(v, limit=1500):
-    r = repr(v)
-    return r if len(r) <= limit else r[:limit] + f"... ({len(r)} characters)"
-
-
-def eq(actual, expected, what):
-    return check(actual == expected, f"{what}: expected {short(expected)}, got {short(actual)}")
-
-
-def near(actual, expected, rel, what):
-    return check(isinstance(actual, (int, float)) and expected > 0 and abs(actual - expected) <= rel * expected,
-                 f"{what}: {actual!r} is not within {rel:.0%} of {expected!r}")
-
-
-def text(b):
-    return b.decode(errors="replace")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from checks import FAILED, Failure, Skip, check, eq, must, near, short, text  # noqa: E402
 
 
 class Ctx:
