@@ -31,15 +31,12 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
-import traceback
 
-SKIP = 77
 MIB = 1 << 20
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import FAILED, Failure, Skip, check, eq, must, near, short, text  # noqa: E402
+from checks import FAILED, SKIP, Failure, Skip, check, eq, must, near, run_case, text  # noqa: E402
 
 
 def kernel_base(name):
@@ -518,23 +515,7 @@ def main():
         print(f"unknown case {args.case}")
         return 1
     os.makedirs(args.cache_dir, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="gpdl-gpu-") as tmp:
-        try:
-            fn(Ctx(args, tmp))
-        except Skip as e:
-            print(f"SKIP {args.case}: {e}")
-            return SKIP
-        except Failure as e:
-            FAILED.append(f"{e} (the case stopped here)")
-        except (KeyError, TypeError, ValueError, IndexError, subprocess.TimeoutExpired):
-            FAILED.append(f"the case stopped on an exception:\n{traceback.format_exc()}")
-    if FAILED:
-        print(f"FAIL {args.case}:")
-        for f in FAILED:
-            print("  - " + f)
-        return 1
-    print(f"PASS {args.case}")
-    return 0
+    return run_case(args.case, fn, lambda tmp: Ctx(args, tmp), "gpdl-gpu-")
 
 
 if __name__ == "__main__":

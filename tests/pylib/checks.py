@@ -43,3 +43,32 @@ def near(actual, expected, rel, what):
 
 def text(b):
     return b.decode(errors="replace")
+
+
+SKIP = 77  # ctest's SKIP_RETURN_CODE in both harnesses
+
+
+def run_case(name, fn, make_ctx, prefix, label=""):
+    """Runs one case in a fresh temporary directory: 0 pass, 1 fail, SKIP skip,
+    with one line saying which (and every failed check)."""
+    import subprocess
+    import tempfile
+    import traceback
+    suffix = f" ({label})" if label else ""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        try:
+            fn(make_ctx(tmp))
+        except Skip as e:
+            print(f"SKIP {name}: {e}")
+            return SKIP
+        except Failure as e:
+            FAILED.append(f"{e} (the case stopped here)")
+        except (KeyError, TypeError, ValueError, IndexError, subprocess.TimeoutExpired):
+            FAILED.append(f"the case stopped on an exception:\n{traceback.format_exc()}")
+    if FAILED:
+        print(f"FAIL {name}{suffix}:")
+        for f in FAILED:
+            print("  - " + f)
+        return 1
+    print(f"PASS {name}{suffix}")
+    return 0

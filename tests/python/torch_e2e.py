@@ -17,10 +17,7 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
-import traceback
 
-SKIP = 77
 PHASES = ("Dataloader", "Forward", "Backward", "Optimization")
 DETAIL_TYPES = ("Forward", "Backward", "Optimization", "Operator", "OperatorInner", "UserDefined", "PythonOp")
 LINEAR_LAYERS = 3  # progs/loop.py's MLP: aten::addmm calls per forward
@@ -31,7 +28,7 @@ OPT_CALLS_PER_STEP = 1
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import FAILED, Failure, Skip, check, eq, must, near, short, text  # noqa: E402
+from checks import SKIP, Failure, Skip, check, eq, must, near, run_case, text  # noqa: E402
 
 
 class Ctx:
@@ -552,23 +549,7 @@ def main():
     if not version:
         print(f"SKIP: {args.python} cannot import torch")
         return SKIP
-    with tempfile.TemporaryDirectory(prefix="gpdl-torch-") as tmp:
-        try:
-            fn(Ctx(args, tmp))
-        except Skip as e:
-            print(f"SKIP {args.case}: {e}")
-            return SKIP
-        except Failure as e:
-            FAILED.append(f"{e} (the case stopped here)")
-        except (KeyError, TypeError, ValueError, IndexError, subprocess.TimeoutExpired):
-            FAILED.append(f"the case stopped on an exception:\n{traceback.format_exc()}")
-    if FAILED:
-        print(f"FAIL {args.case} (torch {version}):")
-        for f in FAILED:
-            print("  - " + f)
-        return 1
-    print(f"PASS {args.case} (torch {version})")
-    return 0
+    return run_case(args.case, fn, lambda tmp: Ctx(args, tmp), "gpdl-torch-", f"torch {version}")
 
 
 if __name__ == "__main__":
