@@ -198,24 +198,6 @@ static const char *result_string(CUptiResult r)
 	return s;
 }
 
-/* coll_gpu_status writes without waiting, and a CUPTI thread that reports
- * drops has usually just filled its ring: the launcher gets the time a record
- * would (max_wait_ns) to make room for the line first. */
-static void wait_for_room(struct coll_thread *t, const char *msg)
-{
-	uint64_t need = ring_rec_align(sizeof(struct ring_rec) + strlen(msg) + 1) + sizeof(struct ring_gpu_status);
-	uint64_t deadline = 0;
-	while (t->slot && ring_space(coll.shm, t->slot) < need) {
-		uint64_t now = clock_now_ns();
-		if (!deadline)
-			deadline = now + conv.max_wait_ns;
-		if (now >= deadline)
-			return;
-		struct timespec nap = {0, 500000};
-		nanosleep(&nap, NULL);
-	}
-}
-
 /* Records CUPTI lost: a DROPS record for them, and once per process the
  * status that says how to lose none. t is NULL when this thread cannot
  * write (then they are counted as events without a slot). */
@@ -241,8 +223,7 @@ static void report_drops(struct coll_thread *t, CUcontext ctx, uint32_t stream)
 			 "GPU data incomplete: CUPTI lost activity records for want of buffers: "
 			 "raise GPROF_DL_CUPTI_BUFFER_MB (now %zu) or GPROF_DL_CUPTI_BUFFERS_MAX (now %u)",
 			 pool.size >> 20, pool.cap);
-		wait_for_room(t, msg);
-		coll_gpu_status(RING_GPU_BUFFERS, msg);
+		coll_gpu_status(RING_GPU_BUFFERS, msg, conv.max_wait_ns);
 	}
 }
 
@@ -583,10 +564,11 @@ static unsigned cupti_start(char *msg, size_t len)
 	return 0;
 }
 
+/* At injection, on the program's own thread (in cuInit): never waits. */
 static void status(unsigned code, const char *msg)
 {
 	coll_log("%s", msg);
-	coll_gpu_status(code, msg);
+	coll_gpu_status(code, msg, 0);
 }
 
 static void inject(void)

@@ -64,8 +64,10 @@ int coll_cupti_convert(struct coll_thread *t, const struct coll_cupti_conv *cv, 
 int coll_emit_wait(struct coll_thread *t, const void *rec, uint64_t max_wait_ns);
 
 /* Writes a RING_REC_GPU_STATUS record (code: enum ring_gpu_status_code) with
- * the message, from the calling thread. */
-void coll_gpu_status(unsigned code, const char *msg);
+ * the message, from the calling thread, waiting up to max_wait_ns for room
+ * as a converted record does (a thread reporting CUPTI's drops has usually
+ * just filled its ring). */
+void coll_gpu_status(unsigned code, const char *msg, uint64_t max_wait_ns);
 
 /* cupti.c: before fork (parent) and at process exit: hands every pending
  * activity buffer to the conversion. Safe to call when CUPTI is not in use,

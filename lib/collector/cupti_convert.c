@@ -161,7 +161,7 @@ int coll_emit_wait(struct coll_thread *t, const void *rec, uint64_t max_wait_ns)
 	return rc;
 }
 
-void coll_gpu_status(unsigned code, const char *msg)
+void coll_gpu_status(unsigned code, const char *msg, uint64_t max_wait_ns)
 {
 	KEEP_ERRNO_BEGIN;
 	struct coll_thread *t = coll_thread(); /* NULL: counted */
@@ -177,13 +177,15 @@ void coll_gpu_status(unsigned code, const char *msg)
 	} else {
 		if (!msg)
 			msg = "";
-		uint32_t id = coll_intern(t, msg, coll_cut_len(msg, strlen(msg)));
+		struct wait w;
+		struct ring_gpu_status r;
+		wait_init(&w, max_wait_ns);
+		uint32_t id = intern_wait(t, msg, coll_cut_len(msg, strlen(msg)), sizeof(r), &w);
 		if (id) {
-			struct ring_gpu_status r;
 			memset(&r, 0, sizeof(r));
 			r.h = (struct ring_rec){RING_REC_GPU_STATUS, sizeof(r), code};
 			r.msg_str = id;
-			coll_emit(t, &r);
+			emit(t, &r, &w);
 		}
 	}
 	busy_end(0);

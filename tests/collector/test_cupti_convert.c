@@ -1429,15 +1429,15 @@ static void test_gpu_status(void **state)
 	struct fixture *f = *state;
 	const char *msg = "gprof-dl: another profiler holds CUPTI: GPU activity is not recorded";
 	errno = 4321;
-	coll_gpu_status(RING_GPU_SUBSCRIBER, msg);
+	coll_gpu_status(RING_GPU_SUBSCRIBER, msg, 0);
 	assert_int_equal(errno, 4321);
 	assert_int_equal(coll_busy, 0);
-	coll_gpu_status(RING_GPU_ON, NULL);
+	coll_gpu_status(RING_GPU_ON, NULL, 0);
 
 	/* a signal handler interrupting the collector: dropped, counted */
 	uint64_t dropped = atomic_load(&f->t->slot->dropped);
 	coll_busy = 1;
-	coll_gpu_status(RING_GPU_ERROR, "not written");
+	coll_gpu_status(RING_GPU_ERROR, "not written", 0);
 	assert_int_equal(coll_busy, 1);
 	coll_busy = 0;
 	assert_int_equal(atomic_load(&f->t->slot->dropped), dropped + 1);
