@@ -120,7 +120,7 @@ static const char *find_ci(const char *s, size_t len, const char *needle)
 
 int import_is_comm_kernel(const char *name, size_t len)
 {
-	return find_ci(name, len, "nccl") || find_ci(name, len, "rccl");
+	return trace_name_is_comm_work(name, len);
 }
 
 size_t import_strip_paddle_suffix(const char *name, size_t len)

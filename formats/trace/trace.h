@@ -287,6 +287,10 @@ uint64_t trace_writer_bytes(const struct trace_writer *w);
 
 const char *trace_event_type_name(unsigned type); /* "ProfileStep", ..., "?" */
 int trace_event_type_is_device(unsigned type);    /* Kernel, Memcpy, Memset, Communication */
+/* GPU work named as communication: len bytes of name hold "nccl" or "rccl",
+ * in any case (NCCL's and RCCL's kernels). The one rule the recorder, the
+ * importers and the analysis share. */
+int trace_name_is_comm_work(const char *name, size_t len);
 const char *trace_counter_name(unsigned id);
 /* 1.1: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", ...; "Unknown" for 0, "?" beyond. */
 const char *trace_copy_kind_name(unsigned kind);

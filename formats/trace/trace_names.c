@@ -8,6 +8,8 @@
  */
 #include "formats/trace/trace.h"
 
+#include <strings.h>
+
 static const char *const trace_event_type_names[TRACE_EV_TYPE_COUNT] = {
 	[TRACE_EV_USER_DEFINED] = "UserDefined",
 	[TRACE_EV_PROFILE_STEP] = "ProfileStep",
@@ -87,4 +89,13 @@ int trace_event_type_is_device(unsigned type)
 const char *trace_counter_name(unsigned id)
 {
 	return id < TRACE_CTR_COUNT && trace_counter_names[id] ? trace_counter_names[id] : "?";
+}
+
+int trace_name_is_comm_work(const char *name, size_t len)
+{
+	for (size_t i = 0; i + 4 <= len; i++)
+		if ((name[i] == 'n' || name[i] == 'N' || name[i] == 'r' || name[i] == 'R') &&
+		    strncasecmp(name + i + 1, "ccl", 3) == 0)
+			return 1;
+	return 0;
 }

@@ -28,14 +28,6 @@ static int starts_with_ci(const char *s, const char *prefix)
 	return 1;
 }
 
-static int contains_ci(const char *s, const char *needle)
-{
-	for (; *s; s++)
-		if (starts_with_ci(s, needle))
-			return 1;
-	return 0;
-}
-
 int gpu_is_comm_op_name(const char *name)
 {
 	static const char *const prefixes[] = {
@@ -54,7 +46,7 @@ int gpu_is_comm_op_name(const char *name)
 
 int gpu_is_comm_work_name(const char *name)
 {
-	return contains_ci(name, "nccl") || contains_ci(name, "rccl");
+	return trace_name_is_comm_work(name, strlen(name));
 }
 
 const char *gpu_copy_kind_name(unsigned kind)

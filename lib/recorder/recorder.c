@@ -308,15 +308,6 @@ static uint32_t string_file_id(const struct recorder *r, uint32_t ring_id)
 
 /* Whether a kernel's name makes it communication, as the importer reads
  * Kineto's kernels: "nccl" or "rccl" in it, any case. */
-static int names_comm(const char *s, size_t len)
-{
-	for (size_t i = 0; i + 4 <= len; i++)
-		if ((s[i] == 'n' || s[i] == 'N' || s[i] == 'r' || s[i] == 'R') &&
-		    strncasecmp(s + i + 1, "ccl", 3) == 0)
-			return 1;
-	return 0;
-}
-
 static void string_define(struct recorder *r, uint32_t ring_id, const char *s, size_t len)
 {
 	if (ring_id == 0 || ring_id > (1u << 30))
@@ -333,7 +324,7 @@ static void string_define(struct recorder *r, uint32_t ring_id, const char *s, s
 	}
 	uint32_t id = trace_writer_string(r->w, s, len);
 	r->strmap[ring_id] = id;
-	r->strcomm[ring_id] = (uint8_t)names_comm(s, len);
+	r->strcomm[ring_id] = (uint8_t)trace_name_is_comm_work(s, len);
 	if (!r->gprofdl_domain && len == strlen(GPROF_DL_NVTX_DOMAIN) && memcmp(s, GPROF_DL_NVTX_DOMAIN, len) == 0)
 		r->gprofdl_domain = id;
 }
