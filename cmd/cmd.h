@@ -9,6 +9,7 @@
 #define GPDL_CMD_H
 
 int cmd_bench(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -22,6 +22,7 @@ struct command {
 /* Alphabetical, as `gprof-dl --help` lists them. */
 static const struct command commands[] = {
 	{"bench", cmd_bench, "measure training steps: reader_cost, batch_cost, ips (Perf Summary)"},
+	{"diff", cmd_diff, "compare two traces view by view: what got slower, what is new"},
 	{"export", cmd_export, "convert a trace to chrome-trace JSON (Perfetto, HTA) or to CSV files"},
 	{"import", cmd_import, "convert a PyTorch, Paddle or chrome-trace JSON file to a trace"},
 	{"info", cmd_info, "show a trace's header, processes, threads, counts, drops and damage"},

@@ -71,7 +71,10 @@ static void json_cell(struct json_writer *w, const struct tcol *col, const struc
 		char key[128];
 		snprintf(key, sizeof(key), "%s_ns", col->key);
 		json_key(w, key);
-		json_uint(w, c->v.ns > 0 ? (uint64_t)llround(c->v.ns) : 0);
+		if (c->v.ns < 0) /* a diff's delta, where B is faster than A */
+			json_int(w, (int64_t)llround(c->v.ns));
+		else
+			json_uint(w, c->v.ns > 0 ? (uint64_t)llround(c->v.ns) : 0);
 		break;
 	}
 	case TCOL_PERCENT:

@@ -486,3 +486,42 @@ const char tb_perf_a_text_s[] =
 	"counted steps / all batch_cost.\n"
 	"--------------------------------------------------------------------------\n"
 	"\n";
+
+/* ---- traces for `gprof-dl diff` (tracebuild.h draws them) ------------------ */
+
+const char *tb_diff_trace(const char *name, uint32_t pid, unsigned steps, uint64_t dataloader_ns)
+{
+	struct tb b;
+	tb_open(&b, name, "h", pid, 0);
+	tb_thread(&b, 0, pid, "main");
+	tb_thread(&b, 1, pid + 1, "loader");
+	tb_stream(&b, 2, 0, 7);
+	uint32_t step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	uint32_t dl = tb_desc(&b, "Dataloader", TRACE_EV_DATALOADER);
+	uint32_t fwd = tb_desc(&b, "Forward", TRACE_EV_FORWARD);
+	uint32_t bwd = tb_desc(&b, "Backward", TRACE_EV_BACKWARD);
+	uint32_t opt = tb_desc(&b, "Optimization", TRACE_EV_OPTIMIZATION);
+	uint32_t matmul = tb_desc(&b, "matmul", TRACE_EV_OPERATOR);
+	uint32_t relu = tb_desc(&b, "relu", TRACE_EV_OPERATOR);
+	uint32_t mm_grad = tb_desc(&b, "matmul_grad", TRACE_EV_OPERATOR);
+	uint32_t log = tb_desc(&b, "log", TRACE_EV_USER_DEFINED);
+	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
+	uint32_t gemm = tb_desc(&b, "gemm", TRACE_EV_KERNEL);
+	for (unsigned k = 0; k < steps; k++) {
+		uint64_t s = k * 100 * TB_MS;
+		/* main, in end order */
+		tb_call(&b, 0, launch, s + 6 * TB_MS, TB_MS, k + 1);
+		tb_range(&b, 0, matmul, s + 5 * TB_MS, 20 * TB_MS);
+		tb_range(&b, 0, relu, s + 30 * TB_MS, 5 * TB_MS);
+		tb_range(&b, 0, fwd, s, 60 * TB_MS);
+		tb_range(&b, 0, mm_grad, s + 60 * TB_MS, 20 * TB_MS);
+		tb_range(&b, 0, bwd, s + 60 * TB_MS, 30 * TB_MS);
+		tb_range(&b, 0, log, s + 92 * TB_MS, 3 * TB_MS);
+		tb_range(&b, 0, opt, s + 90 * TB_MS, 10 * TB_MS);
+		tb_range(&b, 0, step, s, 100 * TB_MS);
+		/* the loader, while the main thread runs Forward */
+		tb_range(&b, 1, dl, s + 10 * TB_MS, dataloader_ns);
+		tb_kernel(&b, 2, gemm, s + 8 * TB_MS, 4 * TB_MS, k + 1, 1, 32, 1, 0, 0, 0);
+	}
+	return tb_close(&b, steps * 100 * TB_MS);
+}

@@ -86,6 +86,20 @@ const char *tb_perf_long(void);
 const char *tb_perf_samples(int all);
 const char *tb_perf_nosteps(void);
 
+/* A training loop for `gprof-dl diff` (test_diff.c, tests/cmd/test_cmd_diff.c):
+ * threads 0 (main, tid pid) and 1 (loader, tid pid + 1), GPU0 stream 7;
+ * steps back to back of 100 ms each; in step k, from its start s (ms):
+ *   main:    ProfileStep [s, s+100)
+ *              Forward [s, s+60): op matmul [s+5, s+25)
+ *                                   cudaLaunchKernel [s+6, s+7) c(k+1) -> gemm [s+8, s+12)
+ *                                 op relu [s+30, s+35)
+ *              Backward [s+60, s+90): op matmul_grad [s+60, s+80)
+ *              Optimization [s+90, s+100): UserDefined log [s+92, s+95)
+ *   loader:  Dataloader [s+10, s+10+dataloader_ns) (at most 50 ms: inside Forward)
+ * So a longer Dataloader changes its own row only: every step, Forward and
+ * Others stay the same. */
+const char *tb_diff_trace(const char *name, uint32_t pid, unsigned steps, uint64_t dataloader_ns);
+
 /* Reads a whole file into a NUL-terminated buffer (free it). */
 char *tb_slurp(const char *path, size_t *len);
 
