@@ -1,0 +1,70 @@
+/*
+ * bench_json.h - the files of `gprof-dl bench`: the JSON object it writes
+ * (schema "gprof-dl-bench/1", gprof-dl-bench(1) documents every key), which
+ * is read back as a baseline, and the array that CI benchmark actions read
+ * (--format github).
+ *
+ * A baseline must give back exactly what its traces gave, so the object
+ * holds every counted step of every run ("runs": batch_ns and samples per
+ * step, integers), not only the statistics: a comparison against the JSON
+ * and one against the traces it was written from agree to the last digit.
+ *
+ * The version in "schema" changes only when a key changes meaning or goes;
+ * keys are added without a change, and readers ignore keys they do not know.
+ */
+#ifndef GPDL_FORMATS_BENCH_JSON_H
+#define GPDL_FORMATS_BENCH_JSON_H
+
+#include "lib/analysis/benchstat.h"
+#include "lib/analysis/perf.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define BENCH_SCHEMA "gprof-dl-bench/1"
+
+/* One side of the gate: runs of counted steps, from traces or from a JSON
+ * object this command wrote. */
+struct bench_side {
+	struct bs_run *runs;
+	char **run_file;  /* per run: the trace it came from */
+	size_t nruns;
+	int by_samples;   /* 1: samples/s; 0: steps/s (every step 1 sample) */
+	int unit_set;     /* by_samples is known (a run was added) */
+	char **given;     /* the names the user gave for this side */
+	size_t ngiven;
+};
+
+void bench_side_free(struct bench_side *s);
+void bench_side_given(struct bench_side *s, const char *name);
+/* Adds the counted steps of p, one run per file of a with counted steps.
+ * -1 with a message in err when the ips unit differs from the runs' already
+ * there. */
+int bench_side_add_perf(struct bench_side *s, const struct perf *p, const struct analysis *a,
+			char *err, size_t errlen);
+/* 1 when path starts as an object this command wrote (its first key is
+ * "schema" with a "gprof-dl-bench/" value), 0 otherwise (a trace?). */
+int bench_json_sniff(const char *path);
+/* Adds the runs of a bench JSON object; -1 with "'PATH': ..." in err. */
+int bench_json_read(struct bench_side *s, const char *path, char *err, size_t errlen);
+
+/* Everything one invocation reports. */
+struct bench_report {
+	const struct analysis *a;        /* the measured traces */
+	const struct perf *perf;
+	const struct bench_side *cur;
+	const struct bs_pool *pool;
+	const struct bench_side *base;   /* NULL: no baseline */
+	const struct bs_pool *base_pool;
+	const struct bs_change *change;  /* NULL: no comparison */
+	int has_min_ips;
+	double min_ips;
+	int fails_regression, fails_min_ips;
+};
+
+/* The object (--format json); 0, or -1 when writing failed. */
+int bench_json_write(FILE *out, const struct bench_report *r);
+/* The array of {name, unit, value, range, extra} (--format github). */
+int bench_github_write(FILE *out, const struct bench_report *r);
+
+#endif
