@@ -291,6 +291,61 @@ def case_workers(c):
     check_phases(c.summary(trace), n, "num_workers=2")
 
 
+def case_gate(c):
+    """The CI gate on a real training loop: a run whose DataLoader was slowed
+    on purpose (30 ms more per batch) fails `gprof-dl bench --baseline`, with
+    exit status 1 and one line saying by how much; a plain rerun passes; and
+    `gprof-dl diff` of the baseline and the slowed run names Dataloader as
+    the phase that changed, by about the time added."""
+    n, skip, base_ms, slow_ms = 40, 5, 10, 40
+    # Each step sleeps base_ms in its DataLoader, so that a step lasts a
+    # steady ~10 ms plus the small MLP's compute, whatever else runs on the
+    # machine; the allowed regression is wide for the same reason.
+    args = loop(c, "--batches", str(n))
+    base, _ = c.record([*args, "--loader-sleep-ms", str(base_ms)])
+    rerun, _ = c.record([*args, "--loader-sleep-ms", str(base_ms)])
+    slow, _ = c.record([*args, "--loader-sleep-ms", str(slow_ms)])
+    gate = ("--skip", str(skip), "--max-regression", "30")
+    p = c.gprof("bench", rerun, "--baseline", base, *gate, "--format", "json", status=0)
+    ok = json.loads(p.stdout)
+    eq(ok["counted"], n - skip, "rerun: counted steps")
+    eq(ok["baseline"]["counted"], n - skip, "baseline: counted steps")
+    check(ok["comparison"]["verdict"] != "regression", f"rerun: verdict {ok['comparison']}")
+    check(ok["gate"]["pass"] is True, f"rerun: gate {ok['gate']}")
+    p = c.gprof("bench", slow, "--baseline", base, *gate, "--format", "json", status=1)
+    bad = json.loads(p.stdout)
+    cmp = bad["comparison"]
+    eq(cmp["verdict"], "regression", "slowed run: verdict")
+    # steps of ~(10 + x) ms against ~(40 + x) ms: ips falls by well over half
+    check(cmp["change_pct"] < -45 and cmp["ci_high_pct"] < -30, f"slowed run: change {cmp}")
+    err = text(p.stderr)
+    eq(err.count("\n"), 1, f"slowed run: one line on stderr: {err!r}")
+    must(err.startswith("gprof-dl: ips regressed by ") and f"against '{base}'" in err
+         and "more than --max-regression 30%" in err, f"slowed run: message {err!r}")
+    # the same from the baseline's JSON, written by bench itself
+    saved = os.path.join(c.tmp, "baseline.json")
+    with open(saved, "w", encoding="utf-8") as f:
+        f.write(c.gprof("bench", base, "--skip", str(skip), "--format", "json").stdout.decode())
+    p = c.gprof("bench", slow, "--baseline", saved, *gate, "--format", "json", status=1)
+    again = json.loads(p.stdout)["comparison"]["change_pct"]
+    check(abs(again - cmp["change_pct"]) <= 1e-9 * abs(cmp["change_pct"]),
+          f"change against the baseline's JSON {again} and against its trace {cmp['change_pct']}")
+    # diff: Dataloader is the phase that grew, by about 30 ms a step
+    d = json.loads(c.gprof("diff", base, slow, "--format", "json", "--top", "0").stdout)
+    eq(d.get("schema"), "gprof-dl-diff/1", "diff: schema")
+    check(d.get("per_step") is True, "diff: times per step")
+    rows = [r for sec in d["tables"]["model"]["sections"] for r in sec["rows"]]
+    phases = {r["name"].split(" > ")[-1]: r for r in rows if r["name"].split(" > ")[-1] in PHASES}
+    must("Dataloader" in phases, f"diff: no Dataloader row: {[r['name'] for r in rows]}")
+    top = max(phases.values(), key=lambda r: abs(r["cpu_delta_ns"] or 0))
+    eq(top["name"].split(" > ")[-1], "Dataloader", "diff: the phase that changed most")
+    eq(top["status"], "changed", "diff: Dataloader's status")
+    near(top["cpu_delta_ns"], (slow_ms - base_ms) * 1e6, 0.35, "diff: Dataloader's added time per step (ns)")
+    print(f"gate: rerun {ok['comparison']['change_pct']:+.2f}%, slowed {cmp['change_pct']:+.2f}% "
+          f"(CI {cmp['ci_low_pct']:+.2f}..{cmp['ci_high_pct']:+.2f}); diff Dataloader "
+          f"{top['cpu_delta_ns'] / 1e6:+.2f} ms/step")
+
+
 def case_exception(c):
     """An exception inside the loop at step k: the same status and traceback
     as without gprof-dl; the trace is readable and holds the k steps that

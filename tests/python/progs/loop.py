@@ -33,6 +33,8 @@ def parse():
     ap.add_argument("--eval", type=int, default=0, metavar="M", help="then M evaluation batches")
     ap.add_argument("--raise-at", type=int, default=-1, metavar="K", help="raise after fetching batch K")
     ap.add_argument("--compile", default="", metavar="BACKEND", help="torch.compile the model")
+    ap.add_argument("--loader-sleep-ms", type=float, default=0, metavar="MS",
+                    help="the DataLoader sleeps MS in each batch's collate (a slow input pipeline)")
     ap.add_argument("--torch-profiler", default="", metavar="OUT")
     ap.add_argument("--record-shapes", action="store_true", help="with --torch-profiler: record_shapes=True")
     return ap.parse_args()
@@ -47,6 +49,16 @@ def model_and_data(a):
                                 torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
                                 torch.nn.Linear(HIDDEN, CLASSES))
     return model, x, y
+
+
+def sleepy_collate(ms):
+    from torch.utils.data.dataloader import default_collate
+    import time
+
+    def collate(batch):
+        time.sleep(ms / 1000)
+        return default_collate(batch)
+    return collate
 
 
 def batches(a, x, y, loader):
@@ -94,7 +106,8 @@ def main():
     model, x, y = model_and_data(a)
     loader = None if a.no_loader else DataLoader(
         TensorDataset(x, y), batch_size=a.batch_size, shuffle=True, num_workers=a.workers,
-        generator=torch.Generator().manual_seed(1))
+        generator=torch.Generator().manual_seed(1),
+        **({"collate_fn": sleepy_collate(a.loader_sleep_ms)} if a.loader_sleep_ms else {}))
     if a.torch_profiler:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU], record_shapes=a.record_shapes) as prof:
