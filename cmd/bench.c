@@ -124,8 +124,7 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 			o->skip = cmd_parse_skip_steps(optarg);
 			break;
 		case OPT_TIME_UNIT:
-			if (time_unit_parse(optarg, &o->unit) != 0)
-				usage_error("unknown time unit '%s' (s, ms, us or ns)", optarg);
+			o->unit = cmd_parse_time_unit(optarg);
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") == 0)

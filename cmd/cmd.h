@@ -8,6 +8,8 @@
 #ifndef GPDL_CMD_H
 #define GPDL_CMD_H
 
+#include "lib/analysis/table.h"
+
 int cmd_bench(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
@@ -18,8 +20,13 @@ int cmd_summary(int argc, char **argv);
 
 /* The directory holding the running gprof-dl executable (from /proc/self/exe). */
 const char *gpdl_self_dir(void);
-/* --skip-steps N of bench and summary; a usage error when N is not a count. */
+/* A count given to an option ("--top", "--skip-steps"); a usage error
+ * "invalid OPTION 'S' (WHAT)" when s is not one. */
+unsigned cmd_parse_count(const char *option, const char *s, const char *what);
+/* --skip-steps N of bench and summary. */
 unsigned cmd_parse_skip_steps(const char *s);
+/* --time-unit of summary, bench and diff; a usage error when not a unit. */
+enum time_unit cmd_parse_time_unit(const char *s);
 struct analysis;
 /* Loads the trace files of summary and bench into a and prepares it; damage
  * is a warning ("...; DONE up to there"). 0, or -1 after an error message. */

@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,16 +111,6 @@ static void diff_view_option(struct diff_opts *o, const char *name)
 	summary_add_view(&o->s, v);
 }
 
-static unsigned parse_top(const char *s)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || *end || errno || v > UINT_MAX)
-		usage_error("invalid --top '%s' (a number of rows, 0 for all)", s);
-	return (unsigned)v;
-}
-
 /* Parses the options into o; returns the index of A in argv (B follows),
  * or -1 after --help. */
 static int diff_parse(int argc, char **argv, struct diff_opts *o)
@@ -138,14 +127,13 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 			o->s.view.op_detail = 1;
 			break;
 		case OPT_TOP:
-			o->top = parse_top(optarg);
+			o->top = cmd_parse_count("--top", optarg, "a number of rows, 0 for all");
 			break;
 		case OPT_TOTALS:
 			o->totals = 1;
 			break;
 		case OPT_TIME_UNIT:
-			if (time_unit_parse(optarg, &o->s.view.unit) != 0)
-				usage_error("unknown time unit '%s' (s, ms, us or ns)", optarg);
+			o->s.view.unit = cmd_parse_time_unit(optarg);
 			break;
 		case OPT_FORMAT:
 			if (summary_format_parse(optarg, &o->s.format) != 0)
@@ -198,9 +186,7 @@ struct diff_out {
 	const struct diff_side *side[2];
 	const struct analysis *an[2];
 	int per_step;
-	FILE *f;
-	struct csv_out csv;
-	struct json_writer json;
+	struct summary_out s;
 };
 
 static void text_side(FILE *f, const char *which, const struct diff_side *s,
@@ -233,8 +219,7 @@ static void csv_sides(struct diff_out *d)
 		trow_count(r, 3, (uint64_t)d->side[k]->divisor);
 		trow_text(r, 4, d->per_step ? "per step" : "total");
 	}
-	struct table_style st = {.unit = d->o->s.view.unit};
-	table_render_csv(t, &d->csv, &st);
+	summary_out_table(&d->s, NULL, t);
 	table_free(t);
 }
 
@@ -252,22 +237,21 @@ static void json_side(struct json_writer *w, const char *key, const struct diff_
 	json_end_object(w);
 }
 
-static void out_begin(struct diff_out *d)
+/* What the document says before its tables: which trace is which. */
+static void out_begin(struct diff_out *d, FILE *f)
 {
 	const struct diff_opts *o = d->o;
+	summary_out_begin(&d->s, o->s.format, f, o->s.view.unit);
 	if (o->s.format == SUMMARY_TEXT) {
-		fputs("Comparing ", d->f);
-		text_side(d->f, "A", d->side[0], d->an[0]);
-		fputs(" with ", d->f);
-		text_side(d->f, "B", d->side[1], d->an[1]);
-		fprintf(d->f, "; times %s\n\n", d->per_step ? "per step" : "in total");
+		fputs("Comparing ", f);
+		text_side(f, "A", d->side[0], d->an[0]);
+		fputs(" with ", f);
+		text_side(f, "B", d->side[1], d->an[1]);
+		fprintf(f, "; times %s\n\n", d->per_step ? "per step" : "in total");
 	} else if (o->s.format == SUMMARY_CSV) {
-		csv_out_init(&d->csv, d->f);
 		csv_sides(d);
 	} else {
-		struct json_writer *w = &d->json;
-		json_writer_init(w, d->f, 1);
-		json_begin_object(w);
+		struct json_writer *w = &d->s.json;
 		json_key(w, "schema");
 		json_string(w, "gprof-dl-diff/1");
 		json_side(w, "a", d->side[0], d->an[0]);
@@ -278,39 +262,8 @@ static void out_begin(struct diff_out *d)
 		json_string(w, time_unit_name(o->s.view.unit));
 		json_key(w, "top");
 		json_uint(w, o->top);
-		json_key(w, "tables");
-		json_begin_object(w);
 	}
-}
-
-static void out_table(struct diff_out *d, const struct table *t)
-{
-	struct table_style st = {.unit = d->o->s.view.unit};
-	if (d->o->s.format == SUMMARY_TEXT) {
-		table_render_text(t, d->f, &st);
-	} else if (d->o->s.format == SUMMARY_CSV) {
-		table_render_csv(t, &d->csv, &st);
-	} else {
-		json_key(&d->json, t->id);
-		table_render_json(t, &d->json, &st);
-	}
-}
-
-/* 0, or -1 when writing failed. */
-static int out_end(struct diff_out *d)
-{
-	int failed = 0;
-	if (d->o->s.format == SUMMARY_CSV) {
-		failed = csv_out_error(&d->csv);
-	} else if (d->o->s.format == SUMMARY_JSON) {
-		json_end_object(&d->json);
-		json_end_object(&d->json);
-		fputc('\n', d->f);
-		failed = json_writer_error(&d->json);
-	}
-	if (fflush(d->f) != 0 || ferror(d->f))
-		failed = 1;
-	return failed ? -1 : 0;
+	summary_out_tables(&d->s);
 }
 
 static int diff_write(const struct diff_opts *o, struct analysis *an, char **files, FILE *f)
@@ -331,20 +284,20 @@ static int diff_write(const struct diff_opts *o, struct analysis *an, char **fil
 		side[k].divisor = per_step ? (double)an[k].steps : 1.0;
 		side[k].name = files[k];
 	}
-	struct diff_out d = {o, {&side[0], &side[1]}, {&an[0], &an[1]}, per_step, f};
-	out_begin(&d);
+	struct diff_out d = {o, {&side[0], &side[1]}, {&an[0], &an[1]}, per_step, {0}};
+	out_begin(&d, f);
 	for (unsigned i = 0; i < n; i++) {
 		side[0].t = tables[2 * i];
 		side[1].t = tables[2 * i + 1];
 		struct table *t = diff_tables(o->s.views[i]->name, o->s.views[i]->title, &side[0],
 					      &side[1], o->top, per_step);
-		out_table(&d, t);
+		summary_out_table(&d.s, t->id, t);
 		table_free(t);
 		table_free(tables[2 * i]);
 		table_free(tables[2 * i + 1]);
 	}
 	free(tables);
-	return out_end(&d);
+	return summary_out_end(&d.s);
 }
 
 int cmd_diff(int argc, char **argv)

@@ -76,15 +76,27 @@ static void summary_view_option(struct summary_opts *o, const char *name)
 	summary_add_view(o, v);
 }
 
-/* Shared with bench: a count of steps, or a usage error. */
-unsigned cmd_parse_skip_steps(const char *s)
+unsigned cmd_parse_count(const char *option, const char *s, const char *what)
 {
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
 	if (s[0] < '0' || s[0] > '9' || *end || errno || v > UINT_MAX)
-		usage_error("invalid --skip-steps '%s' (a number of steps)", s);
+		usage_error("invalid %s '%s' (%s)", option, s, what);
 	return (unsigned)v;
+}
+
+unsigned cmd_parse_skip_steps(const char *s)
+{
+	return cmd_parse_count("--skip-steps", s, "a number of steps");
+}
+
+enum time_unit cmd_parse_time_unit(const char *s)
+{
+	enum time_unit u;
+	if (time_unit_parse(s, &u) != 0)
+		usage_error("unknown time unit '%s' (s, ms, us or ns)", s);
+	return u;
 }
 
 /* Parses the options into o; returns the index of the first file in argv. */
@@ -109,8 +121,7 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 				usage_error("unknown sort key '%s'", optarg);
 			break;
 		case OPT_TIME_UNIT:
-			if (time_unit_parse(optarg, &o->view.unit) != 0)
-				usage_error("unknown time unit '%s' (s, ms, us or ns)", optarg);
+			o->view.unit = cmd_parse_time_unit(optarg);
 			break;
 		case OPT_FORMAT:
 			if (summary_format_parse(optarg, &o->format) != 0)

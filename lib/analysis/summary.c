@@ -167,18 +167,54 @@ static void build_table(void *ctx, unsigned j)
 		job->tables[i] = job->views[i - 1]->build(job->views[i - 1], job->a, job->o);
 }
 
-static void summary_begin(const struct analysis *a, const struct summary_opts *o, FILE *out,
-			  struct csv_out *csv, struct json_writer *json)
+void summary_out_begin(struct summary_out *s, enum summary_format format, FILE *out,
+		       enum time_unit unit)
 {
-	if (o->format == SUMMARY_CSV) {
-		csv_out_init(csv, out);
-	} else if (o->format == SUMMARY_JSON) {
-		json_writer_init(json, out, 1);
-		json_begin_object(json);
-		json_header(json, a, o->view.unit);
-		json_key(json, "tables");
-		json_begin_object(json);
+	s->format = format;
+	s->f = out;
+	s->st = (struct table_style){.unit = unit};
+	if (format == SUMMARY_CSV) {
+		csv_out_init(&s->csv, out);
+	} else if (format == SUMMARY_JSON) {
+		json_writer_init(&s->json, out, 1);
+		json_begin_object(&s->json);
 	}
+}
+
+void summary_out_tables(struct summary_out *s)
+{
+	if (s->format == SUMMARY_JSON) {
+		json_key(&s->json, "tables");
+		json_begin_object(&s->json);
+	}
+}
+
+void summary_out_table(struct summary_out *s, const char *key, const struct table *t)
+{
+	if (s->format == SUMMARY_TEXT) {
+		table_render_text(t, s->f, &s->st);
+	} else if (s->format == SUMMARY_CSV) {
+		table_render_csv(t, &s->csv, &s->st);
+	} else if (key) {
+		json_key(&s->json, key);
+		table_render_json(t, &s->json, &s->st);
+	}
+}
+
+int summary_out_end(struct summary_out *s)
+{
+	int failed = 0;
+	if (s->format == SUMMARY_CSV) {
+		failed = csv_out_error(&s->csv);
+	} else if (s->format == SUMMARY_JSON) {
+		json_end_object(&s->json); /* tables */
+		json_end_object(&s->json);
+		fputc('\n', s->f);
+		failed = json_writer_error(&s->json);
+	}
+	if (fflush(s->f) != 0 || ferror(s->f))
+		failed = 1;
+	return failed ? -1 : 0;
 }
 
 int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out)
@@ -195,31 +231,15 @@ int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *
 	parallel_for(njobs, build_table, &job);
 	progress_done();
 
-	struct table_style st = {.unit = o->view.unit};
-	struct csv_out csv;
-	struct json_writer json;
-	summary_begin(a, o, out, &csv, &json);
+	struct summary_out s;
+	summary_out_begin(&s, o->format, out, o->view.unit);
+	if (o->format == SUMMARY_JSON)
+		json_header(&s.json, a, o->view.unit);
+	summary_out_tables(&s);
 	for (unsigned i = 0; i <= n; i++) {
-		if (o->format == SUMMARY_TEXT) {
-			table_render_text(tables[i], out, &st);
-		} else if (o->format == SUMMARY_CSV) {
-			table_render_csv(tables[i], &csv, &st);
-		} else if (i > 0) { /* the Trace Summary is the JSON's top-level members */
-			json_key(&json, views[i - 1]->name);
-			table_render_json(tables[i], &json, &st);
-		}
+		/* the Trace Summary is the JSON's top-level members */
+		summary_out_table(&s, i ? views[i - 1]->name : NULL, tables[i]);
 		table_free(tables[i]);
 	}
-	int failed = 0;
-	if (o->format == SUMMARY_CSV) {
-		failed = csv_out_error(&csv);
-	} else if (o->format == SUMMARY_JSON) {
-		json_end_object(&json);
-		json_end_object(&json);
-		fputc('\n', out);
-		failed = json_writer_error(&json);
-	}
-	if (fflush(out) != 0 || ferror(out))
-		failed = 1;
-	return failed ? -1 : 0;
+	return summary_out_end(&s);
 }

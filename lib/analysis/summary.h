@@ -5,6 +5,8 @@
 #ifndef GPDL_ANALYSIS_SUMMARY_H
 #define GPDL_ANALYSIS_SUMMARY_H
 
+#include "formats/csv/csv_out.h"
+#include "formats/json/json_writer.h"
 #include "lib/analysis/view.h"
 
 #include <stdio.h>
@@ -30,5 +32,27 @@ int summary_format_parse(const char *s, enum summary_format *f);
 void summary_add_view(struct summary_opts *o, const struct view *v);
 /* Returns 0, or -1 when writing to out failed. */
 int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out);
+
+/* A document of tables in one format, for summary and diff: text tables one
+ * after another, CSV blocks, or a JSON object whose "tables" member holds
+ * them by key. A caller adds its own JSON members between begin and
+ * summary_out_tables(). */
+struct summary_out {
+	enum summary_format format;
+	FILE *f;
+	struct table_style st;
+	struct csv_out csv;
+	struct json_writer json;
+};
+
+/* CSV: starts the writer; JSON: opens the top object. */
+void summary_out_begin(struct summary_out *s, enum summary_format format, FILE *out,
+		       enum time_unit unit);
+/* JSON: opens the "tables" member; nothing otherwise. */
+void summary_out_tables(struct summary_out *s);
+/* Writes t; in JSON under key, or not at all when key is NULL. */
+void summary_out_table(struct summary_out *s, const char *key, const struct table *t);
+/* Closes the document and flushes: 0, or -1 when a write failed. */
+int summary_out_end(struct summary_out *s);
 
 #endif
