@@ -15,80 +15,33 @@
 #include <cmocka.h>
 
 #include "tests/analysis/tracebuild.h"
+#include "tests/cmd/cmdrun.h"
 
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <yajl/yajl_tree.h>
 
 #ifndef GPDL_BIN
 #error "GPDL_BIN: the path of the gprof-dl executable under test"
 #endif
 
-struct result {
-	int status;
-	char *out, *err;
-};
-
 /* Runs gprof-dl bench with args (NULL-terminated). */
-static struct result bench(const char *const *args)
+static struct cmd_result bench(const char *const *args)
 {
-	const char *out = tb_path("stdout.txt"), *err = tb_path("stderr.txt");
-	const char *argv[32] = {GPDL_BIN, "bench"};
-	size_t n = 2;
-	for (; args[n - 2] && n < 31; n++)
-		argv[n] = args[n - 2];
-	argv[n] = NULL;
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
-			_exit(99);
-		execv(GPDL_BIN, (char *const *)argv);
-		_exit(98);
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
-			   tb_slurp(out, NULL), tb_slurp(err, NULL)};
-	return r;
+	return cmd_run(GPDL_BIN, "bench", args);
 }
 
 #define BENCH(...) bench((const char *const[]){__VA_ARGS__, NULL})
 
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static void assert_contains(const char *text, const char *want)
-{
-	if (!strstr(text, want))
-		fail_msg("'%s' not in:\n%s", want, text);
-}
-
-/* One line on stderr, "gprof-dl: ..." */
-static void assert_one_line(const char *err)
-{
-	if (strncmp(err, "gprof-dl: ", 10) != 0 || !strchr(err, '\n') || strchr(err, '\n')[1])
-		fail_msg("not one 'gprof-dl: ' line: %s", err);
-}
-
-static void expect_usage(struct result r, const char *message)
+static void expect_usage(struct cmd_result r, const char *message)
 {
 	assert_int_equal(r.status, 2);
 	assert_contains(r.err, message);
 	assert_contains(r.err, "see 'gprof-dl bench --help'");
 	assert_string_equal(r.out, "");
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 static void test_usage(void **state)
@@ -114,25 +67,25 @@ static void test_usage(void **state)
 	expect_usage(BENCH(t, "--confidence", "40"), "invalid --confidence '40'");
 	expect_usage(BENCH(t, "--skip", "x"), "invalid --skip-steps 'x'");
 
-	struct result r = BENCH("--help");
+	struct cmd_result r = BENCH("--help");
 	assert_int_equal(r.status, 0);
 	assert_contains(r.out, "usage: gprof-dl bench FILE... [--baseline FILE]... [--max-regression PCT]");
 	assert_string_equal(r.err, "");
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 static void test_bad_files(void **state)
 {
 	(void)state;
 	const char *missing = tb_path("missing.gpdl");
-	struct result r = BENCH(missing);
+	struct cmd_result r = BENCH(missing);
 	assert_int_equal(r.status, 1);
 	assert_one_line(r.err);
 	char want[700];
 	snprintf(want, sizeof(want), "'%s'", missing);
 	assert_contains(r.err, want);
 	assert_string_equal(r.out, "");
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* no step: exit 1, naming the file, even pooled with one that has steps */
 	const char *none = tb_perf_nosteps();
@@ -142,19 +95,19 @@ static void test_bad_files(void **state)
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err, want);
 	assert_string_equal(r.out, "");
-	result_free(&r);
+	cmd_result_free(&r);
 	r = BENCH(tb_perf_a(), none, "--format", "json");
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err, want);
 	assert_string_equal(r.out, "");
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 static void test_text(void **state)
 {
 	(void)state;
 	const char *a = tb_perf_a();
-	struct result r = BENCH(a);
+	struct cmd_result r = BENCH(a);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	/* the Perf Summary as the summary view prints it, then the spread of
@@ -165,7 +118,7 @@ static void test_text(void **state)
 	assert_int_equal(strncmp(r.out, tb_perf_a_text_s, len), 0);
 	assert_string_equal(r.out + len, "\nMeasured: ips 2.2222 steps/s (95% CI -0.9151 .. 5.3596), "
 					 "median 2.2500, p90 2.4500, over 2 steps of 1 run\n");
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* --skip-steps 0 --time-unit ms: reader 50 / 100 / 0, batch 300 / 500 / 100,
 	 * ips 4 / 1.2 s, 10, 2; ratio 200 / 1200 */
@@ -177,7 +130,7 @@ static void test_text(void **state)
 	assert_contains(r.out, "ips                3.33333            10.00000           2.00000\n");
 	assert_contains(r.out, "Reader Ratio: 16.667%\n");
 	assert_contains(r.out, "Steps: 4 ProfileStep ranges; 0 skipped (the first 0 of each trace");
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */
@@ -218,7 +171,7 @@ static void assert_stat(yajl_val v, double avg, double max, double min)
 	assert_num(key(v, "min"), min);
 }
 
-static yajl_val bench_json(struct result *r, const char *const *args)
+static yajl_val bench_json(struct cmd_result *r, const char *const *args)
 {
 	*r = bench(args);
 	if (r->status != 0)
@@ -251,7 +204,7 @@ static void test_json(void **state)
 {
 	(void)state;
 	const char *a = tb_perf_a();
-	struct result r;
+	struct cmd_result r;
 	/* trace a, default skip; --time-unit does not change the JSON (seconds) */
 	yajl_val doc = bench_json(&r, (const char *const[]){a, "--format", "json", "--time-unit",
 							    "us", NULL});
@@ -268,7 +221,7 @@ static void test_json(void **state)
 	assert_stat(key(doc, "batch_cost"), 0.45, 0.5, 0.4);
 	assert_stat(key(doc, "ips"), 2.0 / 0.9, 2.5, 2.0);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* 25 steps of 1..25 ms: the default skips 10; 11..25 ms counted */
 	doc = bench_json(&r, (const char *const[]){tb_perf_long(), "--format=json", NULL});
@@ -279,7 +232,7 @@ static void test_json(void **state)
 	assert_stat(key(doc, "batch_cost"), 0.018, 0.025, 0.011);
 	assert_stat(key(doc, "ips"), 15 / 0.27, 1000.0 / 11, 40.0);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* a and b pooled (test_perf.c): 6 steps, 3 skipped, 3 counted. */
@@ -287,7 +240,7 @@ static void test_pooled(void **state)
 {
 	(void)state;
 	const char *a = tb_perf_a(), *b = tb_perf_b();
-	struct result r;
+	struct cmd_result r;
 	yajl_val doc = bench_json(&r, (const char *const[]){a, b, "--format", "json", NULL});
 	assert_keys(doc);
 	yajl_val files = key(doc, "files");
@@ -302,13 +255,13 @@ static void test_pooled(void **state)
 	assert_stat(key(doc, "batch_cost"), 0.5, 0.6, 0.4);
 	assert_stat(key(doc, "ips"), 2.0, 2.5, 1.0 / 0.6);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	r = BENCH(a, b);
 	assert_int_equal(r.status, 0);
 	assert_contains(r.out, "2 traces pooled: their counted steps are taken together.\n");
 	assert_contains(r.out, "Steps: 6 ProfileStep ranges; 3 skipped");
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* Steps that know their samples (trace 1.2): samples/s. 32 in 1 s, 32 in
@@ -320,7 +273,7 @@ static void test_samples(void **state)
 #if TRACE_FORMAT_VERSION_MAJOR == 1 && TRACE_FORMAT_VERSION_MINOR < 2
 	skip();
 #else
-	struct result r;
+	struct cmd_result r;
 	yajl_val doc = bench_json(&r, (const char *const[]){tb_perf_samples(1), "--skip-steps", "0",
 							    "--format", "json", NULL});
 	assert_string_equal(str(key(doc, "ips_unit")), "samples/s");
@@ -328,7 +281,7 @@ static void test_samples(void **state)
 	assert_stat(key(doc, "ips"), 80 / 3.5, 32.0, 16.0);
 	assert_stat(key(doc, "batch_cost"), 3.5 / 3, 2.0, 0.5);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	doc = bench_json(&r, (const char *const[]){tb_perf_samples(0), "--skip-steps", "0",
 						   "--format", "json", NULL});
@@ -336,13 +289,13 @@ static void test_samples(void **state)
 	assert_num(key(doc, "counted"), 4);
 	assert_stat(key(doc, "ips"), 1.0, 2.0, 0.5);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	r = BENCH(tb_perf_samples(1), "--skip-steps", "0");
 	assert_int_equal(r.status, 0);
 	assert_contains(r.out, "IPS Unit: samples/s\n");
 	assert_contains(r.out, "ips                22.85714           32.00000           16.00000\n");
-	result_free(&r);
+	cmd_result_free(&r);
 #endif
 }
 
@@ -365,7 +318,7 @@ static void test_imported_json(void **state)
 	      "]}\n",
 	      f);
 	assert_int_equal(fclose(f), 0);
-	struct result r;
+	struct cmd_result r;
 	yajl_val doc = bench_json(&r, (const char *const[]){path, "--skip-steps", "0", "--format",
 							    "json", NULL});
 	assert_num(key(doc, "steps"), 2);
@@ -375,7 +328,7 @@ static void test_imported_json(void **state)
 	assert_stat(key(doc, "reader_cost"), 0.015, 0.03, 0.0);
 	assert_stat(key(doc, "ips"), 2 / 0.4, 10.0, 1 / 0.3);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 
@@ -458,7 +411,7 @@ static void gate_free(struct gate_runs *g)
 }
 
 /* Runs bench with JSON out, whatever its status; the document parsed. */
-static yajl_val gate_json(struct result *r, const char *const *args)
+static yajl_val gate_json(struct cmd_result *r, const char *const *args)
 {
 	*r = bench(args);
 	char err[256];
@@ -494,7 +447,7 @@ static void test_gate_verdicts(void **state)
 	(void)state;
 	struct gate_runs g;
 	gate_make(&g);
-	struct result r;
+	struct cmd_result r;
 	yajl_val doc = gate_json(&r, (const char *const[]){G3(g, slow), "--baseline", g.base[0],
 							   "--baseline", g.base[1], "--baseline",
 							   g.base[2], "--format", "json", NULL});
@@ -523,7 +476,7 @@ static void test_gate_verdicts(void **state)
 		 -lo);
 	assert_contains(r.err, want);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* the same slowdown passes when 15% is allowed: "slower" */
 	doc = gate_json(&r, (const char *const[]){G3(g, slow), "--baseline", g.base[0], "--baseline",
@@ -534,7 +487,7 @@ static void test_gate_verdicts(void **state)
 	assert_string_equal(str(at(doc, "comparison", "verdict")), "slower");
 	assert_true(YAJL_IS_TRUE(at(doc, "gate", "pass")));
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* noise of the same spread: no significant change, exit 0 */
 	doc = gate_json(&r, (const char *const[]){G3(g, noise), "--baseline", g.base[0], "--baseline",
@@ -549,7 +502,7 @@ static void test_gate_verdicts(void **state)
 		fail_msg("rerun: change %.3f%%, interval %.3f .. %.3f", pct, lo, hi);
 	assert_string_equal(str(at(doc, "comparison", "verdict")), "unchanged");
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* each rerun alone against each baseline alone: never a failure */
 	for (int i = 0; i < 3; i++)
@@ -558,7 +511,7 @@ static void test_gate_verdicts(void **state)
 			if (r.status != 0)
 				fail_msg("rerun %d against base %d: exit %d: %s", i, j, r.status, r.err);
 			assert_contains(r.out, "Verdict: no significant change: ips ");
-			result_free(&r);
+			cmd_result_free(&r);
 		}
 
 	/* 10% faster steps: +11.1% ips, an improvement */
@@ -567,7 +520,7 @@ static void test_gate_verdicts(void **state)
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	assert_contains(r.out, "Verdict: improvement: ips rose by ");
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* the text report of the failure */
 	r = BENCH(G3(g, slow), "--baseline", g.base[0], "--baseline", g.base[1], "--baseline",
@@ -579,7 +532,7 @@ static void test_gate_verdicts(void **state)
 	assert_contains(r.out, "over 150 steps of 3 runs\nChange in ips: -");
 	assert_contains(r.out, "\nVerdict: regression: ips fell by ");
 	assert_contains(r.out, "more than the 5% allowed, at 95% confidence\n");
-	result_free(&r);
+	cmd_result_free(&r);
 	gate_free(&g);
 }
 
@@ -591,7 +544,7 @@ static void test_gate_pooled_and_json_baseline(void **state)
 	(void)state;
 	struct gate_runs g;
 	gate_make(&g);
-	struct result r;
+	struct cmd_result r;
 	yajl_val base = gate_json(&r, (const char *const[]){G3(g, base), "--format", "json", NULL});
 	assert_int_equal(r.status, 0);
 	char *saved = keep(tb_path("baseline.json"));
@@ -599,7 +552,7 @@ static void test_gate_pooled_and_json_baseline(void **state)
 	assert_non_null(f);
 	fputs(r.out, f);
 	assert_int_equal(fclose(f), 0);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* the runs: 3 of 50 counted steps, their batch_ns and 64 samples each,
 	 * adding up to the ips */
@@ -637,14 +590,14 @@ static void test_gate_pooled_and_json_baseline(void **state)
 								 "--baseline", g.base[1], "--baseline",
 								 g.base[2], "--format", "json", NULL});
 	assert_int_equal(r.status, 1);
-	result_free(&r);
+	cmd_result_free(&r);
 	yajl_val by_json = gate_json(&r, (const char *const[]){G3(g, slow), "--baseline", saved,
 							       "--format", "json", NULL});
 	assert_int_equal(r.status, 1);
 	char want[600];
 	snprintf(want, sizeof(want), "against '%s': ", saved);
 	assert_contains(r.err, want);
-	result_free(&r);
+	cmd_result_free(&r);
 	static const char *const cmp[] = {"change_pct", "ci_low_pct", "ci_high_pct"};
 	for (size_t i = 0; i < 3; i++)
 		assert_num(at(by_json, "comparison", cmp[i]), num(at(by_traces, "comparison", cmp[i])));
@@ -665,17 +618,17 @@ static void test_gate_floor(void **state)
 	(void)state;
 	/* tb_perf_long: 25 steps of 1..25 ms, 15 counted: 15 / 0.27 s = 55.56 steps/s */
 	const char *t = tb_perf_long();
-	struct result r = BENCH(t, "--min-ips", "60");
+	struct cmd_result r = BENCH(t, "--min-ips", "60");
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err, "gprof-dl: ips 55.5556 steps/s is below --min-ips 60 (average "
 				   "over 15 counted steps)\n");
 	assert_contains(r.out, "\nFloor: ips 55.5556 steps/s is below --min-ips 60\n");
-	result_free(&r);
+	cmd_result_free(&r);
 	r = BENCH(t, "--min-ips", "55.5");
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	assert_contains(r.out, "\nFloor: ips 55.5556 steps/s meets --min-ips 55.5\n");
-	result_free(&r);
+	cmd_result_free(&r);
 	yajl_val doc = gate_json(&r, (const char *const[]){t, "--min-ips", "60", "--format", "json",
 							   NULL});
 	assert_int_equal(r.status, 1);
@@ -685,13 +638,13 @@ static void test_gate_floor(void **state)
 	assert_int_equal(YAJL_GET_ARRAY(failed)->len, 1);
 	assert_string_equal(str(YAJL_GET_ARRAY(failed)->values[0]), "min_ips");
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 	/* a baseline that passes does not lift the floor */
 	r = BENCH(t, "--baseline", t, "--min-ips", "60");
 	assert_int_equal(r.status, 1);
 	assert_contains(r.out, "Verdict: no significant change: ips +0.00% (95% CI -");
 	assert_one_line(r.err);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* --format github: the array CI benchmark actions read; bigger is better
@@ -699,7 +652,7 @@ static void test_gate_floor(void **state)
 static void test_gate_github(void **state)
 {
 	(void)state;
-	struct result r;
+	struct cmd_result r;
 	yajl_val arr = gate_json(&r, (const char *const[]){tb_perf_long(), "--format", "github", NULL});
 	assert_int_equal(r.status, 0);
 	assert_true(YAJL_IS_ARRAY(arr));
@@ -721,16 +674,16 @@ static void test_gate_github(void **state)
 	assert_true(atof(range + strlen("\u00b1 ")) > 0);
 	assert_contains(str(key(YAJL_GET_ARRAY(arr)->values[0], "extra")), "15 steps of 1 run; 95% CI ");
 	yajl_tree_free(arr);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
-static void expect_error(struct result r, const char *message)
+static void expect_error(struct cmd_result r, const char *message)
 {
 	if (r.status != 1)
 		fail_msg("exit %d, not 1: %s", r.status, r.err);
 	assert_one_line(r.err);
 	assert_contains(r.err, message);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* A baseline that cannot serve: one line naming it, exit 1. */

@@ -18,65 +18,25 @@
 #include <cmocka.h>
 
 #include "tests/analysis/tracebuild.h"
+#include "tests/cmd/cmdrun.h"
 
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <yajl/yajl_tree.h>
 
 #ifndef GPDL_BIN
 #error "GPDL_BIN: the path of the gprof-dl executable under test"
 #endif
 
-struct result {
-	int status;
-	char *out, *err;
-};
-
 /* Runs gprof-dl diff with args (NULL-terminated). */
-static struct result run_diff(const char *const *args)
+static struct cmd_result run_diff(const char *const *args)
 {
-	const char *out = tb_path("stdout.txt"), *err = tb_path("stderr.txt");
-	const char *argv[32] = {GPDL_BIN, "diff"};
-	size_t n = 2;
-	for (; args[n - 2] && n < 31; n++)
-		argv[n] = args[n - 2];
-	argv[n] = NULL;
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
-			_exit(99);
-		execv(GPDL_BIN, (char *const *)argv);
-		_exit(98);
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	struct result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
-			   tb_slurp(out, NULL), tb_slurp(err, NULL)};
-	return r;
+	return cmd_run(GPDL_BIN, "diff", args);
 }
 
 #define DIFF(...) run_diff((const char *const[]){__VA_ARGS__, NULL})
-
-static void result_free(struct result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static void assert_contains(const char *text, const char *want)
-{
-	if (!strstr(text, want))
-		fail_msg("'%s' not in:\n%s", want, text);
-}
 
 static int count(const char *text, const char *what)
 {
@@ -86,22 +46,15 @@ static int count(const char *text, const char *what)
 	return n;
 }
 
-/* One line on stderr, "gprof-dl: ..." */
-static void assert_one_line(const char *err)
-{
-	if (strncmp(err, "gprof-dl: ", 10) != 0 || !strchr(err, '\n') || strchr(err, '\n')[1])
-		fail_msg("not one 'gprof-dl: ' line: %s", err);
-}
-
 /* Exit 2, the message on one line, then the pointer to --help; nothing out. */
-static void expect_usage(struct result r, const char *message)
+static void expect_usage(struct cmd_result r, const char *message)
 {
 	assert_int_equal(r.status, 2);
 	char want[512];
 	snprintf(want, sizeof(want), "gprof-dl: %s\nsee 'gprof-dl diff --help'\n", message);
 	assert_string_equal(r.err, want);
 	assert_string_equal(r.out, "");
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 static const char *trace_a(void)
@@ -142,11 +95,11 @@ static void test_usage(void **state)
 	expect_usage(DIFF(tb_path("missing.gpdl"), b, "--view", "memory"),
 		     "view 'memory' cannot be diffed: it has no CPU or GPU Total column");
 
-	struct result r = DIFF("--help");
+	struct cmd_result r = DIFF("--help");
 	assert_int_equal(r.status, 0);
 	assert_contains(r.out, "usage: gprof-dl diff A B [--view NAME]...");
 	assert_string_equal(r.err, "");
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 static void test_bad_files(void **state)
@@ -155,12 +108,12 @@ static void test_bad_files(void **state)
 	const char *a = trace_a(), *missing = tb_path("missing.gpdl");
 	char want[700];
 	snprintf(want, sizeof(want), "'%s'", missing);
-	struct result r = DIFF(missing, a);
+	struct cmd_result r = DIFF(missing, a);
 	assert_int_equal(r.status, 1);
 	assert_one_line(r.err);
 	assert_contains(r.err, want);
 	assert_string_equal(r.out, "");
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* B is no trace: named, nothing printed */
 	const char *junk = tb_path("junk.gpdl");
@@ -174,7 +127,7 @@ static void test_bad_files(void **state)
 	assert_one_line(r.err);
 	assert_contains(r.err, want);
 	assert_string_equal(r.out, "");
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* an output that cannot be opened */
 	const char *nodir = tb_path("no/such/dir/out.txt");
@@ -183,7 +136,7 @@ static void test_bad_files(void **state)
 	r = DIFF(a, a, "-o", nodir);
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.err, want);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* The line of text after the first line containing title, that starts with
@@ -212,7 +165,7 @@ static void test_text(void **state)
 {
 	(void)state;
 	const char *a = trace_a(), *b = trace_b();
-	struct result r = DIFF(a, b);
+	struct cmd_result r = DIFF(a, b);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	char head[1400];
@@ -241,7 +194,7 @@ static void test_text(void **state)
 	assert_int_equal(count(r.out, "Times per training step"), 5);
 	assert_int_equal(count(r.out, "Sorted by impact"), 4);
 	assert_int_equal(count(r.out, "not shown"), 0);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* the other way round, in microseconds: negative */
 	r = DIFF(b, a, "--view", "model", "--time-unit", "us");
@@ -251,7 +204,7 @@ static void test_text(void **state)
 	assert_contains(row, "changed    6 / 3          20000.00 / 10000.00 / -10000.00 / -50.00");
 	assert_contains(r.out, "Time unit: us\n");
 	assert_null(strstr(r.out, "Operator Summary"));
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* --top 1: one row a table, and what was left out */
 	r = DIFF(a, b, "--top", "1", "--view", "operator", "--view", "model");
@@ -266,7 +219,7 @@ static void test_text(void **state)
 	assert_starts(row, "matmul ");
 	assert_starts(strchr(row, '\n') + 1, "---");
 	assert_contains(r.out, "2 more rows not shown, 0 of them new, vanished or changed");
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* -o: the same text in the file, nothing on stdout */
 	const char *out = tb_path("diff.txt");
@@ -278,7 +231,7 @@ static void test_text(void **state)
 	assert_starts(text, head);
 	assert_contains(text, "ProfileStep > Dataloader");
 	free(text);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* ---- JSON --------------------------------------------------------------------- */
@@ -305,7 +258,7 @@ static const char *str(yajl_val v)
 	return YAJL_GET_STRING(v);
 }
 
-static yajl_val diff_json(struct result *r, const char *const *args)
+static yajl_val diff_json(struct cmd_result *r, const char *const *args)
 {
 	*r = run_diff(args);
 	if (r->status != 0)
@@ -366,7 +319,7 @@ static void test_json(void **state)
 {
 	(void)state;
 	const char *a = trace_a(), *b = trace_b();
-	struct result r;
+	struct cmd_result r;
 	yajl_val doc = diff_json(&r, (const char *const[]){a, b, "--format", "json", NULL});
 	assert_keys(doc);
 	assert_side(key(doc, "a"), a, 3, 3);
@@ -429,7 +382,7 @@ static void test_json(void **state)
 	assert_string_equal(str(key(row_at(rows, 0), "name")), "matmul");
 	assert_num(key(row_at(rows, 0), "cpu_b_ns"), 20000000);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* --totals: every time is the whole trace's; B did twice A's work. */
@@ -437,7 +390,7 @@ static void test_totals(void **state)
 {
 	(void)state;
 	const char *a = trace_a(), *b = trace_b();
-	struct result r;
+	struct cmd_result r;
 	yajl_val doc = diff_json(&r, (const char *const[]){a, b, "--totals", "--view", "model",
 							    "--format", "json", "--time-unit", "s",
 							    NULL});
@@ -463,7 +416,7 @@ static void test_totals(void **state)
 	assert_num(key(dl, "cpu_b_ns"), 120e6);
 	assert_num(key(dl, "cpu_delta_pct"), 300.0);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 
 	r = DIFF(a, b, "--totals", "--view", "model");
 	assert_int_equal(r.status, 0);
@@ -473,7 +426,7 @@ static void test_totals(void **state)
 	assert_starts(r.out, head);
 	assert_starts(first_row(r.out, "Model Summary"), "ProfileStep  ");
 	assert_contains(r.out, "Times in total: A ('");
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* a trace with no steps: totals, whatever is asked */
 	const char *none = tb_perf_nosteps();
@@ -482,7 +435,7 @@ static void test_totals(void **state)
 	snprintf(head, sizeof(head),
 		 "Comparing A: '%s' (no steps) with B: '%s' (6 steps); times in total\n\n", none, b);
 	assert_starts(r.out, head);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* ---- CSV ------------------------------------------------------------------------ */
@@ -491,7 +444,7 @@ static void test_csv(void **state)
 {
 	(void)state;
 	const char *a = trace_a(), *b = trace_b();
-	struct result r = DIFF(a, b, "--format", "csv", "--view", "model", "--view", "kernel");
+	struct cmd_result r = DIFF(a, b, "--format", "csv", "--view", "model", "--view", "kernel");
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	char sides[1400];
@@ -518,7 +471,7 @@ static void test_csv(void **state)
 			       "\"gemm\",\"same\",\"3\",\"6\",\"4.000000\",\"4.000000\",\"0.000000\","
 			       "\"0.00\"\r\n\r\n");
 	assert_null(strstr(r.out, "Operator Summary"));
-	result_free(&r);
+	cmd_result_free(&r);
 
 	/* B before A: the delta is negative */
 	r = DIFF(b, a, "--format=csv", "--view=model", "--top=1");
@@ -526,7 +479,7 @@ static void test_csv(void **state)
 	assert_contains(r.out, "\"ProfileStep > Dataloader\",\"changed\",\"6\",\"3\",\"20.000000\","
 			       "\"10.000000\",\"-10.000000\",\"-50.00\",");
 	assert_int_equal(count(r.out, "\"same\""), 0);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* A trace against itself: every row of every view the same, no delta. */
@@ -534,7 +487,7 @@ static void test_self(void **state)
 {
 	(void)state;
 	const char *a = trace_a();
-	struct result r;
+	struct cmd_result r;
 	yajl_val doc = diff_json(&r, (const char *const[]){a, a, "--format", "json", "--top", "0",
 							    "--op-detail", NULL});
 	assert_side(key(doc, "a"), a, 3, 3);
@@ -569,7 +522,7 @@ static void test_self(void **state)
 	yajl_val rows = rows_of(doc, "operator", 4);
 	assert_string_equal(str(key(row_at(rows, 1), "name")), "matmul > gemm");
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 /* PyTorch profiler traces, imported on the fly: two steps each, a
@@ -601,7 +554,7 @@ static void test_imported_json(void **state)
 {
 	(void)state;
 	const char *a = torch_trace("torch-a.json", 30000), *b = torch_trace("torch-b.json", 60000);
-	struct result r;
+	struct cmd_result r;
 	yajl_val doc = diff_json(&r, (const char *const[]){a, b, "--view", "model", "--format",
 							    "json", NULL});
 	assert_side(key(doc, "a"), a, 2, 2);
@@ -616,7 +569,7 @@ static void test_imported_json(void **state)
 	assert_num(key(dl, "cpu_b_ns"), 30000000);
 	assert_num(key(dl, "cpu_delta_ns"), 15000000);
 	yajl_tree_free(doc);
-	result_free(&r);
+	cmd_result_free(&r);
 }
 
 static int teardown(void **state)

@@ -1,0 +1,23 @@
+/*
+ * cmdrun.h - a gprof-dl subcommand run as a user runs it, for the command
+ * tests: the built executable in a child process, its exit status, stdout
+ * and stderr read back whole; and the checks every such test makes.
+ */
+#ifndef GPDL_TESTS_CMD_CMDRUN_H
+#define GPDL_TESTS_CMD_CMDRUN_H
+
+struct cmd_result {
+	int status; /* the exit status, or 128 + the signal that ended it */
+	char *out, *err;
+};
+
+/* Runs `bin sub args...` (args NULL-terminated, at most 29). */
+struct cmd_result cmd_run(const char *bin, const char *sub, const char *const *args);
+void cmd_result_free(struct cmd_result *r);
+
+/* cmocka failures naming what was looked for and where. */
+void assert_contains(const char *text, const char *want);
+/* One "gprof-dl: ..." line, as every error message is. */
+void assert_one_line(const char *err);
+
+#endif
