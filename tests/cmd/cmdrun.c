@@ -12,6 +12,7 @@
 #include "tests/analysis/tracebuild.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,4 +62,26 @@ void assert_one_line(const char *err)
 {
 	if (strncmp(err, "gprof-dl: ", 10) != 0 || !strchr(err, '\n') || strchr(err, '\n')[1])
 		fail_msg("not one 'gprof-dl: ' line: %s", err);
+}
+
+yajl_val jkey(yajl_val obj, const char *k)
+{
+	const char *path[] = {k, NULL};
+	yajl_val v = yajl_tree_get(obj, path, yajl_t_any);
+	if (!v)
+		fail_msg("no JSON value at '%s'", k);
+	return v;
+}
+
+const char *jstr(yajl_val v)
+{
+	assert_true(YAJL_IS_STRING(v));
+	return YAJL_GET_STRING(v);
+}
+
+void assert_jnum(yajl_val v, double want)
+{
+	assert_true(YAJL_IS_NUMBER(v));
+	if (fabs(YAJL_GET_DOUBLE(v) - want) > 1e-9 * (fabs(want) + 1))
+		fail_msg("%.12g != %.12g", YAJL_GET_DOUBLE(v), want);
 }

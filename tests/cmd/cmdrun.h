@@ -6,6 +6,8 @@
 #ifndef GPDL_TESTS_CMD_CMDRUN_H
 #define GPDL_TESTS_CMD_CMDRUN_H
 
+#include <yajl/yajl_tree.h>
+
 struct cmd_result {
 	int status; /* the exit status, or 128 + the signal that ended it */
 	char *out, *err;
@@ -19,5 +21,11 @@ void cmd_result_free(struct cmd_result *r);
 void assert_contains(const char *text, const char *want);
 /* One "gprof-dl: ..." line, as every error message is. */
 void assert_one_line(const char *err);
+
+/* JSON read back with yajl: obj's member k (failing when absent), a
+ * string value, and a number within 1e-9 relative of want. */
+yajl_val jkey(yajl_val obj, const char *k);
+const char *jstr(yajl_val v);
+void assert_jnum(yajl_val v, double want);
 
 #endif

@@ -135,28 +135,6 @@ static void test_text(void **state)
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-static yajl_val key(yajl_val obj, const char *k)
-{
-	const char *path[] = {k, NULL};
-	yajl_val v = yajl_tree_get(obj, path, yajl_t_any);
-	if (!v)
-		fail_msg("no JSON value at '%s'", k);
-	return v;
-}
-
-static void assert_num(yajl_val v, double want)
-{
-	assert_true(YAJL_IS_NUMBER(v));
-	if (fabs(YAJL_GET_DOUBLE(v) - want) > 1e-9 * (fabs(want) + 1))
-		fail_msg("%.12g != %.12g", YAJL_GET_DOUBLE(v), want);
-}
-
-static const char *str(yajl_val v)
-{
-	assert_true(YAJL_IS_STRING(v));
-	return YAJL_GET_STRING(v);
-}
-
 static void assert_stat(yajl_val v, double avg, double max, double min)
 {
 	assert_true(YAJL_IS_OBJECT(v));
@@ -166,9 +144,9 @@ static void assert_stat(yajl_val v, double avg, double max, double min)
 	assert_string_equal(YAJL_GET_OBJECT(v)->keys[0], "avg");
 	assert_string_equal(YAJL_GET_OBJECT(v)->keys[1], "max");
 	assert_string_equal(YAJL_GET_OBJECT(v)->keys[2], "min");
-	assert_num(key(v, "avg"), avg);
-	assert_num(key(v, "max"), max);
-	assert_num(key(v, "min"), min);
+	assert_jnum(jkey(v, "avg"), avg);
+	assert_jnum(jkey(v, "max"), max);
+	assert_jnum(jkey(v, "min"), min);
 }
 
 static yajl_val bench_json(struct cmd_result *r, const char *const *args)
@@ -196,8 +174,8 @@ static void assert_keys(yajl_val doc)
 	assert_int_equal(YAJL_GET_OBJECT(doc)->len, n);
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(YAJL_GET_OBJECT(doc)->keys[i], keys[i]);
-	assert_string_equal(str(key(doc, "schema")), "gprof-dl-bench/1");
-	assert_string_equal(str(key(doc, "time_unit")), "s");
+	assert_string_equal(jstr(jkey(doc, "schema")), "gprof-dl-bench/1");
+	assert_string_equal(jstr(jkey(doc, "time_unit")), "s");
 }
 
 static void test_json(void **state)
@@ -209,28 +187,28 @@ static void test_json(void **state)
 	yajl_val doc = bench_json(&r, (const char *const[]){a, "--format", "json", "--time-unit",
 							    "us", NULL});
 	assert_keys(doc);
-	yajl_val files = key(doc, "files");
+	yajl_val files = jkey(doc, "files");
 	assert_int_equal(YAJL_GET_ARRAY(files)->len, 1);
-	assert_string_equal(str(YAJL_GET_ARRAY(files)->values[0]), a);
-	assert_num(key(doc, "steps"), 4);
-	assert_num(key(doc, "skipped"), 2);
-	assert_num(key(doc, "counted"), 2);
-	assert_string_equal(str(key(doc, "ips_unit")), "steps/s");
-	assert_num(key(doc, "reader_ratio"), 20.0);
-	assert_stat(key(doc, "reader_cost"), 0.09, 0.1, 0.08);
-	assert_stat(key(doc, "batch_cost"), 0.45, 0.5, 0.4);
-	assert_stat(key(doc, "ips"), 2.0 / 0.9, 2.5, 2.0);
+	assert_string_equal(jstr(YAJL_GET_ARRAY(files)->values[0]), a);
+	assert_jnum(jkey(doc, "steps"), 4);
+	assert_jnum(jkey(doc, "skipped"), 2);
+	assert_jnum(jkey(doc, "counted"), 2);
+	assert_string_equal(jstr(jkey(doc, "ips_unit")), "steps/s");
+	assert_jnum(jkey(doc, "reader_ratio"), 20.0);
+	assert_stat(jkey(doc, "reader_cost"), 0.09, 0.1, 0.08);
+	assert_stat(jkey(doc, "batch_cost"), 0.45, 0.5, 0.4);
+	assert_stat(jkey(doc, "ips"), 2.0 / 0.9, 2.5, 2.0);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
 	/* 25 steps of 1..25 ms: the default skips 10; 11..25 ms counted */
 	doc = bench_json(&r, (const char *const[]){tb_perf_long(), "--format=json", NULL});
-	assert_num(key(doc, "steps"), 25);
-	assert_num(key(doc, "skipped"), 10);
-	assert_num(key(doc, "counted"), 15);
-	assert_num(key(doc, "reader_ratio"), 0.0);
-	assert_stat(key(doc, "batch_cost"), 0.018, 0.025, 0.011);
-	assert_stat(key(doc, "ips"), 15 / 0.27, 1000.0 / 11, 40.0);
+	assert_jnum(jkey(doc, "steps"), 25);
+	assert_jnum(jkey(doc, "skipped"), 10);
+	assert_jnum(jkey(doc, "counted"), 15);
+	assert_jnum(jkey(doc, "reader_ratio"), 0.0);
+	assert_stat(jkey(doc, "batch_cost"), 0.018, 0.025, 0.011);
+	assert_stat(jkey(doc, "ips"), 15 / 0.27, 1000.0 / 11, 40.0);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 }
@@ -243,17 +221,17 @@ static void test_pooled(void **state)
 	struct cmd_result r;
 	yajl_val doc = bench_json(&r, (const char *const[]){a, b, "--format", "json", NULL});
 	assert_keys(doc);
-	yajl_val files = key(doc, "files");
+	yajl_val files = jkey(doc, "files");
 	assert_int_equal(YAJL_GET_ARRAY(files)->len, 2);
-	assert_string_equal(str(YAJL_GET_ARRAY(files)->values[0]), a);
-	assert_string_equal(str(YAJL_GET_ARRAY(files)->values[1]), b);
-	assert_num(key(doc, "steps"), 6);
-	assert_num(key(doc, "skipped"), 3);
-	assert_num(key(doc, "counted"), 3);
-	assert_num(key(doc, "reader_ratio"), 100.0 * 280 / 1500);
-	assert_stat(key(doc, "reader_cost"), 0.28 / 3, 0.1, 0.08);
-	assert_stat(key(doc, "batch_cost"), 0.5, 0.6, 0.4);
-	assert_stat(key(doc, "ips"), 2.0, 2.5, 1.0 / 0.6);
+	assert_string_equal(jstr(YAJL_GET_ARRAY(files)->values[0]), a);
+	assert_string_equal(jstr(YAJL_GET_ARRAY(files)->values[1]), b);
+	assert_jnum(jkey(doc, "steps"), 6);
+	assert_jnum(jkey(doc, "skipped"), 3);
+	assert_jnum(jkey(doc, "counted"), 3);
+	assert_jnum(jkey(doc, "reader_ratio"), 100.0 * 280 / 1500);
+	assert_stat(jkey(doc, "reader_cost"), 0.28 / 3, 0.1, 0.08);
+	assert_stat(jkey(doc, "batch_cost"), 0.5, 0.6, 0.4);
+	assert_stat(jkey(doc, "ips"), 2.0, 2.5, 1.0 / 0.6);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -276,18 +254,18 @@ static void test_samples(void **state)
 	struct cmd_result r;
 	yajl_val doc = bench_json(&r, (const char *const[]){tb_perf_samples(1), "--skip-steps", "0",
 							    "--format", "json", NULL});
-	assert_string_equal(str(key(doc, "ips_unit")), "samples/s");
-	assert_num(key(doc, "counted"), 3);
-	assert_stat(key(doc, "ips"), 80 / 3.5, 32.0, 16.0);
-	assert_stat(key(doc, "batch_cost"), 3.5 / 3, 2.0, 0.5);
+	assert_string_equal(jstr(jkey(doc, "ips_unit")), "samples/s");
+	assert_jnum(jkey(doc, "counted"), 3);
+	assert_stat(jkey(doc, "ips"), 80 / 3.5, 32.0, 16.0);
+	assert_stat(jkey(doc, "batch_cost"), 3.5 / 3, 2.0, 0.5);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
 	doc = bench_json(&r, (const char *const[]){tb_perf_samples(0), "--skip-steps", "0",
 						   "--format", "json", NULL});
-	assert_string_equal(str(key(doc, "ips_unit")), "steps/s");
-	assert_num(key(doc, "counted"), 4);
-	assert_stat(key(doc, "ips"), 1.0, 2.0, 0.5);
+	assert_string_equal(jstr(jkey(doc, "ips_unit")), "steps/s");
+	assert_jnum(jkey(doc, "counted"), 4);
+	assert_stat(jkey(doc, "ips"), 1.0, 2.0, 0.5);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -321,12 +299,12 @@ static void test_imported_json(void **state)
 	struct cmd_result r;
 	yajl_val doc = bench_json(&r, (const char *const[]){path, "--skip-steps", "0", "--format",
 							    "json", NULL});
-	assert_num(key(doc, "steps"), 2);
-	assert_num(key(doc, "counted"), 2);
-	assert_num(key(doc, "reader_ratio"), 100.0 * 30 / 400);
-	assert_stat(key(doc, "batch_cost"), 0.2, 0.3, 0.1);
-	assert_stat(key(doc, "reader_cost"), 0.015, 0.03, 0.0);
-	assert_stat(key(doc, "ips"), 2 / 0.4, 10.0, 1 / 0.3);
+	assert_jnum(jkey(doc, "steps"), 2);
+	assert_jnum(jkey(doc, "counted"), 2);
+	assert_jnum(jkey(doc, "reader_ratio"), 100.0 * 30 / 400);
+	assert_stat(jkey(doc, "batch_cost"), 0.2, 0.3, 0.1);
+	assert_stat(jkey(doc, "reader_cost"), 0.015, 0.03, 0.0);
+	assert_stat(jkey(doc, "ips"), 2 / 0.4, 10.0, 1 / 0.3);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 }
@@ -464,13 +442,13 @@ static void test_gate_verdicts(void **state)
 	/* the true change is -9.09%; the interval holds it and lies below -5% */
 	if (!(pct > -12 && pct < -6.5 && lo < -9.09 && hi > -9.09 && hi < -5))
 		fail_msg("10%% slower: change %.3f%%, interval %.3f .. %.3f", pct, lo, hi);
-	assert_string_equal(str(at(doc, "comparison", "verdict")), "regression");
-	assert_num(at(doc, "comparison", "max_regression_pct"), 5);
-	assert_num(at(doc, "comparison", "level"), 0.95);
+	assert_string_equal(jstr(at(doc, "comparison", "verdict")), "regression");
+	assert_jnum(at(doc, "comparison", "max_regression_pct"), 5);
+	assert_jnum(at(doc, "comparison", "level"), 0.95);
 	assert_true(YAJL_IS_FALSE(at(doc, "gate", "pass")));
 	yajl_val failed = at(doc, "gate", "failed");
 	assert_int_equal(YAJL_GET_ARRAY(failed)->len, 1);
-	assert_string_equal(str(YAJL_GET_ARRAY(failed)->values[0]), "max_regression");
+	assert_string_equal(jstr(YAJL_GET_ARRAY(failed)->values[0]), "max_regression");
 	/* the message quotes the JSON's numbers */
 	snprintf(want, sizeof(want), "ips regressed by %.2f%% (95%% CI %.2f%% to %.2f%%)", -pct, -hi,
 		 -lo);
@@ -484,7 +462,7 @@ static void test_gate_verdicts(void **state)
 						  "--max-regression", "15", "--format", "json", NULL});
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
-	assert_string_equal(str(at(doc, "comparison", "verdict")), "slower");
+	assert_string_equal(jstr(at(doc, "comparison", "verdict")), "slower");
 	assert_true(YAJL_IS_TRUE(at(doc, "gate", "pass")));
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
@@ -500,7 +478,7 @@ static void test_gate_verdicts(void **state)
 	hi = num(at(doc, "comparison", "ci_high_pct"));
 	if (!(lo < 0 && hi > 0 && fabs(pct) < 3 && hi - lo < 8))
 		fail_msg("rerun: change %.3f%%, interval %.3f .. %.3f", pct, lo, hi);
-	assert_string_equal(str(at(doc, "comparison", "verdict")), "unchanged");
+	assert_string_equal(jstr(at(doc, "comparison", "verdict")), "unchanged");
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -556,13 +534,13 @@ static void test_gate_pooled_and_json_baseline(void **state)
 
 	/* the runs: 3 of 50 counted steps, their batch_ns and 64 samples each,
 	 * adding up to the ips */
-	yajl_val runs = key(base, "runs");
+	yajl_val runs = jkey(base, "runs");
 	assert_int_equal(YAJL_GET_ARRAY(runs)->len, 3);
 	double samples = 0, ns = 0;
 	for (int i = 0; i < 3; i++) {
 		yajl_val run = YAJL_GET_ARRAY(runs)->values[i];
-		assert_string_equal(str(key(run, "file")), g.base[i]);
-		yajl_val b = key(run, "batch_ns"), s = key(run, "samples");
+		assert_string_equal(jstr(jkey(run, "file")), g.base[i]);
+		yajl_val b = jkey(run, "batch_ns"), s = jkey(run, "samples");
 		assert_int_equal(YAJL_GET_ARRAY(b)->len, 50);
 		assert_int_equal(YAJL_GET_ARRAY(s)->len, 50);
 		for (size_t k = 0; k < 50; k++) {
@@ -572,17 +550,17 @@ static void test_gate_pooled_and_json_baseline(void **state)
 			samples += 64;
 		}
 	}
-	assert_num(key(base, "counted"), 150);
-	assert_num(at(base, "ips", "avg"), samples * 1e9 / ns);
+	assert_jnum(jkey(base, "counted"), 150);
+	assert_jnum(at(base, "ips", "avg"), samples * 1e9 / ns);
 	double med = num(at(base, "ips", "median")), p90 = num(at(base, "ips", "p90"));
 	assert_true(num(at(base, "ips", "min")) < med && med < p90 && p90 < num(at(base, "ips", "max")));
 	assert_true(num(at(base, "ips", "ci_low")) < num(at(base, "ips", "avg")));
 	assert_true(num(at(base, "ips", "ci_high")) > num(at(base, "ips", "avg")));
 	/* blocks of floor(sqrt(50)) = 7 steps, 7 a run */
-	assert_num(at(base, "ips", "blocks"), 21);
-	assert_num(at(base, "ips", "level"), 0.95);
+	assert_jnum(at(base, "ips", "blocks"), 21);
+	assert_jnum(at(base, "ips", "level"), 0.95);
 	assert_true(num(at(base, "ips", "between_runs_sd")) >= 0);
-	assert_true(YAJL_IS_NULL(key(base, "min_ips")));
+	assert_true(YAJL_IS_NULL(jkey(base, "min_ips")));
 	assert_true(YAJL_IS_TRUE(at(base, "gate", "pass")));
 
 	/* against the traces, and against the JSON: the same numbers */
@@ -600,11 +578,11 @@ static void test_gate_pooled_and_json_baseline(void **state)
 	cmd_result_free(&r);
 	static const char *const cmp[] = {"change_pct", "ci_low_pct", "ci_high_pct"};
 	for (size_t i = 0; i < 3; i++)
-		assert_num(at(by_json, "comparison", cmp[i]), num(at(by_traces, "comparison", cmp[i])));
-	assert_num(at(by_json, "baseline", "runs"), 3);
-	assert_num(at(by_json, "baseline", "counted"), 150);
-	assert_num(at(at(by_json, "baseline", "ips"), "avg", NULL), num(at(base, "ips", "avg")));
-	assert_num(at(at(by_traces, "baseline", "ips"), "median", NULL), med);
+		assert_jnum(at(by_json, "comparison", cmp[i]), num(at(by_traces, "comparison", cmp[i])));
+	assert_jnum(at(by_json, "baseline", "runs"), 3);
+	assert_jnum(at(by_json, "baseline", "counted"), 150);
+	assert_jnum(at(at(by_json, "baseline", "ips"), "avg", NULL), num(at(base, "ips", "avg")));
+	assert_jnum(at(at(by_traces, "baseline", "ips"), "median", NULL), med);
 	yajl_tree_free(by_traces);
 	yajl_tree_free(by_json);
 	yajl_tree_free(base);
@@ -632,11 +610,11 @@ static void test_gate_floor(void **state)
 	yajl_val doc = gate_json(&r, (const char *const[]){t, "--min-ips", "60", "--format", "json",
 							   NULL});
 	assert_int_equal(r.status, 1);
-	assert_num(key(doc, "min_ips"), 60);
+	assert_jnum(jkey(doc, "min_ips"), 60);
 	assert_true(YAJL_IS_FALSE(at(doc, "gate", "pass")));
 	yajl_val failed = at(doc, "gate", "failed");
 	assert_int_equal(YAJL_GET_ARRAY(failed)->len, 1);
-	assert_string_equal(str(YAJL_GET_ARRAY(failed)->values[0]), "min_ips");
+	assert_string_equal(jstr(YAJL_GET_ARRAY(failed)->values[0]), "min_ips");
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 	/* a baseline that passes does not lift the floor */
@@ -664,15 +642,15 @@ static void test_gate_github(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		yajl_val e = YAJL_GET_ARRAY(arr)->values[i];
 		assert_string_equal(YAJL_GET_OBJECT(e)->keys[0], "name");
-		assert_string_equal(str(key(e, "name")), names[i]);
-		assert_string_equal(str(key(e, "unit")), "steps/s");
-		assert_num(key(e, "value"), values[i]);
-		assert_true(YAJL_IS_STRING(key(e, "extra")));
+		assert_string_equal(jstr(jkey(e, "name")), names[i]);
+		assert_string_equal(jstr(jkey(e, "unit")), "steps/s");
+		assert_jnum(jkey(e, "value"), values[i]);
+		assert_true(YAJL_IS_STRING(jkey(e, "extra")));
 	}
-	const char *range = str(key(YAJL_GET_ARRAY(arr)->values[0], "range"));
+	const char *range = jstr(jkey(YAJL_GET_ARRAY(arr)->values[0], "range"));
 	assert_true(strncmp(range, "\u00b1 ", strlen("\u00b1 ")) == 0);
 	assert_true(atof(range + strlen("\u00b1 ")) > 0);
-	assert_contains(str(key(YAJL_GET_ARRAY(arr)->values[0], "extra")), "15 steps of 1 run; 95% CI ");
+	assert_contains(jstr(jkey(YAJL_GET_ARRAY(arr)->values[0], "extra")), "15 steps of 1 run; 95% CI ");
 	yajl_tree_free(arr);
 	cmd_result_free(&r);
 }

@@ -236,28 +236,6 @@ static void test_text(void **state)
 
 /* ---- JSON --------------------------------------------------------------------- */
 
-static yajl_val key(yajl_val obj, const char *k)
-{
-	const char *path[] = {k, NULL};
-	yajl_val v = yajl_tree_get(obj, path, yajl_t_any);
-	if (!v)
-		fail_msg("no JSON value at '%s'", k);
-	return v;
-}
-
-static void assert_num(yajl_val v, double want)
-{
-	assert_true(YAJL_IS_NUMBER(v));
-	if (fabs(YAJL_GET_DOUBLE(v) - want) > 1e-9 * (fabs(want) + 1))
-		fail_msg("%.12g != %.12g", YAJL_GET_DOUBLE(v), want);
-}
-
-static const char *str(yajl_val v)
-{
-	assert_true(YAJL_IS_STRING(v));
-	return YAJL_GET_STRING(v);
-}
-
 static yajl_val diff_json(struct cmd_result *r, const char *const *args)
 {
 	*r = run_diff(args);
@@ -275,9 +253,9 @@ static yajl_val diff_json(struct cmd_result *r, const char *const *args)
 static void assert_side(yajl_val side, const char *file, unsigned steps, unsigned divisor)
 {
 	assert_int_equal(YAJL_GET_OBJECT(side)->len, 3);
-	assert_string_equal(str(key(side, "file")), file);
-	assert_num(key(side, "steps"), steps);
-	assert_num(key(side, "divisor"), divisor);
+	assert_string_equal(jstr(jkey(side, "file")), file);
+	assert_jnum(jkey(side, "steps"), steps);
+	assert_jnum(jkey(side, "divisor"), divisor);
 }
 
 /* The top-level keys, in order: the stable schema. */
@@ -289,7 +267,7 @@ static void assert_keys(yajl_val doc)
 	assert_int_equal(YAJL_GET_OBJECT(doc)->len, n);
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(YAJL_GET_OBJECT(doc)->keys[i], keys[i]);
-	assert_string_equal(str(key(doc, "schema")), "gprof-dl-diff/1");
+	assert_string_equal(jstr(jkey(doc, "schema")), "gprof-dl-diff/1");
 }
 
 /* The rows of table id (one section). */
@@ -304,7 +282,7 @@ static yajl_val rows_of(yajl_val doc, const char *id, size_t n)
 		return NULL;
 	}
 	assert_int_equal(YAJL_GET_ARRAY(sections)->len, 1);
-	yajl_val rows = key(YAJL_GET_ARRAY(sections)->values[0], "rows");
+	yajl_val rows = jkey(YAJL_GET_ARRAY(sections)->values[0], "rows");
 	assert_true(YAJL_IS_ARRAY(rows));
 	assert_int_equal(YAJL_GET_ARRAY(rows)->len, n);
 	return rows;
@@ -322,12 +300,12 @@ static void test_json(void **state)
 	struct cmd_result r;
 	yajl_val doc = diff_json(&r, (const char *const[]){a, b, "--format", "json", NULL});
 	assert_keys(doc);
-	assert_side(key(doc, "a"), a, 3, 3);
-	assert_side(key(doc, "b"), b, 6, 6);
-	assert_true(YAJL_IS_TRUE(key(doc, "per_step")));
-	assert_string_equal(str(key(doc, "time_unit")), "ms");
-	assert_num(key(doc, "top"), 10);
-	yajl_val tables = key(doc, "tables");
+	assert_side(jkey(doc, "a"), a, 3, 3);
+	assert_side(jkey(doc, "b"), b, 6, 6);
+	assert_true(YAJL_IS_TRUE(jkey(doc, "per_step")));
+	assert_string_equal(jstr(jkey(doc, "time_unit")), "ms");
+	assert_jnum(jkey(doc, "top"), 10);
+	yajl_val tables = jkey(doc, "tables");
 	static const char *const ids[] = {"model", "operator", "kernel", "memory-manipulation",
 					  "userdefined"};
 	assert_int_equal(YAJL_GET_OBJECT(tables)->len, 5);
@@ -337,50 +315,50 @@ static void test_json(void **state)
 	/* model: Dataloader 10 -> 20 ms a step, then five rows of no change */
 	yajl_val rows = rows_of(doc, "model", 6);
 	yajl_val dl = row_at(rows, 0);
-	assert_string_equal(str(key(dl, "name")), "ProfileStep > Dataloader");
-	assert_string_equal(str(key(dl, "status")), "changed");
-	assert_num(key(dl, "calls_a"), 3);
-	assert_num(key(dl, "calls_b"), 6);
-	assert_num(key(dl, "cpu_a"), 10.0);
-	assert_num(key(dl, "cpu_a_ns"), 10000000);
-	assert_num(key(dl, "cpu_b_ns"), 20000000);
-	assert_num(key(dl, "cpu_delta"), 10.0);
-	assert_num(key(dl, "cpu_delta_ns"), 10000000);
-	assert_num(key(dl, "cpu_delta_pct"), 100.0);
-	assert_num(key(dl, "gpu_delta_ns"), 0);
-	assert_true(YAJL_IS_NULL(key(dl, "gpu_delta_pct")));
-	assert_num(key(dl, "depth"), 0);
+	assert_string_equal(jstr(jkey(dl, "name")), "ProfileStep > Dataloader");
+	assert_string_equal(jstr(jkey(dl, "status")), "changed");
+	assert_jnum(jkey(dl, "calls_a"), 3);
+	assert_jnum(jkey(dl, "calls_b"), 6);
+	assert_jnum(jkey(dl, "cpu_a"), 10.0);
+	assert_jnum(jkey(dl, "cpu_a_ns"), 10000000);
+	assert_jnum(jkey(dl, "cpu_b_ns"), 20000000);
+	assert_jnum(jkey(dl, "cpu_delta"), 10.0);
+	assert_jnum(jkey(dl, "cpu_delta_ns"), 10000000);
+	assert_jnum(jkey(dl, "cpu_delta_pct"), 100.0);
+	assert_jnum(jkey(dl, "gpu_delta_ns"), 0);
+	assert_true(YAJL_IS_NULL(jkey(dl, "gpu_delta_pct")));
+	assert_jnum(jkey(dl, "depth"), 0);
 	static const char *const same[] = {"ProfileStep", "ProfileStep > Backward",
 					   "ProfileStep > Forward", "ProfileStep > Optimization",
 					   "ProfileStep > Others"};
 	for (size_t i = 1; i < 6; i++) {
 		yajl_val x = row_at(rows, i);
-		assert_string_equal(str(key(x, "name")), same[i - 1]);
-		assert_string_equal(str(key(x, "status")), "same");
-		assert_num(key(x, "cpu_delta_ns"), 0);
-		assert_num(key(x, "gpu_delta_ns"), 0);
+		assert_string_equal(jstr(jkey(x, "name")), same[i - 1]);
+		assert_string_equal(jstr(jkey(x, "status")), "same");
+		assert_jnum(jkey(x, "cpu_delta_ns"), 0);
+		assert_jnum(jkey(x, "gpu_delta_ns"), 0);
 	}
 	yajl_val step = row_at(rows, 1);
-	assert_num(key(step, "cpu_a_ns"), 100000000);
-	assert_num(key(step, "gpu_b_ns"), 4000000);
+	assert_jnum(jkey(step, "cpu_a_ns"), 100000000);
+	assert_jnum(jkey(step, "gpu_b_ns"), 4000000);
 	/* Others has no calls: null, not 0 */
-	assert_true(YAJL_IS_NULL(key(row_at(rows, 5), "calls_a")));
+	assert_true(YAJL_IS_NULL(jkey(row_at(rows, 5), "calls_a")));
 
 	/* kernel: GPU columns only */
 	rows = rows_of(doc, "kernel", 1);
 	yajl_val gemm = row_at(rows, 0);
-	assert_string_equal(str(key(gemm, "name")), "gemm");
-	assert_string_equal(str(key(gemm, "status")), "same");
-	assert_num(key(gemm, "gpu_a_ns"), 4000000);
-	assert_num(key(gemm, "gpu_b_ns"), 4000000);
+	assert_string_equal(jstr(jkey(gemm, "name")), "gemm");
+	assert_string_equal(jstr(jkey(gemm, "status")), "same");
+	assert_jnum(jkey(gemm, "gpu_a_ns"), 4000000);
+	assert_jnum(jkey(gemm, "gpu_b_ns"), 4000000);
 	const char *cpu[] = {"cpu_a", NULL};
 	assert_null(yajl_tree_get(gemm, cpu, yajl_t_any));
 	rows_of(doc, "memory-manipulation", 0);
 	const char *empty[] = {"tables", "memory-manipulation", "empty", NULL};
-	assert_string_equal(str(yajl_tree_get(doc, empty, yajl_t_string)), "No rows in A or in B.");
+	assert_string_equal(jstr(yajl_tree_get(doc, empty, yajl_t_string)), "No rows in A or in B.");
 	rows = rows_of(doc, "operator", 3);
-	assert_string_equal(str(key(row_at(rows, 0), "name")), "matmul");
-	assert_num(key(row_at(rows, 0), "cpu_b_ns"), 20000000);
+	assert_string_equal(jstr(jkey(row_at(rows, 0), "name")), "matmul");
+	assert_jnum(jkey(row_at(rows, 0), "cpu_b_ns"), 20000000);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 }
@@ -395,10 +373,10 @@ static void test_totals(void **state)
 							    "--format", "json", "--time-unit", "s",
 							    NULL});
 	assert_keys(doc);
-	assert_side(key(doc, "a"), a, 3, 1);
-	assert_side(key(doc, "b"), b, 6, 1);
-	assert_true(YAJL_IS_FALSE(key(doc, "per_step")));
-	assert_int_equal(YAJL_GET_OBJECT(key(doc, "tables"))->len, 1);
+	assert_side(jkey(doc, "a"), a, 3, 1);
+	assert_side(jkey(doc, "b"), b, 6, 1);
+	assert_true(YAJL_IS_FALSE(jkey(doc, "per_step")));
+	assert_int_equal(YAJL_GET_OBJECT(jkey(doc, "tables"))->len, 1);
 	/* ProfileStep 300 -> 600, Forward 180 -> 360, Backward 90 -> 180 and
 	 * Dataloader 30 -> 120 (a tie: by name), Optimization 30 -> 60, Others 0 */
 	yajl_val rows = rows_of(doc, "model", 6);
@@ -407,14 +385,14 @@ static void test_totals(void **state)
 					    "ProfileStep > Optimization", "ProfileStep > Others"};
 	static const double delta_ms[] = {300, 180, 90, 90, 30, 0};
 	for (size_t i = 0; i < 6; i++) {
-		assert_string_equal(str(key(row_at(rows, i), "name")), order[i]);
-		assert_num(key(row_at(rows, i), "cpu_delta_ns"), delta_ms[i] * 1e6);
-		assert_num(key(row_at(rows, i), "cpu_delta"), delta_ms[i] / 1e3);
+		assert_string_equal(jstr(jkey(row_at(rows, i), "name")), order[i]);
+		assert_jnum(jkey(row_at(rows, i), "cpu_delta_ns"), delta_ms[i] * 1e6);
+		assert_jnum(jkey(row_at(rows, i), "cpu_delta"), delta_ms[i] / 1e3);
 	}
 	yajl_val dl = row_at(rows, 3);
-	assert_num(key(dl, "cpu_a_ns"), 30e6);
-	assert_num(key(dl, "cpu_b_ns"), 120e6);
-	assert_num(key(dl, "cpu_delta_pct"), 300.0);
+	assert_jnum(jkey(dl, "cpu_a_ns"), 30e6);
+	assert_jnum(jkey(dl, "cpu_b_ns"), 120e6);
+	assert_jnum(jkey(dl, "cpu_delta_pct"), 300.0);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -490,10 +468,10 @@ static void test_self(void **state)
 	struct cmd_result r;
 	yajl_val doc = diff_json(&r, (const char *const[]){a, a, "--format", "json", "--top", "0",
 							    "--op-detail", NULL});
-	assert_side(key(doc, "a"), a, 3, 3);
-	assert_side(key(doc, "b"), a, 3, 3);
-	assert_num(key(doc, "top"), 0);
-	yajl_val tables = key(doc, "tables");
+	assert_side(jkey(doc, "a"), a, 3, 3);
+	assert_side(jkey(doc, "b"), a, 3, 3);
+	assert_jnum(jkey(doc, "top"), 0);
+	yajl_val tables = jkey(doc, "tables");
 	size_t total = 0;
 	for (size_t t = 0; t < YAJL_GET_OBJECT(tables)->len; t++) {
 		const char *id = YAJL_GET_OBJECT(tables)->keys[t];
@@ -501,18 +479,18 @@ static void test_self(void **state)
 		yajl_val sections = yajl_tree_get(YAJL_GET_OBJECT(tables)->values[t], path,
 						  yajl_t_array);
 		for (size_t s = 0; sections && s < YAJL_GET_ARRAY(sections)->len; s++) {
-			yajl_val rows = key(YAJL_GET_ARRAY(sections)->values[s], "rows");
+			yajl_val rows = jkey(YAJL_GET_ARRAY(sections)->values[s], "rows");
 			for (size_t i = 0; i < YAJL_GET_ARRAY(rows)->len; i++, total++) {
 				yajl_val x = row_at(rows, i);
-				if (strcmp(str(key(x, "status")), "same") != 0)
-					fail_msg("%s: '%s' is %s", id, str(key(x, "name")),
-						 str(key(x, "status")));
+				if (strcmp(jstr(jkey(x, "status")), "same") != 0)
+					fail_msg("%s: '%s' is %s", id, jstr(jkey(x, "name")),
+						 jstr(jkey(x, "status")));
 				static const char *const deltas[] = {"cpu_delta_ns", "gpu_delta_ns"};
 				for (unsigned k = 0; k < 2; k++) {
 					const char *dp[] = {deltas[k], NULL};
 					yajl_val v = yajl_tree_get(x, dp, yajl_t_any);
 					if (v && !YAJL_IS_NULL(v))
-						assert_num(v, 0);
+						assert_jnum(v, 0);
 				}
 			}
 		}
@@ -520,7 +498,7 @@ static void test_self(void **state)
 	/* model 6, operator with detail 4 (matmul > gemm), kernel 1, userdefined 1 */
 	assert_int_equal(total, 12);
 	yajl_val rows = rows_of(doc, "operator", 4);
-	assert_string_equal(str(key(row_at(rows, 1), "name")), "matmul > gemm");
+	assert_string_equal(jstr(jkey(row_at(rows, 1), "name")), "matmul > gemm");
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 }
@@ -557,17 +535,17 @@ static void test_imported_json(void **state)
 	struct cmd_result r;
 	yajl_val doc = diff_json(&r, (const char *const[]){a, b, "--view", "model", "--format",
 							    "json", NULL});
-	assert_side(key(doc, "a"), a, 2, 2);
-	assert_side(key(doc, "b"), b, 2, 2);
-	assert_true(YAJL_IS_TRUE(key(doc, "per_step")));
-	yajl_val rows = key(YAJL_GET_ARRAY(key(key(key(doc, "tables"), "model"), "sections"))
+	assert_side(jkey(doc, "a"), a, 2, 2);
+	assert_side(jkey(doc, "b"), b, 2, 2);
+	assert_true(YAJL_IS_TRUE(jkey(doc, "per_step")));
+	yajl_val rows = jkey(YAJL_GET_ARRAY(jkey(jkey(jkey(doc, "tables"), "model"), "sections"))
 				    ->values[0],
 			    "rows");
 	yajl_val dl = row_at(rows, 0);
-	assert_string_equal(str(key(dl, "name")), "ProfileStep > Dataloader");
-	assert_num(key(dl, "cpu_a_ns"), 15000000);
-	assert_num(key(dl, "cpu_b_ns"), 30000000);
-	assert_num(key(dl, "cpu_delta_ns"), 15000000);
+	assert_string_equal(jstr(jkey(dl, "name")), "ProfileStep > Dataloader");
+	assert_jnum(jkey(dl, "cpu_a_ns"), 15000000);
+	assert_jnum(jkey(dl, "cpu_b_ns"), 30000000);
+	assert_jnum(jkey(dl, "cpu_delta_ns"), 15000000);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 }
