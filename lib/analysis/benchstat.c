@@ -70,42 +70,50 @@ static double lgamma_half_ratio(double a)
 	return lead + (sz - sa);
 }
 
-/* The continued fraction of I_x(a, b) (modified Lentz), which converges fast
- * for x < (a + 1) / (a + b + 2); the caller swaps (a, b, x) for (b, a, y)
- * beyond that point. */
+/* Lentz's method keeps the continued fraction's value as a product of
+ * ratios of its successive numerators (num) and denominators (den); a
+ * value that would be 0 is nudged to CF_TINY so that no ratio divides by 0. */
+struct lentz {
+	double num, den, value;
+};
+
+static double lentz_guard(double v)
+{
+	return fabs(v) < CF_TINY ? CF_TINY : v;
+}
+
+/* Takes in the next partial numerator coef (partial denominators are all 1);
+ * returns the factor the value changed by. */
+static double lentz_step(struct lentz *f, double coef)
+{
+	f->den = 1.0 / lentz_guard(1.0 + coef * f->den);
+	f->num = lentz_guard(1.0 + coef / f->num);
+	double factor = f->num * f->den;
+	f->value *= factor;
+	return factor;
+}
+
+/*
+ * The continued fraction of I_x(a, b):
+ *   1 / (1 + d1 / (1 + d2 / (1 + ...)))
+ * with d(2k+1) = -(a + k)(a + b + k) x / ((a + 2k)(a + 2k + 1)) and
+ * d(2k) = k (b - k) x / ((a + 2k - 1)(a + 2k)). It converges fast for
+ * x < (a + 1) / (a + b + 2); the caller swaps (a, b, x) for (b, a, 1 - x)
+ * beyond that point.
+ */
 static double beta_cf(double a, double b, double x)
 {
-	double qab = a + b, qap = a + 1.0, qam = a - 1.0;
-	double c = 1.0, d = 1.0 - qab * x / qap;
-	if (fabs(d) < CF_TINY)
-		d = CF_TINY;
-	d = 1.0 / d;
-	double h = d;
-	for (int m = 1; m <= CF_MAX_ITER; m++) {
-		double m2 = 2.0 * m;
-		double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-		d = 1.0 + aa * d;
-		if (fabs(d) < CF_TINY)
-			d = CF_TINY;
-		c = 1.0 + aa / c;
-		if (fabs(c) < CF_TINY)
-			c = CF_TINY;
-		d = 1.0 / d;
-		h *= d * c;
-		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1.0 + aa * d;
-		if (fabs(d) < CF_TINY)
-			d = CF_TINY;
-		c = 1.0 + aa / c;
-		if (fabs(c) < CF_TINY)
-			c = CF_TINY;
-		d = 1.0 / d;
-		double del = d * c;
-		h *= del;
-		if (fabs(del - 1.0) < CF_EPS)
+	/* the first level, 1 / (1 + d1), as it stands */
+	double first = 1.0 / lentz_guard(1.0 - (a + b) * x / (a + 1.0));
+	struct lentz f = {1.0, first, first};
+	for (int k = 1; k <= CF_MAX_ITER; k++) {
+		double even = k * (b - k) * x / ((a + 2.0 * k - 1.0) * (a + 2.0 * k));
+		double odd = -(a + k) * (a + b + k) * x / ((a + 2.0 * k) * (a + 2.0 * k + 1.0));
+		lentz_step(&f, even);
+		if (fabs(lentz_step(&f, odd) - 1.0) < CF_EPS)
 			break;
 	}
-	return h;
+	return f.value;
 }
 
 /* tail = P(T > t) and central = P(|T| < t), for t >= 0 and finite df. */
