@@ -3,10 +3,11 @@
  *
  *   gprof-dl info FILE...
  *
- * Header, processes, threads, record counts, counters, drops and damage, for
- * a person checking a recording before they analyse it. One read of the file;
- * memory grows with the number of threads, never with the number of events.
- * Times of processes and threads are seconds from the trace's start.
+ * Header, processes, ranks (when the file holds several), threads, record
+ * counts, counters, drops and damage, for a person checking a recording
+ * before they analyse it. One read of the file; memory grows with the number
+ * of threads and processes, never with the number of events. Times of
+ * processes and threads are seconds from the trace's start.
  *
  * Exit status: 0 when every file was a trace (a damaged one included: saying
  * where the damage is is this command's job), 1 when any was not, 2 usage.
@@ -15,6 +16,7 @@
 #include "formats/import/trace_open.h"
 #include "formats/trace/trace.h"
 #include "lib/common/error.h"
+#include "lib/common/hmap.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -41,6 +43,17 @@ struct thread_stats {
 	uint64_t events, drops;
 };
 
+/* A rank of the file (1.3): its processes are those whose PROC record names
+ * it; its root is the one whose parent is not the rank's (torchrun's child,
+ * not a DataLoader worker). */
+struct rank_stats {
+	int32_t rank, local_rank, world_size;
+	uint32_t backend_str;
+	uint32_t procs;
+	const struct trace_process *root;
+	uint64_t events;
+};
+
 struct info {
 	struct trace_reader *r;
 	uint64_t events, ranges, marks, open_at_exit, unbalanced, start_end, truncated;
@@ -48,6 +61,8 @@ struct info {
 	struct counter_stats counters[INFO_MAX_COUNTER + 1];
 	struct thread_stats *threads; /* by thread index */
 	uint32_t nthreads;
+	struct rank_stats *ranks; /* by rank, after the read */
+	uint32_t nranks;
 };
 
 static struct thread_stats *thread_stats(struct info *in, uint32_t index)
@@ -179,18 +194,39 @@ static void print_wall_time(const struct trace_header *h)
 		    (double)h->start_ns / 1e9);
 }
 
-static void print_header(const struct trace_reader *r, const struct trace_header *h)
+/* The rank fields of the header: a rank's own file says which rank it is;
+ * a file of several ranks says so, and the ranks table lists them. */
+static void print_header_rank(const struct info *in, const struct trace_header *h)
 {
+	char buf[CLEAN_MAX];
+
+	if (h->rank >= 0)
+		print_field("rank", "%" PRId32, h->rank);
+	else if (in->nranks > 1)
+		print_field("rank", "none (%" PRIu32 " ranks in this file: see ranks)", in->nranks);
+	else
+		print_field("rank", "none (not a distributed run)");
+	if (h->rank >= 0 && h->local_rank >= 0)
+		print_field("local rank", "%" PRId32, h->local_rank);
+	else if (h->rank >= 0)
+		print_field("local rank", "unknown");
+	if (h->world_size > 0)
+		print_field("world size", "%" PRId32, h->world_size);
+	if (h->dist_backend && *h->dist_backend)
+		print_field("backend", "%s", clean(h->dist_backend, buf));
+}
+
+static void print_header(const struct info *in, const struct trace_header *h)
+{
+	const struct trace_reader *r = in->r;
+
 	print_field("format version", "%u.%u", h->version_major, h->version_minor);
 	char buf[CLEAN_MAX];
 	print_field("recorded by", "%s", clean(h->gprof_version, buf));
 	print_field("file size", "%" PRIu64 " bytes", trace_reader_file_size(r));
 	print_field("host", "%s", clean(h->hostname, buf));
 	print_field("pid", "%" PRIu32, h->pid);
-	if (h->rank >= 0)
-		print_field("rank", "%" PRId32, h->rank);
-	else
-		print_field("rank", "none (not a distributed run)");
+	print_header_rank(in, h);
 	print_field("command line", "%s", clean(h->cmdline, buf));
 	print_field("clock domain", "%s, wall offset %+.9f s", clean(h->clock_domain, buf),
 		    (double)h->wall_offset_ns / 1e9);
@@ -207,26 +243,142 @@ static void print_header(const struct trace_reader *r, const struct trace_header
 	print_field("sources", "%s", sources + 1);
 }
 
+/* An exit status as a column shows it: the code (128+N for signal N),
+ * "killed" for a process that died without exiting, "?" unknown. */
+static const char *exit_text(char *buf, size_t len, int32_t status)
+{
+	if (status >= 0)
+		snprintf(buf, len, "%" PRId32, status);
+	else
+		snprintf(buf, len, "%s", status == TRACE_EXIT_KILLED ? "killed" : "?");
+	return buf;
+}
+
+/* A rank, or "-" for a process that is no rank's. */
+static const char *rank_text(char *buf, size_t len, int32_t rank)
+{
+	if (rank < 0)
+		return "-";
+	snprintf(buf, len, "%" PRId32, rank);
+	return buf;
+}
+
 static void print_processes(const struct trace_reader *r, const struct trace_header *h)
 {
 	uint32_t n = trace_reader_process_count(r);
-	char a[32], b[32], buf[CLEAN_MAX];
+	char a[32], b[32], e[16], k[16], buf[CLEAN_MAX];
 	printf("\nprocesses: %" PRIu32 "\n", n);
 	if (!n)
 		return;
-	printf("  %8s %8s %12s %12s %6s  %s\n", "PID", "PPID", "START(s)", "END(s)", "EXIT",
-	       "COMMAND");
+	printf("  %8s %8s %5s %12s %12s %6s  %s\n", "PID", "PPID", "RANK", "START(s)", "END(s)",
+	       "EXIT", "COMMAND");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_process *p = trace_reader_process(r, i);
 		if (!p)
 			continue;
-		char exit_status[16] = "?";
-		if (p->exit_status >= 0)
-			snprintf(exit_status, sizeof(exit_status), "%" PRId32, p->exit_status);
-		printf("  %8" PRIu32 " %8" PRIu32 " %12s %12s %6s  %s\n", p->pid, p->ppid,
-		       rel_seconds(a, sizeof(a), h, p->start_ns),
-		       rel_seconds(b, sizeof(b), h, p->end_ns), exit_status,
+		printf("  %8" PRIu32 " %8" PRIu32 " %5s %12s %12s %6s  %s\n", p->pid, p->ppid,
+		       rank_text(k, sizeof(k), p->rank), rel_seconds(a, sizeof(a), h, p->start_ns),
+		       rel_seconds(b, sizeof(b), h, p->end_ns),
+		       exit_text(e, sizeof(e), p->exit_status),
 		       clean(trace_reader_string(r, p->cmdline_str), buf));
+	}
+}
+
+/* ---- ranks (1.3) ---------------------------------------------------------- */
+
+/* The process a pid names at time t: the latest of that pid started by then
+ * (pids are reused), or NULL. by_pid maps a pid to its last process. */
+static const struct trace_process *process_at(const struct trace_reader *r,
+					      const struct hmap *by_pid, uint32_t pid, uint64_t t)
+{
+	const uint64_t *last = hmap_get(by_pid, pid, 0);
+
+	if (!last)
+		return NULL;
+	for (uint32_t i = (uint32_t)*last + 1; i-- > 0;) {
+		const struct trace_process *p = trace_reader_process(r, i);
+		if (p->pid == pid && p->start_ns <= t)
+			return p;
+	}
+	return NULL;
+}
+
+static struct rank_stats *rank_of(struct info *in, int32_t rank)
+{
+	for (uint32_t i = 0; i < in->nranks; i++)
+		if (in->ranks[i].rank == rank)
+			return &in->ranks[i];
+	return NULL;
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct rank_stats *x = a, *y = b;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Groups the processes by the rank their PROC record names, after the read:
+ * each rank's processes, root and events (those of its processes' threads). */
+static void collect_ranks(struct info *in)
+{
+	uint32_t n = trace_reader_process_count(in->r);
+	struct hmap by_pid;
+
+	hmap_init(&by_pid);
+	in->ranks = xcalloc(n ? n : 1, sizeof(*in->ranks));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_process *p = trace_reader_process(in->r, i);
+		struct rank_stats *s;
+		hmap_put(&by_pid, p->pid, 0, i);
+		if (p->rank < 0)
+			continue;
+		if (!(s = rank_of(in, p->rank))) {
+			s = &in->ranks[in->nranks++];
+			*s = (struct rank_stats){ p->rank, p->local_rank, p->world_size,
+						  p->backend_str, 0, NULL, 0 };
+		}
+		s->procs++;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct trace_process *p = trace_reader_process(in->r, i), *parent;
+		struct rank_stats *s = p->rank >= 0 ? rank_of(in, p->rank) : NULL;
+		if (!s || s->root)
+			continue;
+		parent = process_at(in->r, &by_pid, p->ppid, p->start_ns);
+		if (!parent || parent->rank != p->rank)
+			s->root = p;
+	}
+	for (uint32_t i = 0; i < trace_reader_thread_count(in->r); i++) {
+		const struct trace_thread *t = trace_reader_thread(in->r, i);
+		const struct trace_process *p = process_at(in->r, &by_pid, t->pid, t->start_ns);
+		struct rank_stats *s = p && p->rank >= 0 ? rank_of(in, p->rank) : NULL;
+		if (s)
+			s->events += thread_stats(in, i)->events;
+	}
+	hmap_free(&by_pid);
+	qsort(in->ranks, in->nranks, sizeof(*in->ranks), rank_cmp);
+}
+
+/* One line per rank, when the file holds several (one recording of a
+ * launcher): which process is each rank, how it ended, how much it recorded. */
+static void print_ranks(const struct info *in)
+{
+	char e[16], l[16], w[16], buf[CLEAN_MAX];
+
+	if (in->nranks < 2)
+		return;
+	printf("\nranks: %" PRIu32 "\n", in->nranks);
+	printf("  %5s %5s %5s %8s %6s %6s %10s  %s\n", "RANK", "LOCAL", "WORLD", "PID", "PROCS",
+	       "EXIT", "EVENTS", "BACKEND");
+	for (uint32_t i = 0; i < in->nranks; i++) {
+		const struct rank_stats *s = &in->ranks[i];
+		char pid[16] = "?";
+		if (s->root)
+			snprintf(pid, sizeof(pid), "%" PRIu32, s->root->pid);
+		printf("  %5" PRId32 " %5s %5s %8s %6" PRIu32 " %6s %10" PRIu64 "  %s\n", s->rank,
+		       rank_text(l, sizeof(l), s->local_rank), rank_text(w, sizeof(w), s->world_size),
+		       pid, s->procs, s->root ? exit_text(e, sizeof(e), s->root->exit_status) : "?",
+		       s->events, clean(trace_reader_string(in->r, s->backend_str), buf));
 	}
 }
 
@@ -371,11 +523,13 @@ static int info_one(const char *path)
 	}
 	trace_reader_run(in.r, &visitor, &in);
 	const struct trace_header *h = trace_reader_header(in.r);
+	collect_ranks(&in);
 	printf("%s\n", path);
 	if (h)
-		print_header(in.r, h);
+		print_header(&in, h);
 	if (h) {
 		print_processes(in.r, h);
+		print_ranks(&in);
 		print_devices(in.r);
 		print_threads(&in, h);
 	}
@@ -383,6 +537,7 @@ static int info_one(const char *path)
 	print_counters(&in);
 	print_drops_and_damage(&in);
 	free(in.threads);
+	free(in.ranks);
 	trace_reader_close(in.r);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "gpdl-config.h"
 #include "lib/common/error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,7 @@ const char *const csv_export_file_names[CSV_FILE_COUNT] = {
 	[CSV_FILE_OPERATORS] = "operators.csv", [CSV_FILE_RUNTIME] = "runtime.csv",
 	[CSV_FILE_MARKS] = "marks.csv",         [CSV_FILE_KERNELS] = "kernels.csv",
 	[CSV_FILE_MEMCPY] = "memcpy.csv",       [CSV_FILE_MEMSET] = "memset.csv",
-	[CSV_FILE_MEMORY] = "memory.csv",
+	[CSV_FILE_MEMORY] = "memory.csv",       [CSV_FILE_COMMUNICATION] = "communication.csv",
 };
 
 /* ---- the schema ---------------------------------------------------------- */
@@ -37,13 +38,14 @@ const char *const csv_export_file_names[CSV_FILE_COUNT] = {
 #define GPU_COLUMNS "device", "context", "stream", "correlation", "external_id"
 
 static const char *const trace_cols[] = {
-	"format_version", "recorded_by", "exported_by", "host", "pid", "rank", "world_size",
-	"dist_backend", "command_line", "clock_domain", "wall_offset_ns", "start_ns", "end_ns",
-	"duration_ns", "ncpus", "sources", "events", "counters", "drops", "damage_offset",
-	"damage_reason",
+	"format_version", "recorded_by", "exported_by", "host", "pid", "rank", "local_rank",
+	"world_size", "dist_backend", "command_line", "clock_domain", "wall_offset_ns",
+	"start_ns", "end_ns", "duration_ns", "ncpus", "sources", "events", "counters", "drops",
+	"damage_offset", "damage_reason",
 };
 static const char *const process_cols[] = {
-	"pid", "ppid", "start_ns", "end_ns", "exit_status", "command_line",
+	"pid", "ppid", "start_ns", "end_ns", "exit_status", "killed", "rank", "local_rank",
+	"world_size", "backend", "command_line",
 };
 static const char *const thread_cols[] = {
 	"thread", "kind", "pid", "tid", "name", "start_ns", "end_ns", "device", "context",
@@ -73,6 +75,10 @@ static const char *const memory_cols[] = {
 	EVENT_COLUMNS, "correlation", "external_id", "bytes", "address", "device",
 	"memory_kind", "total_allocated",
 };
+static const char *const comm_cols[] = {
+	EVENT_COLUMNS, "correlation", "external_id", "backend", "op", "bytes", "coll_seq",
+	"process_group", "group_size", "dtype", "peer",
+};
 
 static const struct {
 	const char *const *names;
@@ -91,6 +97,7 @@ static const struct {
 	[CSV_FILE_MEMCPY] = {memcpy_cols, N(memcpy_cols)},
 	[CSV_FILE_MEMSET] = {memset_cols, N(memset_cols)},
 	[CSV_FILE_MEMORY] = {memory_cols, N(memory_cols)},
+	[CSV_FILE_COMMUNICATION] = {comm_cols, N(comm_cols)},
 };
 
 enum csv_export_file csv_export_route(unsigned type, unsigned flags, int on_stream)
@@ -116,8 +123,9 @@ enum csv_export_file csv_export_route(unsigned type, unsigned flags, int on_stre
 	switch (type) {
 	case TRACE_EV_OPERATOR:
 	case TRACE_EV_OPERATOR_INNER:
-	case TRACE_EV_COMMUNICATION:
 		return CSV_FILE_OPERATORS;
+	case TRACE_EV_COMMUNICATION:
+		return CSV_FILE_COMMUNICATION;
 	case TRACE_EV_CUDA_RUNTIME:
 		return CSV_FILE_RUNTIME;
 	default:
@@ -176,6 +184,23 @@ static void uint_or_empty(struct csv_out *c, uint64_t v)
 {
 	if (v)
 		csv_out_uint(c, v);
+	else
+		csv_out_empty(c);
+}
+
+static void text_or_empty(struct csv_out *c, const char *s)
+{
+	if (s)
+		csv_out_text(c, s);
+	else
+		csv_out_empty(c);
+}
+
+/* An int that is -1 (or below) for "none", such as a rank. */
+static void int_or_empty(struct csv_out *c, int32_t v)
+{
+	if (v >= 0)
+		csv_out_int(c, v);
 	else
 		csv_out_empty(c);
 }
@@ -333,6 +358,46 @@ static void memory_columns(struct csv_out *c, const struct trace_event *e)
 	uint_or_empty(c, ext->total_allocated);
 }
 
+/* A collective or point-to-point call on a host thread (1.3): the backend
+ * and op its name gives (c10d's "gloo:all_reduce"), its bytes, and what
+ * matches it across ranks. Bytes are a number whenever the call has
+ * collective details (a barrier moves 0), else empty. */
+static void comm_columns(struct csv_export *x, struct csv_out *c, const struct trace_desc *d,
+			 const struct trace_event *e)
+{
+	const struct trace_event_ext *ext = e->ext ? e->ext : &no_ext;
+	const char *name = trace_reader_string(x->reader, d->name_str);
+	size_t n = trace_name_comm_call(name, strlen(name));
+	int is_call = ext->has_coll_seq || ext->pg_str || ext->group_size || ext->dtype_str ||
+		      ext->has_peer;
+
+	ids(c, ext);
+	if (n) { /* a backend's name is a few letters: gloo, nccl, mpi, ucc */
+		char backend[8];
+		snprintf(backend, sizeof(backend), "%.*s", (int)n, name);
+		csv_out_text(c, backend);
+		csv_out_text(c, name + n + 1);
+	} else {
+		csv_out_empty(c);
+		csv_out_empty(c);
+	}
+	if (is_call)
+		csv_out_uint(c, ext->bytes);
+	else
+		uint_or_empty(c, ext->bytes);
+	if (ext->has_coll_seq)
+		csv_out_uint(c, ext->coll_seq);
+	else
+		csv_out_empty(c);
+	text_or_empty(c, ext->pg_str ? trace_reader_string(x->reader, ext->pg_str) : NULL);
+	uint_or_empty(c, ext->group_size);
+	text_or_empty(c, ext->dtype_str ? trace_reader_string(x->reader, ext->dtype_str) : NULL);
+	if (ext->has_peer)
+		csv_out_int(c, ext->peer);
+	else
+		csv_out_empty(c);
+}
+
 static int csv_event(struct export_writer *w, const struct trace_event *e)
 {
 	struct csv_export *x = csv_of(w);
@@ -357,6 +422,9 @@ static int csv_event(struct export_writer *w, const struct trace_event *e)
 		break;
 	case CSV_FILE_MEMORY:
 		memory_columns(c, e);
+		break;
+	case CSV_FILE_COMMUNICATION:
+		comm_columns(x, c, d, e);
 		break;
 	default:
 		host_columns(x, c, e->ext ? e->ext : &no_ext);
@@ -400,10 +468,16 @@ static void write_processes(struct csv_export *x)
 		csv_out_uint(c, p->ppid);
 		csv_out_uint(c, p->start_ns);
 		uint_or_empty(c, p->end_ns);
-		if (p->exit_status >= 0)
-			csv_out_int(c, p->exit_status);
+		int_or_empty(c, p->exit_status);
+		csv_out_uint(c, p->exit_status == TRACE_EXIT_KILLED);
+		int_or_empty(c, p->rank);
+		int_or_empty(c, p->local_rank);
+		if (p->world_size > 0)
+			csv_out_int(c, p->world_size);
 		else
 			csv_out_empty(c);
+		text_or_empty(c, p->backend_str ? trace_reader_string(x->reader, p->backend_str)
+						: NULL);
 		csv_out_text(c, trace_reader_string(x->reader, p->cmdline_str));
 		csv_out_end_row(c);
 	}
@@ -463,14 +537,6 @@ static void write_devices(struct csv_export *x)
 	}
 }
 
-static void text_or_empty(struct csv_out *c, const char *s)
-{
-	if (s)
-		csv_out_text(c, s);
-	else
-		csv_out_empty(c);
-}
-
 static void write_trace(struct csv_export *x)
 {
 	struct csv_out *c = &x->files[CSV_FILE_TRACE];
@@ -482,10 +548,8 @@ static void write_trace(struct csv_export *x)
 	csv_out_text(c, "gprof-dl " GPDL_VERSION);
 	text_or_empty(c, h->hostname);
 	csv_out_uint(c, h->pid);
-	if (h->rank >= 0)
-		csv_out_int(c, h->rank);
-	else
-		csv_out_empty(c);
+	int_or_empty(c, h->rank);
+	int_or_empty(c, h->local_rank);
 	if (h->world_size > 0)
 		csv_out_int(c, h->world_size);
 	else

@@ -27,13 +27,14 @@ enum csv_export_file {
 	CSV_FILE_DEVICES,
 	CSV_FILE_COUNTERS,
 	CSV_FILE_RANGES,    /* host ranges that no file below takes */
-	CSV_FILE_OPERATORS, /* Operator, OperatorInner, host Communication */
+	CSV_FILE_OPERATORS, /* Operator, OperatorInner */
 	CSV_FILE_RUNTIME,   /* CudaRuntime */
 	CSV_FILE_MARKS,     /* instants, Memory excepted */
 	CSV_FILE_KERNELS,   /* Kernel, and Communication on a GPU stream */
 	CSV_FILE_MEMCPY,
 	CSV_FILE_MEMSET,
 	CSV_FILE_MEMORY,    /* allocations and frees */
+	CSV_FILE_COMMUNICATION, /* host Communication: collectives, send/recv (1.3) */
 	CSV_FILE_COUNT
 };
 

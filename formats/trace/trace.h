@@ -23,8 +23,10 @@
 #include <stdint.h>
 
 #define TRACE_FORMAT_VERSION_MAJOR 1
-#define TRACE_FORMAT_VERSION_MINOR 2 /* 1.1: GPU tracks, event details, devices;
-                                        1.2: sequence numbers, input shapes, samples */
+#define TRACE_FORMAT_VERSION_MINOR 3 /* 1.1: GPU tracks, event details, devices;
+                                        1.2: sequence numbers, input shapes, samples;
+                                        1.3: ranks (META's local rank, PROC's rank
+                                        fields), collectives' details */
 
 /* Paddle's TracerEventType: the shared vocabulary of every view. Values are on
  * disk; append only. */
@@ -85,13 +87,25 @@ struct trace_header {
 	const char *gprof_version;
 	int32_t world_size;       /* 1.1: -1 where not a distributed run */
 	const char *dist_backend; /* 1.1: "nccl", "gloo", ...; "" unknown */
+	int32_t local_rank;       /* 1.3: the rank on its host; -1 unknown or not distributed */
 };
+
+/* A process's exit_status when it is not a plain exit code (>= 0: the code,
+ * or 128 + the signal that killed it). */
+#define TRACE_EXIT_UNKNOWN (-1) /* never seen to end, or ended unseen */
+#define TRACE_EXIT_KILLED (-2)  /* 1.3: died without exiting (a signal; which one unknown) */
 
 struct trace_process {
 	uint32_t pid, ppid;
 	uint64_t start_ns, end_ns; /* end_ns 0: never seen to end */
-	int32_t exit_status;       /* as waitpid's status decoded: code, or 128+signal; -1 unknown */
+	int32_t exit_status;       /* code, or 128+signal; TRACE_EXIT_UNKNOWN, TRACE_EXIT_KILLED */
 	uint32_t cmdline_str;      /* string id, 0: none */
+	/* 1.3: the distributed rank the process belongs to (its own, or that of
+	 * the rank that started it: a DataLoader worker is its rank's); -1 when
+	 * it is no rank's (a launcher), and in files before 1.3. A writer sets
+	 * all three to -1 where it knows none: a zeroed record says rank 0. */
+	int32_t rank, local_rank, world_size;
+	uint32_t backend_str;      /* "gloo", "nccl", ...; 0: unknown */
 };
 
 /* A track: a host thread, or (1.1) a GPU stream of a device, whose events are
@@ -161,6 +175,17 @@ struct trace_event_ext {
 	int64_t seq_nr;       /* torch sequence number: a forward op and its backward share it */
 	uint32_t shapes_str;  /* input shapes "[[32, 64], [64]]", string id, 0 none */
 	uint64_t samples;     /* ProfileStep: samples processed in the step (num_samples), 0 unknown */
+	/* 1.3: a collective or point-to-point call (Communication): which call
+	 * of which process group it is, so that ranks' calls can be matched.
+	 * Its bytes are in bytes (the data each rank contributes: the input
+	 * tensors' size). */
+	uint8_t has_coll_seq; /* coll_seq is set */
+	uint64_t coll_seq;    /* the call's number in its process group; < UINT64_MAX */
+	uint32_t pg_str;      /* the process group's name ("0", "default_pg"), string id; 0: unknown */
+	uint32_t group_size;  /* ranks in the group; 0: unknown */
+	uint32_t dtype_str;   /* element type ("float", "c10::BFloat16"), string id; 0: unknown */
+	uint8_t has_peer;     /* peer is set */
+	int32_t peer;         /* send/recv: the other rank (in the group), >= 0 */
 };
 
 /* A GPU's properties (1.1), for blocks per SM and estimated achieved occupancy. */
@@ -291,6 +316,12 @@ int trace_event_type_is_device(unsigned type);    /* Kernel, Memcpy, Memset, Com
  * in any case (NCCL's and RCCL's kernels). The one rule the recorder, the
  * importers and the analysis share. */
 int trace_name_is_comm_work(const char *name, size_t len);
+/* 1.3: a host range named as a collective's execution by its backend, as
+ * torch's c10d names its work ("gloo:all_reduce", "nccl:broadcast",
+ * "mpi:barrier", "ucc:all_gather"): returns the length of the backend
+ * prefix before the ':' (4 for "gloo"), 0 when the name is not one. The
+ * op is what follows the ':'. Shared like the rule above. */
+size_t trace_name_comm_call(const char *name, size_t len);
 const char *trace_counter_name(unsigned id);
 /* 1.1: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", ...; "Unknown" for 0, "?" beyond. */
 const char *trace_copy_kind_name(unsigned kind);

@@ -92,6 +92,9 @@ enum trace_chunk_type {
 #define TRACE_META_SIZE_1_1 56
 #define TRACE_META_WORLD_SIZE 48   /* i32, -1: not distributed */
 #define TRACE_META_BACKEND_STR 52  /* u32 string id, 0: unknown */
+/* 1.3 appends: */
+#define TRACE_META_SIZE_1_3 60
+#define TRACE_META_LOCAL_RANK 56   /* i32, -1: unknown or not distributed */
 
 /* ---- STRS payload: u32 first_id, u32 count, then count x {u32 len, bytes} - */
 
@@ -105,6 +108,12 @@ enum trace_chunk_type {
 #define TRACE_DESC_SIZE 20 /* u32 id, name_str, domain_str, category; u8 type; u8[3] 0 */
 #define TRACE_CATEGORY_SIZE 12 /* u32 domain_str, category, name_str */
 #define TRACE_PROCESS_SIZE 32 /* u32 pid, ppid; u64 start, end; i32 exit; u32 cmdline_str */
+/* 1.3 appends: i32 rank, local_rank, world_size (-1: none); u32 backend_str (0: unknown) */
+#define TRACE_PROCESS_SIZE_1_3 48
+#define TRACE_PROC_RANK 32
+#define TRACE_PROC_LOCAL_RANK 36
+#define TRACE_PROC_WORLD_SIZE 40
+#define TRACE_PROC_BACKEND_STR 44
 #define TRACE_THREAD_SIZE 32  /* u32 index, pid, tid, name_str; u64 start, end */
 /* 1.1 appends: u8 kind, u8[3] 0, u32 device, u32 context, u64 stream */
 #define TRACE_THREAD_SIZE_1_1 52
@@ -127,7 +136,8 @@ enum trace_chunk_type {
 #define TRACE_EVENT_DUR_MAX ((UINT64_C(1) << TRACE_EVENT_DUR_BITS) - 1)
 
 /* ---- EVNX payload (1.1): 40-byte sub-header, then records ------------------
- * Events with details (1.2 adds the sequence, shapes and samples groups). Each record is an EVNT record (16 bytes, same layout)
+ * Events with details (1.2 adds the sequence, shapes and samples groups; 1.3
+ * the collective group). Each record is an EVNT record (16 bytes, same layout)
  * followed by the field groups named in the sub-header's mask, in increasing
  * bit order, each group's fields packed in the order listed below. A group is
  * in the mask when any record of the chunk has a non-zero field in it; the
@@ -140,7 +150,8 @@ enum trace_chunk_type {
  * each base to one less than the least non-zero id of the chunk and starts a
  * new chunk rather than let ids span more than 2^32 - 2, as it does for starts.
  * A launch is a u32 id into the LCFG table (0: no launch); an id not defined
- * by an LCFG chunk before the EVNX is damage. */
+ * by an LCFG chunk before the EVNX is damage, as is a string id (shapes,
+ * process group, dtype) not defined by a STRS chunk before it. */
 
 #define TRACE_EVENTS_EXT_HEADER_SIZE 40
 #define TRACE_EVX_THREAD 0      /* u32 track index */
@@ -164,7 +175,10 @@ enum trace_ext_group {
 	TRACE_EXTG_SEQ64 = 1u << 7,       /* i64 seq_nr of records whose SEQ says so       8 */
 	TRACE_EXTG_SHAPES = 1u << 8,      /* u32 input shapes string id, 0: none            4 */
 	TRACE_EXTG_SAMPLES = 1u << 9,     /* u64 samples in a step, 0: unknown              8 */
-	TRACE_EXTG_KNOWN = (1u << 10) - 1,
+	/* 1.3 */
+	TRACE_EXTG_COLLECTIVE = 1u << 10, /* u64 coll_seq + 1; u32 pg_str, group_size,
+	                                     dtype_str, peer + 1 (0s: none)             24 */
+	TRACE_EXTG_KNOWN = (1u << 11) - 1,
 };
 
 /* A SEQ field that says the sequence number is in the record's SEQ64 group;
@@ -182,13 +196,20 @@ enum trace_ext_group {
 #define TRACE_EXTG_SEQ64_SIZE 8
 #define TRACE_EXTG_SHAPES_SIZE 4
 #define TRACE_EXTG_SAMPLES_SIZE 8
+#define TRACE_EXTG_COLLECTIVE_SIZE 24
+/* Fields of the collective group, from its start. */
+#define TRACE_COLL_SEQ 0        /* u64 coll_seq + 1, 0: none */
+#define TRACE_COLL_PG_STR 8     /* u32 string id */
+#define TRACE_COLL_GROUP_SIZE 12 /* u32 */
+#define TRACE_COLL_DTYPE_STR 16 /* u32 string id */
+#define TRACE_COLL_PEER 20      /* u32 peer + 1, 0: none */
 #define TRACE_EXTG_MIN_SIZE 4 /* the smallest group */
-/* An EVNX record with every 1.2 group: 84 bytes. */
+/* An EVNX record with every 1.3 group: 108 bytes. */
 #define TRACE_EVENT_EXT_MAX_SIZE                                                    \
 	(TRACE_EVENT_SIZE + TRACE_EXTG_CORRELATION_SIZE + TRACE_EXTG_EXTERNAL_SIZE + \
 	 TRACE_EXTG_LAUNCH_SIZE + TRACE_EXTG_TRANSFER_SIZE + TRACE_EXTG_ALLOC_SIZE +  \
 	 TRACE_EXTG_DEVICE_SIZE + TRACE_EXTG_SEQ_SIZE + TRACE_EXTG_SEQ64_SIZE +       \
-	 TRACE_EXTG_SHAPES_SIZE + TRACE_EXTG_SAMPLES_SIZE)
+	 TRACE_EXTG_SHAPES_SIZE + TRACE_EXTG_SAMPLES_SIZE + TRACE_EXTG_COLLECTIVE_SIZE)
 
 /* Bytes of the groups in mask this version knows: the least record_size is
  * TRACE_EVENT_SIZE plus this. */
@@ -203,7 +224,8 @@ static inline uint32_t trace_ext_groups_size(uint32_t mask)
 	       ((mask & TRACE_EXTG_SEQ) ? TRACE_EXTG_SEQ_SIZE : 0) +
 	       ((mask & TRACE_EXTG_SEQ64) ? TRACE_EXTG_SEQ64_SIZE : 0) +
 	       ((mask & TRACE_EXTG_SHAPES) ? TRACE_EXTG_SHAPES_SIZE : 0) +
-	       ((mask & TRACE_EXTG_SAMPLES) ? TRACE_EXTG_SAMPLES_SIZE : 0);
+	       ((mask & TRACE_EXTG_SAMPLES) ? TRACE_EXTG_SAMPLES_SIZE : 0) +
+	       ((mask & TRACE_EXTG_COLLECTIVE) ? TRACE_EXTG_COLLECTIVE_SIZE : 0);
 }
 
 /* Where group bit g's fields start in a record of the groups in mask. */

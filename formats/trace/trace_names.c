@@ -8,6 +8,7 @@
  */
 #include "formats/trace/trace.h"
 
+#include <string.h>
 #include <strings.h>
 
 static const char *const trace_event_type_names[TRACE_EV_TYPE_COUNT] = {
@@ -97,5 +98,22 @@ int trace_name_is_comm_work(const char *name, size_t len)
 		if ((name[i] == 'n' || name[i] == 'N' || name[i] == 'r' || name[i] == 'R') &&
 		    strncasecmp(name + i + 1, "ccl", 3) == 0)
 			return 1;
+	return 0;
+}
+
+/* c10d's backends, whose work torch names "BACKEND:OP". */
+static const char *const trace_comm_backends[] = { "gloo", "nccl", "mpi", "ucc" };
+
+size_t trace_name_comm_call(const char *name, size_t len)
+{
+	const char *colon = name ? memchr(name, ':', len) : NULL;
+	size_t n = colon ? (size_t)(colon - name) : 0;
+
+	if (!colon || n + 1 == len) /* no ':', or nothing after it: no op */
+		return 0;
+	for (size_t i = 0; i < TRACE_NAMES_LEN(trace_comm_backends); i++)
+		if (strlen(trace_comm_backends[i]) == n &&
+		    strncasecmp(name, trace_comm_backends[i], n) == 0)
+			return n;
 	return 0;
 }

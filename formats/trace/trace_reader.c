@@ -1,5 +1,5 @@
 /*
- * trace_reader.c - reads trace format 1.0, 1.1 and 1.2 (formats/TRACE-FORMAT.md).
+ * trace_reader.c - reads trace format 1.0 to 1.3 (formats/TRACE-FORMAT.md).
  *
  * The file is read front to back through one buffer in large read(2)s, and
  * each chunk is checked whole (length against the file, checksum, then every
@@ -13,8 +13,9 @@
  *    allocated or read for it; an id is checked against the tables read so far;
  *  - every allocation is proportional to bytes already read from the file,
  *    apart from the read buffer, which is at most one chunk;
- *  - a record shorter than this version's (a 1.0 THRD, META) reads as if its
- *    missing fields held their defaults: host thread, world size -1;
+ *  - a record shorter than this version's (a 1.0 THRD, a META or PROC before
+ *    1.3) reads as if its missing fields held their defaults: host thread,
+ *    world size, local rank and a process's rank fields -1, backend none;
  *  - strings, descs, threads, processes, categories and devices handed out stay valid
  *    until close: string bytes live in blocks that never move, and the tables
  *    are pages of records that never move (a thread or process record written
@@ -466,6 +467,8 @@ static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
 	r->hdr.dist_backend = trace_reader_string(r, s[4]);
 	r->hdr.world_size =
 		c->len >= TRACE_META_SIZE_1_1 ? (int32_t)trace_le32(p + TRACE_META_WORLD_SIZE) : -1;
+	r->hdr.local_rank =
+		c->len >= TRACE_META_SIZE_1_3 ? (int32_t)trace_le32(p + TRACE_META_LOCAL_RANK) : -1;
 	r->meta_seen = 1;
 	return 0;
 }
@@ -560,7 +563,9 @@ static int reader_processes(struct trace_reader *r, const struct reader_chunk *c
 		return -1;
 	p = c->p + TRACE_TABLE_HEADER_SIZE;
 	for (uint32_t i = 0; i < n; i++, p += rs)
-		if (!reader_str_ok(r, trace_le32(p + 28)))
+		if (!reader_str_ok(r, trace_le32(p + 28)) ||
+		    (rs >= TRACE_PROCESS_SIZE_1_3 &&
+		     !reader_str_ok(r, trace_le32(p + TRACE_PROC_BACKEND_STR))))
 			return reader_damage(r, c->off, "process %u refers to an unknown string",
 					     trace_le32(p));
 	p = c->p + TRACE_TABLE_HEADER_SIZE;
@@ -572,8 +577,17 @@ static int reader_processes(struct trace_reader *r, const struct reader_chunk *c
 			.end_ns = trace_le64(p + 16),
 			.exit_status = (int32_t)trace_le32(p + 24),
 			.cmdline_str = trace_le32(p + 28),
+			.rank = -1,
+			.local_rank = -1,
+			.world_size = -1,
 		};
 		struct trace_process *dst;
+		if (rs >= TRACE_PROCESS_SIZE_1_3) {
+			pr.rank = (int32_t)trace_le32(p + TRACE_PROC_RANK);
+			pr.local_rank = (int32_t)trace_le32(p + TRACE_PROC_LOCAL_RANK);
+			pr.world_size = (int32_t)trace_le32(p + TRACE_PROC_WORLD_SIZE);
+			pr.backend_str = trace_le32(p + TRACE_PROC_BACKEND_STR);
+		}
 		uint32_t *slot;
 		if (reader_map_reserve(r, &r->proc_map, READER_MAP_PROCS, c->off) < 0)
 			return -1;
@@ -792,14 +806,45 @@ static void reader_get_ext(const struct trace_reader *r, struct trace_event_ext 
 		x->shapes_str = trace_le32(p); /* checked against the strings */
 		p += TRACE_EXTG_SHAPES_SIZE;
 	}
-	if (mask & TRACE_EXTG_SAMPLES)
+	if (mask & TRACE_EXTG_SAMPLES) {
 		x->samples = trace_le64(p);
+		p += TRACE_EXTG_SAMPLES_SIZE;
+	}
+	if (mask & TRACE_EXTG_COLLECTIVE) {
+		uint64_t seq = trace_le64(p + TRACE_COLL_SEQ);
+		uint32_t peer = trace_le32(p + TRACE_COLL_PEER);
+		x->has_coll_seq = seq != 0;
+		x->coll_seq = seq ? seq - 1 : 0;
+		x->pg_str = trace_le32(p + TRACE_COLL_PG_STR); /* checked, as shapes */
+		x->group_size = trace_le32(p + TRACE_COLL_GROUP_SIZE);
+		x->dtype_str = trace_le32(p + TRACE_COLL_DTYPE_STR);
+		x->has_peer = peer != 0;
+		x->peer = peer ? (int32_t)(peer - 1) : 0;
+	}
 }
 
 /* Where a record's launch id is: after the event and the id groups before it. */
 static uint32_t reader_launch_offset(uint32_t groups)
 {
 	return TRACE_EVENT_SIZE + trace_ext_groups_size(groups & (TRACE_EXTG_LAUNCH - 1));
+}
+
+/* Checks the string id at byte `at` of group g in every record of an EVNX
+ * chunk whose groups are `groups`, as the chunk's other ids are checked. */
+static int reader_ext_strs_check(struct trace_reader *r, const struct reader_chunk *c,
+				 uint32_t groups, uint32_t g, uint32_t at)
+{
+	const unsigned char *p, *end = c->p + c->len;
+	uint32_t rs = trace_le32(c->p + TRACE_EVX_RECORD_SIZE);
+
+	if (!(groups & g))
+		return 0;
+	at += trace_ext_group_offset(groups, g);
+	for (p = c->p + TRACE_EVENTS_EXT_HEADER_SIZE; p < end; p += rs)
+		if (!reader_str_ok(r, trace_le32(p + at)))
+			return reader_damage(r, c->off, "event refers to unknown string %u",
+					     trace_le32(p + at));
+	return 0;
 }
 
 static int reader_events_ext(struct trace_reader *r, const struct reader_chunk *c,
@@ -833,12 +878,16 @@ static int reader_events_ext(struct trace_reader *r, const struct reader_chunk *
 				return reader_damage(r, c->off,
 						     "sequence number in a seq64 group the chunk lacks");
 	}
-	if (groups & TRACE_EXTG_SHAPES) {
-		uint32_t at = trace_ext_group_offset(groups, TRACE_EXTG_SHAPES);
+	if (reader_ext_strs_check(r, c, groups, TRACE_EXTG_SHAPES, 0) < 0 ||
+	    reader_ext_strs_check(r, c, groups, TRACE_EXTG_COLLECTIVE, TRACE_COLL_PG_STR) < 0 ||
+	    reader_ext_strs_check(r, c, groups, TRACE_EXTG_COLLECTIVE, TRACE_COLL_DTYPE_STR) < 0)
+		return -1;
+	if (groups & TRACE_EXTG_COLLECTIVE) { /* a peer is a rank: peer + 1 in [1, 2^31] */
+		uint32_t at = trace_ext_group_offset(groups, TRACE_EXTG_COLLECTIVE) + TRACE_COLL_PEER;
 		for (p = c->p + TRACE_EVENTS_EXT_HEADER_SIZE; p < end; p += rs)
-			if (!reader_str_ok(r, trace_le32(p + at)))
-				return reader_damage(r, c->off, "event refers to unknown string %u",
-						     trace_le32(p + at));
+			if (trace_le32(p + at) > UINT32_C(0x80000000))
+				return reader_damage(r, c->off, "event's peer %u out of range",
+						     trace_le32(p + at) - 1);
 	}
 	if (!v->event)
 		return 0;
@@ -1137,6 +1186,7 @@ struct trace_reader *trace_reader_open(const char *path, char *err, size_t errle
 	r->strs[0] = reader_empty;
 	r->hdr.rank = -1;
 	r->hdr.world_size = -1;
+	r->hdr.local_rank = -1;
 	r->hdr.clock_domain = r->hdr.hostname = r->hdr.cmdline = r->hdr.gprof_version = "";
 	r->hdr.dist_backend = "";
 	if (!reader_open_header(r, path, err, errlen))

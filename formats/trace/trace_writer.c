@@ -1,5 +1,5 @@
 /*
- * trace_writer.c - writes trace format 1.2 (formats/TRACE-FORMAT.md).
+ * trace_writer.c - writes trace format 1.3 (formats/TRACE-FORMAT.md).
  *
  * The launcher calls this while the target runs, so nothing here makes a
  * system call per record: records go to per-thread event buffers and pending
@@ -85,10 +85,10 @@ struct wxbuf {
 };
 
 /* Sets of detail groups a track keeps apart: a host thread's operators (with
- * and without sequence numbers and shapes), steps, launches and memory events;
- * a stream's kernels and copies. A seventh set shares the buffer it widens
- * least. */
-#define WRITER_EXT_BUFS 6
+ * sequence numbers, shapes or both), steps, launches, memory events and
+ * collectives (with and without bytes: a barrier has none); a stream's
+ * kernels and copies. A ninth set shares the buffer it widens least. */
+#define WRITER_EXT_BUFS 8
 
 struct wthread {
 	struct wevent *ev;
@@ -264,7 +264,7 @@ static int writer_write_meta(struct trace_writer *w, const struct trace_header *
 static int writer_ensure_meta(struct trace_writer *w)
 {
 	static const uint32_t none[5];
-	struct trace_header h = { .rank = -1, .world_size = -1 };
+	struct trace_header h = { .rank = -1, .world_size = -1, .local_rank = -1 };
 
 	if (w->meta_written)
 		return 0;
@@ -280,7 +280,7 @@ static int writer_flush_tables(struct trace_writer *w)
 	    writer_emit_pending(w, TRACE_CHUNK_CATEGORIES, &w->pend_cats, &w->n_pend_cats,
 				TRACE_CATEGORY_SIZE) < 0 ||
 	    writer_emit_pending(w, TRACE_CHUNK_PROCESSES, &w->pend_procs, &w->n_pend_procs,
-				TRACE_PROCESS_SIZE) < 0 ||
+				TRACE_PROCESS_SIZE_1_3) < 0 ||
 	    writer_emit_pending(w, TRACE_CHUNK_THREADS, &w->pend_threads, &w->n_pend_threads,
 				TRACE_THREAD_SIZE_1_1) < 0 ||
 	    writer_emit_pending(w, TRACE_CHUNK_DEVICES, &w->pend_devs, &w->n_pend_devs,
@@ -294,7 +294,7 @@ static int writer_flush_tables(struct trace_writer *w)
 static int writer_write_meta(struct trace_writer *w, const struct trace_header *h,
 			     const uint32_t strs[5])
 {
-	unsigned char m[TRACE_META_SIZE_1_1];
+	unsigned char m[TRACE_META_SIZE_1_3];
 
 	w->meta_written = 1; /* before the strings flush, which would recurse here */
 	if (writer_flush_strings(w) < 0)
@@ -311,6 +311,7 @@ static int writer_write_meta(struct trace_writer *w, const struct trace_header *
 	trace_put32(m + TRACE_META_VERSION_STR, strs[3]);
 	trace_put32(m + TRACE_META_WORLD_SIZE, (uint32_t)h->world_size);
 	trace_put32(m + TRACE_META_BACKEND_STR, strs[4]);
+	trace_put32(m + TRACE_META_LOCAL_RANK, (uint32_t)h->local_rank);
 	return writer_emit(w, TRACE_CHUNK_META, m, sizeof(m));
 }
 
@@ -598,9 +599,9 @@ int trace_writer_process(struct trace_writer *w, const struct trace_process *p)
 
 	if (w->err)
 		return writer_fail(w, w->err);
-	if (!writer_str_known(w, p->cmdline_str))
+	if (!writer_str_known(w, p->cmdline_str) || !writer_str_known(w, p->backend_str))
 		return writer_reject();
-	rec = wbuf_reserve(w, &w->pend_procs, TRACE_PROCESS_SIZE);
+	rec = wbuf_reserve(w, &w->pend_procs, TRACE_PROCESS_SIZE_1_3);
 	if (!rec)
 		return -1;
 	trace_put32(rec, p->pid);
@@ -609,6 +610,10 @@ int trace_writer_process(struct trace_writer *w, const struct trace_process *p)
 	trace_put64(rec + 16, p->end_ns);
 	trace_put32(rec + 24, (uint32_t)p->exit_status);
 	trace_put32(rec + 28, p->cmdline_str);
+	trace_put32(rec + TRACE_PROC_RANK, (uint32_t)p->rank);
+	trace_put32(rec + TRACE_PROC_LOCAL_RANK, (uint32_t)p->local_rank);
+	trace_put32(rec + TRACE_PROC_WORLD_SIZE, (uint32_t)p->world_size);
+	trace_put32(rec + TRACE_PROC_BACKEND_STR, p->backend_str);
 	w->n_pend_procs++;
 	return writer_pending_full(w, &w->pend_procs);
 }
@@ -685,7 +690,18 @@ static uint32_t writer_ext_groups(const struct trace_event_ext *x)
 		g |= TRACE_EXTG_SHAPES;
 	if (x->samples)
 		g |= TRACE_EXTG_SAMPLES;
+	if (x->has_coll_seq || x->pg_str || x->group_size || x->dtype_str || x->has_peer)
+		g |= TRACE_EXTG_COLLECTIVE;
 	return g;
+}
+
+/* Whether x's string ids are defined and its collective fields fit their
+ * stored form (seq + 1 in a u64, peer + 1 in a u32). */
+static int writer_ext_ok(const struct trace_writer *w, const struct trace_event_ext *x)
+{
+	return writer_str_known(w, x->shapes_str) && writer_str_known(w, x->pg_str) &&
+	       writer_str_known(w, x->dtype_str) &&
+	       !(x->has_coll_seq && x->coll_seq == UINT64_MAX) && !(x->has_peer && x->peer < 0);
 }
 
 /* The LCFG id of x's launch configuration, interning it: 0 on error. */
@@ -821,6 +837,14 @@ static size_t writer_put_ext(unsigned char *p, const struct wxevent *xe, uint32_
 	if (mask & TRACE_EXTG_SAMPLES) {
 		trace_put64(q, x->samples);
 		q += 8;
+	}
+	if (mask & TRACE_EXTG_COLLECTIVE) {
+		trace_put64(q + TRACE_COLL_SEQ, x->has_coll_seq ? x->coll_seq + 1 : 0);
+		trace_put32(q + TRACE_COLL_PG_STR, x->pg_str);
+		trace_put32(q + TRACE_COLL_GROUP_SIZE, x->group_size);
+		trace_put32(q + TRACE_COLL_DTYPE_STR, x->dtype_str);
+		trace_put32(q + TRACE_COLL_PEER, x->has_peer ? (uint32_t)x->peer + 1 : 0);
+		q += TRACE_EXTG_COLLECTIVE_SIZE;
 	}
 	return (size_t)(q - p);
 }
@@ -1060,7 +1084,7 @@ int trace_writer_event(struct trace_writer *w, const struct trace_event *e)
 	if (w->err)
 		return writer_fail(w, w->err);
 	if (e->thread >= w->nthreads || !e->desc || e->desc > w->ndesc ||
-	    (groups && !writer_str_known(w, e->ext->shapes_str)))
+	    (groups && !writer_ext_ok(w, e->ext)))
 		return writer_reject();
 	/* all-zero details are no details: the event stays compact */
 	if (groups)

@@ -379,7 +379,7 @@ static void test_export_damaged(void **state)
 static const char *const raw_files[] = {
 	"trace.csv",  "processes.csv", "threads.csv", "devices.csv", "counters.csv",
 	"ranges.csv", "operators.csv", "runtime.csv", "marks.csv",   "kernels.csv",
-	"memcpy.csv", "memset.csv",    "memory.csv",
+	"memcpy.csv", "memset.csv",    "memory.csv",    "communication.csv",
 };
 #define NRAW (sizeof(raw_files) / sizeof(raw_files[0]))
 
@@ -609,7 +609,21 @@ static void test_info_fixture(void **state)
 	assert_contains(r.out, "  duration           5.000000 s\n");
 	assert_contains(r.out, "  sources            nvtx python\n");
 	assert_contains(r.out, "\nprocesses: 2\n");
-	assert_contains(r.out, "       101      100     1.000000     4.000000    137  worker\n");
+	assert_contains(r.out, "       PID     PPID  RANK     START(s)       END(s)   EXIT  COMMAND\n");
+	/* the fixture's processes carry whatever rank its writer gave them */
+	unsigned pid, ppid;
+	char rank[16], start[16], end[16], status[16];
+	const char *worker = strstr(r.out, "  worker\n");
+	assert_non_null(worker);
+	while (worker > r.out && worker[-1] != '\n')
+		worker--;
+	assert_int_equal(sscanf(worker, "%u %u %15s %15s %15s %15s", &pid, &ppid, rank, start, end,
+				status), 6);
+	assert_int_equal(pid, 101);
+	assert_int_equal(ppid, 100);
+	assert_string_equal(start, "1.000000");
+	assert_string_equal(end, "4.000000");
+	assert_string_equal(status, "137");
 	assert_contains(r.out, "\nthreads: 3\n");
 	/* thread 1: 6 events of the fixture's cases, 5 drops, its name with the
 	 * control character and the byte that is not UTF-8 made harmless */
@@ -652,6 +666,93 @@ static void test_info_gpu(void **state)
 	result_free(&r);
 	unlink(gpu);
 	free(gpu);
+}
+
+/* A recording of a launcher of two ranks (format 1.3): the launcher (no
+ * rank), rank 0 killed, with a DataLoader worker whose end was not seen,
+ * rank 1 exited 0. Events per thread: launcher 1, rank 0's main 3, its
+ * worker 2, rank 1's main 4. */
+static void write_two_ranks(const char *path)
+{
+	struct trace_writer *w = trace_writer_open(path, 1);
+	assert_non_null(w);
+	const struct trace_header h = { .clock_domain = "CLOCK_MONOTONIC", .hostname = "node-a",
+					.pid = 500, .rank = -1, .local_rank = -1, .world_size = 2,
+					.dist_backend = "gloo", .start_ns = 1000000000,
+					.gprof_version = "0.1.0" };
+	assert_int_equal(trace_writer_header(w, &h), 0);
+	uint32_t gloo = trace_writer_string(w, "gloo", 4);
+	uint32_t cmd = trace_writer_string(w, "python train.py", 15);
+	uint32_t name = trace_writer_string(w, "step", 4);
+	uint32_t d = trace_writer_desc(w, name, 0, 0, TRACE_EV_PROFILE_STEP);
+	const struct trace_process procs[] = {
+		{ 500, 1, 1000000000, 9000000000, 0, cmd, -1, -1, -1, 0 },
+		{ 501, 500, 1100000000, 5000000000, TRACE_EXIT_KILLED, cmd, 0, 0, 2, gloo },
+		{ 502, 500, 1100000000, 8000000000, 0, cmd, 1, 1, 2, gloo },
+		{ 503, 501, 1200000000, 0, TRACE_EXIT_UNKNOWN, cmd, 0, 0, 2, gloo },
+	};
+	const uint32_t pids[4] = { 500, 501, 503, 502 }, events[4] = { 1, 3, 2, 4 };
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(trace_writer_process(w, &procs[i]), 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct trace_thread t = { i, pids[i], pids[i], 0, 1200000000, 0 };
+		assert_int_equal(trace_writer_thread(w, &t), 0);
+		for (uint32_t k = 0; k < events[i]; k++) {
+			struct trace_event e = { 2000000000 + k * 1000, 500, d, i, 0, NULL };
+			assert_int_equal(trace_writer_event(w, &e), 0);
+		}
+	}
+	assert_int_equal(trace_writer_close(w, 9000000000), 0);
+}
+
+static void test_info_ranks(void **state)
+{
+	(void)state;
+	struct result r;
+	char *path = fix_path("ranks.gpdl");
+	write_two_ranks(path);
+	RUN(&r, "info", path);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_contains(r.out, "  format version     " FIX_FORMAT_VERSION "\n");
+	assert_contains(r.out, "  rank               none (2 ranks in this file: see ranks)\n");
+	assert_contains(r.out, "  world size         2\n");
+	assert_contains(r.out, "  backend            gloo\n");
+	assert_true(strstr(r.out, "local rank") == NULL); /* the file is no one rank's */
+	assert_contains(r.out, "\nprocesses: 4\n");
+	assert_contains(r.out, "       500        1     -     0.000000     8.000000      0  python train.py\n");
+	assert_contains(r.out, "       501      500     0     0.100000     4.000000 killed  python train.py\n");
+	assert_contains(r.out, "       502      500     1     0.100000     7.000000      0  python train.py\n");
+	assert_contains(r.out, "       503      501     0     0.200000            -      ?  python train.py\n");
+	/* the roots are 501 and 502, not the worker; events of the rank's threads */
+	assert_contains(r.out, "\nranks: 2\n"
+			       "   RANK LOCAL WORLD      PID  PROCS   EXIT     EVENTS  BACKEND\n"
+			       "      0     0     2      501      2 killed          5  gloo\n"
+			       "      1     1     2      502      1      0          4  gloo\n");
+	assert_contains(r.out, "  events             10\n");
+	result_free(&r);
+
+	/* one rank's own file: which rank, on its host, of how many */
+	struct trace_writer *w = trace_writer_open(path, 1);
+	assert_non_null(w);
+	const struct trace_header h = { .clock_domain = "CLOCK_MONOTONIC", .pid = 502, .rank = 1,
+					.local_rank = 1, .world_size = 2, .dist_backend = "nccl",
+					.start_ns = 1000 };
+	assert_int_equal(trace_writer_header(w, &h), 0);
+	const struct trace_process p = { 502, 500, 1000, 2000, 3, 0, 1, 1, 2, 0 };
+	assert_int_equal(trace_writer_process(w, &p), 0);
+	assert_int_equal(trace_writer_close(w, 5000), 0);
+	RUN(&r, "info", path);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "  rank               1\n"
+			       "  local rank         1\n"
+			       "  world size         2\n"
+			       "  backend            nccl\n");
+	assert_contains(r.out, "       502      500     1     0.000000     0.000001      3  \n");
+	assert_true(strstr(r.out, "\nranks:") == NULL); /* one rank: no table */
+	result_free(&r);
+	unlink(path);
+	free(path);
 }
 
 static void test_info_status(void **state)
@@ -723,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_export_csv_gpu_and_damage),
 		cmocka_unit_test(test_info_gpu),
 		cmocka_unit_test(test_info_fixture),
+		cmocka_unit_test(test_info_ranks),
 		cmocka_unit_test(test_info_status),
 		cmocka_unit_test(test_info_damaged),
 	};

@@ -1,7 +1,8 @@
 /*
  * test_csv_export.c - the CSV export of the fixture traces, read back with
  * libcsv's own parser: every file's header, and every column of every row,
- * against what the fixtures wrote (tests/chrome/trace_fixture.h).
+ * against what the fixtures wrote (tests/chrome/trace_fixture.h), and a
+ * two-rank trace's processes and collectives (format 1.3).
  *
  * The expected header rows are written out here, not taken from the
  * exporter, so that a change of schema fails this test until
@@ -209,11 +210,12 @@ static void assert_header(const struct table *t, enum csv_export_file f,
 	   "category", "open_at_exit", "unbalanced_pop", "start_end", "name_truncated"
 #define GPU "device", "context", "stream", "correlation", "external_id"
 static const char *const h_trace[] = {
-	"format_version", "recorded_by", "exported_by", "host", "pid", "rank", "world_size",
-	"dist_backend", "command_line", "clock_domain", "wall_offset_ns", "start_ns", "end_ns",
-	"duration_ns", "ncpus", "sources", "events", "counters", "drops", "damage_offset",
-	"damage_reason"};
+	"format_version", "recorded_by", "exported_by", "host", "pid", "rank", "local_rank",
+	"world_size", "dist_backend", "command_line", "clock_domain", "wall_offset_ns",
+	"start_ns", "end_ns", "duration_ns", "ncpus", "sources", "events", "counters", "drops",
+	"damage_offset", "damage_reason"};
 static const char *const h_processes[] = {"pid", "ppid", "start_ns", "end_ns", "exit_status",
+					  "killed", "rank", "local_rank", "world_size", "backend",
 					  "command_line"};
 static const char *const h_threads[] = {"thread", "kind", "pid", "tid", "name", "start_ns",
 					"end_ns", "device", "context", "stream", "events",
@@ -235,6 +237,8 @@ static const char *const h_memset[] = {EV, GPU, "bytes", "memory_kind", "async",
 				       "bandwidth_gbps"};
 static const char *const h_memory[] = {EV, "correlation", "external_id", "bytes", "address",
 				       "device", "memory_kind", "total_allocated"};
+static const char *const h_comm[] = {EV, "correlation", "external_id", "backend", "op", "bytes",
+				     "coll_seq", "process_group", "group_size", "dtype", "peer"};
 #define H(a) a, sizeof(a) / sizeof(a[0])
 
 static void assert_headers(const struct exported *x)
@@ -252,6 +256,38 @@ static void assert_headers(const struct exported *x)
 	assert_header(&x->t[CSV_FILE_MEMCPY], CSV_FILE_MEMCPY, H(h_memcpy));
 	assert_header(&x->t[CSV_FILE_MEMSET], CSV_FILE_MEMSET, H(h_memset));
 	assert_header(&x->t[CSV_FILE_MEMORY], CSV_FILE_MEMORY, H(h_memory));
+	assert_header(&x->t[CSV_FILE_COMMUNICATION], CSV_FILE_COMMUNICATION, H(h_comm));
+}
+
+/* An i32 whose negative values are none (ranks, exit statuses). */
+static void w_rank(struct want *w, int64_t v)
+{
+	if (v >= 0)
+		w_i64(w, v);
+	else
+		w_str(w, NONE);
+}
+
+/* The columns of processes.csv from exit_status to backend, as the trace's
+ * reader reads process i of the fixture at path: the fixtures' writers give
+ * their processes whatever rank fields they give them. */
+static void w_proc_fields(struct want *w, const char *fixture, uint32_t i)
+{
+	char err[512], *path = fix_path(fixture);
+	struct trace_reader *r = trace_reader_open(path, err, sizeof(err));
+	if (!r)
+		fail_msg("%s", err);
+	assert_int_equal(trace_reader_run(r, NULL, NULL), 0);
+	const struct trace_process *p = trace_reader_process(r, i);
+	assert_non_null(p);
+	w_rank(w, p->exit_status);
+	w_u64(w, p->exit_status == TRACE_EXIT_KILLED);
+	w_rank(w, p->rank);
+	w_rank(w, p->local_rank);
+	w_rank(w, p->world_size > 0 ? p->world_size : -1);
+	w_str(w, p->backend_str ? trace_reader_string(r, p->backend_str) : NONE);
+	trace_reader_close(r);
+	free(path);
 }
 
 /* The data row of file f whose start_ns and thread are these; fails unless
@@ -467,7 +503,7 @@ static void test_gpu_tables(void **state)
 	/* trace.csv */
 	assert_int_equal(x->t[CSV_FILE_TRACE].n, 2);
 	const char *v[] = {FIX_FORMAT_VERSION, "0.1.0", "gprof-dl " GPDL_VERSION, "gpu-host",
-			   "200", "0", "1", "nccl", "python train.py", "CLOCK_MONOTONIC"};
+			   "200", "0", "0", "1", "nccl", "python train.py", "CLOCK_MONOTONIC"};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		w_str(&w, v[i]);
 	w_i64(&w, FIX_WALL_OFFSET_NS);
@@ -489,7 +525,7 @@ static void test_gpu_tables(void **state)
 	w_str(&w, "1");
 	w_u64(&w, FIX_START_NS);
 	w_u64(&w, FIXG_END_NS);
-	w_str(&w, "0");
+	w_proc_fields(&w, "gpu.gpdl", 0);
 	w_str(&w, "python train.py");
 	assert_row("processes.csv", &x->t[CSV_FILE_PROCESSES].rows[1], &w);
 
@@ -640,7 +676,8 @@ static void test_host_tables(void **state)
 	w_u64(&w, FIX_PID);
 	w_u64(&w, FIX_START_NS + 1000000000);
 	w_u64(&w, FIX_START_NS + 4000000000);
-	w_str(&w, "137");
+	w_proc_fields(&w, "fixture.gpdl", 1);
+	assert_string_equal(w.f[4], "137");
 	w_str(&w, "worker");
 	assert_row("processes.csv", child, &w);
 	/* threads: the named one (quotes, backslash, control byte, bad byte),
@@ -666,11 +703,11 @@ static void test_host_tables(void **state)
 	/* trace.csv: rank 3, not distributed otherwise */
 	const struct row *tr = &x->t[CSV_FILE_TRACE].rows[1];
 	assert_string_equal(tr->f[5], "3");
-	assert_null(tr->f[6]);
 	assert_null(tr->f[7]);
-	assert_string_equal(tr->f[8], "./app --x \"quoted\"");
-	assert_string_equal(tr->f[15], "nvtx python");
-	assert_string_equal(tr->f[18], "5");
+	assert_null(tr->f[8]);
+	assert_string_equal(tr->f[9], "./app --x \"quoted\"");
+	assert_string_equal(tr->f[16], "nvtx python");
+	assert_string_equal(tr->f[19], "5");
 }
 
 /* ---- what the rest depends on --------------------------------------------- */
@@ -679,7 +716,9 @@ static void test_route(void **state)
 {
 	(void)state;
 	assert_int_equal(csv_export_route(TRACE_EV_COMMUNICATION, 0, 1), CSV_FILE_KERNELS);
-	assert_int_equal(csv_export_route(TRACE_EV_COMMUNICATION, 0, 0), CSV_FILE_OPERATORS);
+	assert_int_equal(csv_export_route(TRACE_EV_COMMUNICATION, 0, 0), CSV_FILE_COMMUNICATION);
+	assert_int_equal(csv_export_route(TRACE_EV_COMMUNICATION, TRACE_EVF_MARK, 0),
+			 CSV_FILE_MARKS);
 	assert_int_equal(csv_export_route(TRACE_EV_OPERATOR_INNER, 0, 0), CSV_FILE_OPERATORS);
 	assert_int_equal(csv_export_route(TRACE_EV_OPERATOR, TRACE_EVF_MARK, 0), CSV_FILE_MARKS);
 	assert_int_equal(csv_export_route(TRACE_EV_MEMORY, TRACE_EVF_MARK, 0), CSV_FILE_MEMORY);
@@ -784,6 +823,108 @@ static void test_ops_events(void **state)
 	exported_free(&x);
 }
 
+/* ---- ranks and collectives (1.3) ------------------------------------------ */
+
+/* A launcher's recording of two gloo ranks: processes.csv says which rank
+ * each process is and how it ended; communication.csv has each call with
+ * what matches it across ranks. */
+static void test_comm_events(void **state)
+{
+	(void)state;
+	char *path = fix_path("comm.gpdl");
+	struct trace_writer *w = trace_writer_open(path, 1);
+	assert_non_null(w);
+	const struct trace_header h = { .clock_domain = "CLOCK_MONOTONIC", .pid = 500, .rank = -1,
+					.local_rank = -1, .world_size = 2, .dist_backend = "gloo",
+					.start_ns = 1000 };
+	assert_int_equal(trace_writer_header(w, &h), 0);
+	uint32_t gloo = trace_writer_string(w, "gloo", 4);
+	uint32_t cmd = trace_writer_string(w, "python train.py", 15);
+	uint32_t pg = trace_writer_string(w, "0", 1);
+	uint32_t dt = trace_writer_string(w, "float", 5);
+	const char *const names[] = { "gloo:all_reduce", "gloo:barrier", "gloo:send",
+				      "NCCL:broadcast", "allreduce_hook" };
+	uint32_t d[5];
+	for (int i = 0; i < 5; i++)
+		d[i] = trace_writer_desc(w, trace_writer_string(w, names[i], strlen(names[i])), 0, 0,
+					 TRACE_EV_COMMUNICATION);
+	const struct trace_process procs[3] = {
+		{ 500, 1, 1000, 9000, 0, cmd, -1, -1, -1, 0 },
+		{ 501, 500, 1100, 5000, TRACE_EXIT_KILLED, cmd, 0, 0, 2, gloo },
+		{ 502, 500, 1100, 8000, 0, cmd, 1, 1, 2, gloo },
+	};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(trace_writer_process(w, &procs[i]), 0);
+	struct trace_thread t = { 0, 502, 510, 0, 1100, 0 };
+	assert_int_equal(trace_writer_thread(w, &t), 0);
+	const struct trace_event_ext x[5] = {
+		{ .bytes = 4u << 20, .has_coll_seq = 1, .coll_seq = 7, .pg_str = pg,
+		  .group_size = 2, .dtype_str = dt, .correlation = 3 },
+		{ .has_coll_seq = 1, .coll_seq = 0, .pg_str = pg, .group_size = 2 },
+		{ .bytes = 512, .has_coll_seq = 1, .coll_seq = 8, .pg_str = pg, .group_size = 2,
+		  .dtype_str = dt, .has_peer = 1, .peer = 0 },
+		{ .group_size = 8 },
+		{ 0 },
+	};
+	for (uint32_t i = 0; i < 5; i++) {
+		struct trace_event e = { 2000 + 100 * i, 50, d[i], 0, 0, &x[i] };
+		assert_int_equal(trace_writer_event(w, &e), 0);
+	}
+	assert_int_equal(trace_writer_close(w, 9000), 0);
+
+	struct exported ex;
+	export_csv(&ex, path);
+	free(path);
+	assert_headers(&ex);
+	/* {backend, op, bytes, coll_seq, process_group, group_size, dtype, peer} */
+	static const char *const want[5][8] = {
+		{ "gloo", "all_reduce", "4194304", "7", "0", "2", "float", NONE },
+		{ "gloo", "barrier", "0", "0", "0", "2", NONE, NONE },
+		{ "gloo", "send", "512", "8", "0", "2", "float", "0" },
+		{ "NCCL", "broadcast", "0", NONE, NONE, "8", NONE, NONE },
+		{ NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE },
+	};
+	assert_int_equal(ex.t[CSV_FILE_COMMUNICATION].n, 1 + 5);
+	for (uint32_t i = 0; i < 5; i++) {
+		struct want wr = {0};
+		common_cols(&wr, names[i], "Communication", 2000 + 100 * i, 50, 502, 510, 0, NONE,
+			    NONE, 0);
+		w_opt(&wr, x[i].correlation);
+		w_str(&wr, NONE);
+		for (int k = 0; k < 8; k++)
+			w_str(&wr, want[i][k]);
+		assert_row("communication.csv", row_at(&ex, CSV_FILE_COMMUNICATION, 2000 + 100 * i, 0),
+			   &wr);
+	}
+	assert_int_equal(ex.t[CSV_FILE_OPERATORS].n, 1);
+	/* {exit_status, killed, rank, local_rank, world_size, backend} */
+	static const char *const pw[3][6] = {
+		{ "0", "0", NONE, NONE, NONE, NONE },
+		{ NONE, "1", "0", "0", "2", "gloo" },
+		{ "0", "0", "1", "1", "2", "gloo" },
+	};
+	assert_int_equal(ex.t[CSV_FILE_PROCESSES].n, 1 + 3);
+	for (int i = 0; i < 3; i++) {
+		struct want wr = {0};
+		w_u64(&wr, procs[i].pid);
+		w_u64(&wr, procs[i].ppid);
+		w_u64(&wr, procs[i].start_ns);
+		w_u64(&wr, procs[i].end_ns);
+		for (int k = 0; k < 6; k++)
+			w_str(&wr, pw[i][k]);
+		w_str(&wr, "python train.py");
+		assert_row("processes.csv", &ex.t[CSV_FILE_PROCESSES].rows[1 + i], &wr);
+	}
+	/* trace.csv: the launcher's file, of no one rank, in a world of 2 */
+	const struct row *tr = &ex.t[CSV_FILE_TRACE].rows[1];
+	assert_string_equal(tr->f[0], FIX_FORMAT_VERSION);
+	assert_null(tr->f[5]);
+	assert_null(tr->f[6]);
+	assert_string_equal(tr->f[7], "2");
+	assert_string_equal(tr->f[8], "gloo");
+	exported_free(&ex);
+}
+
 static void test_write_error(void **state)
 {
 	(void)state;
@@ -825,6 +966,7 @@ int main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_ops_events),
+		cmocka_unit_test(test_comm_events),
 	};
 	int failed = cmocka_run_group_tests_name("gpu", gpu, gpu_setup, gpu_teardown);
 	failed += cmocka_run_group_tests_name("host", host, host_setup, gpu_teardown);

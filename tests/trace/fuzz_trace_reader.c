@@ -10,7 +10,8 @@
  *
  *   mkdir -p corpus && BUILD/bin/gpdl-gen-trace corpus/seed.gpdl 300 2
  *   (and a trace with 1.2's sequence numbers, shapes and samples, e.g. one
- *   recorded from a PyTorch program with --record-shapes)
+ *   recorded from a PyTorch program with --record-shapes, and one with 1.3's
+ *   ranks and collectives, e.g. one recorded from a torchrun of DDP on gloo)
  *   BUILD/bin/gpdl-gen-trace --gpu corpus/seed-gpu.gpdl 300 2
  *   BUILD/tests/fuzz_trace_reader -max_total_time=60 -max_len=65536 corpus
  */
@@ -38,6 +39,22 @@ static int fuzz_event(void *ctx, const struct trace_event *e)
 		return 0;
 	if (e->ext && !e->ext->has_seq && e->ext->seq_nr)
 		abort();
+	/* 1.3: a collective's strings were read before; a number or peer only
+	 * with its flag, a peer never negative */
+	if (e->ext && (e->ext->pg_str || e->ext->dtype_str) &&
+	    !trace_reader_string(r, e->ext->pg_str)[0] && !trace_reader_string(r, e->ext->dtype_str)[0] &&
+	    e->ext->group_size == 7)
+		return 0;
+	if (e->ext && ((!e->ext->has_coll_seq && e->ext->coll_seq) ||
+		       (!e->ext->has_peer && e->ext->peer) || e->ext->peer < 0))
+		abort();
+	return 0;
+}
+
+static int fuzz_process(void *ctx, const struct trace_process *p)
+{
+	(void)trace_reader_string(ctx, p->cmdline_str);
+	(void)trace_reader_string(ctx, p->backend_str);
 	return 0;
 }
 
@@ -80,7 +97,7 @@ static void fuzz_fix_checksums(unsigned char *p, size_t size)
 static void fuzz_read(int fd, const char *path, const unsigned char *data, size_t size)
 {
 	const struct trace_visitor v = { .event = fuzz_event, .thread = fuzz_thread,
-					 .device = fuzz_device };
+					 .device = fuzz_device, .process = fuzz_process };
 	struct trace_reader *r;
 	char err[256];
 	uint64_t off;

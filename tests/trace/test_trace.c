@@ -1,8 +1,9 @@
 /*
  * test_trace.c - trace format 1.x: writer and reader round trips (1.1's GPU
  * tracks, event details and devices included; 1.2's sequence numbers, input
- * shapes and samples), a real 1.0 file, and the
- * reader on files that are truncated, bit-flipped, forged or random.
+ * shapes and samples; 1.3's ranks and collectives), a real 1.0 file, a 1.2
+ * file, and the reader on files that are truncated, bit-flipped, forged or
+ * random.
  *
  * The damage tests hold the reader to its contract: any byte sequence gives
  * either an open error or a read that stops at a reported offset, having
@@ -808,6 +809,13 @@ static void assert_ext_equal(const struct trace_event_ext *a, const struct trace
 	assert_int_equal(a->seq_nr, b->has_seq ? b->seq_nr : 0);
 	assert_int_equal(a->shapes_str, b->shapes_str);
 	assert_int_equal(a->samples, b->samples);
+	assert_int_equal(a->has_coll_seq, b->has_coll_seq);
+	assert_true(a->coll_seq == (b->has_coll_seq ? b->coll_seq : 0));
+	assert_int_equal(a->pg_str, b->pg_str);
+	assert_int_equal(a->group_size, b->group_size);
+	assert_int_equal(a->dtype_str, b->dtype_str);
+	assert_int_equal(a->has_peer, b->has_peer);
+	assert_int_equal(a->peer, b->has_peer ? b->peer : 0);
 }
 
 /* Details with every field set, each to a value that tells it from the others. */
@@ -833,6 +841,13 @@ static struct trace_event_ext ext_full(uint64_t k)
 		.seq_nr = INT64_MIN + (int64_t)k, /* in the wide group */
 		.shapes_str = 1,
 		.samples = UINT64_MAX - 3 * k,
+		.has_coll_seq = 1,
+		.coll_seq = UINT64_MAX - 1 - k, /* the largest a u64 seq + 1 holds */
+		.pg_str = 1,
+		.group_size = UINT32_MAX - (uint32_t)k,
+		.dtype_str = 1,
+		.has_peer = 1,
+		.peer = INT32_MAX - (int32_t)(k % 1000),
 	};
 	return x;
 }
@@ -875,6 +890,16 @@ static struct trace_event_ext ext_group(int group, uint64_t k)
 		break;
 	case 8:
 		x.samples = f.samples;
+		break;
+	case 9: /* 1.3: collective call 0 with peer 0: both are ones */
+		x.has_coll_seq = 1;
+		x.pg_str = f.pg_str;
+		x.group_size = 2;
+		x.dtype_str = f.dtype_str;
+		x.has_peer = 1;
+		break;
+	case 10: /* a process group alone: no sequence number, no peer */
+		x.pg_str = f.pg_str;
 		break;
 	default:
 		x.address = f.address;
@@ -927,7 +952,7 @@ static void test_gpu_round_trip(void **state)
 
 	/* every field at once, each group alone, all-zero details, no details */
 	add_ext_event(w, 1, d_k, 5000, 100, &full);
-	for (int k = 0; k < 9; k++) {
+	for (int k = 0; k < 11; k++) {
 		struct trace_event_ext x = ext_group(k, (uint64_t)k);
 		add_ext_event(w, 2, d_k, 6000 + (uint64_t)k, 10, &x);
 	}
@@ -962,7 +987,7 @@ static void test_gpu_round_trip(void **state)
 	assert_null(trace_reader_damage(r, NULL));
 
 	const struct trace_header *h = trace_reader_header(r);
-	assert_int_equal(h->version_minor, 2);
+	assert_int_equal(h->version_minor, TRACE_FORMAT_VERSION_MINOR);
 	assert_int_equal(h->world_size, 16);
 	assert_string_equal(h->dist_backend, "nccl");
 	assert_int_equal(h->rank, 5);
@@ -1010,7 +1035,7 @@ static void test_gpu_round_trip(void **state)
 	assert_null(trace_reader_device_by_id(r, 1));
 	assert_null(trace_reader_device(r, 2));
 
-	assert_int_equal(g.nev, 3 * NX + 1 + 9 + 2 + 1);
+	assert_int_equal(g.nev, 3 * NX + 1 + 11 + 2 + 1);
 	size_t n_l = 0, n_k = 0, n_op = 0, groups_seen = 0;
 	for (size_t i = 0; i < g.nev; i++) {
 		const struct trace_event *e = &g.ev[i];
@@ -1020,7 +1045,7 @@ static void test_gpu_round_trip(void **state)
 			assert_int_equal(e->thread, 1);
 			assert_int_equal(e->dur_ns, 100);
 			assert_ext_equal(x, &full);
-		} else if (e->start_ns >= 6000 && e->start_ns < 6009) {
+		} else if (e->start_ns >= 6000 && e->start_ns < 6011) {
 			struct trace_event_ext want = ext_group((int)(e->start_ns - 6000),
 								e->start_ns - 6000);
 			assert_true(g.hasx[i]);
@@ -1067,7 +1092,7 @@ static void test_gpu_round_trip(void **state)
 	assert_int_equal(n_l, NX);
 	assert_int_equal(n_k, NX);
 	assert_int_equal(n_op, NX + 2);
-	assert_int_equal(groups_seen, 9);
+	assert_int_equal(groups_seen, 11);
 	trace_reader_close(r);
 	got_free(&g);
 }
@@ -1257,7 +1282,7 @@ static void test_seq_shapes_layout(void **state)
 	r = read_all(path, &g, err, sizeof(err));
 	assert_non_null(r);
 	assert_null(trace_reader_damage(r, NULL));
-	assert_int_equal(trace_reader_header(r)->version_minor, 2);
+	assert_int_equal(trace_reader_header(r)->version_minor, TRACE_FORMAT_VERSION_MINOR);
 	assert_int_equal(g.nev, 7);
 	int seen = 0;
 	for (size_t i = 0; i < g.nev; i++) {
@@ -1402,6 +1427,385 @@ static void test_v1_0_file(void **state)
 	got_free(&g);
 }
 
+/* ---- 1.3: ranks, collectives ------------------------------------------------------- */
+
+/* A job's processes as the recorder marks them: a launcher of no rank, two
+ * ranks (one killed), a DataLoader worker of rank 1; the header is rank 1's. */
+static void test_ranks_round_trip(void **state)
+{
+	const char *path = tmp_path("ranks.gpdl");
+	const struct trace_header h = {
+		.clock_domain = "CLOCK_MONOTONIC", .hostname = "node-a", .pid = 102,
+		.rank = 1, .local_rank = 1, .world_size = 2, .dist_backend = "gloo",
+		.start_ns = 1000,
+	};
+	struct trace_writer *w = trace_writer_open(path, 1);
+	struct got g = { 0 };
+	char err[256];
+	struct trace_reader *r;
+	(void)state;
+
+	assert_non_null(w);
+	assert_int_equal(trace_writer_header(w, &h), 0);
+	uint32_t s_gloo = trace_writer_string(w, "gloo", 4);
+	uint32_t s_nccl = trace_writer_string(w, "NCCL", 4);
+	const struct trace_process procs[4] = {
+		{ 100, 1, 1000, 9000, 0, 0, -1, -1, -1, 0 },
+		{ 101, 100, 1100, 8000, TRACE_EXIT_KILLED, 0, 0, 0, 2, s_gloo },
+		{ 102, 100, 1100, 8500, 0, 0, 1, 1, 2, s_gloo },
+		{ 103, 102, 1200, 8400, 0, 0, 1, 1, 2, s_gloo },
+	};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(trace_writer_process(w, &procs[i]), 0);
+	/* the writer refuses a backend that names no string, and nothing else changes */
+	struct trace_process bad = procs[2];
+	bad.pid = 999;
+	bad.backend_str = 99;
+	assert_int_equal(trace_writer_process(w, &bad), -1);
+	assert_int_equal(errno, EINVAL);
+	/* a rank whose world grew: rank INT32_MAX - 1 of INT32_MAX, another backend */
+	struct trace_process big = { 104, 100, 1300, 0, TRACE_EXIT_UNKNOWN, 0,
+				     INT32_MAX - 1, 65535, INT32_MAX, s_nccl };
+	assert_int_equal(trace_writer_process(w, &big), 0);
+	assert_int_equal(trace_writer_close(w, 9999), 0);
+
+	unsigned char *f;
+	size_t size;
+	const unsigned char *p;
+	f = slurp(path, &size);
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_META, &p), 1);
+	assert_int_equal(trace_chunk_len(p), TRACE_META_SIZE_1_3);
+	assert_int_equal(trace_le32(p + TRACE_META_LOCAL_RANK), 1);
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_PROCESSES, &p), 1);
+	assert_int_equal(trace_le32(p), 5);
+	assert_int_equal(trace_le32(p + 4), TRACE_PROCESS_SIZE_1_3);
+	const unsigned char *p1 = p + TRACE_TABLE_HEADER_SIZE + TRACE_PROCESS_SIZE_1_3;
+	assert_int_equal(trace_le32(p1 + 24), (uint32_t)TRACE_EXIT_KILLED);
+	assert_int_equal(trace_le32(p1 + TRACE_PROC_RANK), 0);
+	assert_int_equal(trace_le32(p1 + TRACE_PROC_WORLD_SIZE), 2);
+	assert_int_equal(trace_le32(p1 + TRACE_PROC_BACKEND_STR), s_gloo);
+	assert_int_equal(trace_le32(p + TRACE_TABLE_HEADER_SIZE + TRACE_PROC_RANK), UINT32_MAX);
+	free(f);
+
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	const struct trace_header *rh = trace_reader_header(r);
+	assert_int_equal(rh->version_minor, 3);
+	assert_int_equal(rh->rank, 1);
+	assert_int_equal(rh->local_rank, 1);
+	assert_int_equal(rh->world_size, 2);
+	assert_string_equal(rh->dist_backend, "gloo");
+	assert_int_equal(g.hdr.local_rank, 1);
+	assert_int_equal(trace_reader_process_count(r), 5);
+	for (uint32_t i = 0; i < 5; i++) {
+		const struct trace_process *want = i < 4 ? &procs[i] : &big, *got = trace_reader_process(r, i);
+		assert_int_equal(got->pid, want->pid);
+		assert_int_equal(got->ppid, want->ppid);
+		assert_int_equal(got->exit_status, want->exit_status);
+		assert_int_equal(got->rank, want->rank);
+		assert_int_equal(got->local_rank, want->local_rank);
+		assert_int_equal(got->world_size, want->world_size);
+		assert_int_equal(got->backend_str, want->backend_str);
+	}
+	assert_int_equal(trace_reader_process(r, 1)->exit_status, -2);
+	assert_string_equal(trace_reader_string(r, trace_reader_process(r, 3)->backend_str), "gloo");
+	assert_string_equal(trace_reader_string(r, trace_reader_process(r, 4)->backend_str), "NCCL");
+	trace_reader_close(r);
+	got_free(&g);
+
+	/* a writer given no header: local rank -1 like the rank */
+	w = trace_writer_open(path, 1);
+	assert_non_null(w);
+	assert_int_equal(trace_writer_close(w, 5), 0);
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(trace_reader_header(r)->local_rank, -1);
+	trace_reader_close(r);
+	got_free(&g);
+}
+
+/* The collective group's bytes, what the reader makes of them, and where the
+ * writer puts it: only in chunks one of whose records has a collective field. */
+static void test_collective_layout(void **state)
+{
+	const char *path = tmp_path("coll.gpdl");
+	struct trace_writer *w = open_writer_dist(path);
+	struct got g = { 0 };
+	char err[256];
+	struct trace_reader *r;
+	unsigned char *f;
+	size_t size;
+	(void)state;
+
+	uint32_t s_ar = trace_writer_string(w, "gloo:all_reduce", 15);
+	uint32_t s_op = trace_writer_string(w, "aten::mm", 8);
+	uint32_t s_pg = trace_writer_string(w, "0", 1);
+	uint32_t s_f = trace_writer_string(w, "float", 5);
+	uint32_t d_c = trace_writer_desc(w, s_ar, 0, 0, TRACE_EV_COMMUNICATION);
+	uint32_t d_op = trace_writer_desc(w, s_op, 0, 0, TRACE_EV_OPERATOR);
+	add_thread(w, 0, 4242); /* the main thread: operators */
+	add_thread(w, 1, 4250); /* the process group's worker: collectives */
+	/* all_reduce calls 0, 1, 2 of 4 MiB of floats; a barrier (no bytes);
+	 * send to 1 and recv from 0 (calls 4, 5); a call whose number is not known */
+	const struct trace_event_ext calls[7] = {
+		{ .bytes = 4u << 20, .has_coll_seq = 1, .coll_seq = 0, .pg_str = s_pg,
+		  .group_size = 2, .dtype_str = s_f },
+		{ .bytes = 4u << 20, .has_coll_seq = 1, .coll_seq = 1, .pg_str = s_pg,
+		  .group_size = 2, .dtype_str = s_f },
+		{ .bytes = 4u << 20, .has_coll_seq = 1, .coll_seq = 2, .pg_str = s_pg,
+		  .group_size = 2, .dtype_str = s_f },
+		{ .has_coll_seq = 1, .coll_seq = 3, .pg_str = s_pg, .group_size = 2 },
+		{ .bytes = 512, .has_coll_seq = 1, .coll_seq = 4, .pg_str = s_pg, .group_size = 2,
+		  .dtype_str = s_f, .has_peer = 1, .peer = 1 },
+		{ .bytes = 512, .has_coll_seq = 1, .coll_seq = 5, .pg_str = s_pg, .group_size = 2,
+		  .dtype_str = s_f, .has_peer = 1, .peer = 0 },
+		{ .bytes = 64, .group_size = 2 },
+	};
+	const struct trace_event_ext op = { .has_seq = 1, .seq_nr = 12, .external_id = 5 };
+	for (int i = 0; i < 7; i++)
+		add_ext_event(w, 1, d_c, 5000 + 100 * (uint64_t)i, 80, &calls[i]);
+	add_ext_event(w, 0, d_op, 5000, 50, &op);
+	/* the writer refuses what the group cannot hold, and ids that name no string */
+	const struct trace_event_ext bad[4] = {
+		{ .pg_str = 999 },
+		{ .dtype_str = 999 },
+		{ .has_peer = 1, .peer = -1 },
+		{ .has_coll_seq = 1, .coll_seq = UINT64_MAX },
+	};
+	for (int i = 0; i < 4; i++) {
+		struct trace_event e = { 6000, 1, d_c, 1, 0, &bad[i] };
+		assert_int_equal(trace_writer_event(w, &e), -1);
+		assert_int_equal(errno, EINVAL);
+	}
+	assert_int_equal(trace_writer_close(w, 9999), 0);
+
+	/* two sets on the worker (with bytes, without) and one on the main thread:
+	 * the operator's chunk has no collective group */
+	f = slurp(path, &size);
+	int with = 0, without = 0;
+	for (size_t off = TRACE_FILE_HEADER_SIZE; off + TRACE_CHUNK_HEADER_SIZE <= size;
+	     off += TRACE_CHUNK_HEADER_SIZE + trace_le32(f + off + 4)) {
+		const unsigned char *p = f + off + TRACE_CHUNK_HEADER_SIZE;
+		uint32_t groups, rs;
+		if (trace_le32(f + off) != TRACE_CHUNK_EVENTS_EXT)
+			continue;
+		groups = trace_le32(p + TRACE_EVX_GROUPS);
+		rs = trace_le32(p + TRACE_EVX_RECORD_SIZE);
+		if (trace_le32(p + TRACE_EVX_THREAD) == 0) {
+			assert_int_equal(groups, TRACE_EXTG_EXTERNAL | TRACE_EXTG_SEQ);
+			without++;
+			continue;
+		}
+		assert_true(groups & TRACE_EXTG_COLLECTIVE);
+		with++;
+		if (!(groups & TRACE_EXTG_TRANSFER)) { /* the barrier */
+			assert_int_equal(groups, TRACE_EXTG_COLLECTIVE);
+			assert_int_equal(rs, 16 + 24);
+			assert_int_equal(trace_chunk_len(p), TRACE_EVENTS_EXT_HEADER_SIZE + rs);
+			continue;
+		}
+		assert_int_equal(groups, TRACE_EXTG_TRANSFER | TRACE_EXTG_COLLECTIVE);
+		assert_int_equal(rs, 16 + 12 + 24);
+		assert_int_equal(trace_chunk_len(p), TRACE_EVENTS_EXT_HEADER_SIZE + 6 * rs);
+		/* {seq + 1, pg, group size, dtype, peer + 1} after the 12 bytes of TRANSFER */
+		const uint32_t want[6][4] = { { s_pg, 2, s_f, 0 }, { s_pg, 2, s_f, 0 },
+					      { s_pg, 2, s_f, 0 }, { s_pg, 2, s_f, 2 },
+					      { s_pg, 2, s_f, 1 }, { 0, 2, 0, 0 } };
+		const uint64_t want_seq[6] = { 1, 2, 3, 5, 6, 0 };
+		for (int i = 0; i < 6; i++) {
+			const unsigned char *e = p + TRACE_EVENTS_EXT_HEADER_SIZE + (size_t)i * rs;
+			assert_int_equal(trace_le64(e + 16), calls[i < 3 ? i : i + 1].bytes);
+			assert_int_equal(trace_le64(e + 28 + TRACE_COLL_SEQ), want_seq[i]);
+			assert_int_equal(trace_le32(e + 28 + TRACE_COLL_PG_STR), want[i][0]);
+			assert_int_equal(trace_le32(e + 28 + TRACE_COLL_GROUP_SIZE), want[i][1]);
+			assert_int_equal(trace_le32(e + 28 + TRACE_COLL_DTYPE_STR), want[i][2]);
+			assert_int_equal(trace_le32(e + 28 + TRACE_COLL_PEER), want[i][3]);
+		}
+	}
+	assert_int_equal(with, 2);
+	assert_int_equal(without, 1);
+	free(f);
+
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	assert_int_equal(g.nev, 8);
+	for (size_t i = 0; i < g.nev; i++) {
+		assert_true(g.hasx[i]);
+		if (g.ev[i].desc == d_op) {
+			assert_ext_equal(&g.xev[i], &op);
+			continue;
+		}
+		assert_int_equal(g.ev[i].thread, 1);
+		assert_int_equal(g.ev[i].dur_ns, 80);
+		assert_ext_equal(&g.xev[i], &calls[(g.ev[i].start_ns - 5000) / 100]);
+	}
+	trace_reader_close(r);
+	got_free(&g);
+}
+
+/* A host thread of a DDP rank has eight sets of details, each its own buffer
+ * and so its own chunk with just its groups; a ninth shares the buffer it
+ * widens least. */
+static void test_ext_sets(void **state)
+{
+	const char *path = tmp_path("sets.gpdl");
+	struct trace_writer *w = open_writer(path);
+	unsigned char *f;
+	size_t size;
+	(void)state;
+
+	uint32_t s = trace_writer_string(w, "x", 1);
+	uint32_t d = trace_writer_desc(w, s, 0, 0, TRACE_EV_OPERATOR);
+	add_thread(w, 0, 4242);
+	const struct trace_event_ext sets[9] = {
+		{ .has_seq = 1, .seq_nr = 1 },                         /* an operator */
+		{ .has_seq = 1, .seq_nr = 1, .shapes_str = s },        /* with its shapes */
+		{ .shapes_str = s },                                   /* shapes alone */
+		{ .samples = 8 },                                      /* a step */
+		{ .correlation = 5, .external_id = 6 },                /* a launch */
+		{ .bytes = 64, .address = 1, .device = 1 },            /* memory */
+		{ .bytes = 64, .has_coll_seq = 1, .pg_str = s },       /* a collective */
+		{ .has_coll_seq = 1, .pg_str = s, .group_size = 2 },   /* a barrier */
+		{ .correlation = 5 },                                  /* the ninth */
+	};
+	const uint32_t masks[8] = {
+		TRACE_EXTG_SEQ, TRACE_EXTG_SEQ | TRACE_EXTG_SHAPES, TRACE_EXTG_SHAPES,
+		TRACE_EXTG_SAMPLES, TRACE_EXTG_CORRELATION | TRACE_EXTG_EXTERNAL,
+		TRACE_EXTG_TRANSFER | TRACE_EXTG_ALLOC | TRACE_EXTG_DEVICE,
+		TRACE_EXTG_TRANSFER | TRACE_EXTG_COLLECTIVE, TRACE_EXTG_COLLECTIVE,
+	};
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 8; i++)
+			add_ext_event(w, 0, d, 1000 + 10 * (uint64_t)(8 * round + i), 5, &sets[i]);
+	assert_int_equal(trace_writer_flush(w), 0);
+	f = slurp(path, &size);
+	int seen[8] = { 0 }, n = 0;
+	for (size_t off = TRACE_FILE_HEADER_SIZE; off + TRACE_CHUNK_HEADER_SIZE <= size;
+	     off += TRACE_CHUNK_HEADER_SIZE + trace_le32(f + off + 4)) {
+		const unsigned char *p = f + off + TRACE_CHUNK_HEADER_SIZE;
+		if (trace_le32(f + off) != TRACE_CHUNK_EVENTS_EXT)
+			continue;
+		n++;
+		for (int i = 0; i < 8; i++)
+			if (trace_le32(p + TRACE_EVX_GROUPS) == masks[i]) {
+				seen[i]++;
+				assert_int_equal(trace_chunk_len(p),
+						 TRACE_EVENTS_EXT_HEADER_SIZE +
+							 3 * (16 + trace_ext_groups_size(masks[i])));
+			}
+	}
+	assert_int_equal(n, 8);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(seen[i], 1);
+	free(f);
+	/* the ninth joins the launches' buffer, which it does not widen */
+	add_ext_event(w, 0, d, 2000, 5, &sets[8]);
+	assert_int_equal(trace_writer_close(w, 9999), 0);
+	f = slurp(path, &size);
+	const unsigned char *p;
+	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_EVENTS_EXT, &p), 9);
+	free(f);
+}
+
+/* A file as the 1.2 writer wrote it (56-byte META, 32-byte PROC records,
+ * EVNX groups up to bit 9) reads with 1.3's defaults. */
+static void test_v1_2_file(void **state)
+{
+	const char *path = tmp_path("v1.2.gpdl");
+	unsigned char strs[] = { 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 'x', 4, 0, 0, 0, 'g', 'l', 'o', 'o' };
+	unsigned char meta[TRACE_META_SIZE_1_1] = { 0 };
+	unsigned char desc[8 + TRACE_DESC_SIZE] = { 1, 0, 0, 0, TRACE_DESC_SIZE, 0, 0, 0,
+						    1, 0, 0, 0, 1, 0, 0, 0,
+						    [8 + 16] = TRACE_EV_OPERATOR };
+	unsigned char proc[8 + 2 * TRACE_PROCESS_SIZE] = { 2, 0, 0, 0, TRACE_PROCESS_SIZE };
+	unsigned char thrd[8 + TRACE_THREAD_SIZE_1_1] = { 1, 0, 0, 0, TRACE_THREAD_SIZE_1_1 };
+	unsigned char ev[TRACE_EVENTS_EXT_HEADER_SIZE + 24] = { 0 };
+	struct craft c;
+	struct got g = { 0 };
+	char err[256];
+	struct trace_reader *r;
+	(void)state;
+
+	craft_file_header(&c, 1, 2);
+	craft_chunk(&c, TRACE_CHUNK_STRINGS, strs, sizeof(strs));
+	trace_put32(meta + TRACE_META_RANK, 1);
+	trace_put32(meta + TRACE_META_HOST_STR, 1);
+	trace_put32(meta + TRACE_META_WORLD_SIZE, 2);
+	trace_put32(meta + TRACE_META_BACKEND_STR, 2);
+	craft_chunk(&c, TRACE_CHUNK_META, meta, sizeof(meta));
+	craft_chunk(&c, TRACE_CHUNK_DESCS, desc, sizeof(desc));
+	for (int i = 0; i < 2; i++) {
+		unsigned char *p = proc + 8 + i * TRACE_PROCESS_SIZE;
+		trace_put32(p, 700 + (uint32_t)i);
+		trace_put32(p + 24, i ? 1 : (uint32_t)-1);
+	}
+	craft_chunk(&c, TRACE_CHUNK_PROCESSES, proc, sizeof(proc));
+	trace_put32(thrd + 8 + 4, 700);
+	craft_chunk(&c, TRACE_CHUNK_THREADS, thrd, sizeof(thrd));
+	trace_put32(ev + TRACE_EVX_RECORD_SIZE, 24);
+	trace_put64(ev + TRACE_EVX_BASE, 1000);
+	trace_put32(ev + TRACE_EVX_GROUPS, TRACE_EXTG_SEQ | TRACE_EXTG_SHAPES);
+	trace_put64(ev + TRACE_EVENTS_EXT_HEADER_SIZE, 30);
+	trace_put32(ev + TRACE_EVENTS_EXT_HEADER_SIZE + 12, 1);
+	trace_put32(ev + TRACE_EVENTS_EXT_HEADER_SIZE + 16, 43); /* seq 42 */
+	trace_put32(ev + TRACE_EVENTS_EXT_HEADER_SIZE + 20, 1);
+	craft_chunk(&c, TRACE_CHUNK_EVENTS_EXT, ev, sizeof(ev));
+	craft_end(&c);
+	spew(path, c.buf, c.len);
+
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	const struct trace_header *h = trace_reader_header(r);
+	assert_int_equal(h->version_minor, 2);
+	assert_int_equal(h->rank, 1);
+	assert_int_equal(h->world_size, 2);
+	assert_string_equal(h->dist_backend, "gloo");
+	assert_int_equal(h->local_rank, -1);
+	assert_int_equal(trace_reader_process_count(r), 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		const struct trace_process *p = trace_reader_process(r, i);
+		assert_int_equal(p->pid, 700 + i);
+		assert_int_equal(p->exit_status, i ? 1 : TRACE_EXIT_UNKNOWN);
+		assert_int_equal(p->rank, -1);
+		assert_int_equal(p->local_rank, -1);
+		assert_int_equal(p->world_size, -1);
+		assert_int_equal(p->backend_str, 0);
+		assert_int_equal(g.procs[i].rank, -1); /* as the callback saw it */
+	}
+	assert_int_equal(g.nev, 1);
+	const struct trace_event_ext want = { .has_seq = 1, .seq_nr = 42, .shapes_str = 1 };
+	assert_ext_equal(&g.xev[0], &want);
+	trace_reader_close(r);
+	got_free(&g);
+}
+
+/* A small trace of 1.3 collectives, each event its own chunk, for the damage
+ * tests: calls numbered start + 7, with and without bytes and a peer. */
+static void write_small_comm(const char *path)
+{
+	struct trace_writer *w = open_writer(path);
+	uint32_t s = trace_writer_string(w, "gloo:all_reduce", 15);
+	uint32_t pg = trace_writer_string(w, "0", 1);
+	uint32_t dt = trace_writer_string(w, "float", 5);
+	uint32_t d = trace_writer_desc(w, s, 0, 0, TRACE_EV_COMMUNICATION);
+
+	add_thread(w, 0, 4242);
+	add_thread(w, 1, 4243);
+	for (int i = 0; i < 12; i++) {
+		uint64_t t0 = 1000 + (uint64_t)i * 10;
+		struct trace_event_ext x = { .bytes = i % 3 ? 4096 : 0, .has_coll_seq = 1,
+					     .coll_seq = t0 + 7, .pg_str = pg, .group_size = 4,
+					     .dtype_str = i % 2 ? dt : 0, .has_peer = i % 4 == 1,
+					     .peer = 3 };
+		add_ext_event(w, (uint32_t)i % 2, d, t0, 5, &x);
+		assert_int_equal(trace_writer_flush(w), 0);
+	}
+	assert_int_equal(trace_writer_close(w, 9999), 0);
+}
+
 /* ---- the size budget --------------------------------------------------------------- */
 
 static void test_bytes_per_event(void **state)
@@ -1521,6 +1925,8 @@ static void assert_small_events(const struct got *g)
 			continue;
 		if (x->has_seq)
 			assert_true(x->seq_nr == k || x->seq_nr == -k);
+		else if (x->has_coll_seq)
+			assert_int_equal(x->coll_seq, k);
 		else if (x->samples)
 			assert_int_equal(x->samples, k);
 		else
@@ -1582,6 +1988,7 @@ static void test_truncation_everywhere(void **state)
 	truncation_everywhere(write_small);
 	truncation_everywhere(write_small_gpu);
 	truncation_everywhere(write_small_ops);
+	truncation_everywhere(write_small_comm);
 }
 
 static void bit_flip_everywhere(void (*write)(const char *))
@@ -1627,6 +2034,7 @@ static void test_bit_flip_everywhere(void **state)
 	bit_flip_everywhere(write_small);
 	bit_flip_everywhere(write_small_gpu);
 	bit_flip_everywhere(write_small_ops);
+	bit_flip_everywhere(write_small_comm);
 }
 
 /* The file as it was after the last flush, before close: no END chunk. */
@@ -1710,8 +2118,8 @@ static void test_forward_compatible(void **state)
 	struct trace_reader *r;
 	(void)state;
 
-	/* header grown to 48 bytes by a 1.3 writer */
-	craft_file_header(&c, TRACE_FORMAT_VERSION_MAJOR, 3);
+	/* header grown to 48 bytes by a later writer */
+	craft_file_header(&c, TRACE_FORMAT_VERSION_MAJOR, TRACE_FORMAT_VERSION_MINOR + 1);
 	trace_put32(c.buf + TRACE_FH_HEADER_SIZE, 48);
 	trace_put32(c.buf + TRACE_FH_FEATURES, 0x80000000u); /* an optional feature */
 	memset(c.buf + 32, 0xee, 16);
@@ -1742,7 +2150,7 @@ static void test_forward_compatible(void **state)
 	r = read_all(path, &g, err, sizeof(err));
 	assert_non_null(r);
 	assert_null(trace_reader_damage(r, NULL));
-	assert_int_equal(trace_reader_header(r)->version_minor, 3);
+	assert_int_equal(trace_reader_header(r)->version_minor, TRACE_FORMAT_VERSION_MINOR + 1);
 	assert_string_equal(trace_reader_header(r)->hostname, "x");
 	assert_int_equal(g.nev, 2);
 	assert_int_equal(g.ev[1].start_ns, 1008);
@@ -1753,17 +2161,19 @@ static void test_forward_compatible(void **state)
 	got_free(&g);
 }
 
-/* A later minor version grows 1.1's records too: longer META, THRD, DEVP and
- * EVNX records, and EVNX groups this version does not know. */
+/* A later minor version grows 1.1's and 1.3's records too: longer META, PROC,
+ * THRD, DEVP and EVNX records, and EVNX groups this version does not know
+ * after the collective group it does. */
 static void test_forward_compatible_1_1(void **state)
 {
 	const char *path = tmp_path("newer11.gpdl");
 	unsigned char strs[] = { 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 'x', 4, 0, 0, 0, 'n', 'c', 'c', 'l' };
-	unsigned char meta[TRACE_META_SIZE_1_1 + 8] = { 0 };
+	unsigned char meta[TRACE_META_SIZE_1_3 + 8] = { 0 };
 	unsigned char desc[8 + TRACE_DESC_SIZE] = { 1, 0, 0, 0, TRACE_DESC_SIZE, 0, 0, 0,
 						    1, 0, 0, 0, 1, 0, 0, 0, [8 + 16] = TRACE_EV_KERNEL };
 	enum { TRS = TRACE_THREAD_SIZE_1_1 + 4, DRS = TRACE_DEVICE_SIZE + 4, LRS = TRACE_LAUNCH_SIZE + 4,
-	       XRS = 16 + 4 + 4 + 12 + 6 };
+	       XRS = 16 + 4 + 4 + 12 + 24 + 6, PRS = TRACE_PROCESS_SIZE_1_3 + 4 };
+	unsigned char proc[8 + PRS] = { 1, 0, 0, 0, PRS };
 	unsigned char thrd[8 + TRS] = { 1, 0, 0, 0, TRS };
 	unsigned char devp[8 + DRS] = { 1, 0, 0, 0, DRS };
 	unsigned char lcfg[8 + LRS] = { 1, 0, 0, 0, LRS };
@@ -1779,9 +2189,17 @@ static void test_forward_compatible_1_1(void **state)
 	trace_put32(meta + TRACE_META_HOST_STR, 1);
 	trace_put32(meta + TRACE_META_WORLD_SIZE, 8);
 	trace_put32(meta + TRACE_META_BACKEND_STR, 2);
-	memset(meta + TRACE_META_SIZE_1_1, 0xee, 8);
+	trace_put32(meta + TRACE_META_LOCAL_RANK, 3);
+	memset(meta + TRACE_META_SIZE_1_3, 0xee, 8);
 	craft_chunk(&c, TRACE_CHUNK_META, meta, sizeof(meta));
 	craft_chunk(&c, TRACE_CHUNK_DESCS, desc, sizeof(desc));
+	trace_put32(proc + 8, 4242);
+	trace_put32(proc + 8 + TRACE_PROC_RANK, 7);
+	trace_put32(proc + 8 + TRACE_PROC_LOCAL_RANK, 3);
+	trace_put32(proc + 8 + TRACE_PROC_WORLD_SIZE, 8);
+	trace_put32(proc + 8 + TRACE_PROC_BACKEND_STR, 2);
+	memset(proc + 8 + TRACE_PROCESS_SIZE_1_3, 0xee, 4);
+	craft_chunk(&c, TRACE_CHUNK_PROCESSES, proc, sizeof(proc));
 	thrd[8 + TRACE_THREAD_KIND] = TRACE_TRACK_STREAM;
 	trace_put32(thrd + 8 + TRACE_THREAD_DEVICE, 3);
 	trace_put64(thrd + 8 + TRACE_THREAD_STREAM, 21);
@@ -1798,11 +2216,13 @@ static void test_forward_compatible_1_1(void **state)
 		trace_put32(lcfg + 8 + 4 + 4 * k, 100 + (uint32_t)k);
 	memset(lcfg + 8 + TRACE_LAUNCH_SIZE, 0xee, 4);
 	craft_chunk(&c, TRACE_CHUNK_LAUNCHES, lcfg, sizeof(lcfg));
-	/* groups CORRELATION | LAUNCH | TRANSFER and an unknown bit 20, whose 6 bytes trail */
+	/* groups CORRELATION | LAUNCH | TRANSFER | COLLECTIVE and an unknown bit
+	 * 20, whose 6 bytes trail */
 	trace_put32(ev + TRACE_EVX_RECORD_SIZE, XRS);
 	trace_put64(ev + TRACE_EVX_BASE, 1000);
-	trace_put32(ev + TRACE_EVX_GROUPS,
-		    TRACE_EXTG_CORRELATION | TRACE_EXTG_LAUNCH | TRACE_EXTG_TRANSFER | 1u << 20);
+	trace_put32(ev + TRACE_EVX_GROUPS, TRACE_EXTG_CORRELATION | TRACE_EXTG_LAUNCH |
+						   TRACE_EXTG_TRANSFER | TRACE_EXTG_COLLECTIVE |
+						   1u << 20);
 	trace_put64(ev + TRACE_EVX_CORR_BASE, 499);
 	trace_put64(ev + TRACE_EVX_EXT_BASE, 77); /* no EXTERNAL group: unused */
 	for (int i = 0; i < 2; i++) {
@@ -1815,7 +2235,12 @@ static void test_forward_compatible_1_1(void **state)
 		trace_put64(e + 24, 4096);
 		e[32] = 42; /* a copy kind from the future */
 		e[35] = 1;
-		memset(e + 36, 0xee, 6);
+		trace_put64(e + 36 + TRACE_COLL_SEQ, 10 + (uint64_t)i); /* calls 9 and 10 */
+		trace_put32(e + 36 + TRACE_COLL_PG_STR, 1);
+		trace_put32(e + 36 + TRACE_COLL_GROUP_SIZE, 8);
+		trace_put32(e + 36 + TRACE_COLL_DTYPE_STR, 2);
+		trace_put32(e + 36 + TRACE_COLL_PEER, (uint32_t)i); /* none, then peer 0 */
+		memset(e + 60, 0xee, 6);
 	}
 	craft_chunk(&c, TRACE_CHUNK_EVENTS_EXT, ev, sizeof(ev));
 	craft_end(&c);
@@ -1827,6 +2252,14 @@ static void test_forward_compatible_1_1(void **state)
 		fail_msg("%s", trace_reader_damage(r, NULL));
 	assert_int_equal(trace_reader_header(r)->world_size, 8);
 	assert_string_equal(trace_reader_header(r)->dist_backend, "nccl");
+	assert_int_equal(trace_reader_header(r)->local_rank, 3);
+	assert_int_equal(trace_reader_process_count(r), 1);
+	const struct trace_process *pr = trace_reader_process(r, 0);
+	assert_int_equal(pr->pid, 4242);
+	assert_int_equal(pr->rank, 7);
+	assert_int_equal(pr->local_rank, 3);
+	assert_int_equal(pr->world_size, 8);
+	assert_string_equal(trace_reader_string(r, pr->backend_str), "nccl");
 	const struct trace_thread *t = trace_reader_thread(r, 0);
 	assert_int_equal(t->kind, TRACE_TRACK_STREAM);
 	assert_int_equal(t->device, 3);
@@ -1843,6 +2276,13 @@ static void test_forward_compatible_1_1(void **state)
 		assert_int_equal(g.xev[i].copy_kind, 42);
 		assert_int_equal(g.xev[i].is_async, 1);
 		assert_int_equal(g.xev[i].external_id | g.xev[i].address | g.xev[i].device, 0);
+		assert_true(g.xev[i].has_coll_seq);
+		assert_int_equal(g.xev[i].coll_seq, 9 + (uint64_t)i);
+		assert_int_equal(g.xev[i].pg_str, 1);
+		assert_int_equal(g.xev[i].group_size, 8);
+		assert_int_equal(g.xev[i].dtype_str, 2);
+		assert_int_equal(g.xev[i].has_peer, i);
+		assert_int_equal(g.xev[i].peer, 0);
 	}
 	assert_int_equal(g.xev[0].grid[0] | g.xev[0].block[0] | g.xev[0].dynamic_smem, 0);
 	assert_int_equal(g.xev[1].grid[0], 100);
@@ -1911,6 +2351,24 @@ static void test_forged_chunks(void **state)
 		  { 0, 0, 0, 0, 20, 0, 0, 0, [16] = TRACE_EXTG_LAUNCH, [40 + 12] = 1,
 		    [40 + 16] = 0xff, 0xff, 0xff, 0xff },
 		  60, 1, "unknown launch configuration 4294967295" },
+		/* 1.3: a collective's process group or dtype naming an unknown string,
+		 * a peer past the ranks; PROC's backend naming an unknown string */
+		{ "ext collective pg string", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 40, 0, 0, 0, [17] = TRACE_EXTG_COLLECTIVE >> 8, [40 + 12] = 1,
+		    [40 + 16 + TRACE_COLL_PG_STR] = 2 }, 80, 0, "unknown string 2" },
+		{ "ext collective dtype string", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 40, 0, 0, 0, [17] = TRACE_EXTG_COLLECTIVE >> 8, [40 + 12] = 1,
+		    [40 + 16 + TRACE_COLL_PG_STR] = 1, [40 + 16 + TRACE_COLL_DTYPE_STR] = 5 },
+		  80, 0, "unknown string 5" },
+		{ "ext collective peer", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 40, 0, 0, 0, [17] = TRACE_EXTG_COLLECTIVE >> 8, [40 + 12] = 1,
+		    [40 + 16 + TRACE_COLL_PEER] = 1, 0, 0, 0x80 }, 80, 0, "peer 2147483648" },
+		{ "ext collective records short", TRACE_CHUNK_EVENTS_EXT,
+		  { 0, 0, 0, 0, 36, 0, 0, 0, [17] = TRACE_EXTG_COLLECTIVE >> 8, [40 + 12] = 1 },
+		  76, 0, "record size 36" },
+		{ "process backend string", TRACE_CHUNK_PROCESSES,
+		  { 1, 0, 0, 0, 48, 0, 0, 0, [8 + TRACE_PROC_BACKEND_STR] = 3 }, 56, 0,
+		  "unknown string" },
 		/* 1.2: shapes naming an unknown string; a wide SEQ with no SEQ64 */
 		{ "ext shapes string", TRACE_CHUNK_EVENTS_EXT,
 		  { 0, 0, 0, 0, 20, 0, 0, 0, [17] = TRACE_EXTG_SHAPES >> 8, [40 + 12] = 1,
@@ -2269,6 +2727,30 @@ static void test_names(void **state)
 	assert_string_equal(trace_memory_kind_name(TRACE_MEM_PINNED), "Pinned");
 	assert_string_equal(trace_memory_kind_name(8), "?");
 	assert_string_equal(trace_memory_kind_name(UINT32_MAX), "?");
+
+	/* 1.3: c10d's work names: the backend's length, 0 for anything else */
+	static const struct {
+		const char *name;
+		size_t len;
+	} calls[] = {
+		{ "gloo:all_reduce", 4 }, { "nccl:broadcast", 4 }, { "mpi:barrier", 3 },
+		{ "ucc:all_gather", 3 },  { "GLOO:send", 4 },	   { "Nccl:recv", 4 },
+		{ "gloo:x", 4 },	  { "gloo:", 0 },	   { "gloo", 0 },
+		{ ":all_reduce", 0 },	  { "glooo:all_reduce", 0 }, { "glo:all_reduce", 0 },
+		{ "c10d::allreduce_", 0 }, { "nccl_all_reduce", 0 }, { "rccl:all_reduce", 0 },
+		{ "", 0 },		  { "aten::mm", 0 },	   { "ncclKernel_AllReduce", 0 },
+	};
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (trace_name_comm_call(calls[i].name, strlen(calls[i].name)) != calls[i].len)
+			fail_msg("'%s': %zu, expected %zu", calls[i].name,
+				 trace_name_comm_call(calls[i].name, strlen(calls[i].name)),
+				 calls[i].len);
+	/* len bounds the name: a prefix is judged alone, NUL or not */
+	assert_int_equal(trace_name_comm_call("gloo:all_reduce", 5), 0);
+	assert_int_equal(trace_name_comm_call("gloo:all_reduce", 6), 4);
+	assert_int_equal(trace_name_comm_call("mpi", 3), 0);
+	assert_int_equal(trace_name_comm_call("ucc:a\0b", 7), 3);
+	assert_int_equal(trace_name_comm_call(NULL, 0), 0);
 }
 
 static int setup(void **state)
@@ -2295,6 +2777,10 @@ int main(void)
 		cmocka_unit_test(test_ext_layout),
 		cmocka_unit_test(test_seq_shapes_layout),
 		cmocka_unit_test(test_v1_0_file),
+		cmocka_unit_test(test_ranks_round_trip),
+		cmocka_unit_test(test_collective_layout),
+		cmocka_unit_test(test_ext_sets),
+		cmocka_unit_test(test_v1_2_file),
 		cmocka_unit_test(test_many_threads),
 		cmocka_unit_test(test_writer_memory_cap),
 		cmocka_unit_test(test_far_starts_and_long_durations),
