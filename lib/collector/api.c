@@ -4,8 +4,9 @@
  * entry point and the functions it interposes.
  *
  * Each call is a thin wrapper that keeps errno as the caller left it; the
- * work is in record.c (ranges, marks, strings: the NVTX hot path's code, on
- * the same per-thread stack and rings) and window.c (the recording window).
+ * work is in record.c (ranges, marks, strings, collectives and ranks: the
+ * NVTX hot path's code, on the same per-thread stack and rings) and
+ * window.c (the recording window).
  */
 #include "lib/collector/gprof-dl-api.h"
 
@@ -92,6 +93,20 @@ static void api_torch_nvtx(int on)
 	coll_window_torch(on != 0);
 }
 
+static void api_comm(const struct gprof_dl_comm *c)
+{
+	KEEP_ERRNO_BEGIN;
+	coll_api_comm(c);
+	KEEP_ERRNO_END;
+}
+
+static void api_rank(int32_t rank, int32_t local_rank, int32_t world_size, uint32_t backend)
+{
+	KEEP_ERRNO_BEGIN;
+	coll_api_rank(rank, local_rank, world_size, backend);
+	KEEP_ERRNO_END;
+}
+
 static const struct gprof_dl_api api = {
 	.version = GPROF_DL_API_VERSION,
 	.size = sizeof(struct gprof_dl_api),
@@ -108,6 +123,8 @@ static const struct gprof_dl_api api = {
 	.stop = api_stop,
 	.options = api_options,
 	.torch_nvtx = api_torch_nvtx,
+	.comm = api_comm,
+	.rank = api_rank,
 };
 
 COLL_EXPORT const struct gprof_dl_api *gprof_dl_api(uint32_t version)

@@ -360,6 +360,12 @@ void coll_api_range(uint32_t category, uint32_t name, uint64_t start_ns, uint64_
 		    uint64_t samples);
 void coll_api_mark(uint32_t category, uint32_t name);
 uint32_t coll_api_string(const char *s, size_t len);
+struct gprof_dl_comm;
+void coll_api_comm(const struct gprof_dl_comm *c);
+void coll_api_rank(int32_t rank, int32_t local_rank, int32_t world_size, uint32_t backend);
+/* Writes RING_REC_PROCESS_RANK for this process (source: enum ring_rank_source). */
+void coll_write_rank(struct coll_thread *t, unsigned source, int32_t rank, int32_t local_rank,
+		     int32_t world_size, uint32_t backend);
 
 /* ---- process.c ---------------------------------------------------------- */
 

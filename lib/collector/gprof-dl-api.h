@@ -29,6 +29,9 @@
 #define GPROF_DL_API_SYMBOL "gprof_dl_api"
 #define GPROF_DL_API_VERSION 1u
 
+/* torch_nvtx(1 | GPROF_DL_TORCH_NVTX_NO_COMM): see torch_nvtx below. */
+#define GPROF_DL_TORCH_NVTX_NO_COMM 2
+
 /* What the launcher asked for (gprof-dl run options), as options() reports it. */
 enum gprof_dl_option {
 	GPROF_DL_OPT_TIMER_ONLY = 1u << 0,    /* --timer-only: steps and Dataloader only */
@@ -37,6 +40,20 @@ enum gprof_dl_option {
 	GPROF_DL_OPT_TIME_WINDOW = 1u << 3,   /* --delay or --duration was given */
 	GPROF_DL_OPT_PAUSED = 1u << 4,        /* --paused: no detail before start() */
 	GPROF_DL_OPT_NO_PYTHON = 1u << 5,     /* --no-python: the Python hooks stay out */
+};
+
+/* A collective or point-to-point call, for comm() (appended to the
+ * interface: present when size reaches it). Strings are ids from string(). */
+struct gprof_dl_comm {
+	uint32_t name;       /* as the backend names its work: "gloo:all_reduce" */
+	uint32_t pg;         /* the process group's name; 0: unknown */
+	uint32_t dtype;      /* the element type, "float"; 0: unknown */
+	uint32_t group_size; /* 0: unknown */
+	int32_t peer;        /* send/recv: the other rank; -1: none */
+	uint32_t pad;
+	int64_t seq;         /* the call's number in its group; < 0: unknown */
+	uint64_t bytes;      /* the input tensors' size; 0: unknown */
+	uint64_t start_ns, end_ns; /* the clock of now(): enqueue or start to completion */
 };
 
 struct gprof_dl_api {
@@ -94,9 +111,29 @@ struct gprof_dl_api {
 	 * Every default-domain push is then read so (ASCII, wide and registered
 	 * messages); one with none of the parts is an Operator named by all of
 	 * its message. NAME is interned by content (op_id makes each message
-	 * unique); NAME and the shapes are cut past 1024 bytes. Process-wide. */
+	 * unique); NAME and the shapes are cut past 1024 bytes. Process-wide.
+	 * on with GPROF_DL_TORCH_NVTX_NO_COMM: a push whose NAME is a
+	 * communication call (trace_name_comm_call: "gloo:all_reduce") is left
+	 * out as a push made while detail is off is, its pop too: the binding
+	 * records those calls through comm(). Every collector with comm()
+	 * honours the bit; older ones read it as on. */
 	void (*torch_nvtx)(int on);
+
+	/* Members added after the first release: a binding checks that size
+	 * covers one before it calls it (GPROF_DL_API_HAS(api, comm)). */
+
+	/* A Communication event on this thread, complete: recorded while
+	 * *detail is non-zero, like operators. */
+	void (*comm)(const struct gprof_dl_comm *c);
+	/* This process is rank RANK of WORLD_SIZE (local_rank on its host, -1
+	 * unknown), with BACKEND (a string id, 0 unknown): what
+	 * torch.distributed.init_process_group learnt, for a process that the
+	 * environment did not name (mp.spawn). Overrides the environment's. */
+	void (*rank)(int32_t rank, int32_t local_rank, int32_t world_size, uint32_t backend);
 };
+
+#define GPROF_DL_API_HAS(api, member)                                                        \
+	((api)->size >= offsetof(struct gprof_dl_api, member) + sizeof((api)->member))
 
 typedef const struct gprof_dl_api *(*gprof_dl_api_fn)(uint32_t version);
 

@@ -52,6 +52,9 @@ enum gprof_dl_category {
 	GPROF_DL_CAT_OPERATOR = 6,
 	GPROF_DL_CAT_OPERATOR_INNER = 7,
 	GPROF_DL_CAT_PYTHON_OP = 8,
+	/* 13: a collective or point-to-point call, as Paddle's TracerEventType
+	 * numbers Communication (9 to 12 are GPU work, which NVTX does not mark) */
+	GPROF_DL_CAT_COMMUNICATION = 13,
 };
 
 #endif

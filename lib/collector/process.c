@@ -15,10 +15,15 @@
  *  - exit: exit() and returning from main run the destructor, _exit and _Exit
  *    are interposed: CUPTI's pending activity (cupti.c), the calling thread's
  *    name and end, then PROCESS_EXIT, then its slot is released. PROCESS_EXIT's
- *    aux is the code given to exit, _exit or _Exit, and 0 after a return from
- *    main (whose value libc passes to exit internally, out of reach: waitpid
- *    has it). Threads still running are ended by the launcher when the
- *    process is gone.
+ *    aux is the code given to exit, _exit or _Exit, or returned by main
+ *    (__libc_start_main is interposed to wrap main: libc passes main's value
+ *    to exit internally), flagged RING_EXIT_KNOWN; the launcher needs it for
+ *    the processes it does not reap (a launcher's children). Threads still
+ *    running are ended by the launcher when the process is gone.
+ *  - rank: at the start, and in a fork child (whose environment may differ
+ *    from its parent's start), PROCESS_RANK from the launchers' environment
+ *    variables (ring_rank_from_env) and PROCESS_VAR for the variables the
+ *    output file name uses.
  */
 #include "gpdl-config.h"
 #include "lib/collector/collector-test.h"
@@ -102,7 +107,53 @@ static void read_cmdline(void)
 	coll.cmdline_len = (uint32_t)n;
 }
 
-/* PROCESS_START, then the thread's THREAD_START. */
+static const char *env_get(const char *name, void *ctx)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+/* The rank the launchers' variables give this process, if any. */
+static void write_env_rank(struct coll_thread *t)
+{
+	int32_t rank, local_rank, world_size;
+	unsigned source = ring_rank_from_env(env_get, NULL, &rank, &local_rank, &world_size);
+	if (source)
+		coll_write_rank(t, source, rank, local_rank, world_size, 0);
+}
+
+/* The values of the variables `gprof-dl run -o` names its files by
+ * (RING_VARS_ENV, "RANK,LOCAL_RANK"), one record each. */
+static void write_output_vars(struct coll_thread *t)
+{
+	const char *list = getenv(RING_VARS_ENV);
+	_Alignas(8) unsigned char buf[sizeof(struct ring_process_var) + RING_NAME_MAX + 8];
+	char name[256];
+	for (uint32_t i = 0; list && *list && i < RING_VARS_MAX; i++) {
+		const char *comma = strchr(list, ',');
+		size_t n = comma ? (size_t)(comma - list) : strlen(list);
+		const char *value = NULL;
+		if (n < sizeof(name)) {
+			memcpy(name, list, n);
+			name[n] = '\0';
+			value = getenv(name);
+		}
+		size_t len = value ? coll_cut_len(value, strlen(value)) : 0;
+		struct ring_process_var *v = (struct ring_process_var *)buf;
+		v->h.kind = RING_REC_PROCESS_VAR;
+		v->h.size = (uint16_t)ring_rec_align(sizeof(*v) + len + 1);
+		v->h.aux = i | (value ? RING_VAR_SET : 0);
+		v->pid = coll.pid;
+		v->len = (uint32_t)len;
+		memcpy(buf + sizeof(*v), value ? value : "", len);
+		memset(buf + sizeof(*v) + len, 0, v->h.size - sizeof(*v) - len);
+		coll_emit(t, v);
+		list = comma ? comma + 1 : list + n;
+	}
+}
+
+/* PROCESS_START, the process's rank and output variables, then the
+ * thread's THREAD_START. */
 static void process_started(struct coll_thread *t)
 {
 	if (!t->slot)
@@ -117,6 +168,8 @@ static void process_started(struct coll_thread *t)
 	};
 	p.ts_ns = clock_now_ns();
 	coll_emit(t, &p);
+	write_env_rank(t);
+	write_output_vars(t);
 	coll_thread_started(t);
 	atomic_signal_fence(memory_order_seq_cst);
 	coll_busy = 0;
@@ -223,7 +276,9 @@ void coll_process_exit(void)
 	if ((uintptr_t)t > 1) {
 		struct ring_process p = {
 			.h = {RING_REC_PROCESS_EXIT, sizeof(p),
-			      atomic_load(&coll.exit_code_known) ? (uint32_t)(coll.exit_code & 0xff) : 0},
+			      atomic_load(&coll.exit_code_known)
+				      ? ((uint32_t)coll.exit_code & 0xffu) | RING_EXIT_KNOWN
+				      : 0},
 			.pid = coll.pid,
 			.ppid = (uint32_t)getppid(),
 		};
@@ -285,6 +340,33 @@ COLL_EXPORT void _Exit(int code)
 	if (!real__Exit)
 		resolve_real();
 	exit_now(real__Exit, code);
+}
+
+/* main's return value is the process's exit code, but libc passes it to
+ * exit internally, past the interposed exit(): the program's main is
+ * wrapped to learn it. Nothing else changes (the value is returned as is). */
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void),
+			     void *);
+static main_fn program_main;
+
+static int main_returns(int argc, char **argv, char **envp)
+{
+	int code = program_main(argc, argv, envp);
+	note_exit_code(code);
+	return code;
+}
+
+COLL_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+				  void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	start_main_fn real = (start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+	if (!real) /* cannot happen in a dynamically linked program */
+		for (;;)
+			syscall(SYS_exit_group, 127);
+	program_main = main;
+	int wrap = main && coll_active(); /* inert: a plain pass-through */
+	return real(wrap ? main_returns : main, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
 /* ---- test hooks ----------------------------------------------------------- */

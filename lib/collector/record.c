@@ -24,6 +24,7 @@
  */
 #include "formats/trace/trace.h"
 #include "lib/collector/collector.h"
+#include "lib/collector/gprof-dl-api.h"
 #include "lib/common/clock.h"
 
 #include <string.h>
@@ -556,6 +557,62 @@ void coll_api_mark(uint32_t category, uint32_t name)
 		};
 		coll_emit(t, &m);
 	}
+	leave();
+}
+
+/* A collective's call, complete: recorded, like an operator, only while
+ * detail is on. The strings are the binding's ids, defined already. */
+void coll_api_comm(const struct gprof_dl_comm *c)
+{
+	struct coll_thread *t = c ? enter() : NULL;
+	if (!t)
+		return;
+	if (!coll_detail_at(coll_window_state(), clock_now_ns())) {
+		leave();
+		return;
+	}
+	if (!t->slot || !c->name) {
+		coll_drop(t);
+		leave();
+		return;
+	}
+	struct ring_comm r = {
+		.h = {RING_REC_COMM, sizeof(r), 0},
+		.start_ns = c->start_ns,
+		.end_ns = c->end_ns,
+		.name_str = c->name,
+		.pg_str = c->pg,
+		.dtype_str = c->dtype,
+		.group_size = c->group_size,
+		.seq = c->seq < 0 ? -1 : c->seq,
+		.bytes = c->bytes,
+		.peer = c->peer < 0 ? -1 : c->peer,
+	};
+	coll_emit(t, &r);
+	leave();
+}
+
+void coll_write_rank(struct coll_thread *t, unsigned source, int32_t rank, int32_t local_rank,
+		     int32_t world_size, uint32_t backend)
+{
+	struct ring_process_rank r = {
+		.h = {RING_REC_PROCESS_RANK, sizeof(r), source},
+		.pid = coll.pid,
+		.rank = rank < 0 ? -1 : rank,
+		.local_rank = local_rank < 0 ? -1 : local_rank,
+		.world_size = world_size < 0 ? -1 : world_size,
+		.backend_str = backend,
+	};
+	coll_emit(t, &r);
+}
+
+/* init_process_group's rank: a process record, whatever the window. */
+void coll_api_rank(int32_t rank, int32_t local_rank, int32_t world_size, uint32_t backend)
+{
+	struct coll_thread *t = enter();
+	if (!t)
+		return;
+	coll_write_rank(t, RING_RANK_INIT, rank, local_rank, world_size, backend);
 	leave();
 }
 

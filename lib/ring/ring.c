@@ -1,8 +1,10 @@
 #include "lib/ring/ring.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#define RING_VERSION 3u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity */
+#define RING_VERSION 4u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity;
+			   4: ranks, output variables, communication */
 #define RING_ALIGN 64u
 
 static size_t slot_header_size(void)
@@ -157,4 +159,50 @@ void ring_slot_free(struct ring_slot *slot)
 	atomic_store_explicit(&slot->dropped, 0, memory_order_relaxed);
 	atomic_store_explicit(&slot->depth, 0, memory_order_relaxed);
 	atomic_store_explicit(&slot->state, RING_SLOT_FREE, memory_order_release);
+}
+
+/* ---- ranks from the environment ------------------------------------------ */
+
+/* A variable holding a number >= 0 (and < 2^31), or -1. */
+static int32_t env_number(const char *(*get)(const char *, void *), void *ctx, const char *name)
+{
+	const char *v = name ? get(name, ctx) : NULL;
+	char *end;
+	if (!v || *v < '0' || *v > '9')
+		return -1;
+	unsigned long n = strtoul(v, &end, 10);
+	return *end || n > INT32_MAX ? -1 : (int32_t)n;
+}
+
+unsigned ring_rank_from_env(const char *(*get)(const char *name, void *ctx), void *ctx,
+			    int32_t *rank, int32_t *local_rank, int32_t *world_size)
+{
+	/* by enum ring_rank_source, highest last: the last one present wins */
+	static const struct {
+		unsigned source;
+		const char *rank, *local_rank, *world_size;
+	} srcs[] = {
+		{RING_RANK_ENV_SLURM, "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"},
+		{RING_RANK_ENV_PADDLE, "PADDLE_TRAINER_ID", "PADDLE_LOCAL_RANK", "PADDLE_TRAINERS_NUM"},
+		{RING_RANK_ENV_PMI, "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},
+		{RING_RANK_ENV_OMPI, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"},
+		{RING_RANK_ENV_TORCH, "RANK", "LOCAL_RANK", "WORLD_SIZE"},
+	};
+	unsigned found = 0;
+	*rank = *local_rank = *world_size = -1;
+	for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {
+		/* Slurm's variables are set in a whole allocation (sbatch's
+		 * script too): they name a task only inside an srun step */
+		if (srcs[i].source == RING_RANK_ENV_SLURM && !get("SLURM_STEP_ID", ctx) &&
+		    !get("SLURM_STEPID", ctx))
+			continue;
+		int32_t r = env_number(get, ctx, srcs[i].rank);
+		if (r < 0)
+			continue;
+		found = srcs[i].source;
+		*rank = r;
+		*local_rank = env_number(get, ctx, srcs[i].local_rank);
+		*world_size = env_number(get, ctx, srcs[i].world_size);
+	}
+	return found;
 }

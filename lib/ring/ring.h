@@ -44,6 +44,18 @@
  * times already on the host clock (CLOCK_MONOTONIC), so the launcher files
  * them on the tracks they name, whatever slot they arrive in. Their pid is
  * the slot's.
+ *
+ * Version 4 adds distributed runs: RING_REC_PROCESS_RANK, the rank a
+ * process has (from the launchers' environment variables at its start, or
+ * from the program's init_process_group through the bindings' interface;
+ * a later source overrides an earlier one, the recorder decides at the end
+ * which processes are ranks); RING_REC_PROCESS_VAR, the values at a
+ * process's start of the environment variables `gprof-dl run -o` names in
+ * its file name pattern (GPROF_DL_OUTPUT_VARS), so that each rank's file is
+ * named from its own environment; RING_REC_COMM, a collective or
+ * point-to-point call, complete; and RING_EXIT_KNOWN in PROCESS_EXIT's aux,
+ * set when the code that follows it is the one the process exits with
+ * (exit, _exit, or main's return value).
  */
 #ifndef GPDL_RING_H
 #define GPDL_RING_H
@@ -135,6 +147,9 @@ enum ring_rec_kind {
 	RING_REC_GPU_DEVICE,    /* a GPU's properties: struct ring_gpu_device */
 	RING_REC_GPU_DROPS,     /* activity records CUPTI lost: struct ring_gpu_drops */
 	RING_REC_GPU_STATUS,    /* why GPU collection is off or degraded: struct ring_gpu_status */
+	RING_REC_PROCESS_RANK,  /* the process's distributed rank: struct ring_process_rank (version 4) */
+	RING_REC_COMM,          /* a collective or point-to-point call, complete: struct ring_comm (version 4) */
+	RING_REC_PROCESS_VAR,   /* an output variable's value: struct ring_process_var (version 4) */
 	RING_REC_KIND_COUNT
 };
 
@@ -193,7 +208,10 @@ struct ring_thread_name {
 	uint32_t tid, name_str;
 };
 
-struct ring_process { /* PROCESS_START, PROCESS_EXIT; aux = exit code for EXIT where known */
+/* PROCESS_EXIT's aux: the exit code (low 8 bits), valid when RING_EXIT_KNOWN is set. */
+#define RING_EXIT_KNOWN (1u << 8)
+
+struct ring_process { /* PROCESS_START, PROCESS_EXIT; aux = exit code | RING_EXIT_KNOWN for EXIT */
 	struct ring_rec h;
 	uint64_t ts_ns;
 	uint32_t pid, ppid;
@@ -322,6 +340,61 @@ enum ring_gpu_status_code {
 struct ring_gpu_status { /* RING_REC_GPU_STATUS, aux = enum ring_gpu_status_code */
 	struct ring_rec h;
 	uint32_t msg_str; /* the one line for the user: cause and fix */
+	uint32_t pad;
+};
+
+/* ---- distributed runs (version 4) ---------------------------------------- */
+
+/* Where a process's rank came from (aux of RING_REC_PROCESS_RANK), in the
+ * order one overrides another: a later source wins over the environment. */
+enum ring_rank_source {
+	RING_RANK_ENV_SLURM = 1,  /* SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS (inside an srun step) */
+	RING_RANK_ENV_PADDLE = 2, /* PADDLE_TRAINER_ID, PADDLE_TRAINERS_NUM, PADDLE_LOCAL_RANK */
+	RING_RANK_ENV_PMI = 3,    /* PMI_RANK, PMI_SIZE, MPI_LOCALRANKID (MPICH, Intel MPI) */
+	RING_RANK_ENV_OMPI = 4,   /* OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK (Open MPI) */
+	RING_RANK_ENV_TORCH = 5,  /* RANK, WORLD_SIZE, LOCAL_RANK (torchrun, torch.distributed.launch) */
+	RING_RANK_INIT = 6,       /* the program's init_process_group (gprof-dl-api.h rank()) */
+};
+
+struct ring_process_rank { /* RING_REC_PROCESS_RANK, aux = enum ring_rank_source */
+	struct ring_rec h;
+	uint32_t pid;
+	int32_t rank, local_rank, world_size; /* -1: unknown */
+	uint32_t backend_str;                 /* 0: unknown */
+	uint32_t pad;
+};
+
+/* The rank the environment gives this process: the highest source of
+ * enum ring_rank_source whose rank variable holds a number (>= 0), its
+ * other variables -1 where unset or not numbers. get(name, ctx) returns a
+ * variable's value or NULL (getenv). Returns the source, 0 when none. */
+unsigned ring_rank_from_env(const char *(*get)(const char *name, void *ctx), void *ctx,
+			    int32_t *rank, int32_t *local_rank, int32_t *world_size);
+
+/* The environment variable that names the variables a process reports in
+ * RING_REC_PROCESS_VAR records: "RANK,LOCAL_RANK", at most RING_VARS_MAX. */
+#define RING_VARS_ENV "GPROF_DL_OUTPUT_VARS"
+#define RING_VARS_MAX 16u
+#define RING_VAR_SET (1u << 16) /* aux: the variable is set (else its value is empty) */
+
+/* One variable of RING_VARS_ENV, by its position in that list, as the
+ * process had it at its start (or at its fork). The value is cut at
+ * RING_NAME_MAX bytes. */
+struct ring_process_var { /* RING_REC_PROCESS_VAR, aux = index | RING_VAR_SET */
+	struct ring_rec h;
+	uint32_t pid;
+	uint32_t len; /* bytes of value, a NUL follows */
+	/* char value[len + 1], then padding to 8 bytes */
+};
+
+/* A Communication event (gprof-dl-api.h comm()), on the writing thread. */
+struct ring_comm { /* RING_REC_COMM, aux = flags */
+	struct ring_rec h;
+	uint64_t start_ns, end_ns;
+	uint32_t name_str, pg_str, dtype_str, group_size;
+	int64_t seq;    /* < 0: unknown */
+	uint64_t bytes; /* 0: unknown */
+	int32_t peer;   /* -1: none */
 	uint32_t pad;
 };
 

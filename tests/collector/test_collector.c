@@ -681,7 +681,7 @@ static void test_fork_child(void **state)
 	assert_int_equal(view_count(ps, RING_REC_RANGE), 1);
 	const struct ring_process *pex = view_find(cs, RING_REC_PROCESS_EXIT, 0);
 	assert_int_equal(pex->pid, child);
-	assert_int_equal(pex->h.aux, 3);
+	assert_int_equal(pex->h.aux, RING_EXIT_KNOWN | 3);
 	assert_int_equal(atomic_load(&ring_shm_slot(f->shm, cs->index)->state), RING_SLOT_EXITED);
 	assert_int_equal(view_check_defined_before_use(&v, cs, 1), 0);
 	view_free(&v);

@@ -482,6 +482,156 @@ static void test_api_name_zero_dropped(void **state)
 	view_free(&v);
 }
 
+/* comm(): a complete Communication record with every detail, only while
+ * detail is on; name 0 and a full ring are drops, counted; errno kept. */
+static void test_api_comm(void **state)
+{
+	struct fixture *f = *state;
+	const struct gprof_dl_api *api = f->api;
+	struct ring_slot *slot = ring_shm_slot(f->shm, 0);
+	assert_true(GPROF_DL_API_HAS(api, comm));
+	assert_true(GPROF_DL_API_HAS(api, rank));
+	struct gprof_dl_api older = *api; /* a collector from before comm() */
+	older.size = (uint32_t)offsetof(struct gprof_dl_api, comm);
+	assert_false(GPROF_DL_API_HAS(&older, comm));
+	uint32_t name = api->string("gloo:all_reduce", 15), pg = api->string("0", 1);
+	uint32_t dtype = api->string("float", 5), send = api->string("gloo:send", 9);
+	struct gprof_dl_comm c = {
+		.name = name, .pg = pg, .dtype = dtype, .group_size = 4, .peer = -1,
+		.seq = 17, .bytes = 4096, .start_ns = 1000, .end_ns = 251000,
+	};
+	errno = 777;
+	api->comm(&c);
+	struct gprof_dl_comm p2p = {.name = send, .peer = 3, .seq = -5, .start_ns = 5, .end_ns = 6};
+	api->comm(&p2p);
+	api->stop(); /* not recorded while detail is off */
+	api->comm(&c);
+	api->start();
+	struct gprof_dl_comm lost = c;
+	lost.name = 0;
+	api->comm(&lost);
+	api->comm(NULL);
+	assert_int_equal(errno, 777);
+	assert_int_equal(atomic_load(&slot->dropped), 1);
+
+	struct view v;
+	view_load(&v, f->shm);
+	const struct view_slot *s = &v.slot[0];
+	assert_int_equal(view_count(s, RING_REC_COMM), 2);
+	const struct ring_comm *x = view_find(s, RING_REC_COMM, 0);
+	assert_int_equal(x->h.size, sizeof(*x));
+	assert_name(&v, x->name_str, "gloo:all_reduce");
+	assert_name(&v, x->pg_str, "0");
+	assert_name(&v, x->dtype_str, "float");
+	assert_int_equal(x->group_size, 4);
+	assert_int_equal(x->seq, 17);
+	assert_int_equal(x->bytes, 4096);
+	assert_int_equal(x->peer, -1);
+	assert_int_equal(x->start_ns, 1000);
+	assert_int_equal(x->end_ns, 251000);
+	const struct ring_comm *y = view_find(s, RING_REC_COMM, 1);
+	assert_name(&v, y->name_str, "gloo:send");
+	assert_int_equal(y->peer, 3);
+	assert_int_equal(y->seq, -1); /* any negative: unknown */
+	assert_int_equal(y->pg_str, 0);
+	assert_int_equal(y->bytes, 0);
+	view_free(&v);
+
+	/* a full ring: what does not fit is counted, nothing waits */
+	uint64_t space = ring_space(f->shm, slot), before = atomic_load(&slot->dropped);
+	enum { N = 2000 }; /* 128000 bytes: twice the ring */
+	for (int i = 0; i < N; i++)
+		api->comm(&c);
+	uint64_t fit = space / sizeof(struct ring_comm);
+	assert_int_equal(atomic_load(&slot->dropped) - before, N - fit);
+	view_load(&v, f->shm);
+	assert_int_equal(view_count(&v.slot[0], RING_REC_COMM), fit);
+	view_free(&v);
+}
+
+/* rank(): RING_REC_PROCESS_RANK from init_process_group, whatever the window. */
+static void test_api_rank(void **state)
+{
+	struct fixture *f = *state;
+	const struct gprof_dl_api *api = f->api;
+	uint32_t gloo = api->string("gloo", 4);
+	api->stop();
+	errno = 55;
+	api->rank(1, -7, 2, gloo);
+	assert_int_equal(errno, 55);
+	struct view v;
+	view_load(&v, f->shm);
+	const struct view_slot *s = &v.slot[0];
+	assert_int_equal(view_count(s, RING_REC_PROCESS_RANK), 1);
+	const struct ring_process_rank *r = view_find(s, RING_REC_PROCESS_RANK, 0);
+	assert_int_equal(r->h.aux, RING_RANK_INIT);
+	assert_int_equal(r->h.size, sizeof(*r));
+	assert_int_equal(r->pid, getpid());
+	assert_int_equal(r->rank, 1);
+	assert_int_equal(r->local_rank, -1);
+	assert_int_equal(r->world_size, 2);
+	assert_name(&v, r->backend_str, "gloo");
+	view_free(&v);
+}
+
+static const char *const rank_env[] = {"RANK=3", "WORLD_SIZE=4", "LOCAL_RANK=1",
+				       "OMPI_COMM_WORLD_RANK=0", RING_VARS_ENV "=RANK,NOT_SET_HERE,LOCAL_RANK,OMPI_COMM_WORLD_RANK",
+				       NULL};
+
+static int setup_rank_env(void **state)
+{
+	unsetenv("NOT_SET_HERE");
+	return attach_with(state, rank_env);
+}
+
+static int teardown_rank_env(void **state)
+{
+	teardown(state);
+	for (const char *const *e = rank_env; *e; e++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)(strchr(*e, '=') - *e), *e);
+		unsetenv(name);
+	}
+	return 0;
+}
+
+/* At its start a process reports the rank its environment gives (the
+ * highest source: torch's over Open MPI's) and the output variables, in
+ * the order GPROF_DL_OUTPUT_VARS names them, before its thread starts. */
+static void test_env_rank_and_vars(void **state)
+{
+	struct fixture *f = *state;
+	struct view v;
+	view_load(&v, f->shm);
+	const struct view_slot *s = &v.slot[0];
+	assert_int_equal(view_count(s, RING_REC_PROCESS_RANK), 1);
+	const struct ring_process_rank *r = view_find(s, RING_REC_PROCESS_RANK, 0);
+	assert_int_equal(r->h.aux, RING_RANK_ENV_TORCH);
+	assert_int_equal(r->rank, 3);
+	assert_int_equal(r->local_rank, 1);
+	assert_int_equal(r->world_size, 4);
+	assert_int_equal(r->backend_str, 0);
+	static const struct {
+		uint32_t aux;
+		const char *value;
+	} want[] = {{0 | RING_VAR_SET, "3"}, {1, ""}, {2 | RING_VAR_SET, "1"}, {3 | RING_VAR_SET, "0"}};
+	assert_int_equal(view_count(s, RING_REC_PROCESS_VAR), 4);
+	for (size_t i = 0; i < 4; i++) {
+		const struct ring_process_var *x = view_find(s, RING_REC_PROCESS_VAR, i);
+		assert_int_equal(x->h.aux, want[i].aux);
+		assert_int_equal(x->pid, getpid());
+		assert_int_equal(x->len, strlen(want[i].value));
+		assert_string_equal((const char *)(x + 1), want[i].value);
+		assert_int_equal(x->h.size % 8, 0);
+	}
+	/* PROCESS_START, then rank and variables, then THREAD_START */
+	assert_int_equal(s->r[1]->kind, RING_REC_PROCESS_START);
+	assert_int_equal(s->r[2]->kind, RING_REC_PROCESS_RANK);
+	assert_int_equal(s->r[6]->kind, RING_REC_PROCESS_VAR);
+	assert_int_equal(s->r[7]->kind, RING_REC_THREAD_START);
+	view_free(&v);
+}
+
 /* The mirror holds the interface's ranges with their details, for recovery. */
 static void test_api_mirror(void **state)
 {
@@ -899,6 +1049,9 @@ int main(void)
 		T(test_api_ranges),
 		T(test_api_name_zero_dropped),
 		T(test_api_mirror),
+		T(test_api_comm),
+		T(test_api_rank),
+		cmocka_unit_test_setup_teardown(test_env_rank_and_vars, setup_rank_env, teardown_rank_env),
 		T(test_nvtx_step_payload),
 		cmocka_unit_test_setup_teardown(test_window_timer_only, setup_timer_only, teardown),
 		cmocka_unit_test_setup_teardown(test_window_nvtx_steps, setup_steps, teardown),

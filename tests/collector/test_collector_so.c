@@ -197,7 +197,7 @@ static void test_recording_two_nvtx_instances(void **state)
 	assert_int_equal(view_count(s, RING_REC_MARK), 1);
 	const struct ring_process *pe = view_find(s, RING_REC_PROCESS_EXIT, 0);
 	assert_non_null(pe);
-	assert_int_equal(pe->h.aux, 0);
+	assert_int_equal(pe->h.aux, RING_EXIT_KNOWN | 0); /* main returned 0 */
 	assert_int_equal(s->r[s->n - 1]->kind, RING_REC_PROCESS_EXIT);
 	assert_int_equal(slot_state(&r, s), RING_SLOT_EXITED);
 	assert_int_equal(view_check_defined_before_use(&r.v, s, 0), 0);
@@ -221,7 +221,7 @@ static void test_exit_codes(void **state)
 		assert_non_null(s);
 		const struct ring_process *pe = view_find(s, RING_REC_PROCESS_EXIT, 0);
 		assert_non_null(pe);
-		assert_int_equal(pe->h.aux, cases[i].code);
+		assert_int_equal(pe->h.aux, RING_EXIT_KNOWN | (unsigned)cases[i].code);
 		assert_non_null(view_find(s, RING_REC_THREAD_END, 0));
 		assert_int_equal(slot_state(&r, s), RING_SLOT_EXITED);
 		run_free(&r);

@@ -154,7 +154,8 @@ static void test_concurrent_producer(void **state)
 	munmap(shm, len);
 }
 
-/* Version 3 (2 added RANGE_EXT, 3 the GPU records): a header of another
+/* Version 4 (2 added RANGE_EXT, 3 the GPU records, 4 ranks and
+ * communication): a header of another
  * version is refused (a collector and a launcher that disagree on records do
  * not attach); RANGE_EXT records and the mirror's details round-trip. */
 static void test_version_2_records(void **state)
@@ -162,13 +163,16 @@ static void test_version_2_records(void **state)
 	(void)state;
 	size_t len;
 	struct ring_shm *shm = make_shm(1, &len);
-	assert_int_equal(shm->version, 3);
-	shm->version = 1;
-	assert_int_equal(ring_shm_check(shm, len), -1);
-	shm->version = 2;
-	assert_int_equal(ring_shm_check(shm, len), -1);
-	shm->version = 3;
+	assert_int_equal(shm->version, 4);
+	for (uint32_t old = 1; old <= 3; old++) {
+		shm->version = old;
+		assert_int_equal(ring_shm_check(shm, len), -1);
+	}
+	shm->version = 4;
 	assert_int_equal(ring_shm_check(shm, len), 0);
+	assert_int_equal(sizeof(struct ring_process_rank), 32);
+	assert_int_equal(sizeof(struct ring_comm), 64);
+	assert_int_equal(sizeof(struct ring_process_var), 16);
 	assert_int_equal(sizeof(struct ring_range_ext), 56);
 	/* every record a multiple of 8 bytes, as ring_read requires */
 	assert_int_equal(sizeof(struct ring_gpu_api) % 8, 0);
@@ -208,6 +212,61 @@ static void test_version_2_records(void **state)
 	munmap(shm, len);
 }
 
+/* A fake environment: "NAME=value" strings, NULL-ended. */
+static const char *fake_get(const char *name, void *ctx)
+{
+	size_t n = strlen(name);
+	for (const char *const *e = ctx; *e; e++)
+		if (!strncmp(*e, name, n) && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+struct env_case {
+	const char *env[12];
+	unsigned source;
+	int32_t rank, local_rank, world_size;
+};
+
+/* The launchers' variables, highest source last; Slurm's only in a step. */
+static void test_rank_from_env(void **state)
+{
+	(void)state;
+	static const struct env_case cases[] = {
+		{{NULL}, 0, -1, -1, -1},
+		{{"RANK=3", "WORLD_SIZE=8", "LOCAL_RANK=1", NULL}, RING_RANK_ENV_TORCH, 3, 1, 8},
+		{{"RANK=0", NULL}, RING_RANK_ENV_TORCH, 0, -1, -1},
+		{{"WORLD_SIZE=8", "LOCAL_RANK=1", NULL}, 0, -1, -1, -1}, /* no rank: none */
+		{{"SLURM_PROCID=5", "SLURM_NTASKS=6", "SLURM_LOCALID=2", NULL}, 0, -1, -1, -1},
+		{{"SLURM_PROCID=5", "SLURM_NTASKS=6", "SLURM_LOCALID=2", "SLURM_STEP_ID=0", NULL},
+		 RING_RANK_ENV_SLURM, 5, 2, 6},
+		{{"SLURM_PROCID=5", "SLURM_STEPID=1", "PADDLE_TRAINER_ID=1", "PADDLE_TRAINERS_NUM=4",
+		  "PADDLE_LOCAL_RANK=1", NULL},
+		 RING_RANK_ENV_PADDLE, 1, 1, 4},
+		{{"PMI_RANK=2", "PMI_SIZE=4", "MPI_LOCALRANKID=0", "PADDLE_TRAINER_ID=1", NULL},
+		 RING_RANK_ENV_PMI, 2, 0, 4},
+		{{"OMPI_COMM_WORLD_RANK=7", "OMPI_COMM_WORLD_SIZE=16", "OMPI_COMM_WORLD_LOCAL_RANK=3",
+		  "PMI_RANK=2", NULL},
+		 RING_RANK_ENV_OMPI, 7, 3, 16},
+		/* torchrun under srun under mpirun: torch's variables win */
+		{{"OMPI_COMM_WORLD_RANK=7", "SLURM_PROCID=1", "SLURM_STEP_ID=3", "RANK=9", "WORLD_SIZE=10",
+		  NULL},
+		 RING_RANK_ENV_TORCH, 9, -1, 10},
+		/* not numbers: not there */
+		{{"RANK=", "OMPI_COMM_WORLD_RANK=4", NULL}, RING_RANK_ENV_OMPI, 4, -1, -1},
+		{{"RANK=-1", "WORLD_SIZE=2", NULL}, 0, -1, -1, -1},
+		{{"RANK=1x", NULL}, 0, -1, -1, -1},
+		{{"RANK=2", "WORLD_SIZE=two", "LOCAL_RANK=99999999999", NULL}, RING_RANK_ENV_TORCH, 2, -1, -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int32_t rank = 42, local = 42, world = 42;
+		unsigned src = ring_rank_from_env(fake_get, (void *)cases[i].env, &rank, &local, &world);
+		if (src != cases[i].source || rank != cases[i].rank || local != cases[i].local_rank ||
+		    world != cases[i].world_size)
+			fail_msg("case %zu: source %u rank %d local %d world %d", i, src, rank, local, world);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_read_stops_at_buffer_and_garbage),
 		cmocka_unit_test(test_concurrent_producer),
 		cmocka_unit_test(test_version_2_records),
+		cmocka_unit_test(test_rank_from_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
