@@ -7,6 +7,12 @@
  * subreaper of its process tree so that every descendant's end is seen, drains
  * the rings while it runs, and exits with the target's status. It never touches
  * the target's standard streams.
+ *
+ * The target is forked before the output file is opened, so that -o's %p
+ * can be its pid; it waits, before it executes anything, for the launcher
+ * to hand it the rings' path (or to close the pipe: no trace, no run). A
+ * per-rank pattern (%p, %q{VAR}) has the collector report the variables it
+ * uses (RING_VARS_ENV) and the recorder split the trace at the end.
  */
 #include "cmd/cmd.h"
 #include "formats/trace/trace.h"
@@ -14,6 +20,7 @@
 #include "lib/analysis/report.h"
 #include "lib/common/clock.h"
 #include "lib/common/error.h"
+#include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
 #include "lib/ring/ring.h"
 
@@ -35,7 +42,9 @@
 static const char run_usage[] =
 	"usage: gprof-dl run [-o FILE] [--force] [options] -- CMD [ARGS...]\n"
 	"\n"
-	"    -o, --output FILE        write the trace to FILE (default: CMD-N.gpdl, never overwriting)\n"
+	"    -o, --output FILE        write the trace to FILE (default: CMD-N.gpdl, never overwriting);\n"
+	"                             %p pid, %h host, %q{VAR} environment variable, %n a number making\n"
+	"                             the name new, %% a '%': with %p or %q{VAR}, one file per rank\n"
 	"    -f, --force              overwrite FILE if it exists\n"
 	"    -q, --quiet              no banner and no summary on stderr\n"
 	"        --buffer-size SIZE   ring buffer per thread, e.g. 1M (default 1M; rounded up to a power of two)\n"
@@ -201,12 +210,27 @@ static void set_env_prepend(const char *name, const char *value)
 	free(v);
 }
 
-/* The child: wait for the launcher to be ready, then become CMD. An exec
- * failure is reported through err_fd (close-on-exec, so success closes it). */
+/* The child: wait for the launcher to hand over the rings' path, then
+ * become CMD; nothing handed over (the trace could not be created): leave.
+ * An exec failure is reported through err_fd (close-on-exec, so success
+ * closes it). */
 static void __attribute__((noreturn)) exec_target(char **argv, const char *collector, const char *pydir,
-						  int gpu, const char *shm, int go_fd, int err_fd)
+						  int gpu, int go_fd, int err_fd)
 {
-	char c;
+	char shm[256];
+	size_t n = 0;
+	for (;;) {
+		ssize_t k = read(go_fd, shm + n, sizeof(shm) - 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(go_fd);
+	if (!n)
+		_exit(1);
+	shm[n] = '\0';
 	if (pydir)
 		set_env_prepend("PYTHONPATH", pydir);
 	set_env_prepend("LD_PRELOAD", collector);
@@ -214,14 +238,50 @@ static void __attribute__((noreturn)) exec_target(char **argv, const char *colle
 	if (gpu)
 		setenv("CUDA_INJECTION64_PATH", collector, 1);
 	setenv(RING_ENV, shm, 1);
-	while (read(go_fd, &c, 1) < 0 && errno == EINTR)
-		;
-	close(go_fd);
 	execvp(argv[0], argv);
 	int e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(e == ENOENT ? 127 : 126);
+}
+
+static int path_exists(const char *path, void *ctx)
+{
+	(void)ctx;
+	return access(path, F_OK) == 0;
+}
+
+/* The recorded file: -o's pattern in gprof-dl's own environment, for the
+ * root process pid. */
+static char *output_path(const struct outname *o, pid_t pid)
+{
+	char host[256] = "";
+	const char *values[RING_VARS_MAX];
+	gethostname(host, sizeof(host) - 1);
+	for (unsigned i = 0; i < outname_nvars(o); i++)
+		values[i] = getenv(outname_var(o, i));
+	char *path = outname_expand(o, (uint32_t)pid, host, values, path_exists, NULL);
+	if (!*path) {
+		free(path);
+		path = xstrdup("gprof-dl.gpdl"); /* a pattern of unset variables only */
+	}
+	return path;
+}
+
+/* The ranks' lines of the report, from the recorder's. */
+static void report_ranks(const struct recorder_stats *st, unsigned pid, pid_t root)
+{
+	struct report_rank *rr = xcalloc(st->nranks, sizeof(*rr));
+	for (uint32_t i = 0; i < st->nranks; i++) {
+		rr[i].rank = st->ranks[i].rank;
+		rr[i].world_size = st->ranks[i].world_size;
+		rr[i].pid = st->ranks[i].pid;
+		rr[i].exit_status = st->ranks[i].exit_status;
+		rr[i].path = st->ranks[i].path;
+	}
+	report_run_ranks(stderr, pid, rr, st->nranks, st->launcher_path, (unsigned)root,
+			 st->root_exit_status);
+	free(rr);
 }
 
 static int status_code(int status)
@@ -307,6 +367,8 @@ int cmd_run(int argc, char **argv)
 		.sample_interval_ns = 100 * 1000 * 1000ull,
 	};
 	const char *out = NULL;
+	struct outname *pattern = NULL;
+	char errbuf[512];
 	int quiet = 0, c, no_python = 0, gpu = GPDL_HAVE_CUPTI;
 	char envbuf[64];
 
@@ -320,7 +382,12 @@ int cmd_run(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
+		case 'o':
+			out = optarg;
+			outname_free(pattern);
+			if (!(pattern = outname_parse(out, errbuf, sizeof(errbuf))))
+				usage_error("-o: %s", errbuf);
+			break;
 		case 'f': ro.force = 1; break;
 		case 'q': quiet = 1; break;
 		case 'b': ro.ring_bytes = parse_size(optarg, "--buffer-size"); break;
@@ -378,15 +445,13 @@ int cmd_run(int argc, char **argv)
 	/* The window's origin: the same for every process of the run. */
 	snprintf(envbuf, sizeof(envbuf), "%llu", (unsigned long long)clock_now_ns());
 	setenv("GPROF_DL_T0_NS", envbuf, 1);
-	char *path = out ? xstrdup(out) : default_output(target[0]);
-	ro.out_path = path;
-	struct recorder *rec = recorder_create(&ro);
-	if (!rec) {
-		free(path);
-		free(collector);
-		free(pydir);
-		return 1;
-	}
+	/* The variables the pattern names each rank's file by, reported by
+	 * every process; an outer run's list is not this run's. */
+	int per_rank = pattern && outname_per_rank(pattern);
+	if (per_rank && outname_nvars(pattern))
+		setenv(RING_VARS_ENV, outname_var_list(pattern), 1);
+	else
+		unsetenv(RING_VARS_ENV);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		warning("cannot become the subreaper of the target's processes: %s", strerror(errno));
 
@@ -400,10 +465,27 @@ int cmd_run(int argc, char **argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(err[0]);
-		exec_target(target, collector, pydir, gpu, recorder_shm_env(rec), go[0], err[1]);
+		exec_target(target, collector, pydir, gpu, go[0], err[1]);
 	}
 	close(go[0]);
 	close(err[1]);
+
+	char *path = pattern ? output_path(pattern, pid) : default_output(target[0]);
+	ro.out_path = path;
+	ro.pattern = per_rank ? pattern : NULL;
+	struct recorder *rec = recorder_create(&ro);
+	if (!rec) {
+		int status;
+		close(go[1]); /* the child leaves without running anything */
+		close(err[0]);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		free(path);
+		free(collector);
+		free(pydir);
+		outname_free(pattern);
+		return 1;
+	}
 	target_pid = pid;
 	install_handlers();
 
@@ -418,7 +500,8 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, " %s", target[i]);
 		fputc('\n', stderr);
 	}
-	if (write(go[1], "g", 1) != 1)
+	const char *shm = recorder_shm_env(rec);
+	if (write(go[1], shm, strlen(shm)) != (ssize_t)strlen(shm))
 		die_errno("cannot start the target");
 	close(go[1]);
 
@@ -437,22 +520,30 @@ int cmd_run(int argc, char **argv)
 		free(path);
 		free(collector);
 		free(pydir);
+		outname_free(pattern);
 		return exec_errno == ENOENT ? 127 : 126;
 	}
 
 	int status = supervise(rec, pid);
 	struct recorder_stats stats = {0};
 	int rc = recorder_finish(rec, &stats);
-	recorder_destroy(rec);
 	if (!quiet) {
 		if (WIFSIGNALED(status))
 			fprintf(stderr, "==%d== target killed by signal %d (%s)\n", (int)pid, WTERMSIG(status),
 				strsignal(WTERMSIG(status)));
-		report_run_summary(path, stderr, (unsigned)pid);
+		/* the tables of the lowest rank's file when each rank has its own */
+		const char *shown = stats.launcher_path ? stats.launcher_path : path;
+		if (stats.nranks && stats.ranks[0].path && strcmp(stats.ranks[0].path, shown) != 0)
+			shown = stats.ranks[0].path;
+		report_run_summary(shown, stderr, (unsigned)pid);
+		if (stats.nranks)
+			report_ranks(&stats, (unsigned)pid, pid);
 	}
+	recorder_destroy(rec);
 	free(path);
 	free(collector);
 	free(pydir);
+	outname_free(pattern);
 	if (rc != 0)
 		return status_code(status) ? status_code(status) : 1;
 	return status_code(status);

@@ -216,3 +216,37 @@ int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
 	fflush(out);
 	return 0;
 }
+
+const char *report_exit_status(char *buf, size_t size, int32_t status)
+{
+	if (status == TRACE_EXIT_KILLED)
+		snprintf(buf, size, "killed");
+	else if (status < 0)
+		snprintf(buf, size, "still running");
+	else if (status > 128 && status < 128 + 65)
+		snprintf(buf, size, "killed by signal %d", (int)status - 128);
+	else
+		snprintf(buf, size, "exit %d", (int)status);
+	return buf;
+}
+
+void report_run_ranks(FILE *out, unsigned pid, const struct report_rank *ranks, size_t n,
+		      const char *launcher_path, unsigned launcher_pid, int32_t launcher_status)
+{
+	char st[48], of[32];
+	for (size_t i = 0; i < n; i++) {
+		const struct report_rank *k = &ranks[i];
+		of[0] = '\0';
+		if (k->world_size > 0)
+			snprintf(of, sizeof(of), " of %d", (int)k->world_size);
+		fprintf(out, "==%u== Rank %d%s: pid %u, %s, %s\n", pid, (int)k->rank, of, k->pid,
+			report_exit_status(st, sizeof(st), k->exit_status), k->path ? k->path : "?");
+	}
+	int is_rank = 0;
+	for (size_t i = 0; i < n; i++)
+		is_rank |= ranks[i].pid == launcher_pid;
+	if (launcher_path && !is_rank)
+		fprintf(out, "==%u== Launcher: pid %u, %s, %s\n", pid, launcher_pid,
+			report_exit_status(st, sizeof(st), launcher_status), launcher_path);
+	fflush(out);
+}

@@ -15,6 +15,9 @@
  * exceeds 100%; Time is the sum of the calls. As in nvprof, only the lines
  * that are not table rows carry the "==PID== " prefix.
  *
+ * A distributed run's report ends with a line per rank: its pid, exit
+ * status and file (report_run_ranks()).
+ *
  * When the trace holds GPU work or CUDA API calls, the report is nvprof's
  * instead: "Profiling result (GPU activities):", "API calls:", then
  * the NVTX ranges under "NVTX ranges:" (nvprof.h says what each row holds).
@@ -22,6 +25,8 @@
 #ifndef GPDL_ANALYSIS_REPORT_H
 #define GPDL_ANALYSIS_REPORT_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define REPORT_TOP_RANGES 10
@@ -29,6 +34,28 @@
 
 /* Returns 0, or -1 when the trace cannot be read (a "==PID== " line says why). */
 int report_run_summary(const char *trace_path, FILE *out, unsigned pid);
+
+/* A rank of a distributed run, for the lines after the summary. */
+struct report_rank {
+	int32_t rank, world_size;
+	unsigned pid;        /* its rank root */
+	int32_t exit_status; /* trace_process.exit_status of the rank root */
+	const char *path;    /* the file that holds it */
+};
+
+/* One line per rank, then the launcher's (the root process's, when it is
+ * no rank root) file; launcher_path NULL: every process was a rank's:
+ *
+ *   ==4242== Rank 0 of 2: pid 4243, exit 0, t-0.gpdl
+ *   ==4242== Rank 1 of 2: pid 4244, killed by signal 9, t-1.gpdl
+ *   ==4242== Launcher: pid 4242, exit 1, t-.gpdl
+ *
+ * An exit status is "exit N", "killed by signal N", "killed" (it died
+ * without exiting, the signal unknown) or "still running". */
+void report_run_ranks(FILE *out, unsigned pid, const struct report_rank *ranks, size_t n,
+		      const char *launcher_path, unsigned launcher_pid, int32_t launcher_status);
+/* The words for an exit status, as above, into buf. */
+const char *report_exit_status(char *buf, size_t size, int32_t status);
 
 /* nvprof's time format: four or five significant digits and a unit, "9.6305ms". */
 void report_format_time(char *buf, size_t size, double ns);

@@ -46,15 +46,14 @@ int cpu_parse_proc_stat_line(const char *line, uint64_t *busy, uint64_t *total)
 	return 0;
 }
 
-int cpu_parse_pid_stat(const char *buf, uint64_t *ticks, uint64_t *rss_pages)
+/* Fields 4 to 25 of a /proc/PID/stat line into f[0..21]. */
+static int parse_stat_fields(const char *buf, uint64_t f[22])
 {
 	/* The command name is in parentheses and may hold spaces and ')'. */
 	const char *p = strrchr(buf, ')');
 	if (!p)
 		return -1;
 	p++;
-	uint64_t f[24];
-	int i = 0;
 	char *end;
 	/* fields from 3 (state) on; state is a letter, skip it */
 	while (*p == ' ')
@@ -62,12 +61,20 @@ int cpu_parse_pid_stat(const char *buf, uint64_t *ticks, uint64_t *rss_pages)
 	if (!*p)
 		return -1;
 	p++;
-	for (i = 0; i < 22; i++) {
+	for (int i = 0; i < 22; i++) {
 		f[i] = strtoull(p, &end, 10);
 		if (end == p)
 			return -1;
 		p = end;
 	}
+	return 0;
+}
+
+int cpu_parse_pid_stat(const char *buf, uint64_t *ticks, uint64_t *rss_pages)
+{
+	uint64_t f[22];
+	if (parse_stat_fields(buf, f) != 0)
+		return -1;
 	/* f[0] is field 4 (ppid); utime..cstime are fields 14..17, rss is 24 */
 	*ticks = f[10] + f[11] + f[12] + f[13];
 	*rss_pages = f[20];
@@ -121,4 +128,16 @@ int cpu_sampler_sample(struct cpu_sampler *s, const pid_t *pids, unsigned npids,
 	s->last_sys_total = total;
 	s->primed = 1;
 	return have;
+}
+
+int cpu_sample_pid(pid_t pid, uint64_t *own_ticks, uint64_t *rss_pages)
+{
+	char buf[4096], path[64];
+	uint64_t f[22];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) != 0 || parse_stat_fields(buf, f) != 0)
+		return -1;
+	*own_ticks = f[10] + f[11]; /* utime, stime: not its reaped children's */
+	*rss_pages = f[20];
+	return 0;
 }

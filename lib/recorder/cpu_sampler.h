@@ -40,6 +40,10 @@ void cpu_sampler_reaped(struct cpu_sampler *s, const struct rusage *usage);
 int cpu_sampler_sample(struct cpu_sampler *s, const pid_t *pids, unsigned npids, uint64_t now_ns,
 		       struct cpu_sample *out);
 
+/* One process's own CPU time (utime + stime, without its children's) and
+ * resident pages, from /proc: for per-rank figures. 0, or -1 when gone. */
+int cpu_sample_pid(pid_t pid, uint64_t *own_ticks, uint64_t *rss_pages);
+
 /* Parsers, exposed for the unit tests: 0 on success. */
 int cpu_parse_proc_stat_line(const char *line, uint64_t *busy, uint64_t *total);
 int cpu_parse_pid_stat(const char *buf, uint64_t *ticks, uint64_t *rss_pages);

@@ -7,6 +7,8 @@
 #include "lib/common/error.h"
 #include "lib/common/hmap.h"
 #include "lib/recorder/cpu_sampler.h"
+#include "lib/recorder/outname.h"
+#include "lib/recorder/split.h"
 #include "lib/ring/ring.h"
 
 #include <errno.h>
@@ -33,6 +35,14 @@
 /* The stream id of a context's track, where synchronizations of no one
  * stream go: CUPTI's own "invalid" stream id, which Kineto writes as -1. */
 #define SYNC_STREAM UINT32_MAX
+/* Strings up to this long are also kept as text: a rank's backend ("gloo")
+ * goes into the header of its file, written before the recorded file is
+ * read back. */
+#define SHORT_STR_MAX 32u
+
+/* What a name says about communication (recorder.strcomm). */
+#define STR_COMM_WORK 1u /* GPU work of NCCL or RCCL (trace_name_is_comm_work) */
+#define STR_COMM_CALL 2u /* a backend's collective, "gloo:all_reduce" (trace_name_comm_call) */
 
 struct rec_thread {
 	struct trace_thread t;
@@ -45,9 +55,22 @@ struct rec_thread {
 };
 
 struct rec_process {
-	struct trace_process p;
+	struct trace_process p; /* p.rank...: as resolved (resolve_ranks()) */
 	int seen_start; /* the collector reported it (not just the launcher's guess) */
 	int alive;
+	/* Its identity, as it reported it (RING_REC_PROCESS_RANK): source 0 is
+	 * none. An exec'd image starts with its old image's. */
+	unsigned rank_source;
+	int32_t rank, local_rank, world_size;
+	uint32_t backend; /* file string id, 0: unknown */
+	char *vars[RING_VARS_MAX]; /* the output variables at its start (NULL: unset) */
+	/* How it ended, for a process the launcher does not reap. */
+	int reaped;            /* p.exit_status is waitpid's */
+	int exit_reported;     /* PROCESS_EXIT came: exit_code is its code, -1 unknown */
+	int32_t exit_code;
+	int32_t zombie_status; /* code or 128+signal read from /proc as a zombie, -1: not seen */
+	int32_t root;          /* the image of its rank root (resolve_ranks()), -1: no rank's */
+	struct trace_process written; /* as last written; written.pid 0: never */
 };
 
 struct slot_state {
@@ -86,7 +109,7 @@ struct recorder {
 	struct hmap starts;      /* range id -> struct pending_start * */
 	struct hmap ends;        /* range id -> end ts, for an End drained before its Start */
 	struct hmap end_threads; /* range id -> thread of that End */
-	uint8_t *strcomm;        /* ring string id -> names communication (NCCL, RCCL) */
+	uint8_t *strcomm;        /* ring string id -> STR_COMM_* bits: what the name says */
 
 	/* GPU records */
 	struct hmap tids;     /* (pid, tid) -> the latest host track of that thread */
@@ -100,6 +123,7 @@ struct recorder {
 	struct hmap blocks;   /* (pid | device << 32, address) -> bytes allocated */
 	struct hmap in_use;   /* (pid | device << 32, 0) -> bytes in use */
 	struct hmap status_strs; /* ring string id of a status message -> its text, 0 not seen */
+	struct hmap short_strs;  /* file string id -> its text, for strings of SHORT_STR_MAX bytes at most */
 	uint32_t mem_desc, sync_desc[RING_GPU_SYNC_CONTEXT + 1];
 	struct trace_device *devs; /* written */
 	uint32_t ndevs;
@@ -111,6 +135,21 @@ struct recorder {
 	uint32_t nthreads, threads_cap;
 	struct rec_process *procs;
 	uint32_t nprocs, procs_cap;
+	int procs_dirty;         /* a process or its rank changed since PROC records were written */
+	int has_ranks;           /* some process reported a rank */
+	/* per-rank counters (sample_rank_counters()) */
+	struct hmap pid_ticks;   /* (pid, start) -> own CPU ticks at the last sample */
+	int rank_sampled, launcher_share;
+	uint64_t rank_last_ts;
+	double launcher_pct, launcher_rss;
+	struct trace_category *cats; /* category names written (file ids), for the split */
+	uint32_t ncats;
+	struct recorder_rank *ranks; /* for the report, after recorder_finish() */
+	uint32_t nranks;
+	char **rank_paths;
+	char *launcher_path;
+	struct trace_header hdr; /* the recorded file's META */
+	char *hdr_host, *hdr_cmdline;
 	struct slot_state *slots;
 
 	struct deferred *deferred;
@@ -187,6 +226,8 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 	hmap_init(&r->blocks);
 	hmap_init(&r->in_use);
 	hmap_init(&r->status_strs);
+	hmap_init(&r->short_strs);
+	hmap_init(&r->pid_ticks);
 	cpu_sampler_init(&r->cpu);
 	return r;
 }
@@ -215,8 +256,13 @@ static struct rec_process *process_add(struct recorder *r, uint32_t pid, uint32_
 	p->p.pid = pid;
 	p->p.ppid = ppid;
 	p->p.start_ns = ts;
-	p->p.exit_status = -1;
+	p->p.exit_status = TRACE_EXIT_UNKNOWN;
+	p->p.rank = p->p.local_rank = p->p.world_size = -1;
+	p->rank = p->local_rank = p->world_size = -1;
+	p->exit_code = p->zombie_status = -1;
+	p->root = -1;
 	p->alive = 1;
+	r->procs_dirty = 1;
 	return p;
 }
 
@@ -237,28 +283,10 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-/* The first of the launchers' variables that is set (torchrun, Open MPI, MPICH,
- * Slurm), or -1. */
-static int32_t env_first(const char *const *vars, size_t n)
+static const char *env_get(const char *name, void *ctx)
 {
-	for (size_t i = 0; i < n; i++) {
-		const char *v = getenv(vars[i]);
-		if (v && *v)
-			return (int32_t)strtol(v, NULL, 10);
-	}
-	return -1;
-}
-
-static int32_t env_rank(void)
-{
-	static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-	return env_first(vars, sizeof(vars) / sizeof(vars[0]));
-}
-
-static int32_t env_world_size(void)
-{
-	static const char *const vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
-	return env_first(vars, sizeof(vars) / sizeof(vars[0]));
+	(void)ctx;
+	return getenv(name);
 }
 
 int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32_t sources)
@@ -266,6 +294,8 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
 	char *cmdline = join_args(argc, argv);
+	int32_t rank, local_rank, world_size; /* gprof-dl's own: a copy per rank has them */
+	ring_rank_from_env(env_get, NULL, &rank, &local_rank, &world_size);
 	struct trace_header h = {
 		.version_major = TRACE_FORMAT_VERSION_MAJOR,
 		.version_minor = TRACE_FORMAT_VERSION_MINOR,
@@ -274,20 +304,24 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 		.wall_offset_ns = clock_wall_offset_ns(),
 		.hostname = host,
 		.pid = (uint32_t)root,
-		.rank = env_rank(),
+		.rank = rank,
 		.cmdline = cmdline,
 		.start_ns = clock_now_ns(),
 		.ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN),
 		.gprof_version = GPDL_VERSION,
-		.world_size = env_world_size(),
+		.world_size = world_size,
 		.dist_backend = "",
+		.local_rank = local_rank,
 	};
 	r->root = root;
 	r->start_ns = h.start_ns;
 	int rc = trace_writer_header(r->w, &h);
 	struct rec_process *p = process_add(r, (uint32_t)root, (uint32_t)getpid(), h.start_ns);
 	p->p.cmdline_str = trace_writer_string(r->w, cmdline, strlen(cmdline));
-	free(cmdline);
+	/* kept for the split's headers */
+	r->hdr = h;
+	r->hdr.hostname = r->hdr_host = xstrdup(host);
+	r->hdr.cmdline = r->hdr_cmdline = cmdline;
 	r->next_sample = h.start_ns;
 	r->next_flush = h.start_ns + FLUSH_INTERVAL_NS;
 	r->next_liveness = h.start_ns + LIVENESS_INTERVAL_NS;
@@ -324,9 +358,24 @@ static void string_define(struct recorder *r, uint32_t ring_id, const char *s, s
 	}
 	uint32_t id = trace_writer_string(r->w, s, len);
 	r->strmap[ring_id] = id;
-	r->strcomm[ring_id] = (uint8_t)trace_name_is_comm_work(s, len);
+	r->strcomm[ring_id] = (uint8_t)((trace_name_is_comm_work(s, len) ? STR_COMM_WORK : 0) |
+					(trace_name_comm_call(s, len) ? STR_COMM_CALL : 0));
 	if (!r->gprofdl_domain && len == strlen(GPROF_DL_NVTX_DOMAIN) && memcmp(s, GPROF_DL_NVTX_DOMAIN, len) == 0)
 		r->gprofdl_domain = id;
+	if (id && len <= SHORT_STR_MAX && !hmap_get(&r->short_strs, id, 0)) {
+		char *text = xmalloc(len + 1);
+		memcpy(text, s, len);
+		text[len] = '\0';
+		hmap_put(&r->short_strs, id, 0, (uint64_t)(uintptr_t)text);
+	}
+}
+
+/* The text of a short string of the file (a rank's backend, for the
+ * headers of the split), "" when unknown. */
+static const char *short_text(const struct recorder *r, uint32_t file_id)
+{
+	const uint64_t *v = file_id ? hmap_get(&r->short_strs, file_id, 0) : NULL;
+	return v ? (const char *)(uintptr_t)*v : "";
 }
 
 /* A string id whose STRING record never came (it did not fit in a full ring):
@@ -341,10 +390,19 @@ static void string_give_up(struct recorder *r, uint32_t ring_id)
 	r->unknown_strings++;
 }
 
-static uint8_t event_type_of(const struct recorder *r, uint32_t domain_file, uint32_t category)
+/* The gprof-dl domain's categories are event types; an operator named as
+ * a backend's collective ("gloo:all_reduce", the name torch's c10d gives
+ * its work) is a Communication event. */
+static uint8_t event_type_of(const struct recorder *r, uint32_t domain_file, uint32_t category,
+			     uint32_t name_ring)
 {
-	if (domain_file && domain_file == r->gprofdl_domain && category >= GPROF_DL_CAT_PROFILE_STEP &&
-	    category <= GPROF_DL_CAT_PYTHON_OP)
+	if (!domain_file || domain_file != r->gprofdl_domain)
+		return TRACE_EV_USER_DEFINED;
+	if (category == GPROF_DL_CAT_OPERATOR && name_ring < r->strmap_cap &&
+	    (r->strcomm[name_ring] & STR_COMM_CALL))
+		return TRACE_EV_COMMUNICATION;
+	if ((category >= GPROF_DL_CAT_PROFILE_STEP && category <= GPROF_DL_CAT_PYTHON_OP) ||
+	    category == GPROF_DL_CAT_COMMUNICATION)
 		return (uint8_t)category;
 	return TRACE_EV_USER_DEFINED;
 }
@@ -357,7 +415,7 @@ static uint32_t desc_of(struct recorder *r, uint32_t name, uint32_t domain, uint
 		return (uint32_t)*v;
 	uint32_t dom = string_file_id(r, domain);
 	uint32_t id = trace_writer_desc(r->w, string_file_id(r, name), dom, category,
-					event_type_of(r, dom, category));
+					event_type_of(r, dom, category, name));
 	hmap_put(&r->descs, k1, category, id);
 	return id;
 }
@@ -714,7 +772,8 @@ static void gpu_work(struct recorder *r, uint32_t pid, const struct ring_gpu_wor
 		ext.dynamic_smem = x->dynamic_smem;
 		if (!trace_event_type_is_device(type))
 			type = TRACE_EV_KERNEL;
-		if (type == TRACE_EV_KERNEL && x->name_str < r->strmap_cap && r->strcomm[x->name_str])
+		if (type == TRACE_EV_KERNEL && x->name_str < r->strmap_cap &&
+		    (r->strcomm[x->name_str] & STR_COMM_WORK))
 			type = TRACE_EV_COMMUNICATION; /* an NCCL kernel, as imports have it */
 		desc = desc_typed(r, string_file_id(r, x->name_str), type);
 	}
@@ -1001,6 +1060,43 @@ static void range_end_matched(struct recorder *r, const struct pending_start *s,
 }
 
 static void process_started(struct recorder *r, const struct ring_process *p);
+static void write_processes(struct recorder *r);
+static void resolve_ranks(struct recorder *r);
+
+/* A rank reported: a source at least as strong as the one known wins (the
+ * program's init_process_group over the environment; an exec'd image's
+ * environment over its old image's). */
+static void process_identity(struct recorder *r, struct rec_process *p, const struct ring_process_rank *x)
+{
+	if (x->h.aux < p->rank_source || x->rank < 0)
+		return;
+	p->rank_source = x->h.aux;
+	r->has_ranks = 1;
+	p->rank = x->rank;
+	p->local_rank = x->local_rank;
+	p->world_size = x->world_size;
+	if (x->backend_str || x->h.aux == RING_RANK_INIT)
+		p->backend = string_file_id(r, x->backend_str);
+	r->procs_dirty = 1;
+}
+
+/* A collective's call (the bindings' comm()): a Communication event on the
+ * thread that made it, its bytes and its call's identity in the details. */
+static void comm_event(struct recorder *r, const struct rec_thread *t, const struct ring_comm *x)
+{
+	struct trace_event_ext ext;
+	memset(&ext, 0, sizeof(ext));
+	ext.bytes = x->bytes;
+	ext.has_coll_seq = x->seq >= 0;
+	ext.coll_seq = x->seq >= 0 ? (uint64_t)x->seq : 0;
+	ext.pg_str = string_file_id(r, x->pg_str);
+	ext.group_size = x->group_size;
+	ext.dtype_str = string_file_id(r, x->dtype_str);
+	ext.has_peer = x->peer >= 0;
+	ext.peer = x->peer >= 0 ? x->peer : 0;
+	uint32_t desc = desc_typed(r, string_file_id(r, x->name_str), TRACE_EV_COMMUNICATION);
+	event_write_ext(r, x->start_ns, x->end_ns, desc, t->t.index, 0, &ext);
+}
 
 /* Returns 0 when handled, 1 when it names a string not seen yet (defer it). */
 static int handle_record(struct recorder *r, uint32_t slot_idx, const struct ring_rec *h)
@@ -1094,6 +1190,8 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		struct trace_category c = {string_file_id(r, x->domain_str), x->category, string_file_id(r, x->name_str)};
 		if (trace_writer_category(r->w, &c) != 0)
 			r->failed = 1;
+		r->cats = xrealloc(r->cats, (r->ncats + 1) * sizeof(*r->cats));
+		r->cats[r->ncats++] = c;
 		return 0;
 	}
 	case RING_REC_THREAD_START: {
@@ -1132,11 +1230,54 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		process_started(r, x);
 		return 0;
 	}
+	case RING_REC_COMM: {
+		const struct ring_comm *x = (const void *)h;
+		if (h->size < sizeof(*x))
+			return 0;
+		if (!names_known(r, x->name_str, x->pg_str, x->dtype_str))
+			return 1;
+		comm_event(r, t, x);
+		return 0;
+	}
 	case RING_REC_PROCESS_EXIT: {
+		/* also drained once the process is known dead (process_ended()) */
 		const struct ring_process *x = (const void *)h;
-		struct rec_process *p = process_find(r, x->pid, 1);
-		if (p)
+		struct rec_process *p = process_find(r, x->pid, 0);
+		if (p && (p->alive || !p->p.end_ns || x->ts_ns < p->p.end_ns))
 			p->p.end_ns = x->ts_ns;
+		if (p) {
+			p->exit_reported = 1;
+			p->exit_code = h->aux & RING_EXIT_KNOWN ? (int32_t)(h->aux & 0xffu) : -1;
+		}
+		return 0;
+	}
+	case RING_REC_PROCESS_RANK: {
+		const struct ring_process_rank *x = (const void *)h;
+		if (h->size < sizeof(*x))
+			return 0;
+		if (!string_known(r, x->backend_str))
+			return 1;
+		struct rec_process *p = process_find(r, x->pid, 0);
+		if (!p)
+			return 1; /* its PROCESS_START waits for its command line */
+		process_identity(r, p, x);
+		return 0;
+	}
+	case RING_REC_PROCESS_VAR: {
+		const struct ring_process_var *x = (const void *)h;
+		struct rec_process *p = process_find(r, x->pid, 0);
+		unsigned i = h->aux & 0xffffu;
+		if (h->size < sizeof(*x) || x->len > h->size - sizeof(*x) - 1 || i >= RING_VARS_MAX)
+			return 0;
+		if (!p)
+			return 1;
+		free(p->vars[i]);
+		p->vars[i] = NULL;
+		if (h->aux & RING_VAR_SET) {
+			p->vars[i] = xmalloc(x->len + 1);
+			memcpy(p->vars[i], x + 1, x->len);
+			p->vars[i][x->len] = '\0';
+		}
 		return 0;
 	}
 	default:
@@ -1222,6 +1363,14 @@ static const uint32_t *record_string_ids(const struct ring_rec *h, unsigned *n)
 		break;
 	case RING_REC_GPU_STATUS:
 		ids[0] = ((const struct ring_gpu_status *)(const void *)h)->msg_str, *n = 1;
+		break;
+	case RING_REC_COMM: {
+		const struct ring_comm *x = (const void *)h;
+		ids[0] = x->name_str, ids[1] = x->pg_str, ids[2] = x->dtype_str, *n = 3;
+		break;
+	}
+	case RING_REC_PROCESS_RANK:
+		ids[0] = ((const struct ring_process_rank *)(const void *)h)->backend_str, *n = 1;
 		break;
 	}
 	return ids;
@@ -1365,17 +1514,55 @@ static void process_started(struct recorder *r, const struct ring_process *x)
 		}
 		r->execs[r->nexecs++] = (struct exec_end){x->pid, x->ts_ns};
 	}
+	int32_t old = p ? (int32_t)(p - r->procs) : -1; /* process_add() moves procs */
 	p = process_add(r, x->pid, x->ppid, x->ts_ns);
 	p->p.cmdline_str = cmd;
 	p->seen_start = 1;
+	if (old >= 0) { /* an exec keeps the process: its rank and variables */
+		const struct rec_process *o = &r->procs[old];
+		p->rank_source = o->rank_source;
+		p->rank = o->rank;
+		p->local_rank = o->local_rank;
+		p->world_size = o->world_size;
+		p->backend = o->backend;
+		for (unsigned i = 0; i < RING_VARS_MAX; i++)
+			p->vars[i] = o->vars[i] ? xstrdup(o->vars[i]) : NULL;
+	}
 }
 
-static void process_ended(struct recorder *r, struct rec_process *p, uint64_t end_ns)
+/* The process of image i is gone: what its slots still hold is drained
+ * first (its PROCESS_EXIT among it), then its threads end. By index:
+ * draining may add images. */
+static void process_ended(struct recorder *r, uint32_t i, uint64_t end_ns)
 {
+	uint32_t pid = r->procs[i].p.pid;
+	r->procs[i].alive = 0;
+	r->procs_dirty = 1;
+	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
+	for (uint32_t k = 0; k < used && k < r->shm->nslots; k++) {
+		struct ring_slot *s = ring_shm_slot(r->shm, k);
+		if (s->pid == pid && atomic_load_explicit(&s->state, memory_order_acquire) != RING_SLOT_FREE)
+			drain_slot(r, k);
+	}
+	struct rec_process *p = &r->procs[i];
 	if (!p->p.end_ns)
 		p->p.end_ns = end_ns;
-	p->alive = 0;
-	finish_process_slots(r, p->p.pid, p->p.end_ns);
+	finish_process_slots(r, pid, p->p.end_ns);
+}
+
+/* The exit status of a process the launcher did not reap, once it is
+ * gone: as /proc showed it as a zombie, else as it reported it (exit,
+ * _exit, main's return), else it died without exiting: killed. */
+static void process_unreaped_status(struct rec_process *p)
+{
+	if (p->reaped)
+		return;
+	if (p->zombie_status >= 0)
+		p->p.exit_status = p->zombie_status;
+	else if (p->exit_reported)
+		p->p.exit_status = p->exit_code >= 0 ? p->exit_code : TRACE_EXIT_UNKNOWN;
+	else
+		p->p.exit_status = TRACE_EXIT_KILLED;
 }
 
 void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const struct rusage *usage)
@@ -1384,20 +1571,30 @@ void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const st
 	if (usage)
 		cpu_sampler_reaped(&r->cpu, usage);
 	struct rec_process *p = process_find(r, (uint32_t)pid, 1);
+	if (!p) { /* seen dead (a zombie) before it was reaped: the same process */
+		p = process_find(r, (uint32_t)pid, 0);
+		if (p && p->reaped)
+			p = NULL;
+	}
 	if (!p)
 		p = process_add(r, (uint32_t)pid, 0, now); /* never loaded the collector */
+	p->reaped = 1;
 	if (WIFEXITED(status))
 		p->p.exit_status = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
 		p->p.exit_status = 128 + WTERMSIG(status);
-	process_ended(r, p, now);
+	r->procs_dirty = 1;
+	if (p->alive)
+		process_ended(r, (uint32_t)(p - r->procs), now);
 }
 
 /* A process the launcher does not reap (its parent does) is dead once /proc
- * says so: gone, or a zombie. */
-static int process_is_dead(uint32_t pid)
+ * says so: gone, or a zombie, whose exit status (field 52, exit_code, in
+ * waitpid's form) goes to *status as a code or 128 + signal; -1 when gone. */
+static int process_is_dead(uint32_t pid, int32_t *status)
 {
-	char path[64], buf[512];
+	char path[64], buf[2048];
+	*status = -1;
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -1408,14 +1605,90 @@ static int process_is_dead(uint32_t pid)
 		return 1;
 	buf[n] = '\0';
 	const char *p = strrchr(buf, ')');
-	return p && (p[1] == ' ') && (p[2] == 'Z' || p[2] == 'X');
+	if (!p || p[1] != ' ' || (p[2] != 'Z' && p[2] != 'X'))
+		return 0;
+	/* fields from 3 (the state) on, separated by single spaces */
+	p += 2;
+	for (int field = 3; field < 52 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	char *end;
+	long code = p ? strtol(p, &end, 10) : -1;
+	if (p && end != p && code >= 0) {
+		if (WIFEXITED((int)code))
+			*status = WEXITSTATUS((int)code);
+		else if (WIFSIGNALED((int)code))
+			*status = 128 + WTERMSIG((int)code);
+	}
+	return 1;
 }
 
 static void check_liveness(struct recorder *r, uint64_t now)
 {
-	for (uint32_t i = 0; i < r->nprocs; i++)
-		if (r->procs[i].alive && process_is_dead(r->procs[i].p.pid))
-			process_ended(r, &r->procs[i], now);
+	for (uint32_t i = 0; i < r->nprocs; i++) {
+		int32_t status;
+		if (!r->procs[i].alive || !process_is_dead(r->procs[i].p.pid, &status))
+			continue;
+		r->procs[i].zombie_status = status;
+		process_ended(r, i, now);
+		process_unreaped_status(&r->procs[i]);
+	}
+}
+
+/* With ranks, each rank's processes get series of their own, under the
+ * rank root's pid, so that a rank's file has its own CPU and memory: from
+ * each live process's own CPU time (not its reaped children's, which its
+ * own samples counted already) since the last sample. The root's series
+ * then keep what the ranks leave of the whole (the launcher's share), so
+ * that the series of one file still add up to the target's total; when
+ * the root is itself a rank there is no such share. */
+static void sample_rank_counters(struct recorder *r, uint64_t now, const struct cpu_sample *total)
+{
+	resolve_ranks(r);
+	uint32_t n = r->nprocs;
+	uint64_t *ticks = xcalloc(n ? n : 1, sizeof(*ticks)), *rss = xcalloc(n ? n : 1, sizeof(*rss));
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rec_process *p = &r->procs[i];
+		uint64_t t, pages;
+		if (!p->alive || cpu_sample_pid((pid_t)p->p.pid, &t, &pages) != 0)
+			continue;
+		uint64_t *prev = hmap_get(&r->pid_ticks, p->p.pid, p->p.start_ns);
+		uint64_t d = prev && *prev <= t ? t - *prev : prev ? 0 : t;
+		hmap_put(&r->pid_ticks, p->p.pid, p->p.start_ns, t);
+		if (p->root >= 0) {
+			ticks[p->root] += d;
+			rss[p->root] += pages;
+		}
+	}
+	double wall_s = r->rank_sampled ? (double)(now - r->rank_last_ts) / 1e9 : 0.0;
+	double ranks_pct = 0.0, ranks_rss = 0.0;
+	const struct rec_process *root = process_find(r, (uint32_t)r->root, 0);
+	for (uint32_t i = 0; i < n && wall_s > 0.0; i++) {
+		if (r->procs[i].root != (int32_t)i)
+			continue;
+		double pct = (double)ticks[i] / (double)r->cpu.ticks_per_sec / wall_s * 100.0;
+		double bytes = (double)rss[i] * (double)r->cpu.page_size;
+		struct trace_counter c[2] = {
+			{now, TRACE_CTR_CPU_PROCESS, r->procs[i].p.pid, pct},
+			{now, TRACE_CTR_RSS_BYTES, r->procs[i].p.pid, bytes},
+		};
+		for (int k = 0; k < 2; k++)
+			if (trace_writer_counter(r->w, &c[k]) != 0)
+				r->failed = 1;
+		ranks_pct += pct;
+		ranks_rss += bytes;
+	}
+	r->launcher_share = !root || root->root < 0;
+	if (total) {
+		r->launcher_pct = total->process_pct > ranks_pct ? total->process_pct - ranks_pct : 0.0;
+		r->launcher_rss = (double)total->rss_bytes > ranks_rss ? (double)total->rss_bytes - ranks_rss : 0.0;
+	}
+	r->rank_sampled = 1;
+	r->rank_last_ts = now;
+	free(ticks);
+	free(rss);
 }
 
 static void sample_counters(struct recorder *r, uint64_t now)
@@ -1426,16 +1699,26 @@ static void sample_counters(struct recorder *r, uint64_t now)
 		if (r->procs[i].alive)
 			pids[n++] = (pid_t)r->procs[i].p.pid;
 	struct cpu_sample s;
-	if (!cpu_sampler_sample(&r->cpu, pids, n, now, &s))
+	int have = cpu_sampler_sample(&r->cpu, pids, n, now, &s);
+	if (r->has_ranks || r->rank_sampled)
+		sample_rank_counters(r, now, have ? &s : NULL);
+	if (!have)
 		return;
 	struct trace_counter c[3] = {
 		{now, TRACE_CTR_CPU_PROCESS, (uint32_t)r->root, s.process_pct},
 		{now, TRACE_CTR_CPU_SYSTEM, 0, s.system_pct},
 		{now, TRACE_CTR_RSS_BYTES, (uint32_t)r->root, (double)s.rss_bytes},
 	};
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
+		if (i != 1 && r->rank_sampled && !r->launcher_share)
+			continue; /* the ranks' series say it all */
+		if (i == 0 && r->rank_sampled)
+			c[i].value = r->launcher_pct;
+		if (i == 2 && r->rank_sampled)
+			c[i].value = r->launcher_rss;
 		if (trace_writer_counter(r->w, &c[i]) != 0)
 			r->failed = 1;
+	}
 }
 
 uint64_t recorder_poll(struct recorder *r)
@@ -1465,11 +1748,122 @@ uint64_t recorder_poll(struct recorder *r)
 		r->next_sample = now + r->opts.sample_interval_ns;
 	}
 	if (now >= r->next_flush) {
+		if (r->procs_dirty)
+			write_processes(r);
 		if (trace_writer_flush(r->w) != 0)
 			r->failed = 1;
 		r->next_flush = now + FLUSH_INTERVAL_NS;
 	}
 	return total;
+}
+
+/* ---- ranks --------------------------------------------------------------- */
+
+/* Which processes are ranks, from the identities they reported: a process
+ * with an identity is a rank root when its (rank, world size) differs from
+ * its parent's effective identity (its own, or inherited from its nearest
+ * ancestor with one) and no descendant is one (innermost wins: torchrun
+ * under srun has SLURM_PROCID, but its workers are the ranks). Every other
+ * process belongs to the rank root nearest above it (a DataLoader worker to
+ * its rank), or to none (-1: a launcher). The images of one pid (exec) are
+ * one process: the latest image's identity and parent count. Fills each
+ * image's p.rank, local_rank, world_size, backend_str and root. */
+static void resolve_ranks(struct recorder *r)
+{
+	uint32_t n = r->nprocs;
+	if (!n)
+		return;
+	struct hmap latest; /* pid -> its latest image */
+	hmap_init(&latest);
+	for (uint32_t i = 0; i < n; i++)
+		hmap_put(&latest, r->procs[i].p.pid, 0, i);
+	int32_t *parent = xmalloc(n * sizeof(*parent)), *eff = xmalloc(n * sizeof(*eff));
+	uint8_t *cand = xcalloc(n, 1), *below = xcalloc(n, 1);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint64_t *l = hmap_get(&latest, r->procs[i].p.pid, 0);
+		const uint64_t *q = hmap_get(&latest, r->procs[*l].p.ppid, 0);
+		parent[i] = q && *q != *l ? (int32_t)*q : -1;
+		eff[i] = -2; /* not yet */
+	}
+	/* eff[i]: the image whose identity process i has (-1: none); the
+	 * walks are bounded by n, whatever cycles pid reuse may make */
+	for (uint32_t i = 0; i < n; i++) {
+		const uint64_t *l = hmap_get(&latest, r->procs[i].p.pid, 0);
+		int32_t k = (int32_t)*l;
+		for (uint32_t steps = 0; k >= 0 && !r->procs[k].rank_source && steps < n; steps++)
+			k = parent[k];
+		eff[i] = k >= 0 && r->procs[k].rank_source ? k : -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rec_process *p = &r->procs[i];
+		const uint64_t *l = hmap_get(&latest, p->p.pid, 0);
+		if (*l != i || !p->rank_source)
+			continue; /* an old image: its pid's latest decides */
+		int32_t pe = parent[i] >= 0 ? eff[parent[i]] : -1;
+		cand[i] = pe < 0 || r->procs[pe].rank != p->rank || r->procs[pe].world_size != p->world_size;
+		for (int32_t k = parent[i], steps = 0; cand[i] && k >= 0 && !below[k] && (uint32_t)steps < n;
+		     k = parent[k], steps++)
+			below[k] = 1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct rec_process *p = &r->procs[i];
+		int32_t k = (int32_t)*hmap_get(&latest, p->p.pid, 0);
+		for (uint32_t steps = 0; k >= 0 && !(cand[k] && !below[k]) && steps < n; steps++)
+			k = parent[k];
+		p->root = k >= 0 && cand[k] && !below[k] ? k : -1;
+	}
+	/* a rank's local rank and backend: its root's, or what another of its
+	 * processes with the same identity said (the backend of a worker's
+	 * init_process_group under a root that srun named); by root in eff[] */
+	int32_t *backend = (int32_t *)eff, *local = parent;
+	for (uint32_t i = 0; i < n; i++) {
+		backend[i] = (int32_t)r->procs[i].backend;
+		local[i] = r->procs[i].local_rank;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rec_process *q = &r->procs[i];
+		int32_t k = q->root;
+		if (k < 0 || !q->rank_source || q->rank != r->procs[k].rank || q->world_size != r->procs[k].world_size)
+			continue;
+		if (!backend[k])
+			backend[k] = (int32_t)q->backend;
+		if (local[k] < 0)
+			local[k] = q->local_rank;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct rec_process *p = &r->procs[i];
+		const struct rec_process *root = p->root >= 0 ? &r->procs[p->root] : NULL;
+		p->p.rank = root ? root->rank : -1;
+		p->p.world_size = root ? root->world_size : -1;
+		p->p.local_rank = root ? local[p->root] : -1;
+		p->p.backend_str = root ? (uint32_t)backend[p->root] : 0;
+	}
+	free(parent);
+	free(eff);
+	free(cand);
+	free(below);
+	hmap_free(&latest);
+}
+
+/* PROC records with the ranks as resolved now: during the run too, so that
+ * a file whose launcher was killed still says which process was which rank
+ * (a reader keeps the last record of a process). */
+static void write_processes(struct recorder *r)
+{
+	resolve_ranks(r);
+	for (uint32_t i = 0; i < r->nprocs; i++) {
+		struct rec_process *p = &r->procs[i];
+		const struct trace_process *a = &p->p, *b = &p->written;
+		if (a->pid == b->pid && a->ppid == b->ppid && a->start_ns == b->start_ns &&
+		    a->end_ns == b->end_ns && a->exit_status == b->exit_status &&
+		    a->cmdline_str == b->cmdline_str && a->rank == b->rank && a->local_rank == b->local_rank &&
+		    a->world_size == b->world_size && a->backend_str == b->backend_str)
+			continue; /* the file says so already */
+		if (trace_writer_process(r->w, a) != 0)
+			r->failed = 1;
+		p->written = *a;
+	}
+	r->procs_dirty = 0;
 }
 
 /* ---- the end ------------------------------------------------------------ */
@@ -1537,6 +1931,228 @@ static void stats_gpu(const struct recorder *r, struct recorder_stats *stats)
 	stats->ngpu_statuses = r->nstatuses;
 }
 
+/* ---- the ranks' files ------------------------------------------------------ */
+
+static int rank_cmp(const void *x, const void *y)
+{
+	const struct recorder_rank *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* The rank roots as the report shows them; roots[i]: the image of ranks[i]. */
+static void collect_ranks(struct recorder *r, uint32_t **roots)
+{
+	r->ranks = xcalloc(r->nprocs ? r->nprocs : 1, sizeof(*r->ranks));
+	r->nranks = 0;
+	for (uint32_t i = 0; i < r->nprocs; i++) {
+		const struct rec_process *p = &r->procs[i];
+		if (p->root != (int32_t)i)
+			continue;
+		struct recorder_rank *k = &r->ranks[r->nranks++];
+		k->rank = p->p.rank;
+		k->local_rank = p->p.local_rank;
+		k->world_size = p->p.world_size;
+		k->pid = p->p.pid;
+		k->exit_status = p->p.exit_status;
+		k->path = r->out_path;
+	}
+	qsort(r->ranks, r->nranks, sizeof(*r->ranks), rank_cmp);
+	*roots = xmalloc((r->nranks ? r->nranks : 1) * sizeof(**roots));
+	for (uint32_t k = 0; k < r->nranks; k++)
+		for (uint32_t i = 0; i < r->nprocs; i++)
+			if (r->procs[i].root == (int32_t)i && r->procs[i].p.pid == r->ranks[k].pid)
+				(*roots)[k] = i;
+}
+
+struct names {
+	char **taken; /* names this run gave out */
+	uint32_t n;
+	const char *recorded; /* the recorded file: free for a rank when no launcher file stays */
+	int recorded_free;
+	int force;
+};
+
+static int name_given(const struct names *nm, const char *path)
+{
+	for (uint32_t i = 0; i < nm->n; i++)
+		if (!strcmp(nm->taken[i], path))
+			return 1;
+	return 0;
+}
+
+/* Whether a rank may not have path: another of this run's files has it, or
+ * a file is there (ours to overwrite only with --force, or the recorded
+ * file itself when no launcher file stays). */
+static int name_busy(const struct names *nm, const char *path, int for_seq)
+{
+	if (name_given(nm, path))
+		return 1;
+	if (nm->recorded_free && !strcmp(path, nm->recorded))
+		return 0;
+	return (for_seq || !nm->force) && access(path, F_OK) == 0;
+}
+
+static int name_busy_seq(const char *path, void *ctx)
+{
+	return name_busy(ctx, path, 1);
+}
+
+/* The file of rank k: the pattern in its root's environment; made distinct
+ * when busy. */
+static char *rank_name(struct recorder *r, struct names *nm, const struct rec_process *root)
+{
+	const char *values[RING_VARS_MAX];
+	for (unsigned i = 0; i < RING_VARS_MAX; i++)
+		values[i] = root->vars[i];
+	char *name = outname_expand(r->opts.pattern, root->p.pid, r->hdr.hostname, values, name_busy_seq, nm);
+	if (!*name) {
+		free(name);
+		name = xmalloc(48);
+		snprintf(name, 48, "rank-%d.gpdl", root->p.rank);
+	}
+	if (!name_busy(nm, name, 0))
+		return name;
+	char *d = NULL;
+	for (unsigned n = 1; !d || name_busy(nm, d, 0); n++) {
+		free(d);
+		d = outname_distinct(name, n);
+	}
+	warning("rank %d (pid %u): '%s' is %s: written to '%s'", root->p.rank, root->p.pid, name,
+		name_given(nm, name) ? "another file of this run" : "an existing file (--force overwrites)",
+		d);
+	free(name);
+	return d;
+}
+
+/* Puts a finished output in place: over the recorded file, or as a new
+ * file (never over another: a name taken meanwhile, by another gprof-dl
+ * run beside this one, gets the next distinct name). */
+static int install(struct recorder *r, const char *tmp, char **final, int over)
+{
+	if (over || r->opts.force) {
+		if (rename(tmp, *final) == 0)
+			return 0;
+		return error("cannot rename '%s' to '%s': %s", tmp, *final, strerror(errno));
+	}
+	for (unsigned n = 1;; n++) {
+		if (link(tmp, *final) == 0)
+			break;
+		if (errno != EEXIST || n > 1000)
+			return error("cannot write '%s': %s", *final, strerror(errno));
+		char *d = outname_distinct(*final, n);
+		warning("'%s' appeared meanwhile: written to '%s'", *final, d);
+		free(*final);
+		*final = d;
+	}
+	unlink(tmp);
+	return 0;
+}
+
+static char *tmp_name(const char *final)
+{
+	char *t = xmalloc(strlen(final) + 48);
+	sprintf(t, "%s.gprof-dl-part.%d", final, (int)getpid());
+	return t;
+}
+
+/* One file per rank and the launcher's remainder, from the recorded file
+ * (split.h). 0 or -1 (the recorded file is left whole). */
+static int split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
+{
+	uint32_t nr = r->nranks, launcher = 0;
+	int has_rest = 0;
+	for (uint32_t i = 0; i < r->nprocs; i++)
+		has_rest |= r->procs[i].root < 0;
+	struct names nm = {xcalloc(nr + 1, sizeof(char *)), 0, r->out_path, !has_rest, r->opts.force};
+	if (has_rest)
+		nm.taken[nm.n++] = xstrdup(r->out_path);
+	r->rank_paths = xcalloc(nr ? nr : 1, sizeof(*r->rank_paths));
+	for (uint32_t k = 0; k < nr; k++) {
+		r->rank_paths[k] = rank_name(r, &nm, &r->procs[roots[k]]);
+		nm.taken[nm.n++] = xstrdup(r->rank_paths[k]);
+	}
+	uint32_t nouts = nr + (has_rest ? 1 : 0), base = has_rest ? 1 : 0;
+	struct split_out *outs = xcalloc(nouts, sizeof(*outs));
+	char **tmps = xcalloc(nouts, sizeof(*tmps));
+	if (has_rest) {
+		tmps[0] = tmp_name(r->out_path);
+		outs[0] = (struct split_out){tmps[0], r->hdr, end};
+	}
+	for (uint32_t k = 0; k < nr; k++) {
+		const struct rec_process *root = &r->procs[roots[k]];
+		struct split_out *o = &outs[base + k];
+		tmps[base + k] = tmp_name(r->rank_paths[k]);
+		o->path = tmps[base + k];
+		o->h = r->hdr;
+		o->h.pid = root->p.pid;
+		o->h.rank = root->p.rank;
+		o->h.local_rank = root->p.local_rank;
+		o->h.world_size = root->p.world_size;
+		o->h.dist_backend = short_text(r, root->p.backend_str);
+		/* from its first process's start (the image before an exec
+		 * included) to its last one's end */
+		o->h.start_ns = root->p.start_ns;
+		o->end_ns = 0;
+		int running = 0;
+		for (uint32_t i = 0; i < r->nprocs; i++) {
+			const struct rec_process *p = &r->procs[i];
+			if (p->root != (int32_t)roots[k])
+				continue;
+			if (p->p.start_ns < o->h.start_ns)
+				o->h.start_ns = p->p.start_ns;
+			running |= !p->p.end_ns;
+			if (p->p.end_ns > o->end_ns)
+				o->end_ns = p->p.end_ns;
+		}
+		if (running || !o->end_ns || o->end_ns > end)
+			o->end_ns = end;
+	}
+	struct split_proc *sp = xcalloc(r->nprocs ? r->nprocs : 1, sizeof(*sp));
+	for (uint32_t i = 0; i < r->nprocs; i++) {
+		const struct rec_process *p = &r->procs[i];
+		uint32_t out = launcher;
+		for (uint32_t k = 0; k < nr && p->root >= 0; k++)
+			if (roots[k] == (uint32_t)p->root)
+				out = base + k;
+		sp[i] = (struct split_proc){p->p.pid, p->p.start_ns, out};
+	}
+	char err[512];
+	int rc = split_trace(r->out_path, outs, nouts, sp, r->nprocs, r->cats, r->ncats, err, sizeof(err));
+	if (rc != 0) {
+		error("%s: the whole run stays in '%s'", err, r->out_path);
+	} else {
+		int took = 0;
+		for (uint32_t k = 0; k < nr && rc == 0; k++) {
+			int over = !has_rest && !strcmp(r->rank_paths[k], r->out_path);
+			took |= over;
+			rc = install(r, tmps[base + k], &r->rank_paths[k], over);
+		}
+		if (rc == 0 && has_rest)
+			rc = install(r, tmps[0], &r->out_path, 1);
+		else if (rc == 0 && !took)
+			unlink(r->out_path); /* every process was a rank's */
+		if (rc == 0 && has_rest)
+			r->launcher_path = xstrdup(r->out_path);
+	}
+	for (uint32_t i = 0; i < nouts; i++) {
+		if (rc != 0)
+			unlink(tmps[i]);
+		free(tmps[i]);
+	}
+	for (uint32_t i = 0; i < nm.n; i++)
+		free(nm.taken[i]);
+	free(nm.taken);
+	free(tmps);
+	free(outs);
+	free(sp);
+	if (rc == 0)
+		for (uint32_t k = 0; k < nr; k++)
+			r->ranks[k].path = r->rank_paths[k];
+	return rc;
+}
+
 int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 {
 	uint64_t end = clock_now_ns();
@@ -1545,11 +2161,12 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		;
 	end = clock_now_ns();
 	sample_counters(r, end);
+	check_liveness(r, end); /* those that ended since the last look */
 	for (uint32_t i = 0; i < r->nprocs; i++) {
 		if (!r->procs[i].alive)
 			continue;
 		/* Still running (a daemonised descendant): its open ranges end now. */
-		process_ended(r, &r->procs[i], end);
+		process_ended(r, i, end);
 	}
 	for (uint32_t i = 0; i < r->shm->nslots; i++)
 		if (atomic_load(&ring_shm_slot(r->shm, i)->state) != RING_SLOT_FREE)
@@ -1558,9 +2175,15 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 	finish_gpu_tracks(r, end);
 	finish_pending_ranges(r, end);
 	write_no_slot_drops(r, end);
-	for (uint32_t i = 0; i < r->nprocs; i++)
-		if (trace_writer_process(r->w, &r->procs[i].p) != 0)
-			r->failed = 1;
+	/* an image that exec'd did not exit: its process did, as its last image */
+	for (uint32_t i = r->nprocs; i-- > 0;) {
+		struct rec_process *p = &r->procs[i];
+		const struct rec_process *last = process_find(r, p->p.pid, 0);
+		if (last != p && !p->reaped && p->p.exit_status == TRACE_EXIT_UNKNOWN && last->p.end_ns &&
+		    last->p.start_ns >= p->p.start_ns)
+			p->p.exit_status = last->p.exit_status;
+	}
+	write_processes(r);
 
 	uint64_t dropped = 0;
 	for (uint32_t i = 0; i < r->nthreads; i++)
@@ -1581,9 +2204,26 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		error("cannot write '%s': %s", r->out_path, strerror(errno));
 	else if (r->failed)
 		error("cannot write '%s': a write failed during the run", r->out_path);
+	uint32_t *roots;
+	collect_ranks(r, &roots);
+	r->launcher_path = NULL;
+	if (!rc && !r->failed && r->opts.pattern && r->nranks) {
+		if (split_ranks(r, roots, end) != 0)
+			r->failed = 1;
+	}
+	if (!r->launcher_path && (!r->opts.pattern || !r->nranks || r->failed))
+		r->launcher_path = xstrdup(r->out_path);
+	free(roots);
 	struct stat sb;
-	if (stats && stat(r->out_path, &sb) == 0)
+	if (stats && r->launcher_path && stat(r->launcher_path, &sb) == 0)
 		stats->bytes = (uint64_t)sb.st_size;
+	if (stats) {
+		stats->ranks = r->ranks;
+		stats->nranks = r->nranks;
+		stats->launcher_path = r->launcher_path;
+		const struct rec_process *root = process_find(r, (uint32_t)r->root, 0);
+		stats->root_exit_status = root ? root->p.exit_status : TRACE_EXIT_UNKNOWN;
+	}
 	return rc || r->failed ? -1 : 0;
 }
 
@@ -1629,6 +2269,22 @@ void recorder_destroy(struct recorder *r)
 		if (r->status_strs.e[i].used)
 			free((void *)(uintptr_t)r->status_strs.e[i].value);
 	hmap_free(&r->status_strs);
+	for (size_t i = 0; i < r->short_strs.cap; i++)
+		if (r->short_strs.e[i].used)
+			free((void *)(uintptr_t)r->short_strs.e[i].value);
+	hmap_free(&r->short_strs);
+	hmap_free(&r->pid_ticks);
+	for (uint32_t i = 0; i < r->nprocs; i++)
+		for (unsigned k = 0; k < RING_VARS_MAX; k++)
+			free(r->procs[i].vars[k]);
+	free(r->cats);
+	for (uint32_t i = 0; r->rank_paths && i < r->nranks; i++)
+		free(r->rank_paths[i]);
+	free(r->rank_paths);
+	free(r->ranks);
+	free(r->launcher_path);
+	free(r->hdr_host);
+	free(r->hdr_cmdline);
 	for (uint32_t i = 0; i < r->nstatuses; i++)
 		free((void *)r->statuses[i].msg);
 	free(r->statuses);

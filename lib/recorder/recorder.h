@@ -37,6 +37,32 @@
  * built with: the caller passes TRACE_SRC_CUPTI to recorder_begin() (the
  * header is written before any record arrives).
  *
+ * Collectives (ring version 4, the bindings' comm()) become Communication
+ * events on the thread that recorded them, their bytes and call identity
+ * (sequence number, process group, group size, dtype, peer) in the
+ * details; a gprof-dl-domain operator named as a backend's collective
+ * ("gloo:all_reduce", trace_name_comm_call()) is typed Communication too.
+ *
+ * Distributed runs (ring version 4): every process reports the rank its
+ * environment gives it, and init_process_group's through the bindings.
+ * The recorder keeps each process's identity and decides at the end which
+ * processes are ranks (the rank roots: innermost processes whose rank
+ * differs from their parent's; every other process belongs to the rank
+ * root above it, or to none: a launcher), and writes PROC records with the
+ * resolved rank, also during the run, so that a file whose launcher was
+ * killed still says which process was which rank. With a per-rank -o
+ * pattern (outname.h) it then splits the recorded file (split.h): one file
+ * per rank, named by the pattern in the rank root's environment (which the
+ * collector reports: RING_REC_PROCESS_VAR), the rest (the launcher's
+ * processes) rewritten in place; a name another rank of the run took, or
+ * an existing file without --force, is made distinct, never overwritten.
+ *
+ * Exit statuses: the launcher reaps only its own children (it is the
+ * tree's subreaper: orphans too); a process its parent reaps gets the
+ * status /proc showed while it was a zombie, else the code it reported on
+ * its way out (exit, _exit, main's return), else TRACE_EXIT_KILLED: it died
+ * without exiting.
+ *
  * Single-threaded: every call comes from the launcher's one loop.
  */
 #ifndef GPDL_RECORDER_H
@@ -47,6 +73,7 @@
 #include <sys/types.h>
 
 struct recorder;
+struct outname;
 
 struct recorder_opts {
 	const char *out_path;
@@ -54,6 +81,18 @@ struct recorder_opts {
 	uint32_t nslots;
 	uint64_t ring_bytes;         /* per thread, a power of two */
 	uint64_t sample_interval_ns; /* CPU utilisation sampling */
+	/* -o's pattern when it names a file per rank (outname_per_rank()):
+	 * out_path is its expansion in gprof-dl's own environment, for the
+	 * root process; the end splits it. NULL: one file. */
+	const struct outname *pattern;
+};
+
+/* A rank of the run, as resolved at the end. */
+struct recorder_rank {
+	int32_t rank, local_rank, world_size;
+	uint32_t pid;        /* its rank root */
+	int32_t exit_status; /* the rank root's: code, 128 + signal, TRACE_EXIT_KILLED or _UNKNOWN */
+	const char *path;    /* the file that holds it */
 };
 
 /* A status CUPTI reported (enum ring_gpu_status_code), one per message. */
@@ -74,6 +113,13 @@ struct recorder_stats {
 	const char *gpu_on_msg;     /* RING_GPU_ON's: the CUPTI in use; NULL: none */
 	const struct recorder_gpu_status *gpu_statuses; /* every distinct one, in order */
 	uint32_t ngpu_statuses;
+	/* The ranks, by rank then pid, and the file of the processes of no
+	 * rank (NULL: there were none: every process was a rank's). Valid
+	 * until recorder_destroy(). */
+	const struct recorder_rank *ranks;
+	uint32_t nranks;
+	const char *launcher_path;
+	int32_t root_exit_status; /* the root process's */
 };
 
 /* Creates the shared memory and opens the output file (before the target
@@ -90,7 +136,9 @@ uint64_t recorder_poll(struct recorder *r);
 /* A process of the target ended (reaped by the launcher, which is the tree's
  * subreaper): status as from waitpid, usage as from wait4. */
 void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const struct rusage *usage);
-/* Final drain, open ranges recovered, END written. 0 or -1. */
+/* Final drain, open ranges recovered, ranks resolved, END written, and
+ * with a per-rank pattern the file split. 0 or -1 (a message printed; the
+ * recorded file is then left whole). */
 int recorder_finish(struct recorder *r, struct recorder_stats *stats);
 /* Closes the file and removes it: the target never started. */
 void recorder_abort(struct recorder *r);

@@ -9,10 +9,13 @@ import argparse
 import collections
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 SKIP = 77
 
@@ -38,6 +41,7 @@ class Ctx:
         self.nvtx_lib = args.nvtx_lib
         self.tmp = tmp
         self.build = args.build
+        self.torch2_python = args.torch2_python
 
     def prog(self, name):
         return os.path.join(self.progs, "e2e_" + name)
@@ -357,8 +361,289 @@ def case_installed(c):
         check(os.path.exists(os.path.join(prefix, "share", "man", page)), f"{page} not installed")
 
 
+# ---- distributed runs --------------------------------------------------------
+
+def info(c, trace):
+    """`gprof-dl info`: the header's fields and the process table's rows."""
+    text = c.gprof("info", trace, check_status=0).stdout.decode()
+    head, procs, in_procs = {}, [], False
+    for line in text.splitlines():
+        if line.startswith("processes:"):
+            in_procs = True
+            continue
+        if in_procs:
+            m = re.match(r"\s+(\d+)\s+(\d+)\s+(-|\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*)$", line)
+            if m:
+                procs.append({"pid": int(m[1]), "ppid": int(m[2]), "rank": -1 if m[3] == "-" else int(m[3]),
+                              "exit": m[6], "cmd": m[7]})
+                continue
+            if line.strip() and not line.strip().startswith("PID"):
+                in_procs = False
+        m = re.match(r"  (\S.*?)\s{2,}(.*)$", line)
+        if m and not in_procs:
+            head.setdefault(m[1], m[2])
+    return head, procs, text
+
+
+def ranks_reported(stderr):
+    """The report's rank lines: rank -> (world, pid, status, path); and the launcher's."""
+    ranks, launcher = {}, None
+    for line in stderr.decode(errors="replace").splitlines():
+        m = re.match(r"==\d+== Rank (\d+)(?: of (\d+))?: pid (\d+), (.+), (\S+)$", line)
+        if m:
+            ranks[int(m[1])] = (int(m[2] or -1), int(m[3]), m[4], m[5])
+        m = re.match(r"==\d+== Launcher: pid (\d+), (.+), (\S+)$", line)
+        if m:
+            launcher = (int(m[1]), m[2], m[3])
+    return ranks, launcher
+
+
+def run_ranks(c, pattern, cmd, status=0, cwd=None, extra=()):
+    p = c.gprof("run", *extra, "-o", pattern, "--", *cmd, check_status=status, cwd=cwd)
+    return p, ranks_reported(p.stderr)
+
+
+def check_rank_file(c, path, rank, world, pid):
+    """A rank's file: its header, its processes (all of its rank), the
+    rank's ranges and its worker's, on their own pids."""
+    head, procs, text = info(c, path)
+    eq(head.get("rank"), str(rank), f"{path}: header rank")
+    eq(head.get("world size"), str(world), f"{path}: header world size")
+    eq(head.get("local rank"), str(rank), f"{path}: header local rank")
+    eq(head.get("pid"), str(pid), f"{path}: header pid")
+    check(procs, f"{path}: no processes")
+    eq({p["rank"] for p in procs}, {rank}, f"{path}: process ranks")
+    ch = c.chrome(path)
+    steps, loads = ch.named("rank-step"), ch.named("worker-load")
+    eq(len(steps), 3, f"{path}: rank-step ranges")
+    eq(len(loads), 2, f"{path}: worker-load ranges")
+    eq(ch.count("launch"), 0, f"{path}: the launcher's range")
+    eq({e["pid"] for e in steps}, {pid}, f"{path}: rank-step pid")
+    workers = {e["pid"] for e in loads}
+    eq(len(workers), 1, f"{path}: worker pids")
+    check(pid not in workers, f"{path}: the worker's ranges on the rank's pid")
+    return head, procs
+
+
+def case_dist_files(c):
+    """A launcher of 3 ranks, each forking a worker, under -o t-%q{RANK}.gpdl:
+    a file per rank, the launcher's own without the ranks, every exit status
+    known although the launcher, not gprof-dl, reaped the ranks."""
+    d = tempfile.mkdtemp(dir=c.tmp)
+    p, (ranks, launcher) = run_ranks(c, "t-%q{RANK}.gpdl", [c.prog("rank_launcher"), "3", "codes"], cwd=d)
+    eq(sorted(os.listdir(d)), ["t-.gpdl", "t-0.gpdl", "t-1.gpdl", "t-2.gpdl"], "files")
+    eq(sorted(ranks), [0, 1, 2], "ranks reported")
+    for r in range(3):
+        world, pid, status, path = ranks[r]
+        eq((world, status, path), (3, f"exit {10 + r}", f"t-{r}.gpdl"), f"rank {r} reported")
+        head, procs = check_rank_file(c, os.path.join(d, path), r, 3, pid)
+        mine = [x for x in procs if x["pid"] == pid]
+        eq(len(mine), 2, f"rank {r}: images of its pid (before and after the exec)")
+        eq([x["exit"] for x in mine], [str(10 + r)] * 2, f"rank {r}: exit statuses")
+        workers = [x for x in procs if x["pid"] != pid]
+        eq([(x["ppid"], x["exit"]) for x in workers], [(pid, "0")], f"rank {r}: worker")
+    check(launcher is not None, "no launcher line")
+    eq(launcher[1:], ("exit 0", "t-.gpdl"), "launcher reported")
+    head, procs, text = info(c, os.path.join(d, "t-.gpdl"))
+    check(head.get("rank", "").startswith("none"), f"launcher file: header rank {head.get('rank')}")
+    eq([(x["pid"], x["rank"], x["exit"]) for x in procs], [(launcher[0], -1, "0")], "launcher file: processes")
+    ch = c.chrome(os.path.join(d, "t-.gpdl"))
+    eq((ch.count("launch"), ch.count("rank-step"), ch.count("worker-load")), (1, 0, 0), "launcher file: ranges")
+    check("EXIT ?" not in p.stderr.decode(), "an unknown exit status in the report")
+
+
+def case_dist_single_file(c):
+    """Without a per-rank placeholder: one file, each process marked with its rank."""
+    d = tempfile.mkdtemp(dir=c.tmp)
+    p, (ranks, launcher) = run_ranks(c, "all.gpdl", [c.prog("rank_launcher"), "2", "codes"], cwd=d)
+    eq(os.listdir(d), ["all.gpdl"], "files")
+    eq({r: v[2:] for r, v in ranks.items()}, {0: ("exit 10", "all.gpdl"), 1: ("exit 11", "all.gpdl")}, "ranks reported")
+    head, procs, text = info(c, os.path.join(d, "all.gpdl"))
+    by_rank = collections.Counter(x["rank"] for x in procs)
+    eq(dict(by_rank), {-1: 1, 0: 3, 1: 3}, "processes per rank")
+    check("?" not in [x["exit"] for x in procs], f"an unknown exit status: {procs}")
+    ch = c.chrome(os.path.join(d, "all.gpdl"))
+    eq((ch.count("launch"), ch.count("rank-step"), ch.count("worker-load")), (1, 6, 4), "ranges")
+
+
+def dist_killed(c, mode, want_status):
+    d = tempfile.mkdtemp(dir=c.tmp)
+    p, (ranks, launcher) = run_ranks(c, "t-%q{RANK}.gpdl", [c.prog("rank_launcher"), "2", mode], cwd=d)
+    eq(sorted(os.listdir(d)), ["t-.gpdl", "t-0.gpdl", "t-1.gpdl"], "files")
+    eq(ranks[0][2], "exit 0", "rank 0 reported")
+    check(ranks[1][2] in want_status, f"rank 1 reported {ranks[1][2]!r}, expected one of {want_status}")
+    path = os.path.join(d, "t-1.gpdl")
+    ch = c.chrome(path)
+    eq(ch.count("rank-step"), 3, "rank 1: its completed ranges")
+    eq(ch.count("worker-load"), 2, "rank 1: its worker's ranges")
+    doomed = ch.named("doomed")
+    eq(len(doomed), 1, "rank 1: the range open when it was killed")
+    check(ch.flagged(doomed[0], "open_at_exit"), "doomed not flagged open at exit")
+    head, procs, text = info(c, path)
+    mine = [x for x in procs if x["pid"] == ranks[1][1]]
+    want_exit = {"killed by signal 9": "137", "killed": "killed"}
+    eq(mine[-1]["exit"], want_exit[ranks[1][2]], "rank 1: exit status in the file")
+    check_rank_file(c, os.path.join(d, "t-0.gpdl"), 0, 2, ranks[0][1])
+
+
+def case_dist_killed(c):
+    """A rank SIGKILLed mid-run, its zombie left 0.5 s for gprof-dl to see."""
+    dist_killed(c, "kill", ("killed by signal 9",))
+
+
+def case_dist_killed_reaped(c):
+    """The same, reaped at once: the signal may not be learnt, the death is."""
+    dist_killed(c, "killnow", ("killed", "killed by signal 9"))
+
+
+def case_dist_placeholders(c):
+    """%p, %h, %n and collisions; bad patterns are usage errors."""
+    d = tempfile.mkdtemp(dir=c.tmp)
+    launch = [c.prog("rank_launcher"), "2", "codes"]
+    # %p: each file by its process's pid, the launcher's by the root's
+    p, (ranks, launcher) = run_ranks(c, "p-%p.gpdl", launch, cwd=d)
+    root = int(re.search(rb"==(\d+)== gprof-dl", p.stderr)[1])
+    want = {f"p-{root}.gpdl", f"p-{ranks[0][1]}.gpdl", f"p-{ranks[1][1]}.gpdl"}
+    eq(set(os.listdir(d)), want, "%p files")
+    eq(launcher, (root, "exit 0", f"p-{root}.gpdl"), "%p launcher")
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    # %h and two variables
+    host = socket.gethostname()
+    run_ranks(c, "%h-%q{RANK}-of-%q{WORLD_SIZE}.gpdl", launch, cwd=d)
+    eq(sorted(os.listdir(d)), sorted([f"{host}--of-.gpdl", f"{host}-0-of-2.gpdl", f"{host}-1-of-2.gpdl"]),
+       "%h files")
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    # %n: never overwriting, in one run and across runs
+    for run in range(2):
+        p, (ranks, launcher) = run_ranks(c, "n%q{UNSET}-%n.gpdl", launch, cwd=d)
+        eq(launcher[2], f"n-{3 * run + 1}.gpdl", f"%n run {run}: launcher file")
+        eq([ranks[r][3] for r in (0, 1)], [f"n-{3 * run + 2}.gpdl", f"n-{3 * run + 3}.gpdl"], f"%n run {run}: rank files")
+    eq(len(os.listdir(d)), 6, "%n files")
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    # the same name for both ranks and the launcher, and a file already there
+    with open(os.path.join(d, "q--1.gpdl"), "w") as f:
+        f.write("precious")
+    p, (ranks, launcher) = run_ranks(c, "q-%q{UNSET}.gpdl", launch, cwd=d)
+    eq((launcher[2], ranks[0][3], ranks[1][3]), ("q-.gpdl", "q--2.gpdl", "q--3.gpdl"), "collisions")
+    check(b"written to 'q--2.gpdl'" in p.stderr, "no word of the collision")
+    eq(open(os.path.join(d, "q--1.gpdl")).read(), "precious", "an existing file")
+    head, _, _ = info(c, os.path.join(d, "q--3.gpdl"))
+    eq(head.get("rank"), "1", "the rank in a file of a distinct name")
+    # --force: a file there before the run is overwritten, as without ranks
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    with open(os.path.join(d, "f-1.gpdl"), "w") as f:
+        f.write("old")
+    p, (ranks, launcher) = run_ranks(c, "f-%q{RANK}.gpdl", launch, cwd=d)
+    eq(ranks[1][3], "f-1-1.gpdl", "an existing file without --force")
+    eq(open(os.path.join(d, "f-1.gpdl")).read(), "old", "an existing file without --force")
+    p, (ranks, launcher) = run_ranks(c, "f-%q{RANK}.gpdl", launch, cwd=d, extra=("--force",))
+    eq(ranks[1][3], "f-1.gpdl", "an existing file with --force")
+    eq(info(c, os.path.join(d, "f-1.gpdl"))[0].get("rank"), "1", "the file --force overwrote")
+    # bad patterns: a one-line message, status 2, nothing run
+    marker = os.path.join(d, "ran")
+    for pat, msg in (("t-%q{RANK.gpdl", b"unterminated '%q{'"), ("t-%x.gpdl", b"unknown placeholder '%x'"),
+                     ("", b"empty file name"), ("t-%q{}.gpdl", b"empty variable name")):
+        p = c.gprof("run", "-o", pat, "--", "touch", marker, check_status=2, cwd=d)
+        check(msg in p.stderr, f"-o {pat!r}: {p.stderr!r}")
+        eq(len([l for l in p.stderr.decode().splitlines() if l.startswith("gprof-dl")]), 1,
+           f"-o {pat!r}: lines of message")
+        check(not os.path.exists(marker), f"-o {pat!r}: the command ran")
+
+
+def case_dist_copy_per_rank(c):
+    """mpirun's way: one gprof-dl per rank, side by side, each with its
+    rank in the environment: two files, nothing shared."""
+    d = tempfile.mkdtemp(dir=c.tmp)
+    procs = []
+    for r in (0, 1):
+        env = dict(os.environ, OMPI_COMM_WORLD_RANK=str(r), OMPI_COMM_WORLD_SIZE="2",
+                   OMPI_COMM_WORLD_LOCAL_RANK=str(r))
+        procs.append(subprocess.Popen([c.gpdl, "run", "-o", "t-%q{OMPI_COMM_WORLD_RANK}.gpdl", "--",
+                                       c.prog("exit_code"), "0"], cwd=d, env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for r, p in enumerate(procs):
+        out, err = p.communicate(timeout=60)
+        eq(p.returncode, 0, f"copy {r}: status ({err.decode(errors='replace')})")
+        ranks, launcher = ranks_reported(err)
+        eq(list(ranks), [r], f"copy {r}: ranks reported")
+        eq(ranks[r][2:], ("exit 0", f"t-{r}.gpdl"), f"copy {r}: rank line")
+        eq(launcher, None, f"copy {r}: the root is the rank: no launcher file")
+    eq(sorted(os.listdir(d)), ["t-0.gpdl", "t-1.gpdl"], "files")
+    for r in (0, 1):
+        head, procs_, _ = info(c, os.path.join(d, f"t-{r}.gpdl"))
+        eq((head.get("rank"), head.get("world size"), head.get("local rank")), (str(r), "2", str(r)),
+           f"t-{r}.gpdl: header")
+        eq([x["rank"] for x in procs_], [r], f"t-{r}.gpdl: processes")
+        eq(c.chrome(os.path.join(d, f"t-{r}.gpdl")).count("work"), 5, f"t-{r}.gpdl: ranges")
+
+
+def case_dist_launcher_killed(c):
+    """gprof-dl itself killed before the end: the recorded file is still a
+    trace, and says which process was which rank."""
+    d = tempfile.mkdtemp(dir=c.tmp)
+    p = subprocess.Popen([c.gpdl, "run", "-o", "k-%q{RANK}.gpdl", "--", c.prog("rank_launcher"), "2", "long", "6"],
+                         cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        time.sleep(2.5)  # the ranks are known, and a flush wrote them
+        p.kill()
+        p.wait(timeout=10)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+    eq(os.listdir(d), ["k-.gpdl"], "files")
+    head, procs, text = info(c, os.path.join(d, "k-.gpdl"))
+    check("damage" in text or "no END" in text, "the cut-short file is not reported as such")
+    ranks = collections.Counter(x["rank"] for x in procs)
+    check(ranks[0] >= 2 and ranks[1] >= 2 and ranks[-1] >= 1, f"ranks of the processes: {procs}")
+    ch = c.chrome(os.path.join(d, "k-.gpdl"))
+    check(ch.count("rank-step") >= 6, f"rank-step ranges: {ch.count('rank-step')}")
+
+
+def case_dist_torchrun(c):
+    """torch 2's torchrun, 2 ranks of DDP on gloo, under -o t-%q{RANK}.gpdl."""
+    py = c.torch2_python
+    torchrun = os.path.join(os.path.dirname(py or ""), "torchrun")
+    if not py or not os.path.exists(torchrun):
+        print(f"SKIP: no torch 2 venv with torchrun ({torchrun!r})")
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(dir=c.tmp)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = os.path.join(c.src, "progs", "ddp_gloo.py")
+    p, (ranks, launcher) = run_ranks(c, "t-%q{RANK}.gpdl",
+                                     [torchrun, "--nproc-per-node", "2", "--master-port", str(port), script],
+                                     cwd=d)
+    out = p.stdout.decode()
+    for r in (0, 1):
+        check(f"rank {r} of 2 (local {r}) done" in out, f"rank {r} did not finish: {out!r}")
+    eq(sorted(os.listdir(d)), ["t-.gpdl", "t-0.gpdl", "t-1.gpdl"], "files")
+    eq(sorted(ranks), [0, 1], "ranks reported")
+    for r in (0, 1):
+        world, pid, status, path = ranks[r]
+        eq((world, status, path), (2, "exit 0", f"t-{r}.gpdl"), f"rank {r} reported")
+        head, procs, _ = info(c, os.path.join(d, path))
+        eq((head.get("rank"), head.get("world size"), head.get("local rank")), (str(r), "2", str(r)),
+           f"{path}: header")
+        eq({x["rank"] for x in procs}, {r}, f"{path}: process ranks")
+        check(any(x["pid"] == pid and x["exit"] == "0" for x in procs), f"{path}: the rank's exit: {procs}")
+        check(all(x["exit"] != "?" for x in procs), f"{path}: an unknown exit status: {procs}")
+        # the rank's own CPU: torch's import and the steps are not nothing
+        _, _, text = info(c, os.path.join(d, path))
+        m = re.search(r"CPU\(Process\)\s+(\d+) samples.*mean ([\d.]+)%", text)
+        check(m and int(m[1]) >= 5 and float(m[2]) > 5.0, f"{path}: the rank's CPU: {m and m[0]}")
+    eq(launcher[1:], ("exit 0", "t-.gpdl"), "launcher reported")
+    head, procs, _ = info(c, os.path.join(d, "t-.gpdl"))
+    check(any("torchrun" in x["cmd"] and x["rank"] == -1 for x in procs), f"torchrun not in the launcher file: {procs}")
+    eq({x["rank"] for x in procs}, {-1}, "launcher file: process ranks")
+
+
 NEEDS_NVTX = {"installed", "ctypes", "threads", "domains", "unbalanced", "exit_code", "killed", "killed_segv", "forker", "execer",
-              "signals", "stdout_passthrough"}
+              "signals", "stdout_passthrough", "dist_files", "dist_single_file", "dist_killed",
+              "dist_killed_reaped", "dist_placeholders", "dist_copy_per_rank", "dist_launcher_killed"}
 
 
 def main():
@@ -369,6 +654,7 @@ def main():
     ap.add_argument("--have-nvtx", default="1")
     ap.add_argument("--nvtx-lib", default="")
     ap.add_argument("--build", default="")
+    ap.add_argument("--torch2-python", default="")
     ap.add_argument("--case", required=True)
     args = ap.parse_args()
     if args.case in NEEDS_NVTX and args.have_nvtx != "1":

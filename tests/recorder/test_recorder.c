@@ -10,6 +10,7 @@
 
 #include "formats/trace/trace.h"
 #include "lib/common/clock.h"
+#include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
 #include "lib/ring/ring.h"
 
@@ -250,12 +251,507 @@ static void test_range_ext_and_mirror(void **state)
 	trace_reader_close(tr);
 }
 
+struct comm_seen {
+	const struct trace_reader *r;
+	unsigned comm, comm_ops, comm_cat, ops, others, all_reduce;
+};
+
+static int comm_visit(void *ctx, const struct trace_event *e)
+{
+	struct comm_seen *c = ctx;
+	const struct trace_desc *d = trace_reader_desc(c->r, e->desc);
+	const char *name = trace_reader_string(c->r, d->name_str);
+	if (!strcmp(name, "gloo:all_reduce")) {
+		/* comm(): its bytes and the call's identity */
+		assert_int_equal(d->type, TRACE_EV_COMMUNICATION);
+		assert_int_equal(e->start_ns, 2000);
+		assert_int_equal(e->dur_ns, 500);
+		assert_non_null(e->ext);
+		assert_int_equal(e->ext->bytes, 4096);
+		assert_int_equal(e->ext->has_coll_seq, 1);
+		assert_int_equal(e->ext->coll_seq, 11);
+		assert_string_equal(trace_reader_string(c->r, e->ext->pg_str), "0");
+		assert_string_equal(trace_reader_string(c->r, e->ext->dtype_str), "float");
+		assert_int_equal(e->ext->group_size, 2);
+		assert_int_equal(e->ext->has_peer, 0);
+		/* slot a's, then slot b's (thread 101) */
+		assert_int_equal(trace_reader_thread(c->r, e->thread)->tid, 100 + c->all_reduce++);
+		c->comm++;
+	} else if (!strcmp(name, "gloo:send")) {
+		assert_int_equal(d->type, TRACE_EV_COMMUNICATION);
+		assert_non_null(e->ext);
+		assert_int_equal(e->ext->has_coll_seq, 0);
+		assert_int_equal(e->ext->has_peer, 1);
+		assert_int_equal(e->ext->peer, 1);
+		assert_int_equal(e->ext->pg_str, 0);
+		c->comm++;
+	} else if (!strcmp(name, "NCCL:broadcast")) {
+		/* an operator range named as a backend's collective */
+		assert_int_equal(d->type, TRACE_EV_COMMUNICATION);
+		assert_int_equal(d->category, 6);
+		c->comm_ops++;
+	} else if (!strcmp(name, "my barrier")) {
+		assert_int_equal(d->type, TRACE_EV_COMMUNICATION); /* category 13 */
+		c->comm_cat++;
+	} else if (!strcmp(name, "gloo:") || !strcmp(name, "aten::mm") || !strcmp(name, "foo:bar")) {
+		assert_int_equal(d->type, TRACE_EV_OPERATOR);
+		c->ops++;
+	} else {
+		/* another domain: UserDefined whatever the name */
+		assert_string_equal(name, "other:gloo:x");
+		assert_int_equal(d->type, TRACE_EV_USER_DEFINED);
+		c->others++;
+	}
+	return 0;
+}
+
+/* RING_REC_COMM becomes a Communication event with its details on its
+ * thread's track (its strings from another slot, later); operators named
+ * BACKEND:OP and the gprof-dl domain's category 13 are Communication too. */
+static void test_communication(void **state)
+{
+	(void)state;
+	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
+	struct recorder *r = recorder_create(&o);
+	assert_non_null(r);
+	uint32_t pid = (uint32_t)getpid();
+	assert_int_equal(recorder_begin(r, (pid_t)pid, 0, NULL, 0), 0);
+	size_t len;
+	struct ring_shm *shm = attach(r, &len);
+	struct ring_slot *a = ring_slot_claim(shm, pid, 100);
+	struct ring_slot *b = ring_slot_claim(shm, pid, 101);
+	static const char *const strs[] = {"cmd", "gloo:all_reduce", "gprof-dl", "NCCL:broadcast",
+					   "my barrier", "gloo:", "aten::mm", "foo:bar", "other",
+					   "other:gloo:x", "gloo:send"};
+	for (uint32_t i = 0; i < 11; i++)
+		put_string(shm, a, i + 1, strs[i]);
+	put_process(shm, a, pid, 1000, 1);
+	put_thread(shm, a, 1000);
+	put_thread(shm, b, 1000);
+	struct ring_comm x = {{RING_REC_COMM, sizeof(x), 0}, 2000, 2500, 2, 20, 21, 2, 11, 4096, -1, 0};
+	assert_int_equal(ring_write(shm, a, &x), 0);
+	struct ring_comm y = {{RING_REC_COMM, sizeof(y), 0}, 2600, 2700, 11, 0, 0, 0, -1, 0, 1, 0};
+	assert_int_equal(ring_write(shm, a, &y), 0);
+	assert_int_equal(ring_write(shm, b, &x), 0);
+	static const struct {
+		uint32_t name, domain, category;
+	} ranges[] = {{4, 3, 6}, {5, 3, 13}, {6, 3, 6}, {7, 3, 6}, {8, 3, 6}, {10, 9, 6}};
+	for (size_t i = 0; i < 6; i++) {
+		struct ring_range rr = {{RING_REC_RANGE, sizeof(rr), 0}, 3000 + i * 10, 3005 + i * 10,
+					ranges[i].name, ranges[i].domain, ranges[i].category, 0};
+		assert_int_equal(ring_write(shm, a, &rr), 0);
+	}
+	recorder_poll(r); /* the comm records wait for strings 20 and 21 */
+	put_string(shm, b, 20, "0");
+	put_string(shm, b, 21, "float");
+	ring_slot_release(a);
+	ring_slot_release(b);
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	assert_int_equal(st.events, 9);
+	assert_int_equal(st.dropped, 0);
+	recorder_destroy(r);
+	munmap(shm, len);
+
+	char err[256];
+	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(tr);
+	struct comm_seen c = {tr, 0, 0, 0, 0, 0, 0};
+	struct trace_visitor v = {.event = comm_visit};
+	assert_int_equal(trace_reader_run(tr, &v, &c), 0);
+	assert_null(trace_reader_damage(tr, NULL));
+	assert_int_equal(c.comm, 3);
+	assert_int_equal(c.comm_ops, 1);
+	assert_int_equal(c.comm_cat, 1);
+	assert_int_equal(c.ops, 3);
+	assert_int_equal(c.others, 1);
+	trace_reader_close(tr);
+}
+
+/* ---- ranks ------------------------------------------------------------------ */
+
+#define P0 4194400u /* beyond any pid_max: never a live process */
+
+static void put_exit(struct ring_shm *shm, struct ring_slot *s, uint32_t pid, uint64_t ts, uint32_t aux)
+{
+	struct ring_process p = {{RING_REC_PROCESS_EXIT, sizeof(p), aux}, ts, pid, 1, 0, 0};
+	assert_int_equal(ring_write(shm, s, &p), 0);
+}
+
+static void put_rank(struct ring_shm *shm, struct ring_slot *s, uint32_t pid, unsigned source, int32_t rank,
+		     int32_t local, int32_t world, uint32_t backend)
+{
+	struct ring_process_rank x = {{RING_REC_PROCESS_RANK, sizeof(x), source}, pid, rank, local, world, backend, 0};
+	assert_int_equal(ring_write(shm, s, &x), 0);
+}
+
+static void put_var(struct ring_shm *shm, struct ring_slot *s, uint32_t pid, unsigned i, const char *value)
+{
+	_Alignas(8) unsigned char buf[64] = {0};
+	struct ring_process_var *v = (struct ring_process_var *)buf;
+	size_t len = value ? strlen(value) : 0;
+	v->h.kind = RING_REC_PROCESS_VAR;
+	v->h.size = (uint16_t)ring_rec_align(sizeof(*v) + len + 1);
+	v->h.aux = i | (value ? RING_VAR_SET : 0);
+	v->pid = pid;
+	v->len = (uint32_t)len;
+	memcpy(buf + sizeof(*v), value ? value : "", len);
+	assert_int_equal(ring_write(shm, s, buf), 0);
+}
+
+/* A process of the scenario below: its slot's records up to its range. */
+struct sproc {
+	const char *name;
+	uint32_t pid, ppid;
+	unsigned source; /* 0: no rank */
+	int32_t rank, local, world;
+	uint32_t backend;
+	const char *var;  /* RANK as it had it */
+	int exec;         /* an image before this one, with no rank */
+	int exit_aux;     /* PROCESS_EXIT's aux; -1: none (killed) */
+	int32_t want_rank, want_status;
+	const char *want_file;
+};
+
+/* L launches S (srun's task: SLURM identity), which launches R0 and R1
+ * (torch's); R0 was exec'd (an image with no rank first) and forks W (the
+ * same identity: a DataLoader worker); R1 names itself through
+ * init_process_group (backend gloo) and forks X (no identity); L also runs
+ * M. Ranks: R0 with W, R1 with X; L, S and M are the launcher's. */
+static const struct sproc scenario[] = {
+	{"L", P0, 1, 0, 0, 0, 0, 0, NULL, 0, -1, -1, 9, "t-.gpdl"},
+	{"S", P0 + 1, P0, RING_RANK_ENV_SLURM, 0, 0, 1, 0, NULL, 0, RING_EXIT_KNOWN | 5, -1, 5, "t-.gpdl"},
+	{"R0", P0 + 2, P0 + 1, RING_RANK_ENV_TORCH, 0, 0, 2, 0, "0", 1, RING_EXIT_KNOWN | 0, 0, 0, "t-0.gpdl"},
+	{"R1", P0 + 3, P0 + 1, RING_RANK_INIT, 1, -1, 2, 9, "1", 0, -1, 1, TRACE_EXIT_KILLED, "t-1.gpdl"},
+	{"W", P0 + 4, P0 + 2, RING_RANK_ENV_TORCH, 0, 0, 2, 0, "0", 0, 0, 0, TRACE_EXIT_UNKNOWN, "t-0.gpdl"},
+	{"X", P0 + 5, P0 + 3, 0, 0, 0, 0, 0, NULL, 0, RING_EXIT_KNOWN | 3, 1, 3, "t-1.gpdl"},
+	{"M", P0 + 6, P0, 0, 0, 0, 0, 0, NULL, 0, RING_EXIT_KNOWN | 0, -1, 0, "t-.gpdl"},
+};
+enum { NSCEN = sizeof(scenario) / sizeof(scenario[0]) };
+
+static char rdir[64];
+
+struct rank_seen {
+	const struct trace_reader *r;
+	unsigned events[NSCEN], procs[NSCEN], counters, system_counters;
+	int32_t status[NSCEN];
+	uint32_t counter_pid; /* the file's root: its counters' pid */
+};
+
+static int scen_index(uint32_t pid)
+{
+	for (int i = 0; i < NSCEN; i++)
+		if (scenario[i].pid == pid)
+			return i;
+	fail_msg("pid %u is not the scenario's", pid);
+	return -1;
+}
+
+static int rank_event(void *ctx, const struct trace_event *e)
+{
+	struct rank_seen *c = ctx;
+	const char *name = trace_reader_string(c->r, trace_reader_desc(c->r, e->desc)->name_str);
+	const struct trace_thread *t = trace_reader_thread(c->r, e->thread);
+	int i = scen_index(t->pid);
+	char want[32];
+	snprintf(want, sizeof(want), "work-%s", scenario[i].name);
+	assert_string_equal(name, want);
+	c->events[i]++;
+	return 0;
+}
+
+static int rank_process(void *ctx, const struct trace_process *p)
+{
+	struct rank_seen *c = ctx;
+	int i = scen_index(p->pid);
+	const struct sproc *sp = &scenario[i];
+	if (p->rank != sp->want_rank)
+		fail_msg("%s: rank %d, expected %d", sp->name, p->rank, sp->want_rank);
+	assert_int_equal(p->world_size, sp->want_rank >= 0 ? 2 : -1);
+	assert_int_equal(p->local_rank, sp->want_rank == 0 ? 0 : -1);
+	assert_string_equal(trace_reader_string(c->r, p->backend_str), sp->want_rank == 1 ? "gloo" : "");
+	c->procs[i]++;
+	c->status[i] = p->exit_status;
+	return 0;
+}
+
+static int rank_counter(void *ctx, const struct trace_counter *k)
+{
+	struct rank_seen *c = ctx;
+	/* S was a rank root for a while, before its ranks came: series of
+	 * its pid stay the launcher's */
+	if (k->pid && !(c->counter_pid == P0 && k->pid == P0 + 1))
+		assert_int_equal(k->pid, c->counter_pid);
+	else if (!k->pid)
+		assert_int_equal(k->id, TRACE_CTR_CPU_SYSTEM);
+	c->counters += k->pid != 0;
+	c->system_counters += k->pid == 0;
+	return 0;
+}
+
+static void read_rank_file(const char *name, uint32_t root, struct rank_seen *c,
+			   const struct trace_header **h, struct trace_reader **tr)
+{
+	char p[160], err[256];
+	snprintf(p, sizeof(p), "%s/%s", rdir, name);
+	*tr = trace_reader_open(p, err, sizeof(err));
+	if (!*tr)
+		fail_msg("%s", err);
+	memset(c, 0, sizeof(*c));
+	c->r = *tr;
+	c->counter_pid = root;
+	struct trace_visitor v = {.event = rank_event, .process = rank_process, .counter = rank_counter};
+	assert_int_equal(trace_reader_run(*tr, &v, c), 0);
+	assert_null(trace_reader_damage(*tr, NULL));
+	*h = trace_reader_header(*tr);
+}
+
+/* Ranks resolved (innermost distinct identity; children follow), exit
+ * statuses of processes the launcher did not reap, and the split: one
+ * file per rank named from its root's variables, the rest in place. */
+static void test_ranks_and_split(void **state)
+{
+	(void)state;
+	char out[128], err[256];
+	snprintf(out, sizeof(out), "%s/t-.gpdl", rdir);
+	char pattern[128];
+	snprintf(pattern, sizeof(pattern), "%s/t-%%q{RANK}.gpdl", rdir);
+	struct outname *o = outname_parse(pattern, err, sizeof(err));
+	assert_non_null(o);
+	/* counters sampled at every poll */
+	struct recorder_opts ro = {out, 0, 16, 1u << 16, 1, o};
+	struct recorder *r = recorder_create(&ro);
+	assert_non_null(r);
+	assert_int_equal(recorder_begin(r, (pid_t)P0, 0, NULL, 0), 0);
+	size_t len;
+	struct ring_shm *shm = attach(r, &len);
+	struct ring_slot *first = ring_slot_claim(shm, P0, P0);
+	put_string(shm, first, 1, "cmd");
+	put_string(shm, first, 9, "gloo");
+	for (uint32_t i = 0; i < NSCEN; i++) {
+		const struct sproc *sp = &scenario[i];
+		char name[32];
+		snprintf(name, sizeof(name), "work-%s", sp->name);
+		put_string(shm, first, 20 + i, name);
+	}
+	recorder_poll(r);
+	uint64_t t = 1000;
+	for (uint32_t i = 0; i < NSCEN; i++) {
+		const struct sproc *sp = &scenario[i];
+		struct ring_slot *s = i ? ring_slot_claim(shm, sp->pid, sp->pid) : first;
+		if (sp->exec) { /* the image before the exec: no rank yet */
+			put_process(shm, s, sp->pid, t++, 1);
+			s->pid = sp->pid;
+			put_thread(shm, s, t++);
+			recorder_poll(r);
+			ring_slot_release(s);
+			recorder_poll(r);
+			s = ring_slot_claim(shm, sp->pid, sp->pid);
+		}
+		struct ring_process ps = {{RING_REC_PROCESS_START, sizeof(ps), 0}, t++, sp->pid, sp->ppid, 1, 0};
+		assert_int_equal(ring_write(shm, s, &ps), 0);
+		if (sp->source && sp->source != RING_RANK_INIT)
+			put_rank(shm, s, sp->pid, sp->source, sp->rank, sp->local, sp->world, 0);
+		put_var(shm, s, sp->pid, 0, sp->var);
+		put_thread(shm, s, t++);
+		put_range(shm, s, 20 + i, t++);
+		if (sp->source == RING_RANK_INIT) /* after the environment's: wins */
+			put_rank(shm, s, sp->pid, sp->source, sp->rank, sp->local, sp->world, sp->backend);
+		if (sp->exit_aux >= 0)
+			put_exit(shm, s, sp->pid, t++, (uint32_t)sp->exit_aux);
+		recorder_poll(r);
+	}
+	recorder_process_reaped(r, (pid_t)P0, 9 << 8, NULL);
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	/* the report's view */
+	assert_int_equal(st.nranks, 2);
+	assert_int_equal(st.ranks[0].rank, 0);
+	assert_int_equal(st.ranks[0].pid, P0 + 2);
+	assert_int_equal(st.ranks[0].exit_status, 0);
+	assert_int_equal(st.ranks[0].world_size, 2);
+	assert_int_equal(st.ranks[1].rank, 1);
+	assert_int_equal(st.ranks[1].pid, P0 + 3);
+	assert_int_equal(st.ranks[1].exit_status, TRACE_EXIT_KILLED);
+	char want[160];
+	snprintf(want, sizeof(want), "%s/t-0.gpdl", rdir);
+	assert_string_equal(st.ranks[0].path, want);
+	snprintf(want, sizeof(want), "%s/t-1.gpdl", rdir);
+	assert_string_equal(st.ranks[1].path, want);
+	assert_string_equal(st.launcher_path, out);
+	assert_int_equal(st.root_exit_status, 9);
+	recorder_destroy(r);
+	outname_free(o);
+	munmap(shm, len);
+
+	static const char *const files[] = {"t-.gpdl", "t-0.gpdl", "t-1.gpdl"};
+	unsigned total_events = 0, system_counters = 0;
+	for (int f = 0; f < 3; f++) {
+		struct rank_seen c;
+		const struct trace_header *h;
+		struct trace_reader *tr;
+		read_rank_file(files[f], f ? scenario[f + 1].pid : P0, &c, &h, &tr);
+		int32_t frank = f - 1;
+		assert_int_equal(h->rank, frank);
+		assert_int_equal(h->world_size, f ? 2 : -1);
+		assert_int_equal(h->local_rank, f == 1 ? 0 : -1);
+		assert_string_equal(h->dist_backend, f == 2 ? "gloo" : "");
+		assert_int_equal(h->pid, f ? scenario[f + 1].pid : P0);
+		for (int i = 0; i < NSCEN; i++) {
+			const struct sproc *sp = &scenario[i];
+			int here = !strcmp(sp->want_file, files[f]);
+			assert_int_equal(c.events[i], here ? 1 : 0);
+			assert_int_equal(c.procs[i], here ? 1 + sp->exec : 0);
+			if (here && c.status[i] != sp->want_status)
+				fail_msg("%s: exit status %d, expected %d", sp->name, c.status[i], sp->want_status);
+			total_events += c.events[i];
+		}
+		/* the system's counters in every file, the processes' (CPU and
+		 * memory) in their rank's, under its root's pid */
+		assert_true(c.system_counters >= 2);
+		if (f)
+			assert_int_equal(c.system_counters, system_counters);
+		system_counters = c.system_counters;
+		assert_true(c.counters >= 2 && c.counters % 2 == 0);
+		trace_reader_close(tr);
+	}
+	assert_int_equal(total_events, NSCEN);
+	for (int f = 0; f < 3; f++) {
+		char p[160];
+		snprintf(p, sizeof(p), "%s/%s", rdir, files[f]);
+		unlink(p);
+	}
+}
+
+/* Records a process tree: procs[i] is a child of procs[parent[i]] (the
+ * first: of no one we know), with rank rank[i] of 2 (-1: none), and RANK
+ * as var[i]. Returns the stats of recorder_finish(). */
+static void record_tree(const char *out, const char *pattern, uint32_t n, const int *parent,
+			const int32_t *rank, const char *const *var, struct recorder **rp,
+			struct outname **op)
+{
+	char err[256];
+	*op = outname_parse(pattern, err, sizeof(err));
+	assert_non_null(*op);
+	struct recorder_opts ro = {out, 0, 8, 1u << 16, 1000000000ull, *op};
+	struct recorder *r = *rp = recorder_create(&ro);
+	assert_non_null(r);
+	assert_int_equal(recorder_begin(r, (pid_t)P0, 0, NULL, 0), 0);
+	size_t len;
+	struct ring_shm *shm = attach(r, &len);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ring_slot *s = ring_slot_claim(shm, P0 + i, P0 + i);
+		put_string(shm, s, 1, "cmd");
+		uint32_t ppid = parent[i] < 0 ? 1 : P0 + (uint32_t)parent[i];
+		struct ring_process ps = {{RING_REC_PROCESS_START, sizeof(ps), 0}, 10 + i, P0 + i, ppid, 1, 0};
+		assert_int_equal(ring_write(shm, s, &ps), 0);
+		if (rank[i] >= 0)
+			put_rank(shm, s, P0 + i, RING_RANK_ENV_TORCH, rank[i], -1, 2, 0);
+		put_var(shm, s, P0 + i, 0, var[i]);
+		put_thread(shm, s, 20 + i);
+		put_exit(shm, s, P0 + i, 30 + i, RING_EXIT_KNOWN | i);
+		recorder_poll(r);
+		ring_slot_release(s);
+		recorder_poll(r);
+	}
+	munmap(shm, len);
+}
+
+/* The rank and processes a file holds. */
+static void check_file(const char *path, int32_t rank, uint32_t nprocs, uint32_t first_pid)
+{
+	char err[256];
+	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
+	if (!tr)
+		fail_msg("%s", err);
+	assert_int_equal(trace_reader_run(tr, NULL, NULL), 0);
+	assert_null(trace_reader_damage(tr, NULL));
+	assert_int_equal(trace_reader_header(tr)->rank, rank);
+	assert_int_equal(trace_reader_process_count(tr), nprocs);
+	assert_int_equal(trace_reader_process(tr, 0)->pid, first_pid);
+	trace_reader_close(tr);
+}
+
+/* Two ranks the pattern names alike, and a file already there: nothing of
+ * either is overwritten. */
+static void test_split_collisions(void **state)
+{
+	(void)state;
+	char out[128], pattern[128], p[160];
+	snprintf(pattern, sizeof(pattern), "%s/t-%%q{RANK}.gpdl", rdir);
+	snprintf(out, sizeof(out), "%s/t-.gpdl", rdir);
+	snprintf(p, sizeof(p), "%s/t-0-1.gpdl", rdir);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("precious", f);
+	fclose(f);
+	static const int parent[] = {-1, 0, 0};
+	static const int32_t rank[] = {-1, 0, 1};
+	static const char *const var[] = {NULL, "0", "0"}; /* both say RANK=0 */
+	struct recorder *r;
+	struct outname *o;
+	record_tree(out, pattern, 3, parent, rank, var, &r, &o);
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	assert_int_equal(st.nranks, 2);
+	assert_string_equal(st.launcher_path, out);
+	snprintf(p, sizeof(p), "%s/t-0.gpdl", rdir);
+	assert_string_equal(st.ranks[0].path, p);
+	check_file(p, 0, 1, P0 + 1);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/t-0-2.gpdl", rdir);
+	assert_string_equal(st.ranks[1].path, p);
+	assert_int_equal(st.ranks[1].exit_status, 2);
+	check_file(p, 1, 1, P0 + 2);
+	unlink(p);
+	check_file(out, -1, 1, P0);
+	unlink(out);
+	recorder_destroy(r);
+	outname_free(o);
+	snprintf(p, sizeof(p), "%s/t-0-1.gpdl", rdir);
+	char buf[16] = "";
+	f = fopen(p, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "precious");
+	unlink(p);
+}
+
+/* The root is the rank (a copy of gprof-dl per rank, as mpirun starts
+ * them): its file, the recorded one, is rewritten as the rank's, with its
+ * DataLoader worker; no launcher file stays. */
+static void test_split_root_is_rank(void **state)
+{
+	(void)state;
+	char out[128], pattern[128];
+	snprintf(pattern, sizeof(pattern), "%s/t-%%q{RANK}.gpdl", rdir);
+	snprintf(out, sizeof(out), "%s/t-1.gpdl", rdir);
+	static const int parent[] = {-1, 0};
+	static const int32_t rank[] = {1, 1};
+	static const char *const var[] = {"1", "1"};
+	struct recorder *r;
+	struct outname *o;
+	record_tree(out, pattern, 2, parent, rank, var, &r, &o);
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	assert_int_equal(st.nranks, 1);
+	assert_null(st.launcher_path);
+	assert_string_equal(st.ranks[0].path, out);
+	assert_int_equal(st.ranks[0].pid, P0);
+	check_file(out, 1, 2, P0);
+	unlink(out);
+	recorder_destroy(r);
+	outname_free(o);
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/gpdl-test-recorder-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/t.gpdl", dir);
+	snprintf(rdir, sizeof(rdir), "%s", dir);
 	return 0;
 }
 
@@ -272,6 +768,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exec_with_records_pending_above, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_range_ext_and_mirror, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_communication, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ranks_and_split, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_collisions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_split_root_is_rank, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,263 @@
+#include "lib/recorder/split.h"
+
+#include "lib/common/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One output: its writer and what src's ids are in it (0: not yet). */
+struct sout {
+	struct trace_writer *w;
+	uint32_t *strs, *descs;
+	size_t nstrs, ndescs;
+	uint32_t nthreads;
+};
+
+/* A thread of src: its output and its index there. */
+struct sthread {
+	uint32_t out, index;
+	int mapped;
+};
+
+struct split {
+	struct trace_reader *r;
+	struct sout *outs;
+	uint32_t nouts;
+	const struct split_proc *procs;
+	uint32_t nprocs;
+	struct sthread *threads;
+	size_t nthreads;
+	int failed;
+};
+
+static void grow(uint32_t **a, size_t *n, size_t want)
+{
+	if (want <= *n)
+		return;
+	size_t cap = *n ? *n : 64;
+	while (cap < want)
+		cap *= 2;
+	*a = xrealloc(*a, cap * sizeof(**a));
+	memset(*a + *n, 0, (cap - *n) * sizeof(**a));
+	*n = cap;
+}
+
+static uint32_t map_str(struct split *s, uint32_t out, uint32_t id)
+{
+	struct sout *o = &s->outs[out];
+	if (!id)
+		return 0;
+	grow(&o->strs, &o->nstrs, (size_t)id + 1);
+	if (!o->strs[id]) {
+		const char *text = trace_reader_string(s->r, id);
+		o->strs[id] = trace_writer_string(o->w, text, strlen(text));
+		if (!o->strs[id])
+			s->failed = 1;
+	}
+	return o->strs[id];
+}
+
+static uint32_t map_desc(struct split *s, uint32_t out, uint32_t id)
+{
+	struct sout *o = &s->outs[out];
+	grow(&o->descs, &o->ndescs, (size_t)id + 1);
+	if (!o->descs[id]) {
+		const struct trace_desc *d = trace_reader_desc(s->r, id);
+		o->descs[id] = trace_writer_desc(o->w, map_str(s, out, d->name_str), map_str(s, out, d->domain_str),
+						 d->category, d->type);
+		if (!o->descs[id])
+			s->failed = 1;
+	}
+	return o->descs[id];
+}
+
+/* The output of the image of pid that had started at ts (the earliest
+ * image when none had); outs[0] for a pid not listed. */
+static uint32_t out_of(const struct split *s, uint32_t pid, uint64_t ts)
+{
+	const struct split_proc *best = NULL, *first = NULL;
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		const struct split_proc *p = &s->procs[i];
+		if (p->pid != pid)
+			continue;
+		if (!first || p->start_ns < first->start_ns)
+			first = p;
+		if (p->start_ns <= ts && (!best || p->start_ns >= best->start_ns))
+			best = p;
+	}
+	if (!best)
+		best = first;
+	return best ? best->out : 0;
+}
+
+static void check(struct split *s, int rc)
+{
+	if (rc != 0)
+		s->failed = 1;
+}
+
+static int on_thread(void *ctx, const struct trace_thread *t)
+{
+	struct split *s = ctx;
+	if (t->index >= s->nthreads) {
+		size_t cap = s->nthreads ? s->nthreads : 64;
+		while (cap <= t->index)
+			cap *= 2;
+		s->threads = xrealloc(s->threads, cap * sizeof(*s->threads));
+		memset(s->threads + s->nthreads, 0, (cap - s->nthreads) * sizeof(*s->threads));
+		s->nthreads = cap;
+	}
+	struct sthread *st = &s->threads[t->index];
+	if (!st->mapped) {
+		st->out = out_of(s, t->pid, t->start_ns);
+		st->index = s->outs[st->out].nthreads++;
+		st->mapped = 1;
+	}
+	struct trace_thread c = *t;
+	c.index = st->index;
+	c.name_str = map_str(s, st->out, t->name_str);
+	check(s, trace_writer_thread(s->outs[st->out].w, &c));
+	return 0;
+}
+
+static int on_event(void *ctx, const struct trace_event *e)
+{
+	struct split *s = ctx;
+	const struct sthread *st = &s->threads[e->thread];
+	struct trace_event c = *e;
+	struct trace_event_ext x;
+	c.thread = st->index;
+	c.desc = map_desc(s, st->out, e->desc);
+	if (e->ext) {
+		x = *e->ext;
+		x.shapes_str = map_str(s, st->out, x.shapes_str);
+		x.pg_str = map_str(s, st->out, x.pg_str);
+		x.dtype_str = map_str(s, st->out, x.dtype_str);
+		c.ext = &x;
+	}
+	check(s, trace_writer_event(s->outs[st->out].w, &c));
+	return 0;
+}
+
+static int on_counter(void *ctx, const struct trace_counter *c)
+{
+	struct split *s = ctx;
+	if (c->pid)
+		check(s, trace_writer_counter(s->outs[out_of(s, c->pid, c->ts_ns)].w, c));
+	else
+		for (uint32_t i = 0; i < s->nouts; i++)
+			check(s, trace_writer_counter(s->outs[i].w, c));
+	return 0;
+}
+
+static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
+{
+	struct split *s = ctx;
+	const struct sthread *st = &s->threads[thread];
+	check(s, trace_writer_drops(s->outs[st->out].w, st->index, dropped));
+	return 0;
+}
+
+static int on_device(void *ctx, const struct trace_device *d)
+{
+	struct split *s = ctx;
+	for (uint32_t i = 0; i < s->nouts; i++) {
+		struct trace_device c = *d;
+		c.name_str = map_str(s, i, d->name_str);
+		check(s, trace_writer_device(s->outs[i].w, &c));
+	}
+	return 0;
+}
+
+static int on_process(void *ctx, const struct trace_process *p)
+{
+	struct split *s = ctx;
+	uint32_t out = 0;
+	int exact = 0;
+	for (uint32_t i = 0; i < s->nprocs && !exact; i++)
+		if (s->procs[i].pid == p->pid && s->procs[i].start_ns == p->start_ns)
+			out = s->procs[i].out, exact = 1;
+	if (!exact)
+		out = out_of(s, p->pid, p->start_ns);
+	struct trace_process c = *p;
+	c.cmdline_str = map_str(s, out, p->cmdline_str);
+	c.backend_str = map_str(s, out, p->backend_str);
+	check(s, trace_writer_process(s->outs[out].w, &c));
+	return 0;
+}
+
+static void split_free(struct split *s)
+{
+	for (uint32_t i = 0; i < s->nouts; i++) {
+		free(s->outs[i].strs);
+		free(s->outs[i].descs);
+	}
+	free(s->outs);
+	free(s->threads);
+}
+
+int split_trace(const char *src, const struct split_out *outs, uint32_t nouts,
+		const struct split_proc *procs, uint32_t nprocs, const struct trace_category *cats,
+		uint32_t ncats, char *err, size_t errlen)
+{
+	struct split s = {0};
+	s.procs = procs;
+	s.nprocs = nprocs;
+	s.r = trace_reader_open(src, err, errlen);
+	if (!s.r)
+		return -1;
+	s.outs = xcalloc(nouts, sizeof(*s.outs));
+	s.nouts = nouts;
+	int rc = 0;
+	uint32_t opened = 0;
+	for (; opened < nouts; opened++) {
+		struct sout *o = &s.outs[opened];
+		o->w = trace_writer_open(outs[opened].path, 0);
+		if (!o->w || trace_writer_header(o->w, &outs[opened].h) != 0) {
+			snprintf(err, errlen, "cannot create '%s': %s", outs[opened].path, strerror(errno));
+			if (o->w)
+				opened++;
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0) {
+		struct trace_visitor v = {
+			.process = on_process,
+			.thread = on_thread,
+			.event = on_event,
+			.counter = on_counter,
+			.drops = on_drops,
+			.device = on_device,
+		};
+		if (trace_reader_run(s.r, &v, &s) != 0)
+			s.failed = 1;
+		/* category names: every output, as the reader knows them now */
+		for (uint32_t k = 0; k < ncats; k++) {
+			for (uint32_t i = 0; i < nouts; i++) {
+				struct trace_category c = {map_str(&s, i, cats[k].domain_str), cats[k].category,
+							   map_str(&s, i, cats[k].name_str)};
+				check(&s, trace_writer_category(s.outs[i].w, &c));
+			}
+		}
+		if (s.failed) {
+			snprintf(err, errlen, "cannot split '%s': %s", src, errno ? strerror(errno) : "a write failed");
+			rc = -1;
+		}
+	}
+	for (uint32_t i = 0; i < opened; i++) {
+		if (trace_writer_close(s.outs[i].w, outs[i].end_ns) != 0 && rc == 0) {
+			snprintf(err, errlen, "cannot write '%s': %s", outs[i].path, strerror(errno));
+			rc = -1;
+		}
+	}
+	if (rc != 0)
+		for (uint32_t i = 0; i < opened; i++)
+			unlink(outs[i].path);
+	trace_reader_close(s.r);
+	split_free(&s);
+	return rc;
+}
