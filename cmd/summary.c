@@ -3,6 +3,7 @@
  * traces, summarised together, as text, CSV or JSON.
  */
 #include "cmd/cmd.h"
+#include "lib/analysis/job.h"
 #include "lib/analysis/progress.h"
 #include "lib/analysis/summary.h"
 #include "lib/common/error.h"
@@ -19,7 +20,9 @@ static const char summary_usage[] =
 	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns] [--skip-steps N]\n"
 	"                        [--format text|csv|json] [-o OUT]\n"
 	"\n"
-	"Print the summary tables of one or more traces, summarised together.\n"
+	"Print the summary tables of one or more traces, summarised together. The\n"
+	"traces of a distributed job (a rank each, or one holding several ranks)\n"
+	"are read rank by rank for the distributed view, which names the straggler.\n"
 	"\n"
 	"  --view NAME        a view to print (repeatable; default: all of them):\n"
 	"                     perf, device, overview, model, distributed, operator,\n"
@@ -32,8 +35,8 @@ static const char summary_usage[] =
 	"  --sorted-by KEY    cpu-total (default), cpu-avg, cpu-max, cpu-min,\n"
 	"                     gpu-total, gpu-avg, gpu-max, gpu-min\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
-	"  --skip-steps N     perf view: leave out the first N steps of each trace\n"
-	"                     (default 10, never more than half the steps)\n"
+	"  --skip-steps N     perf and distributed views: leave out the first N steps\n"
+	"                     of each trace or rank (default 10, never more than half)\n"
 	"  --format FORMAT    text (default), csv or json\n"
 	"  -o, --output OUT   write to OUT instead of standard output\n"
 	"  -h, --help         show this help\n"
@@ -148,27 +151,10 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 	return optind;
 }
 
-/* Shared with bench: loads every file into a, warning about damaged ones
- * ("DONE up to there"), and prepares it. 0, or -1 after an error message. */
+/* Shared with bench and diff until they take a job: job_load_files(). */
 int cmd_load_traces(struct analysis *a, int nfiles, char **files, const char *done)
 {
-	for (int i = 0; i < nfiles; i++) {
-		char err[1024];
-		progress_phase("reading '%s'", files[i]);
-		if (analysis_load(a, files[i], err, sizeof(err)) != 0) {
-			progress_done();
-			error("%s", err);
-			return -1;
-		}
-		const struct store_file *f = &a->store.files[a->store.nfiles - 1];
-		if (f->damage) {
-			progress_done();
-			warning("trace '%s' is damaged at offset %llu: %s; %s up to there", f->path,
-				(unsigned long long)f->damage_offset, f->damage, done);
-		}
-	}
-	analysis_prepare(a);
-	return 0;
+	return job_load_files(a, nfiles, files, done);
 }
 
 int cmd_summary(int argc, char **argv)
@@ -178,26 +164,39 @@ int cmd_summary(int argc, char **argv)
 	int first = summary_parse(argc, argv, &o, &output);
 	if (first < 0)
 		return 0;
-	struct analysis a;
-	analysis_init(&a);
 	progress_enable(1); /* only shown on a terminal, after a second */
-	if (cmd_load_traces(&a, argc - first, argv + first, "summarised") != 0) {
-		analysis_free(&a);
+	struct job j;
+	char err[1024];
+	if (job_open(&j, argc - first, argv + first, err, sizeof(err)) != 0) {
+		progress_done();
+		error("%s", err);
 		return 1;
 	}
+	int as_job = summary_is_job(&j, &o);
+	struct analysis a;
+	analysis_init(&a);
+	if (!as_job && job_load_all(&j, &a, err, sizeof(err)) != 0) {
+		progress_done();
+		error("%s", err);
+		analysis_free(&a);
+		job_free(&j);
+		return 1;
+	}
+	if (!as_job)
+		job_warn_damage(&a, 0, "summarised");
 	FILE *out = stdout;
 	if (output && !(out = fopen(output, "w"))) {
 		error("cannot open '%s': %s", output, strerror(errno));
 		analysis_free(&a);
+		job_free(&j);
 		return 1;
 	}
-	int rc = summary_write(&a, &o, out);
-	if (out != stdout && fclose(out) != 0)
+	int rc = as_job ? summary_write_job(&j, &o, out, "summarised") : summary_write(&a, &o, out);
+	if (out != stdout && fclose(out) != 0 && rc == 0)
 		rc = -1;
 	analysis_free(&a);
-	if (rc != 0 && out != stdout) {
+	job_free(&j);
+	if (rc < 0 && out != stdout)
 		error("cannot write '%s'", output);
-		return 1;
-	}
 	return rc ? 1 : 0;
 }

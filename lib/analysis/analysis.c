@@ -115,7 +115,7 @@ double analysis_ratio(const struct analysis *a, uint64_t ns)
 
 struct unions {
 	struct ivl_union type[TRACE_EV_TYPE_COUNT];
-	struct ivl_union comm, comp, busy;
+	struct ivl_union comm, comp, busy, host_comm;
 	struct ivl_union *device;
 };
 
@@ -154,6 +154,7 @@ static void analysis_unite_types(struct analysis *a)
 	ivl_union_init(&u.comm, &a->window);
 	ivl_union_init(&u.comp, &a->window);
 	ivl_union_init(&u.busy, &a->window);
+	ivl_union_init(&u.host_comm, &a->window);
 	u.device = xmalloc((s->ndevices ? s->ndevices : 1) * sizeof(*u.device));
 	for (uint32_t d = 0; d < s->ndevices; d++)
 		ivl_union_init(&u.device[d], &a->window);
@@ -169,6 +170,11 @@ static void analysis_unite_types(struct analysis *a)
 			continue;
 		/* trace_event_type_is_device(), inlined in the loop over every event */
 		int device_type = type >= TRACE_EV_KERNEL && type <= TRACE_EV_COMMUNICATION;
+		if (t->kind == STORE_TRACK_HOST && !store_ev_is_instant(t, i) &&
+		    (a->gpu.roles[store_ev_desc(t, i)] & ROLE_COMM_OP)) {
+			a->host_comm.calls++; /* host communication: see analysis.h */
+			ivl_union_add(&u.host_comm, t->start[i], store_ev_end(t, i));
+		}
 		if ((t->kind == STORE_TRACK_DEVICE) != device_type)
 			continue; /* see analysis.h: counted where the type belongs */
 		if (store_ev_flags(t, i) & TRACE_EVF_MARK) {
@@ -188,6 +194,7 @@ static void analysis_unite_types(struct analysis *a)
 	a->comm.merged_ns = ivl_union_measure(&u.comm);
 	a->comp.merged_ns = ivl_union_measure(&u.comp);
 	a->busy_ns = ivl_union_measure(&u.busy);
+	a->host_comm.merged_ns = ivl_union_measure(&u.host_comm);
 	a->device_busy_ns = xcalloc(s->ndevices ? s->ndevices : 1, sizeof(*a->device_busy_ns));
 	for (uint32_t d = 0; d < s->ndevices; d++)
 		a->device_busy_ns[d] = ivl_union_measure(&u.device[d]);

@@ -15,6 +15,14 @@
  * Memset, Communication) on GPU streams: a GPU stream's annotation range is
  * no CPU time, and a framework's host-side copy range is no GPU time. GPU
  * work is tied to what launched it in analysis_prepare() (gpu.h).
+ *
+ * Communication is both: GPU work (gpu.h: NCCL kernels and the work of
+ * communication calls, in comm) and host ranges, which is where gloo's and
+ * MPI's collectives run (a Communication event on a host thread, torch's
+ * "gloo:all_reduce"; and the host ranges named as communication calls,
+ * c10d::* and Paddle's c_* operators: gpu_is_comm_op_name()). The host ones
+ * are not in types[] (which counts Communication on GPU streams, as Paddle
+ * does) but in host_comm, so that a trace's GPU figures stay as they were.
  */
 #ifndef GPDL_ANALYSIS_ANALYSIS_H
 #define GPDL_ANALYSIS_ANALYSIS_H
@@ -52,6 +60,9 @@ struct analysis {
 	 * device's kernels and communication (by store device) */
 	struct type_total comm, comp;
 	uint64_t busy_ns;
+	/* ... and the host's communication: the union of the host ranges that
+	 * are communication calls (above), and their count */
+	struct type_total host_comm;
 	uint64_t *device_busy_ns;
 };
 

@@ -31,7 +31,8 @@ static int starts_with_ci(const char *s, const char *prefix)
 int gpu_is_comm_op_name(const char *name)
 {
 	static const char *const prefixes[] = {
-		"nccl:",          "gloo:",           "mpi:",          "c10d::",
+		"nccl:",          "gloo:",           "mpi:",          "ucc:",
+		"c10d::",
 		"record_param_comms",
 		"c_allreduce",    "c_allgather",     "c_broadcast",   "c_reducescatter",
 		"c_reduce_",      "c_scatter",       "alltoall",      "send_v2",
@@ -440,6 +441,10 @@ static void gpu_roles(struct analysis *a)
 		if (trace_event_type_is_device(type) && gpu_is_comm_work_name(name))
 			a->gpu.roles[d] |= ROLE_COMM_GPU;
 		else if (!trace_event_type_is_device(type) && gpu_is_comm_op_name(name))
+			a->gpu.roles[d] |= ROLE_COMM_OP;
+		/* a Communication range on a host thread is a communication call
+		 * (gloo's run there); on a GPU stream the role is not read */
+		if (type == TRACE_EV_COMMUNICATION)
 			a->gpu.roles[d] |= ROLE_COMM_OP;
 	}
 }

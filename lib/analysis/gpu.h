@@ -67,7 +67,8 @@ enum gpu_flag {
 
 /* Roles of a desc (by name and type), per store desc. */
 enum desc_role {
-	ROLE_COMM_OP = 1u << 0,  /* a host range whose GPU work is communication */
+	ROLE_COMM_OP = 1u << 0,  /* a host range that is a communication call (gpu_is_comm_op_name(),
+				  * or of type Communication): its GPU work is communication */
 	ROLE_COMM_GPU = 1u << 1, /* GPU work named as communication (NCCL, RCCL) */
 };
 
@@ -111,7 +112,7 @@ void gpu_prepare(struct analysis *a);
 void gpu_free(struct gpu_info *g, uint32_t ntracks);
 
 /* Host range names whose GPU work is communication: PyTorch's "nccl:*",
- * "gloo:*", "mpi:*", "c10d::*", "record_param_comms", and Paddle's collective
+ * "gloo:*", "mpi:*", "ucc:*", "c10d::*", "record_param_comms", and Paddle's collective
  * operators (c_allreduce_*, c_allgather, c_broadcast, c_reducescatter,
  * c_reduce_*, c_scatter, alltoall, send_v2, recv_v2, partial_send,
  * partial_recv, partial_allgather, barrier). */

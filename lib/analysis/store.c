@@ -33,6 +33,7 @@ void store_free(struct store *s)
 		free(t->xonly_ev);
 		free(t->xonly_id);
 		free(t->details);
+		free(t->comm);
 	}
 	for (uint32_t i = 0; i < s->nfiles; i++) {
 		free(s->files[i].path);
@@ -47,6 +48,7 @@ void store_free(struct store *s)
 	free(s->descs);
 	free(s->desc_slots);
 	free(s->counters);
+	free(s->procs);
 	names_free(&s->names);
 	memset(s, 0, sizeof(*s));
 }
@@ -217,12 +219,30 @@ static inline void track_push(struct store *s, struct store_track *t, uint64_t s
 		f->start_ns = start;
 	if (start + dur > f->end_ns)
 		f->end_ns = start + dur;
+	if (start + dur > f->events_end_ns)
+		f->events_end_ns = start + dur;
 }
 
 void store_append(struct store *s, uint32_t track, uint64_t start, uint64_t dur, uint32_t desc,
 		  unsigned flags)
 {
 	track_push(s, &s->tracks[track], start, dur, desc, flags);
+}
+
+/* A Communication event's collective details: 1 when it carries any. */
+static int comm_compact(unsigned type, const struct trace_event_ext *e, struct store_comm *c)
+{
+	if (type != TRACE_EV_COMMUNICATION ||
+	    !(e->has_coll_seq || e->pg_str || e->group_size || e->dtype_str || e->has_peer ||
+	      e->bytes))
+		return 0;
+	c->bytes = e->bytes;
+	c->seq1 = e->has_coll_seq && e->coll_seq < UINT64_MAX ? e->coll_seq + 1 : 0;
+	c->pg = e->pg_str;
+	c->group_size = e->group_size;
+	c->dtype = e->dtype_str;
+	c->peer = e->has_peer && e->peer >= 0 ? e->peer : -1;
+	return 1;
 }
 
 /* The details a view uses, in the member the event's type reads; 0 when the
@@ -273,7 +293,13 @@ void store_append_ext(struct store *s, uint32_t track, uint64_t start, uint64_t 
 	if (!ext)
 		return;
 	struct store_ext x;
-	int has = ext_compact(s->descs[desc].type, ext, &x);
+	struct store_comm cm;
+	unsigned type = s->descs[desc].type;
+	int comm = comm_compact(type, ext, &cm);
+	int has = comm || ext_compact(type, ext, &x);
+	/* the detail index shares its top bit with STORE_DETAIL_COMM */
+	if (has && (comm ? t->ncomm : t->ndetails) >= STORE_DETAIL_COMM - 1)
+		die("more than %u events with details on one thread", STORE_DETAIL_COMM - 1);
 	if (!has && !ext->correlation) {
 		if (!ext->external_id)
 			return;
@@ -319,7 +345,14 @@ void store_append_ext(struct store *s, uint32_t track, uint64_t start, uint64_t 
 	if (t->xid)
 		t->xid[t->nextra] = wide;
 	t->nextra++;
-	if (has) {
+	if (comm) {
+		if (t->ncomm == t->comm_cap) {
+			t->comm_cap = t->comm_cap ? t->comm_cap * 2 : 64;
+			t->comm = xrealloc(t->comm, t->comm_cap * sizeof(*t->comm));
+		}
+		e->detail = (uint32_t)t->ncomm | STORE_DETAIL_COMM;
+		t->comm[t->ncomm++] = cm;
+	} else if (has) {
 		if (t->ndetails == t->details_cap) {
 			t->details_cap = t->details_cap ? t->details_cap * 2 : 256;
 			t->details = xrealloc(t->details, t->details_cap * sizeof(*t->details));
@@ -349,6 +382,28 @@ const struct store_ext *store_ev_ext(const struct store_track *t, size_t i)
 	return store_extra_ext(t, store_ev_extra(t, i));
 }
 
+const struct store_comm *store_ev_comm(const struct store_track *t, size_t i)
+{
+	return store_extra_comm(t, store_ev_extra(t, i));
+}
+
+void store_add_process(struct store *s, uint32_t file, const struct trace_process *p)
+{
+	struct store_process sp = {file, p->pid, p->ppid, p->start_ns, p->end_ns, p->exit_status,
+				   p->rank};
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		if (s->procs[i].file == file && s->procs[i].pid == p->pid) {
+			s->procs[i] = sp;
+			return;
+		}
+	}
+	if (s->nprocs == s->procs_cap) {
+		s->procs_cap = s->procs_cap ? s->procs_cap * 2 : 16;
+		s->procs = xrealloc(s->procs, s->procs_cap * sizeof(*s->procs));
+	}
+	s->procs[s->nprocs++] = sp;
+}
+
 void store_add_counter(struct store *s, const struct store_counter *c)
 {
 	if (s->ncounters == s->counters_cap) {
@@ -364,12 +419,31 @@ struct load_ctx {
 	struct store *s;
 	struct trace_reader *r;
 	uint32_t file;
-	uint32_t *thread_track; /* thread index -> track + 1 */
+	const struct store_pids *pids; /* NULL: every process */
+	uint32_t *thread_track; /* thread index -> track + 1; LOAD_SKIP: not loaded */
 	size_t nthreads;
 	uint32_t *desc_map;     /* file desc id -> store desc + 1 */
 	size_t ndescs;
-	uint64_t drops;
+	uint64_t drops;         /* of the threads loaded */
+	uint64_t other_drops;   /* of the threads left out */
 };
+
+#define LOAD_SKIP UINT32_MAX
+
+static int pid_cmp(const void *k, const void *e)
+{
+	uint32_t a = *(const uint32_t *)k, b = *(const uint32_t *)e;
+	return (a > b) - (a < b);
+}
+
+/* Whether a process goes into the part being loaded. */
+static int load_wants(const struct load_ctx *c, uint32_t pid)
+{
+	if (!c->pids)
+		return 1;
+	int listed = c->pids->n && bsearch(&pid, c->pids->pids, c->pids->n, sizeof(pid), pid_cmp);
+	return listed != c->pids->exclude;
+}
 
 /* The reader checked every index against its tables, so the maps only grow
  * to the sizes of those tables. */
@@ -386,12 +460,19 @@ static uint32_t *map_slot(uint32_t **map, size_t *n, uint32_t index)
 	return &(*map)[index];
 }
 
+/* The thread's track, or LOAD_SKIP when its process is left out. */
 static uint32_t load_track(struct load_ctx *c, uint32_t thread)
 {
 	uint32_t *slot = map_slot(&c->thread_track, &c->nthreads, thread);
+	if (*slot == LOAD_SKIP)
+		return LOAD_SKIP;
 	if (!*slot) {
-		*slot = store_add_track(c->s, STORE_TRACK_HOST, c->file, thread) + 1;
 		const struct trace_thread *th = trace_reader_thread(c->r, thread);
+		if (th && !load_wants(c, th->pid)) {
+			*slot = LOAD_SKIP;
+			return LOAD_SKIP;
+		}
+		*slot = store_add_track(c->s, STORE_TRACK_HOST, c->file, thread) + 1;
 		if (th && th->kind == TRACE_TRACK_STREAM)
 			store_set_stream(c->s, *slot - 1, th->device, th->context, th->stream);
 	}
@@ -410,15 +491,34 @@ static uint32_t load_desc(struct load_ctx *c, uint32_t id)
 	return *slot - 1;
 }
 
+/* A collective's string ids, from the file's to the store's names. */
+static void load_comm_names(struct load_ctx *c, const struct trace_event_ext *e,
+			    struct trace_event_ext *out)
+{
+	*out = *e;
+	const char *pg = trace_reader_string(c->r, e->pg_str);
+	const char *dtype = trace_reader_string(c->r, e->dtype_str);
+	out->pg_str = e->pg_str ? names_intern(&c->s->names, pg, strlen(pg)) : 0;
+	out->dtype_str = e->dtype_str ? names_intern(&c->s->names, dtype, strlen(dtype)) : 0;
+}
+
 static int load_event(void *ctx, const struct trace_event *e)
 {
 	struct load_ctx *c = ctx;
 	/* Both maps are filled after an id's first event: then two loads. */
 	uint32_t track = e->thread < c->nthreads ? c->thread_track[e->thread] : 0;
 	uint32_t desc = e->desc < c->ndescs ? c->desc_map[e->desc] : 0;
+	if (track == LOAD_SKIP)
+		return 0;
 	track = track ? track - 1 : load_track(c, e->thread);
+	if (track == LOAD_SKIP)
+		return 0;
 	desc = desc ? desc - 1 : load_desc(c, e->desc);
-	if (e->ext)
+	if (e->ext && (e->ext->pg_str || e->ext->dtype_str)) {
+		struct trace_event_ext x;
+		load_comm_names(c, e->ext, &x);
+		store_append_ext(c->s, track, e->start_ns, e->dur_ns, desc, e->flags, &x);
+	} else if (e->ext)
 		store_append_ext(c->s, track, e->start_ns, e->dur_ns, desc, e->flags, e->ext);
 	else
 		track_push(c->s, &c->s->tracks[track], e->start_ns, e->dur_ns, desc, e->flags);
@@ -436,6 +536,8 @@ static int load_device(void *ctx, const struct trace_device *d)
 static int load_counter(void *ctx, const struct trace_counter *tc)
 {
 	struct load_ctx *c = ctx;
+	if (tc->pid && !load_wants(c, tc->pid))
+		return 0;
 	struct store_counter sc = {tc->ts_ns, c->file, tc->id, tc->pid, tc->value};
 	store_add_counter(c->s, &sc);
 	return 0;
@@ -444,9 +546,22 @@ static int load_counter(void *ctx, const struct trace_counter *tc)
 static int load_drops(void *ctx, uint32_t thread, uint64_t dropped)
 {
 	struct load_ctx *c = ctx;
+	uint32_t track = trace_reader_thread(c->r, thread) ? load_track(c, thread) : STORE_NONE;
+	if (track == LOAD_SKIP) {
+		c->other_drops += dropped;
+		return 0;
+	}
 	c->drops += dropped;
-	if (trace_reader_thread(c->r, thread))
-		c->s->tracks[load_track(c, thread)].dropped += dropped;
+	if (track != STORE_NONE)
+		c->s->tracks[track].dropped += dropped;
+	return 0;
+}
+
+static int load_process(void *ctx, const struct trace_process *p)
+{
+	struct load_ctx *c = ctx;
+	if (load_wants(c, p->pid))
+		store_add_process(c->s, c->file, p);
 	return 0;
 }
 
@@ -483,8 +598,13 @@ static void load_finish_file(struct load_ctx *c)
 		if (th->kind == TRACE_TRACK_STREAM)
 			store_set_stream(s, i, th->device, th->context, th->stream);
 	}
-	uint64_t total = trace_reader_total_drops(c->r);
-	f->dropped = total > c->drops ? total : c->drops;
+	/* a part has its threads' drops; the rest of a file (exclude) those
+	 * no thread claims too */
+	uint64_t total = trace_reader_total_drops(c->r), claimed = c->drops + c->other_drops;
+	if (!c->pids)
+		f->dropped = total > c->drops ? total : c->drops;
+	else
+		f->dropped = c->drops + (c->pids->exclude && total > claimed ? total - claimed : 0);
 	f->size = trace_reader_file_size(c->r);
 	uint64_t off = 0;
 	const char *damage = trace_reader_damage(c->r, &off);
@@ -496,12 +616,19 @@ static void load_finish_file(struct load_ctx *c)
 
 int store_load(struct store *s, const char *path, char *err, size_t errlen)
 {
+	return store_load_part(s, path, NULL, err, errlen);
+}
+
+int store_load_part(struct store *s, const char *path, const struct store_pids *pids, char *err,
+		    size_t errlen)
+{
 	/* a chrome-trace JSON file (PyTorch's, Paddle's) is imported on the fly */
 	struct trace_reader *r = trace_open_any(path, err, errlen);
 	if (!r)
 		return -1;
-	struct load_ctx c = {.s = s, .r = r, .file = store_add_file(s, path)};
+	struct load_ctx c = {.s = s, .r = r, .file = store_add_file(s, path), .pids = pids};
 	struct trace_visitor v = {
+		.process = load_process,
 		.event = load_event,
 		.counter = load_counter,
 		.drops = load_drops,
@@ -542,6 +669,15 @@ static void store_one_clock(struct store *s)
 		f->shift_ns = f->wall_offset_ns;
 		f->start_ns = shifted(f->start_ns, f->shift_ns);
 		f->end_ns = shifted(f->end_ns, f->shift_ns);
+		if (f->events_end_ns)
+			f->events_end_ns = shifted(f->events_end_ns, f->shift_ns);
+	}
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		struct store_process *p = &s->procs[i];
+		int64_t shift = s->files[p->file].shift_ns;
+		p->start_ns = shifted(p->start_ns, shift);
+		if (p->end_ns) /* 0: never seen to end */
+			p->end_ns = shifted(p->end_ns, shift);
 	}
 	for (uint32_t i = 0; i < s->ntracks; i++) {
 		struct store_track *t = &s->tracks[i];
@@ -625,6 +761,10 @@ static void extras_follow(struct store_track *t, int moved)
 	if (t->ndetails && t->ndetails < t->details_cap) {
 		t->details = xrealloc(t->details, t->ndetails * sizeof(*t->details));
 		t->details_cap = t->ndetails;
+	}
+	if (t->ncomm && t->ncomm < t->comm_cap) {
+		t->comm = xrealloc(t->comm, t->ncomm * sizeof(*t->comm));
+		t->comm_cap = t->ncomm;
 	}
 }
 

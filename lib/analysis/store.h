@@ -9,14 +9,17 @@
  * starts only touches starts.
  *
  * Details (trace 1.1: correlation ids, launch configurations, copy kinds,
- * allocations; 1.2: a step's samples) are kept only for the events that
- * carry them: a sparse side
+ * allocations; 1.2: a step's samples; 1.3: a collective's bytes, group and
+ * sequence number) are kept only for the events that carry them: a sparse side
  * table of 16-byte entries (event index, correlation id, detail index) in
  * track order, and 24-byte details (struct store_ext) for the events whose
  * type uses them. A CUDA API call costs 16 bytes more (until the analysis
  * has tied its GPU work to it and drops its id: gpu.h), a kernel 40 (and
  * so does a step that knows its samples), an operator nothing (12 bytes when it carries an external id, until the
- * join). The extras' positions ride through the sort in parent[], which the
+ * join). A Communication event with its collective's details costs 48
+ * (its extra, and a 32-byte struct store_comm in the track's comm[], which
+ * extra.detail names with STORE_DETAIL_COMM set): no other event pays for
+ * them. The extras' positions ride through the sort in parent[], which the
  * nesting fills afterwards.
  *
  * External ids share the extra's id field (corr): an event with an external
@@ -40,7 +43,8 @@
  *    xonly_ev[] names the events of the new order, in no particular order;
  *  - every time of every file is on one clock: the shared CLOCK_MONOTONIC
  *    when all files come from one host, Unix wall time otherwise
- *    (store->wall_clock);
+ *    (store->wall_clock; a caller that sets it before store_finish() gets
+ *    wall time whatever the files: a job's rank loaded alone, job.h);
  *  - start + dur never overflows.
  */
 #ifndef GPDL_ANALYSIS_STORE_H
@@ -55,6 +59,8 @@
 #define STORE_NONE UINT32_MAX
 #define STORE_MAX_TRACK_EVENTS (UINT32_MAX - 1u)
 #define STORE_MAX_DESCS (1u << 24)
+/* extra.detail: an index in the track's comm[] rather than details[] */
+#define STORE_DETAIL_COMM (1u << 31)
 
 /* The event flags the store keeps from a trace (those of enum
  * trace_event_flag, and room for a newer writer's), and its own two, which
@@ -104,6 +110,20 @@ struct store_ext {
 	} u;
 };
 
+/* What a collective or point-to-point call carries (trace 1.3, struct
+ * trace_event_ext): which call of which process group it is, and its size.
+ * Kept for Communication events that carry any of it (the host calls that
+ * torch's c10d names "gloo:all_reduce"; imports' collectives), in place of
+ * a launch configuration. */
+struct store_comm {
+	uint64_t bytes;      /* the data this rank contributes (its input tensors); 0 unknown */
+	uint64_t seq1;       /* the call's sequence number in its group + 1; 0 unknown */
+	uint32_t pg;         /* the process group's name in store->names; 0 unknown */
+	uint32_t group_size; /* ranks in the group; 0 unknown */
+	uint32_t dtype;      /* the element type's name in store->names; 0 unknown */
+	int32_t peer;        /* send/recv: the other rank in the group; -1 none */
+};
+
 /* An event that carries details or ids: its index, its ids (the correlation
  * id as it is when the event's flags have neither STORE_EVF_XID nor
  * STORE_EVF_IDS32; read them with store_extra_corr(), store_extra_xid()) and
@@ -147,6 +167,8 @@ struct store_track {
 	size_t nxonly, xonly_cap;
 	struct store_ext *details; /* what extra[].detail points to */
 	size_t ndetails, details_cap;
+	struct store_comm *comm;   /* ... when it has STORE_DETAIL_COMM */
+	size_t ncomm, comm_cap;
 };
 
 /* A GPU: the (host, device id) its streams name, with its properties when a
@@ -168,6 +190,7 @@ struct store_file {
 	int64_t wall_offset_ns;
 	int64_t shift_ns;  /* added to the file's times to put them on the store's clock */
 	uint64_t start_ns, end_ns; /* the run: the header's span widened to its events */
+	uint64_t events_end_ns;    /* the latest end of its events (0: none) */
 	uint64_t size;     /* bytes */
 	uint64_t events, marks, open_at_exit, unbalanced_pops;
 	uint64_t dropped;  /* the reader's total, or the sum of drop records if larger */
@@ -176,6 +199,16 @@ struct store_file {
 	struct trace_device *devices; /* as described in the file; name_str is a store name */
 	uint32_t ndevices;
 	uint32_t host;     /* hostname in store->names, after store_finish() */
+};
+
+/* A process as a file's process table last described it (times on the
+ * store's clock; end_ns 0: never seen to end). */
+struct store_process {
+	uint32_t file;
+	uint32_t pid, ppid;
+	uint64_t start_ns, end_ns;
+	int32_t exit_status; /* code, 128+signal, TRACE_EXIT_UNKNOWN, TRACE_EXIT_KILLED */
+	int32_t rank;        /* 1.3: the rank it belongs to; -1 none */
 };
 
 struct store_counter {
@@ -198,6 +231,8 @@ struct store {
 	uint32_t nfiles;
 	struct store_counter *counters;
 	size_t ncounters, counters_cap;
+	struct store_process *procs;
+	uint32_t nprocs, procs_cap;
 	struct store_device *devices; /* after store_finish() */
 	uint32_t ndevices;
 	int wall_clock;
@@ -242,6 +277,8 @@ static inline int store_ev_is_gpu_work(const struct store *s, const struct store
 const struct store_extra *store_ev_extra(const struct store_track *t, size_t i);
 /* The details of event i, or NULL. */
 const struct store_ext *store_ev_ext(const struct store_track *t, size_t i);
+/* The collective details of event i, or NULL. */
+const struct store_comm *store_ev_comm(const struct store_track *t, size_t i);
 
 /* For visiting a track's events in order: the extra of each, in O(1) amortised. */
 struct store_extra_cursor {
@@ -257,7 +294,16 @@ static inline const struct store_extra *store_extra_next(const struct store_trac
 static inline const struct store_ext *store_extra_ext(const struct store_track *t,
 						      const struct store_extra *x)
 {
-	return x && x->detail != STORE_NONE ? &t->details[x->detail] : NULL;
+	/* STORE_NONE has STORE_DETAIL_COMM set too */
+	return x && !(x->detail & STORE_DETAIL_COMM) ? &t->details[x->detail] : NULL;
+}
+/* A Communication event's collective details, or NULL. */
+static inline const struct store_comm *store_extra_comm(const struct store_track *t,
+							const struct store_extra *x)
+{
+	return x && x->detail != STORE_NONE && (x->detail & STORE_DETAIL_COMM)
+		       ? &t->comm[x->detail & ~STORE_DETAIL_COMM]
+		       : NULL;
 }
 /* An extra's correlation id and external id (0: none). */
 static inline uint64_t store_extra_corr(const struct store_track *t, const struct store_extra *x)
@@ -285,6 +331,20 @@ void store_free(struct store *s);
  * too: see store_file.damage), or -1 with a one-line message in err when the
  * file cannot be opened or is not a trace ("'PATH': ..."). */
 int store_load(struct store *s, const char *path, char *err, size_t errlen);
+/* Which processes of a file to load: those listed (exclude 0), or all but
+ * those listed (exclude 1). A thread, a GPU stream, a process record, a
+ * per-process counter and a drop count go with their pid; system-wide
+ * counters and the file's devices go with every part. */
+struct store_pids {
+	const uint32_t *pids; /* sorted ascending */
+	uint32_t n;
+	int exclude;
+};
+/* store_load() of one part of a file (a rank's processes, job.h): the
+ * store's file says what was loaded (events, drops of its threads; with
+ * exclude, the drops no thread claims too). pids NULL: the whole file. */
+int store_load_part(struct store *s, const char *path, const struct store_pids *pids, char *err,
+		    size_t errlen);
 /* Puts all files on one clock, sorts every track and nests its events. */
 void store_finish(struct store *s);
 
@@ -295,7 +355,9 @@ uint32_t store_add_track(struct store *s, enum store_track_kind kind, uint32_t f
 			 uint32_t thread);
 void store_append(struct store *s, uint32_t track, uint64_t start, uint64_t dur, uint32_t desc,
 		  unsigned flags);
-/* The same with the event's details (1.1), kept as far as the views use them. */
+/* The same with the event's details (1.1), kept as far as the views use them.
+ * ext->pg_str and ext->dtype_str are ids in s->names (the loader maps a
+ * file's string ids there). */
 void store_append_ext(struct store *s, uint32_t track, uint64_t start, uint64_t dur,
 		      uint32_t desc, unsigned flags, const struct trace_event_ext *ext);
 /* Makes a track a GPU stream of device (an id within its file). */
@@ -305,6 +367,8 @@ void store_set_stream(struct store *s, uint32_t track, uint32_t device, uint32_t
 void store_add_file_device(struct store *s, uint32_t file, const struct trace_device *d,
 			   const char *name);
 void store_add_counter(struct store *s, const struct store_counter *c);
+/* A process of file (times on the file's clock); described again, the later wins. */
+void store_add_process(struct store *s, uint32_t file, const struct trace_process *p);
 /* Whether a name is a ProfileStep's as imports spell it: "ProfileStep",
  * "ProfileStep#12" (Paddle), "ProfilerStep#12" (PyTorch). */
 int store_is_step_name(const char *name, size_t len);

@@ -2,6 +2,8 @@
 
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
+#include "lib/analysis/job.h"
+#include "lib/analysis/jobdist.h"
 #include "lib/analysis/parallel.h"
 #include "lib/analysis/progress.h"
 #include "lib/common/error.h"
@@ -34,7 +36,7 @@ void summary_add_view(struct summary_opts *o, const struct view *v)
 	o->nviews++;
 }
 
-static unsigned summary_views(const struct analysis *a, const struct summary_opts *o,
+static unsigned summary_views(int from_steps, const struct summary_opts *o,
 			      const struct view **out)
 {
 	if (o->nviews) {
@@ -44,7 +46,7 @@ static unsigned summary_views(const struct analysis *a, const struct summary_opt
 	unsigned n = 0;
 	for (unsigned i = 0; i < view_registry_count; i++) {
 		int d = view_registry[i].by_default;
-		if (d == VIEW_DEFAULT || (d == VIEW_DEFAULT_WITH_STEPS && a->from_steps))
+		if (d == VIEW_DEFAULT || (d == VIEW_DEFAULT_WITH_STEPS && from_steps))
 			out[n++] = &view_registry[i];
 	}
 	return n;
@@ -217,12 +219,11 @@ int summary_out_end(struct summary_out *s)
 	return failed ? -1 : 0;
 }
 
-int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out)
+/* The Trace Summary (tables[0]) and the n views' tables. */
+static void summary_build(const struct analysis *a, const struct view_opts *o,
+			  const struct view **views, unsigned n, struct table **tables)
 {
-	const struct view *views[SUMMARY_MAX_VIEWS];
-	unsigned n = summary_views(a, o, views);
-	struct table *tables[SUMMARY_MAX_VIEWS + 1];
-	struct build_job job = {a, &o->view, views, tables, {0}};
+	struct build_job job = {a, o, views, tables, {0}};
 	unsigned njobs = build_order(&job, n);
 	/* The views only read the analysis: their tables are built side by side
 	 * (the Overview's union pass next to the UserDefined pass), then printed
@@ -230,6 +231,14 @@ int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *
 	progress_phase("building %u tables", n + 1);
 	parallel_for(njobs, build_table, &job);
 	progress_done();
+}
+
+int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out)
+{
+	const struct view *views[SUMMARY_MAX_VIEWS];
+	unsigned n = summary_views(a->from_steps, o, views);
+	struct table *tables[SUMMARY_MAX_VIEWS + 1];
+	summary_build(a, &o->view, views, n, tables);
 
 	struct summary_out s;
 	summary_out_begin(&s, o->format, out, o->view.unit);
@@ -241,5 +250,97 @@ int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *
 		summary_out_table(&s, i ? views[i - 1]->name : NULL, tables[i]);
 		table_free(tables[i]);
 	}
+	return summary_out_end(&s);
+}
+
+/* ---- a job ------------------------------------------------------------------------- */
+
+int summary_is_job(const struct job *j, const struct summary_opts *o)
+{
+	if (j->nranks < 2)
+		return 0;
+	if (!o->nviews)
+		return 1; /* the Distributed view is one of the defaults */
+	const struct view *dist = view_find("distributed");
+	for (unsigned i = 0; i < o->nviews; i++)
+		if (o->views[i] == dist)
+			return 1;
+	return 0;
+}
+
+static void json_job(struct json_writer *w, const struct job *j)
+{
+	json_key(w, "job");
+	json_begin_object(w);
+	json_key(w, "ranks");
+	json_uint(w, j->nranks);
+	json_key(w, "hosts");
+	json_uint(w, j->nhosts);
+	json_key(w, "clock");
+	json_string(w, j->wall_clock ? "wall" : "CLOCK_MONOTONIC");
+	json_end_object(w);
+}
+
+int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, const char *done)
+{
+	char err[1024];
+	struct analysis sum, all;
+	analysis_init(&sum);
+	analysis_init(&all);
+	/* rank by rank first, so that the whole job (when other views need it)
+	 * is never in memory beside a rank */
+	struct job_dist *d = job_dist_measure(j, &o->view, &sum, done, err, sizeof(err));
+	if (!d) {
+		progress_done();
+		error("%s", err);
+		analysis_free(&sum);
+		return 1;
+	}
+	const struct view *views[SUMMARY_MAX_VIEWS], *others[SUMMARY_MAX_VIEWS];
+	const struct view *dist = view_find("distributed");
+	unsigned n = summary_views(job_dist_from_steps(d), o, views), nothers = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (views[i] != dist)
+			others[nothers++] = views[i];
+	const struct analysis *a = &sum;
+	if (nothers) {
+		if (job_load_all(j, &all, err, sizeof(err)) != 0) {
+			progress_done();
+			error("%s", err);
+			job_dist_free(d);
+			analysis_free(&sum);
+			analysis_free(&all);
+			return 1;
+		}
+		a = &all;
+	}
+	struct table *tables[SUMMARY_MAX_VIEWS + 1];
+	summary_build(a, &o->view, others, nothers, tables);
+
+	struct summary_out s;
+	summary_out_begin(&s, o->format, out, o->view.unit);
+	if (o->format == SUMMARY_JSON) {
+		json_header(&s.json, a, o->view.unit);
+		json_job(&s.json, j);
+	}
+	summary_out_tables(&s);
+	summary_out_table(&s, NULL, tables[0]);
+	table_free(tables[0]);
+	for (unsigned i = 0, k = 1; i < n; i++) {
+		if (views[i] != dist) {
+			summary_out_table(&s, views[i]->name, tables[k]);
+			table_free(tables[k++]);
+			continue;
+		}
+		struct table *t = job_dist_table(d, dist, &o->view);
+		struct table *c = job_dist_collectives(d, &o->view);
+		summary_out_table(&s, dist->name, t);
+		summary_out_table(&s, c->id, c);
+		table_free(t);
+		table_free(c);
+	}
+	job_dist_free(d);
+	analysis_free(&sum);
+	analysis_free(&all);
 	return summary_out_end(&s);
 }

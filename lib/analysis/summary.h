@@ -26,12 +26,34 @@ struct summary_opts {
 	unsigned nviews;
 };
 
+struct job;
+
 /* "text", "csv", "json": 0 with *f set, -1 otherwise. */
 int summary_format_parse(const char *s, enum summary_format *f);
 /* Adds a view once, keeping the registry's order. */
 void summary_add_view(struct summary_opts *o, const struct view *v);
 /* Returns 0, or -1 when writing to out failed. */
 int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out);
+/* Whether the summary of a job is written rank by rank (summary_write_job):
+ * the job has two ranks or more and the Distributed view is asked for (or
+ * no view, so every default one). Otherwise its files are one program. */
+int summary_is_job(const struct job *j, const struct summary_opts *o);
+/* The summary of a job: the Distributed view over its ranks, read one rank
+ * at a time (its Trace Summary from what each rank read); the other views
+ * asked for from the whole job loaded as one program afterwards. Damaged
+ * files are warned about (" ...; DONE up to there"). 0; 1 after an error
+ * message (a file that cannot be read); -1 when writing to out failed. */
+int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, const char *done);
+
+/* ---- the Distributed view over a job (view_distributed.c) ---------------- */
+
+/* Measured by job_dist_measure() (jobdist.h): the per-rank table (id
+ * "distributed") and the per-collective one (id "collectives"); see
+ * gprof-dl-summary(1). */
+struct job_dist;
+struct table *job_dist_table(const struct job_dist *d, const struct view *v,
+			     const struct view_opts *o);
+struct table *job_dist_collectives(const struct job_dist *d, const struct view_opts *o);
 
 /* A document of tables in one format, for summary and diff: text tables one
  * after another, CSV blocks, or a JSON object whose "tables" member holds

@@ -50,7 +50,8 @@ const char *tb_path(const char *name)
 	return buf[which];
 }
 
-void tb_open(struct tb *b, const char *name, const char *host, uint32_t pid, uint64_t start_ns)
+void tb_open_rank(struct tb *b, const char *name, const char *host, uint32_t pid,
+		  uint64_t start_ns, int32_t rank, int32_t world_size, int64_t wall_offset_ns)
 {
 	snprintf(b->path, sizeof(b->path), "%s", tb_path(name));
 	b->pid = pid;
@@ -59,18 +60,55 @@ void tb_open(struct tb *b, const char *name, const char *host, uint32_t pid, uin
 	const struct trace_header h = {
 		.sources = TRACE_SRC_NVTX,
 		.clock_domain = "CLOCK_MONOTONIC",
-		.wall_offset_ns = 1700000000000000000LL,
+		.wall_offset_ns = wall_offset_ns,
 		.hostname = host,
 		.pid = pid,
-		.rank = -1,
+		.rank = rank,
 		.cmdline = "./app",
 		.start_ns = start_ns,
 		.ncpus = 8,
 		.gprof_version = "test",
+		.world_size = world_size,
+		.dist_backend = rank >= 0 ? "gloo" : "",
+		.local_rank = rank,
 	};
 	assert_int_equal(trace_writer_header(b->w, &h), 0);
-	struct trace_process p = {pid, 1, start_ns, 0, -1, 0};
+	tb_process(b, pid, 1, start_ns, 0, TRACE_EXIT_UNKNOWN, rank, world_size);
+}
+
+void tb_open(struct tb *b, const char *name, const char *host, uint32_t pid, uint64_t start_ns)
+{
+	tb_open_rank(b, name, host, pid, start_ns, -1, -1, 1700000000000000000LL);
+}
+
+void tb_process(struct tb *b, uint32_t pid, uint32_t ppid, uint64_t start_ns, uint64_t end_ns,
+		int32_t exit_status, int32_t rank, int32_t world_size)
+{
+	uint32_t backend = rank >= 0 ? trace_writer_string(b->w, "gloo", 4) : 0;
+	struct trace_process p = {pid, ppid, start_ns, end_ns, exit_status, 0,
+				  rank, rank, world_size, backend};
 	assert_int_equal(trace_writer_process(b->w, &p), 0);
+}
+
+void tb_thread_of(struct tb *b, uint32_t index, uint32_t pid, uint32_t tid, const char *name)
+{
+	uint32_t s = name ? trace_writer_string(b->w, name, strlen(name)) : 0;
+	struct trace_thread t = {.index = index, .pid = pid, .tid = tid, .name_str = s};
+	assert_int_equal(trace_writer_thread(b->w, &t), 0);
+}
+
+void tb_comm(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint64_t dur,
+	     const char *pg, int64_t seq, uint64_t bytes, uint32_t group_size)
+{
+	struct trace_event_ext x = {
+		.bytes = bytes,
+		.has_coll_seq = seq >= 0,
+		.coll_seq = seq >= 0 ? (uint64_t)seq : 0,
+		.pg_str = pg ? trace_writer_string(b->w, pg, strlen(pg)) : 0,
+		.group_size = group_size,
+		.dtype_str = trace_writer_string(b->w, "float", 5),
+	};
+	tb_ext(b, thread, desc, start, dur, &x);
 }
 
 void tb_thread(struct tb *b, uint32_t index, uint32_t tid, const char *name)
@@ -524,4 +562,108 @@ const char *tb_diff_trace(const char *name, uint32_t pid, unsigned steps, uint64
 		tb_kernel(&b, 2, gemm, s + 8 * TB_MS, 4 * TB_MS, k + 1, 1, 32, 1, 0, 0, 0);
 	}
 	return tb_close(&b, steps * 100 * TB_MS);
+}
+
+/* ---- synthetic jobs (tracebuild.h) ----------------------------------------------- */
+
+static void tb_job_gloo_step(struct tb *b, const struct tb_job *j, unsigned r, unsigned k,
+			     uint64_t s, uint32_t main, uint32_t worker, const uint32_t *d)
+{
+	int slow = j->slow_rank == (int)r;
+	uint64_t extra = slow ? j->slow_ms * TB_MS : 0;
+	uint64_t jit = j->jitter ? ((k + r) % 3) * TB_MS : 0;
+	uint64_t at = s; /* where the operators start */
+	if (slow && j->slow_dataloader) {
+		tb_range(b, main, d[4], s, extra);
+		at = s + extra;
+		extra = 0;
+	}
+	uint64_t c = 40 * TB_MS + extra + jit;
+	tb_range(b, main, d[1], at, c);
+	tb_range(b, main, d[2], at + c, TB_MS);
+	tb_range(b, main, d[0], s, 100 * TB_MS);
+	if (!j->concurrent) {
+		tb_comm(b, worker, d[3], at + c, s + 95 * TB_MS - (at + c), "0", k, 4ull << 20, j->ranks);
+		return;
+	}
+	for (unsigned i = 0; i < 2; i++) /* two buckets at once, on two threads */
+		tb_comm(b, worker + i, d[3], at + c, s + 95 * TB_MS - (at + c), "0", 2 * k + i,
+			4ull << 20, j->ranks);
+}
+
+static void tb_job_nccl_step(struct tb *b, const struct tb_job *j, unsigned r, unsigned k,
+			     uint64_t s, const uint32_t *d)
+{
+	uint64_t g = 50 * TB_MS + (j->slow_rank == (int)r ? j->slow_ms * TB_MS : 0) +
+		     (j->jitter ? ((k + r) % 3) * TB_MS : 0);
+	tb_call(b, 0, d[5], s + 1 * TB_MS, TB_MS, 2 * k + 1);
+	tb_range(b, 0, d[1], s, 10 * TB_MS);
+	tb_call(b, 0, d[5], s + 11 * TB_MS, TB_MS / 2, 2 * k + 2);
+	tb_comm(b, 0, d[3], s + 11 * TB_MS, TB_MS, "0", k, 1ull << 20, j->ranks);
+	tb_range(b, 0, d[0], s, 100 * TB_MS);
+	tb_kernel(b, 1, d[6], s + 5 * TB_MS, g, 2 * k + 1, 1, 32, 1, 0, 0, 0);
+	tb_kernel(b, 2, d[7], s + 5 * TB_MS + g, 90 * TB_MS - g, 2 * k + 2, 1, 32, 1, 0, 0, 0);
+}
+
+/* One rank's threads and steps in b: threads main, worker (or streams). */
+static void tb_job_rank(struct tb *b, const struct tb_job *j, unsigned r, uint32_t pid,
+			uint32_t main, uint64_t t0)
+{
+	uint32_t d[8];
+	d[0] = tb_desc(b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	d[1] = tb_desc(b, "matmul", TRACE_EV_OPERATOR);
+	d[2] = tb_desc(b, "c10d::allreduce_", TRACE_EV_OPERATOR);
+	d[3] = tb_desc(b, j->gpu ? "nccl:all_reduce" : "gloo:all_reduce", TRACE_EV_COMMUNICATION);
+	d[4] = tb_desc(b, "Dataloader", TRACE_EV_DATALOADER);
+	d[5] = tb_desc(b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
+	d[6] = tb_desc(b, "gemm", TRACE_EV_KERNEL);
+	d[7] = tb_desc(b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", TRACE_EV_KERNEL);
+	tb_thread_of(b, main, pid, pid, "main");
+	if (j->gpu) {
+		tb_stream(b, main + 1, 0, 7);
+		tb_stream(b, main + 2, 0, 8);
+	} else {
+		tb_thread_of(b, main + 1, pid, pid + 1, "gloo");
+		if (j->concurrent)
+			tb_thread_of(b, main + 2, pid, pid + 2, "gloo");
+	}
+	unsigned steps = j->killed_rank == (int)r ? j->killed_steps : j->steps;
+	for (unsigned k = 0; k < steps; k++) {
+		uint64_t s = t0 + k * 100 * TB_MS;
+		if (j->gpu)
+			tb_job_nccl_step(b, j, r, k, s, d);
+		else
+			tb_job_gloo_step(b, j, r, k, s, main, main + 1, d);
+	}
+	int killed = j->killed_rank == (int)r;
+	tb_process(b, pid, j->merged ? 50 : 1, t0, t0 + steps * 100 * TB_MS + (killed ? 0 : TB_MS),
+		   killed ? TRACE_EXIT_KILLED : 0, (int32_t)r, (int32_t)j->ranks);
+}
+
+unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[512])
+{
+	const int64_t wall = 1700000000000000000LL;
+	unsigned hosts = j->hosts ? j->hosts : 1;
+	char file[256];
+	struct tb b;
+	if (j->merged) {
+		snprintf(file, sizeof(file), "%s.gpdl", name);
+		tb_open(&b, file, "h0", 50, 0);
+		for (unsigned r = 0; r < j->ranks; r++)
+			tb_job_rank(&b, j, r, 51 + r, 2 * r, 0);
+		tb_process(&b, 50, 1, 0, j->steps * 100 * TB_MS + 2 * TB_MS, 0, -1, -1);
+		snprintf(paths[0], 512, "%s", tb_close(&b, j->steps * 100 * TB_MS + 2 * TB_MS));
+		return 1;
+	}
+	for (unsigned r = 0; r < j->ranks; r++) {
+		char host[16];
+		uint64_t t0 = (uint64_t)(r % hosts) * 1000000 * TB_MS; /* each host's clock its own */
+		snprintf(host, sizeof(host), "h%u", r % hosts);
+		snprintf(file, sizeof(file), "%s-%u.gpdl", name, r);
+		tb_open_rank(&b, file, host, 100 + r, t0, (int32_t)r, (int32_t)j->ranks,
+			     wall - (int64_t)t0);
+		tb_job_rank(&b, j, r, 100 + r, 0, t0);
+		snprintf(paths[r], 512, "%s", tb_close(&b, t0 + j->steps * 100 * TB_MS + 2 * TB_MS));
+	}
+	return j->ranks;
 }

@@ -22,6 +22,21 @@ const char *tb_path(const char *name);
 
 /* A trace of process pid on host, starting at start_ns. */
 void tb_open(struct tb *b, const char *name, const char *host, uint32_t pid, uint64_t start_ns);
+/* The same for a rank's file (trace 1.3): the header names rank (local rank
+ * the same), world size, backend "gloo" (none for rank -1) and the clock's
+ * wall offset; its process record names the rank too. */
+void tb_open_rank(struct tb *b, const char *name, const char *host, uint32_t pid,
+		  uint64_t start_ns, int32_t rank, int32_t world_size, int64_t wall_offset_ns);
+/* A process record (1.3 rank fields: rank, local rank = rank, world size;
+ * backend "gloo" when rank >= 0). end_ns 0: never seen to end. */
+void tb_process(struct tb *b, uint32_t pid, uint32_t ppid, uint64_t start_ns, uint64_t end_ns,
+		int32_t exit_status, int32_t rank, int32_t world_size);
+/* A host thread of another process than the file's. */
+void tb_thread_of(struct tb *b, uint32_t index, uint32_t pid, uint32_t tid, const char *name);
+/* A collective call (Communication, 1.3 details): process group pg (NULL:
+ * none), sequence number seq (< 0: none), bytes, group size; dtype "float". */
+void tb_comm(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint64_t dur,
+	     const char *pg, int64_t seq, uint64_t bytes, uint32_t group_size);
 void tb_thread(struct tb *b, uint32_t index, uint32_t tid, const char *name);
 uint32_t tb_desc(struct tb *b, const char *name, unsigned type);
 void tb_range(struct tb *b, uint32_t thread, uint32_t desc, uint64_t start, uint64_t dur);
@@ -99,6 +114,48 @@ const char *tb_perf_nosteps(void);
  * So a longer Dataloader changes its own row only: every step, Forward and
  * Others stay the same. */
 const char *tb_diff_trace(const char *name, uint32_t pid, unsigned steps, uint64_t dataloader_ns);
+
+/* A synthetic job for the Distributed view (test_distributed.c and
+ * test_cmd_summary_dist.c work its numbers out). Rank r's step k starts at
+ * s = its clock's start + 100 k ms; times in ms. j (jitter, 0 or 1) is
+ * (k + r) % 3 when jitter is set; x is slow_ms on the slow rank, else 0.
+ *  gloo (gpu 0), pid 100 + r (51 + r merged), threads main (tid pid) and
+ *  gloo (tid pid + 1):
+ *    main:  ProfileStep [s, s+100); Operator matmul [a, a+c), c = 40 + x + j;
+ *           Operator c10d::allreduce_ [a+c, a+c+1); a = s, or with
+ *           slow_dataloader on the slow rank a = s + x after a Dataloader
+ *           range [s, s+x) (and then c = 40 + j)
+ *    gloo:  Communication gloo:all_reduce [a+c, s+95), seq k, group "0",
+ *           4 MiB, group size ranks
+ *  nccl (gpu 1), main thread and GPU0 streams 7, 8: g = 50 + x + j
+ *    main:  ProfileStep [s, s+100); matmul [s, s+10) launching (cudaLaunchKernel
+ *           [s+1, s+2)) gemm [s+5, s+5+g) on stream 7; Communication
+ *           nccl:all_reduce [s+11, s+12) (seq k, group "0", 1 MiB) launching
+ *           ([s+11, s+11.5)) ncclDevKernel_AllReduce_Sum_f32_RING_LL
+ *           [s+5+g, s+95) on stream 8
+ * A killed rank stops after killed_steps steps, its process killed; the
+ * others' processes end 1 ms after their last step with status 0. hosts 2:
+ * rank r on host "h<r % 2>", whose clock reads 1000 s more per r % 2, its
+ * wall offset making every rank start at the same wall time. merged: one
+ * file, a launcher pid 50 (rank -1) and the ranks' processes in PROC.
+ * concurrent (gloo, not merged): two all_reduces per step at the same time,
+ * seq 2k and 2k+1, the second on a third thread (tid pid + 2). */
+struct tb_job {
+	unsigned ranks, steps;
+	int gpu;
+	int slow_rank; /* -1: none */
+	unsigned slow_ms;
+	int slow_dataloader;
+	int jitter;
+	int killed_rank; /* -1: none */
+	unsigned killed_steps;
+	unsigned hosts;  /* 0 or 1: one */
+	int merged;
+	int concurrent;
+};
+/* Writes NAME-<rank>.gpdl per rank (NAME.gpdl merged); their paths into
+ * paths; returns how many. */
+unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[512]);
 
 /* Reads a whole file into a NUL-terminated buffer (free it). */
 char *tb_slurp(const char *path, size_t *len);

@@ -1,0 +1,150 @@
+/*
+ * test_cmd_summary_dist.c - `gprof-dl summary --view distributed` over a
+ * job, as a user runs it: the built executable (GPDL_BIN) on rank files from
+ * tracebuild.h's tb_job, its JSON read back by yajl and its text searched.
+ * The numbers are worked out in test_distributed.c (two ranks on gloo, rank
+ * 1 20 ms slower in computation per step; times in ms).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tests/analysis/tracebuild.h"
+#include "tests/cmd/cmdrun.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+#ifndef GPDL_BIN
+#error "GPDL_BIN: the path of the gprof-dl executable under test"
+#endif
+
+#define SUMMARY(...) cmd_run(GPDL_BIN, "summary", (const char *const[]){__VA_ARGS__, NULL})
+
+static char job[2][512];
+
+static void write_job(void)
+{
+	struct tb_job tj = {.ranks = 2, .steps = 4, .slow_rank = 1, .slow_ms = 20,
+			    .killed_rank = -1};
+	tb_job_write("c2", &tj, job);
+}
+
+static yajl_val at(yajl_val arr, size_t i)
+{
+	assert_true(YAJL_IS_ARRAY(arr));
+	assert_true(i < arr->u.array.len);
+	return arr->u.array.values[i];
+}
+
+static void test_json(void **state)
+{
+	(void)state;
+	write_job();
+	struct cmd_result r =
+		SUMMARY(job[0], job[1], "--view", "distributed", "--format", "json", "--skip-steps", "0");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	char err[256];
+	yajl_val doc = yajl_tree_parse(r.out, err, sizeof(err));
+	if (!doc)
+		fail_msg("not JSON (%s):\n%s", err, r.out);
+	yajl_val j = jkey(doc, "job");
+	assert_jnum(jkey(j, "ranks"), 2);
+	assert_string_equal(jstr(jkey(j, "clock")), "CLOCK_MONOTONIC");
+	assert_jnum(jkey(jkey(doc, "window"), "steps"), 8);
+	yajl_val tables = jkey(doc, "tables");
+	yajl_val sec = at(jkey(jkey(tables, "distributed"), "sections"), 0);
+	yajl_val facts = jkey(sec, "facts");
+	assert_jnum(jkey(facts, "straggler_rank"), 1);
+	assert_jnum(jkey(facts, "straggler_cause"), 0);
+	assert_jnum(jkey(facts, "straggler_excess_ns"), 20e6);
+	assert_jnum(jkey(facts, "others_wait_ns"), 20e6);
+	assert_jnum(jkey(facts, "wall_clock"), 0);
+	yajl_val rows = jkey(sec, "rows");
+	static const double want[2][8] = {
+		/* steps, computation, communication, overlap, exposed, wait, idle, busy */
+		{4, 40e6, 55e6, 0, 55e6, 20e6, 5e6, 80e6},
+		{4, 60e6, 35e6, 0, 35e6, 0, 5e6, 100e6},
+	};
+	static const char *const keys[] = {"steps", "computation_ns", "communication_ns",
+					   "overlap_ns", "exposed_ns", "wait_ns", "idle_ns", "busy_ns"};
+	for (size_t k = 0; k < 2; k++) {
+		yajl_val row = at(rows, k);
+		assert_jnum(jkey(row, "rank"), (double)k);
+		for (size_t c = 0; c < 8; c++)
+			assert_jnum(jkey(row, keys[c]), want[k][c]);
+		assert_jnum(jkey(row, "step_mean_ns"), 100e6);
+		assert_jnum(jkey(row, "wait_pct"), k ? 0 : 20);
+	}
+	assert_string_equal(jstr(jkey(at(rows, 1), "note")), "straggler: computation");
+	yajl_val notes = jkey(jkey(tables, "distributed"), "notes");
+	assert_string_equal(jstr(at(notes, 0)),
+			    "Straggler: rank 1, busy 100.00 ms per step vs median 80.00 ms: +20.00 ms "
+			    "computation; rank 0 waits 20.00 ms per step for it in all_reduce.");
+	yajl_val coll = at(jkey(at(jkey(jkey(tables, "collectives"), "sections"), 0), "rows"), 0);
+	assert_string_equal(jstr(jkey(coll, "collective")), "gloo:all_reduce");
+	assert_jnum(jkey(coll, "calls"), 4);
+	assert_jnum(jkey(coll, "bytes_per_call"), 4 << 20);
+	assert_jnum(jkey(coll, "total_per_rank_ns"), 180e6);
+	assert_jnum(jkey(coll, "algbw"), 4194304.0 / 35e6);
+	yajl_tree_free(doc);
+	cmd_result_free(&r);
+}
+
+/* Text and CSV, the default views (the others over the whole job), one
+ * rank alone (Paddle's table), and the same rank twice. */
+static void test_text_and_errors(void **state)
+{
+	(void)state;
+	write_job();
+	struct cmd_result r = SUMMARY(job[1], job[0], "--skip-steps", "0");
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "Straggler: rank 1, busy 100.00 ms per step");
+	assert_contains(r.out, "Clock: the shared CLOCK_MONOTONIC of host h0");
+	assert_contains(r.out, "Collective Summary");
+	assert_contains(r.out, "Operator Summary"); /* the whole job as one program */
+	assert_contains(r.out, "2 traces are summarised together");
+	cmd_result_free(&r);
+
+	r = SUMMARY(job[0], job[1], "--view", "distributed", "--format", "csv");
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "\"Distributed Summary\",\"ranks\",\"time unit: ms\",\"ranks: 2\"");
+	assert_contains(r.out, "\"straggler_rank: 1\"");
+	cmd_result_free(&r);
+
+	r = SUMMARY(job[0], "--view", "distributed");
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "Communication");
+	assert_contains(r.out, "the host's communication calls");
+	if (strstr(r.out, "Straggler"))
+		fail_msg("a straggler on one rank:\n%s", r.out);
+	cmd_result_free(&r);
+
+	r = SUMMARY(job[0], job[0], "--view", "distributed");
+	assert_int_equal(r.status, 1);
+	assert_one_line(r.err);
+	assert_contains(r.err, "the same rank 0 in '");
+	assert_string_equal(r.out, "");
+	cmd_result_free(&r);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tb_cleanup();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_text_and_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}

@@ -1,0 +1,287 @@
+/*
+ * test_job.c - the job (job.h): ranks from headers and from the process
+ * table of a file holding several ranks, the part of a file each rank
+ * loads (pid filter), the job's clock (one host: as recorded; several: wall
+ * time, also for one rank loaded alone), exits learnt from the processes,
+ * the same rank twice, JSON input, and the collective details the store
+ * keeps for Communication events.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "lib/analysis/job.h"
+#include "tests/analysis/tracebuild.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MS TB_MS
+
+static void open_job(struct job *j, const char *const *paths, int n)
+{
+	char err[512];
+	if (job_open(j, n, (char **)paths, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+}
+
+static void load_part(struct job *j, uint32_t p, struct analysis *a)
+{
+	char err[512];
+	analysis_init(a);
+	if (job_load(j, p, a, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+}
+
+/* One rank per file: rank r's pid 100 + r, one thread, ProfileStep [s, s+10)
+ * for s = 0, 10, 20 ms after start, and a Communication call per step. */
+static const char *rank_file(const char *name, const char *host, int32_t rank, int32_t world,
+			     uint64_t start, int64_t wall)
+{
+	struct tb b;
+	tb_open_rank(&b, name, host, 100 + (uint32_t)rank, start, rank, world, wall);
+	tb_thread(&b, 0, 100 + (uint32_t)rank, "main");
+	uint32_t step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	uint32_t ar = tb_desc(&b, "gloo:all_reduce", TRACE_EV_COMMUNICATION);
+	for (int k = 0; k < 3; k++) {
+		tb_range(&b, 0, step, start + (uint64_t)k * 10 * MS, 10 * MS);
+		tb_comm(&b, 0, ar, start + (uint64_t)k * 10 * MS + 5 * MS, 2 * MS, "0", k, 4096,
+			(uint32_t)world);
+	}
+	tb_process(&b, 100 + (uint32_t)rank, 1, start, start + 31 * MS, rank == 1 ? 137 : 0, rank,
+		   world);
+	return tb_close(&b, start + 40 * MS);
+}
+
+static void test_ranks_from_headers(void **state)
+{
+	(void)state;
+	const char *paths[] = {rank_file("h1.gpdl", "a", 1, 2, 1000 * MS, 0),
+			       rank_file("h0.gpdl", "a", 0, 2, 1000 * MS, 0)};
+	struct job j;
+	open_job(&j, paths, 2);
+	assert_int_equal(j.nfiles, 2);
+	assert_int_equal(j.nparts, 2);
+	assert_int_equal(j.nranks, 2);
+	assert_int_equal(j.nhosts, 1);
+	assert_int_equal(j.wall_clock, 0);
+	/* by rank, whatever the order given */
+	assert_int_equal(j.ranks[0].rank, 0);
+	assert_int_equal(j.ranks[0].file, 1);
+	assert_int_equal(j.ranks[1].rank, 1);
+	assert_int_equal(j.ranks[1].world_size, 2);
+	assert_int_equal(j.ranks[1].local_rank, 1);
+	assert_string_equal(j.ranks[1].backend, "gloo");
+	assert_null(j.ranks[1].pids);
+	assert_int_equal(j.ranks[1].pid, 101);
+	/* not scanned: the exit is learnt when the rank loads */
+	assert_int_equal(j.ranks[1].exit_status, TRACE_EXIT_UNKNOWN);
+	struct analysis a;
+	load_part(&j, 1, &a);
+	assert_int_equal(a.store.nfiles, 1);
+	assert_int_equal(a.store.files[0].rank, 1);
+	assert_int_equal(a.store.files[0].pid, 101);
+	assert_int_equal(a.events, 6);
+	assert_int_equal(a.steps, 3);
+	assert_int_equal(a.store.wall_clock, 0);
+	assert_int_equal(a.store.tracks[0].start[0], 1000 * MS); /* as recorded */
+	assert_int_equal(j.ranks[1].exit_status, 137);
+	assert_int_equal(j.ranks[1].end_ns, 1031 * MS);
+	/* the collective's details, kept for the Communication event only */
+	const struct store_track *t = &a.store.tracks[0];
+	assert_int_equal(t->ncomm, 3);
+	assert_int_equal(t->ndetails, 0);
+	const struct store_comm *c = store_ev_comm(t, 3); /* step 0, comm 0, step 1, comm 1 */
+	assert_non_null(c);
+	assert_null(store_ev_ext(t, 3));
+	assert_null(store_ev_comm(t, 2));
+	assert_int_equal(c->bytes, 4096);
+	assert_int_equal(c->seq1, 2);
+	assert_int_equal(c->group_size, 2);
+	assert_int_equal(c->peer, -1);
+	assert_string_equal(store_name(&a.store, c->pg), "0");
+	assert_string_equal(store_name(&a.store, c->dtype), "float");
+	analysis_free(&a);
+	job_free(&j);
+}
+
+static void test_same_rank_twice(void **state)
+{
+	(void)state;
+	const char *paths[] = {rank_file("d0.gpdl", "a", 0, 2, 0, 0),
+			       rank_file("d1.gpdl", "a", 0, 2, 0, 0)};
+	struct job j;
+	char err[512];
+	assert_int_equal(job_open(&j, 2, (char **)paths, err, sizeof(err)), -1);
+	char want[1200];
+	snprintf(want, sizeof(want), "the same rank 0 in '%s' and '%s'", paths[0], paths[1]);
+	assert_string_equal(err, want);
+	assert_null(j.ranks);
+	assert_int_equal(job_open(&j, 1, (char **)(const char *[]){tb_path("none.gpdl")}, err,
+				  sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "none.gpdl"));
+}
+
+/* Several hosts: wall time by each file's offset, for a rank alone too.
+ * Rank 0 (host a) starts at 1000 ms on a clock 5 s behind wall time, rank 1
+ * (host b) at 7000 ms on one 1 s ahead: both at wall 6000 ms + W. */
+static void test_hosts_wall_clock(void **state)
+{
+	(void)state;
+	const int64_t w = 1700000000000000000LL;
+	const char *paths[] = {rank_file("w0.gpdl", "a", 0, 2, 1000 * MS, w + 5000 * (int64_t)MS),
+			       rank_file("w1.gpdl", "b", 1, 2, 7000 * MS, w - 1000 * (int64_t)MS)};
+	struct job j;
+	open_job(&j, paths, 2);
+	assert_int_equal(j.nhosts, 2);
+	assert_int_equal(j.wall_clock, 1);
+	for (uint32_t p = 0; p < 2; p++) {
+		struct analysis a;
+		load_part(&j, p, &a);
+		assert_int_equal(a.store.wall_clock, 1);
+		assert_int_equal(a.store.tracks[0].start[0], (uint64_t)w + 6000 * MS);
+		assert_int_equal(a.store.files[0].start_ns, (uint64_t)w + 6000 * MS);
+		assert_int_equal(j.ranks[p].end_ns, (uint64_t)w + 6031 * MS);
+		analysis_free(&a);
+	}
+	/* the whole job as one program: on wall time too */
+	struct analysis a;
+	analysis_init(&a);
+	char err[512];
+	assert_int_equal(job_load_all(&j, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.store.nfiles, 2);
+	assert_int_equal(a.steps, 6);
+	assert_int_equal(a.window_ns, 30 * MS); /* both ranks' steps at the same wall time */
+	analysis_free(&a);
+	job_free(&j);
+}
+
+/* One file of a launcher (pid 50, rank -1) with two ranks: 51 (rank 0) and
+ * its DataLoader worker 53, 52 (rank 1, killed at 25 ms); a process 60 the
+ * table lists with a zeroed rank (world size 0): no rank. Each process has
+ * a thread with one UserDefined range per ms of its pid % 10, so that a
+ * part's events say which processes it holds; drops: 7 on 52's thread. */
+static const char *merged_file(void)
+{
+	struct tb b;
+	tb_open(&b, "merged.gpdl", "a", 50, 0);
+	tb_process(&b, 51, 50, 1 * MS, 30 * MS, 0, 0, 2);
+	tb_process(&b, 52, 50, 1 * MS, 25 * MS, TRACE_EXIT_KILLED, 1, 2);
+	tb_process(&b, 53, 51, 2 * MS, 29 * MS, 0, 0, 2);
+	struct trace_process zeroed = {60, 50, 3 * MS, 4 * MS, 0, 0, 0, 0, 0, 0};
+	assert_int_equal(trace_writer_process(b.w, &zeroed), 0);
+	static const uint32_t pids[] = {50, 51, 52, 53, 60};
+	uint32_t d = tb_desc(&b, "r", TRACE_EV_USER_DEFINED);
+	for (uint32_t i = 0; i < 5; i++) {
+		tb_thread_of(&b, i, pids[i], pids[i] * 10, NULL);
+		for (uint32_t k = 0; k < pids[i] % 10 + 1; k++)
+			tb_range(&b, i, d, (5 + k) * MS, MS / 2);
+	}
+	tb_drops(&b, 2, 7);
+	return tb_close(&b, 40 * MS);
+}
+
+static void test_ranks_from_processes(void **state)
+{
+	(void)state;
+	const char *paths[] = {merged_file()};
+	struct job j;
+	open_job(&j, paths, 1);
+	assert_int_equal(j.nparts, 3);
+	assert_int_equal(j.nranks, 2);
+	const struct job_rank *r0 = &j.ranks[0], *r1 = &j.ranks[1], *rest = &j.ranks[2];
+	assert_int_equal(r0->rank, 0);
+	assert_int_equal(r0->npids, 2);
+	assert_int_equal(r0->pids[0], 51);
+	assert_int_equal(r0->pids[1], 53);
+	assert_int_equal(r0->exclude, 0);
+	assert_int_equal(r0->pid, 51); /* the root, not its worker */
+	assert_int_equal(r0->exit_status, 0);
+	assert_int_equal(r0->world_size, 2);
+	assert_string_equal(r0->backend, "gloo");
+	assert_int_equal(r1->rank, 1);
+	assert_int_equal(r1->npids, 1);
+	assert_int_equal(r1->pid, 52);
+	assert_int_equal(r1->exit_status, TRACE_EXIT_KILLED);
+	assert_int_equal(r1->end_ns, 25 * MS);
+	assert_int_equal(rest->rank, -1);
+	assert_int_equal(rest->exclude, 1);
+	assert_int_equal(rest->npids, 3);
+	assert_int_equal(rest->pid, 50);
+
+	/* events: pid % 10 + 1 ranges each: 50 -> 1, 51 -> 2, 52 -> 3, 53 -> 4, 60 -> 1 */
+	static const uint64_t events[] = {2 + 4, 3, 1 + 1};
+	static const uint64_t dropped[] = {0, 7, 0};
+	for (uint32_t p = 0; p < 3; p++) {
+		struct analysis a;
+		load_part(&j, p, &a);
+		assert_int_equal(a.events, events[p]);
+		assert_int_equal(a.dropped, dropped[p]);
+		assert_int_equal(a.store.files[0].rank, j.ranks[p].rank);
+		assert_int_equal(a.store.files[0].pid, j.ranks[p].pid);
+		analysis_free(&a);
+	}
+	char buf[32];
+	assert_string_equal(job_part_name(buf, sizeof(buf), &j, 1), "rank 1");
+	assert_string_equal(job_part_name(buf, sizeof(buf), &j, 2), "pid 50");
+	/* all of it as one program */
+	struct analysis a;
+	analysis_init(&a);
+	char err[512];
+	assert_int_equal(job_load_all(&j, &a, err, sizeof(err)), 0);
+	assert_int_equal(a.events, 1 + 2 + 3 + 4 + 1);
+	assert_int_equal(a.dropped, 7);
+	analysis_free(&a);
+	job_free(&j);
+}
+
+/* A trace of no distributed run: one part of rank -1, the whole file; JSON
+ * imported on the fly is one too. */
+static void test_not_distributed(void **state)
+{
+	(void)state;
+	const char *json = tb_path("k.json");
+	FILE *f = fopen(json, "w");
+	assert_non_null(f);
+	fputs("{\"traceEvents\": [{\"name\": \"x\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2, "
+	      "\"pid\": 1, \"tid\": 1}]}\n",
+	      f);
+	fclose(f);
+	const char *paths[] = {tb_perf_a(), json};
+	struct job j;
+	open_job(&j, paths, 2);
+	assert_int_equal(j.nparts, 2);
+	assert_int_equal(j.nranks, 0);
+	assert_int_equal(j.ranks[0].rank, -1);
+	assert_null(j.ranks[0].pids);
+	assert_int_equal(j.ranks[0].file, 0);
+	assert_int_equal(j.ranks[1].file, 1);
+	struct analysis a;
+	load_part(&j, 1, &a);
+	assert_int_equal(a.events, 1);
+	analysis_free(&a);
+	job_free(&j);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tb_cleanup();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ranks_from_headers),
+		cmocka_unit_test(test_same_rank_twice),
+		cmocka_unit_test(test_hosts_wall_clock),
+		cmocka_unit_test(test_ranks_from_processes),
+		cmocka_unit_test(test_not_distributed),
+	};
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}
