@@ -5,6 +5,10 @@
  * baseline that fails when ips dropped by more than allowed, with
  * confidence, or fell below a floor.
  *
+ * Files that hold ranks are a distributed job (job.h): the files given on
+ * one side are one job, measured rank by rank and as a whole (jobperf.h),
+ * and the gate is on the job's ips. Files of no rank are pooled as before.
+ *
  *   gprof-dl bench FILE... [--baseline FILE]... [--max-regression PCT]
  *                  [--min-ips N] [--confidence PCT] [--skip K]
  *                  [--time-unit U] [--format text|json|github]
@@ -20,6 +24,8 @@
 #include "cmd/cmd.h"
 #include "formats/bench/bench_json.h"
 #include "lib/analysis/benchstat.h"
+#include "lib/analysis/job.h"
+#include "lib/analysis/jobperf.h"
 #include "lib/analysis/perf.h"
 #include "lib/analysis/progress.h"
 #include "lib/common/error.h"
@@ -40,9 +46,13 @@ static const char bench_usage[] =
 	"pooled: the Perf Summary (reader_cost, batch_cost, ips, reader ratio), and\n"
 	"the median, p90 and confidence interval of ips. With a baseline, say whether\n"
 	"ips changed, and exit 1 when it dropped by more than allowed.\n"
+	"Files that hold the ranks of a distributed job are one job: each rank's ips\n"
+	"and the job's (step by step: all ranks' samples / the slowest rank's time),\n"
+	"the gate on the job's.\n"
 	"\n"
 	"  --baseline FILE      a trace, or JSON this command wrote; repeat to pool\n"
-	"                       several runs\n"
+	"                       several runs (the baseline's traces of a job are one\n"
+	"                       job: give several runs of a job as their JSON)\n"
 	"  --max-regression PCT fail when ips dropped by more than PCT percent with\n"
 	"                       confidence (default 5)\n"
 	"  --min-ips N          fail when the average ips is below N\n"
@@ -167,33 +177,87 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 	return optind;
 }
 
-/* Loads traces into a and adds their counted steps to side. 0, or -1 after
- * an error message. */
-static int load_side(struct analysis *a, struct perf *p, struct bench_side *side, int nfiles,
-		     char **files, unsigned skip)
+/* One side measured: traces of no rank pooled (a, p), or a job (jp). */
+struct bench_meas {
+	struct analysis a;
+	struct perf p;
+	struct jobperf jp;
+	int is_job;
+};
+
+static void meas_init(struct bench_meas *m)
 {
-	progress_enable(1); /* only shown on a terminal, after a second */
-	int loaded = cmd_load_traces(a, nfiles, files, "measured");
+	memset(m, 0, sizeof(*m));
+	analysis_init(&m->a);
+}
+
+static void meas_free(struct bench_meas *m)
+{
+	perf_free(&m->p);
+	jobperf_free(&m->jp);
+	analysis_free(&m->a);
+}
+
+/* Traces of no rank: loaded together, their counted steps one run per file. */
+static int measure_pooled(struct bench_meas *m, struct bench_side *side, int nfiles,
+			  char **files, unsigned skip)
+{
+	int loaded = cmd_load_traces(&m->a, nfiles, files, "measured");
 	progress_done();
 	if (loaded != 0)
 		return -1;
-	perf_compute(p, a, skip);
-	if (p->files_without_steps) {
+	perf_compute(&m->p, &m->a, skip);
+	if (m->p.files_without_steps) {
 		error("'%s': no training steps (ProfileStep ranges) to measure",
-		      a->store.files[p->first_without_steps].path);
+		      m->a.store.files[m->p.first_without_steps].path);
 		return -1;
 	}
 	char err[1024];
-	if (bench_side_add_perf(side, p, a, err, sizeof(err)) != 0) {
+	if (bench_side_add_perf(side, &m->p, &m->a, err, sizeof(err)) != 0) {
 		error("%s", err);
 		return -1;
 	}
 	return 0;
 }
 
+/* Measures the files of one side and adds their steps to it: a job when
+ * they hold ranks (one run), else the traces pooled (a run each). 0, or -1
+ * after an error message. */
+static int measure_side(struct bench_meas *m, struct bench_side *side, int nfiles, char **files,
+			unsigned skip)
+{
+	char err[1024];
+	struct job j;
+	progress_enable(1); /* only shown on a terminal, after a second */
+	if (job_open(&j, nfiles, files, err, sizeof(err)) != 0) {
+		progress_done();
+		/* two runs of one job given as one side */
+		if (nfiles > 1 && strncmp(err, "the same rank ", 14) == 0)
+			error("%s: the files of one side are one job (several runs of a job are "
+			      "compared through their JSON, see gprof-dl-bench(1))",
+			      err);
+		else
+			error("%s", err);
+		return -1;
+	}
+	if (!j.nranks) {
+		job_free(&j);
+		return measure_pooled(m, side, nfiles, files, skip);
+	}
+	m->is_job = 1;
+	int rc = jobperf_measure(&m->jp, &j, skip, "measured", err, sizeof(err));
+	progress_done();
+	if (rc == 0 && bench_side_add_job(side, &m->jp, j.files[0].path, err, sizeof(err)) != 0)
+		rc = -1;
+	if (rc)
+		error("%s", err);
+	job_free(&j);
+	return rc;
+}
+
 /* The baseline: each file given a trace or a bench JSON object, pooled. The
- * traces are measured with the same skip as the current runs; a JSON
- * object's steps were counted when it was written. */
+ * traces are measured with the same skip as the current runs (a job, when
+ * they hold ranks); a JSON object's steps were counted when it was written. */
 static int load_baseline(const struct bench_opts *o, struct bench_side *side)
 {
 	char **traces = xmalloc(o->nbaseline * sizeof(*traces));
@@ -215,13 +279,10 @@ static int load_baseline(const struct bench_opts *o, struct bench_side *side)
 		}
 	}
 	if (rc == 0 && ntraces) {
-		struct analysis b;
-		struct perf p;
-		analysis_init(&b);
-		memset(&p, 0, sizeof(p));
-		rc = load_side(&b, &p, side, ntraces, traces, o->skip);
-		perf_free(&p);
-		analysis_free(&b);
+		struct bench_meas m;
+		meas_init(&m);
+		rc = measure_side(&m, side, ntraces, traces, o->skip);
+		meas_free(&m);
 	}
 	free(traces);
 	return rc;
@@ -252,73 +313,116 @@ static const char *given_text(char *buf, size_t size, const struct bench_side *s
 	return buf;
 }
 
+/* " (a job of 2 ranks)", " (jobs of 4 ranks)", " (2 of them jobs)": what a
+ * side's runs were made by, when jobs made some. */
+static void runs_of_jobs(FILE *out, const struct bench_side *s)
+{
+	size_t jobs = 0;
+	uint32_t ranks = 0;
+	int same = 1;
+	for (size_t i = 0; i < s->nruns; i++) {
+		if (!s->run_ranks[i])
+			continue;
+		same &= !jobs || s->run_ranks[i] == ranks;
+		ranks = s->run_ranks[i];
+		jobs++;
+	}
+	if (!jobs)
+		return;
+	if (jobs < s->nruns)
+		fprintf(out, " (%zu of them jobs)", jobs);
+	else if (!same)
+		fputs(" (jobs)", out);
+	else
+		fprintf(out, " (%s of %u rank%s)", jobs == 1 ? "a job" : "jobs", ranks,
+			ranks == 1 ? "" : "s");
+}
+
 /* "ips 1234.57 samples/s (95% CI 1220.00 .. 1249.00), median ..., p90 ...,
- * over 120 steps of 3 runs" */
-static void pool_line(FILE *out, const char *lead, const struct bs_pool *p, const char *unit)
+ * over 120 steps of 3 runs", and who made the runs when jobs did */
+static void pool_line(FILE *out, const char *lead, const struct bs_pool *p, const char *unit,
+		      const struct bench_side *s)
 {
 	char v[3][48];
 	fprintf(out, "%sips %s %s", lead, ips_text(v[0], sizeof(v[0]), p->ips), unit);
 	if (bs_pool_has_ci(p))
 		fprintf(out, " (%.0f%% CI %s .. %s)", p->level * 100,
 			ips_text(v[1], sizeof(v[1]), p->ci_low), ips_text(v[2], sizeof(v[2]), p->ci_high));
-	fprintf(out, ", median %s, p90 %s, over %zu step%s of %zu run%s\n",
+	fprintf(out, ", median %s, p90 %s, over %zu step%s of %zu run%s",
 		ips_text(v[1], sizeof(v[1]), p->median), ips_text(v[2], sizeof(v[2]), p->p90), p->steps,
 		p->steps == 1 ? "" : "s", p->runs, p->runs == 1 ? "" : "s");
+	runs_of_jobs(out, s);
+	fputc('\n', out);
 }
 
 /* The sentence that says what the comparison found: how much, against
  * what, how sure. */
-static void verdict_text(char *buf, size_t size, const struct bs_change *c, const char *base)
+static void verdict_text(char *buf, size_t size, const struct bs_change *c, const char *base,
+			 const char *what)
 {
 	double conf = c->level * 100;
 	switch (c->verdict) {
 	case BS_REGRESSION:
 		snprintf(buf, size,
-			 "regression: ips fell by %.2f%% (%.0f%% CI %.2f%% to %.2f%%) against %s, more "
+			 "regression: %s fell by %.2f%% (%.0f%% CI %.2f%% to %.2f%%) against %s, more "
 			 "than the %g%% allowed, at %.0f%% confidence",
-			 -c->pct, conf, -c->high_pct, -c->low_pct, base, c->max_regression_pct, conf);
+			 what, -c->pct, conf, -c->high_pct, -c->low_pct, base, c->max_regression_pct,
+			 conf);
 		break;
 	case BS_SLOWER:
 		snprintf(buf, size,
-			 "slower: ips fell by %.2f%% (%.0f%% CI %.2f%% to %.2f%%) against %s, within "
+			 "slower: %s fell by %.2f%% (%.0f%% CI %.2f%% to %.2f%%) against %s, within "
 			 "the %g%% allowed",
-			 -c->pct, conf, -c->high_pct, -c->low_pct, base, c->max_regression_pct);
+			 what, -c->pct, conf, -c->high_pct, -c->low_pct, base, c->max_regression_pct);
 		break;
 	case BS_IMPROVEMENT:
 		snprintf(buf, size,
-			 "improvement: ips rose by %.2f%% (%.0f%% CI %.2f%% to %.2f%%) against %s", c->pct,
-			 conf, c->low_pct, c->high_pct, base);
+			 "improvement: %s rose by %.2f%% (%.0f%% CI %.2f%% to %.2f%%) against %s", what,
+			 c->pct, conf, c->low_pct, c->high_pct, base);
 		break;
 	case BS_UNCHANGED:
 		snprintf(buf, size,
-			 "no significant change: ips %+.2f%% (%.0f%% CI %+.2f%% to %+.2f%%) against %s",
-			 c->pct, conf, c->low_pct, c->high_pct, base);
+			 "no significant change: %s %+.2f%% (%.0f%% CI %+.2f%% to %+.2f%%) against %s",
+			 what, c->pct, conf, c->low_pct, c->high_pct, base);
 		break;
 	}
 }
 
+/* "ips", or "job ips" when the files measured are a job. */
+static const char *ips_what(const struct bench_report *r)
+{
+	return r->job ? "job ips" : "ips";
+}
+
 static void bench_text(const struct bench_report *r, const struct bench_opts *o, FILE *out)
 {
-	struct table *t = perf_table(r->perf, "perf", "Perf Summary", r->a->store.nfiles);
 	struct table_style st = {.unit = o->unit};
+	struct table *t = r->job ? jobperf_table(r->job, "perf", "Perf Summary")
+				 : perf_table(r->perf, "perf", "Perf Summary", (uint32_t)r->nfiles);
 	table_render_text(t, out, &st);
 	table_free(t);
-	const char *unit = perf_ips_unit(r->perf);
+	if (r->job) {
+		fputc('\n', out);
+		t = jobperf_ranks_table(r->job);
+		table_render_text(t, out, &st);
+		table_free(t);
+	}
+	const char *unit = perf_ips_unit(r->perf), *what = ips_what(r);
 	fputc('\n', out);
-	pool_line(out, "Measured: ", r->pool, unit);
+	pool_line(out, r->job ? "Measured: job " : "Measured: ", r->pool, unit, r->cur);
 	if (r->change) {
 		char base[512], verdict[1024];
 		given_text(base, sizeof(base), r->base);
 		fprintf(out, "Baseline %s: ", base);
-		pool_line(out, "", r->base_pool, unit);
-		fprintf(out, "Change in ips: %+.2f%% (%.0f%% CI %+.2f%% .. %+.2f%%)\n", r->change->pct,
-			r->change->level * 100, r->change->low_pct, r->change->high_pct);
-		verdict_text(verdict, sizeof(verdict), r->change, base);
+		pool_line(out, "", r->base_pool, unit, r->base);
+		fprintf(out, "Change in %s: %+.2f%% (%.0f%% CI %+.2f%% .. %+.2f%%)\n", what,
+			r->change->pct, r->change->level * 100, r->change->low_pct, r->change->high_pct);
+		verdict_text(verdict, sizeof(verdict), r->change, base, what);
 		fprintf(out, "Verdict: %s\n", verdict);
 	}
 	if (r->has_min_ips) {
 		char v[48];
-		fprintf(out, "Floor: ips %s %s %s --min-ips %g\n",
+		fprintf(out, "Floor: %s %s %s %s --min-ips %g\n", what,
 			ips_text(v, sizeof(v), r->pool->ips), unit,
 			r->fails_min_ips ? "is below" : "meets", r->min_ips);
 	}
@@ -327,22 +431,23 @@ static void bench_text(const struct bench_report *r, const struct bench_opts *o,
 /* After the report: why the gate failed, on stderr. */
 static void gate_messages(const struct bench_report *r)
 {
-	const char *unit = perf_ips_unit(r->perf);
+	const char *unit = perf_ips_unit(r->perf), *what = ips_what(r);
 	char v[2][48];
 	if (r->fails_regression) {
 		const struct bs_change *c = r->change;
 		char base[512];
 		given_text(base, sizeof(base), r->base);
-		error("ips regressed by %.2f%% (%.0f%% CI %.2f%% to %.2f%%) against %s: %s %s, was %s; "
+		error("%s regressed by %.2f%% (%.0f%% CI %.2f%% to %.2f%%) against %s: %s %s, was %s; "
 		      "more than --max-regression %g%% at %.0f%% confidence",
-		      -c->pct, c->level * 100, -c->high_pct, -c->low_pct, base,
+		      what, -c->pct, c->level * 100, -c->high_pct, -c->low_pct, base,
 		      ips_text(v[0], sizeof(v[0]), r->pool->ips), unit,
 		      ips_text(v[1], sizeof(v[1]), r->base_pool->ips), c->max_regression_pct,
 		      c->level * 100);
 	}
 	if (r->fails_min_ips)
-		error("ips %s %s is below --min-ips %g (average over %zu counted steps)",
-		      ips_text(v[0], sizeof(v[0]), r->pool->ips), unit, r->min_ips, r->pool->steps);
+		error("%s %s %s is below --min-ips %g (average over %zu counted %ssteps)", what,
+		      ips_text(v[0], sizeof(v[0]), r->pool->ips), unit, r->min_ips, r->pool->steps,
+		      r->job ? "job " : "");
 }
 
 /* Too few steps for an interval on one side: nothing to judge with. */
@@ -366,20 +471,21 @@ int cmd_bench(int argc, char **argv)
 		free(o.baseline);
 		return 0;
 	}
-	struct analysis a;
-	struct perf p;
+	struct bench_meas m;
 	struct bench_side cur = {0}, base = {0};
 	struct bs_pool pool, base_pool;
 	struct bs_change change;
-	struct bench_report r = {.a = &a, .perf = &p, .cur = &cur, .pool = &pool,
-				 .has_min_ips = o.has_min_ips, .min_ips = o.min_ips};
-	analysis_init(&a);
-	memset(&p, 0, sizeof(p));
+	struct bench_report r = {.files = argv + first, .nfiles = (size_t)(argc - first),
+				 .cur = &cur, .pool = &pool, .has_min_ips = o.has_min_ips,
+				 .min_ips = o.min_ips};
+	meas_init(&m);
 	int rc = 1;
 	for (int i = first; i < argc; i++)
 		bench_side_given(&cur, argv[i]);
-	if (load_side(&a, &p, &cur, argc - first, argv + first, o.skip) != 0)
+	if (measure_side(&m, &cur, argc - first, argv + first, o.skip) != 0)
 		goto out;
+	r.perf = m.is_job ? &m.jp.perf : &m.p;
+	r.job = m.is_job ? &m.jp : NULL;
 	bs_pool_measure(&pool, cur.runs, cur.nruns, o.level);
 	ips_decimals_for(pool.ips);
 	if (o.nbaseline) {
@@ -389,7 +495,7 @@ int cmd_bench(int argc, char **argv)
 			char name[512];
 			error("%s counts ips in %s, the runs measured in %s: they cannot be compared",
 			      given_text(name, sizeof(name), &base), base.by_samples ? "samples/s" : "steps/s",
-			      perf_ips_unit(&p));
+			      perf_ips_unit(r.perf));
 			goto out;
 		}
 		bs_pool_measure(&base_pool, base.runs, base.nruns, o.level);
@@ -423,8 +529,7 @@ int cmd_bench(int argc, char **argv)
 out:
 	bench_side_free(&cur);
 	bench_side_free(&base);
-	perf_free(&p);
-	analysis_free(&a);
+	meas_free(&m);
 	free(o.baseline);
 	return rc;
 }

@@ -5,7 +5,14 @@
  * have steps.
  *
  *   gprof-dl diff A B [--view NAME]... [--op-detail] [--top N] [--totals]
- *                     [--time-unit U] [--format text|csv|json] [-o OUT]
+ *                     [--skip-steps K] [--time-unit U] [--format text|csv|json]
+ *                     [-o OUT]
+ *   gprof-dl diff --a FILE... --b FILE... [options]
+ *
+ * A side is one file, or with --a / --b the files that follow it: when both
+ * sides hold ranks (job.h), they are two distributed jobs, compared rank by
+ * rank and as a whole (jobperf.h: the "Ranks Compared" table, first), then
+ * view by view over each whole job.
  *
  * Exit status: 0 printed; 1 a file that cannot be read, or output that
  * cannot be written; 2 usage.
@@ -14,6 +21,8 @@
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
 #include "lib/analysis/diff.h"
+#include "lib/analysis/job.h"
+#include "lib/analysis/jobperf.h"
 #include "lib/analysis/parallel.h"
 #include "lib/analysis/progress.h"
 #include "lib/analysis/summary.h"
@@ -27,19 +36,27 @@
 
 static const char diff_usage[] =
 	"usage: gprof-dl diff A B [--view NAME]... [--op-detail] [--top N] [--totals]\n"
-	"                     [--time-unit s|ms|us|ns] [--format text|csv|json] [-o OUT]\n"
+	"                     [--skip-steps K] [--time-unit s|ms|us|ns]\n"
+	"                     [--format text|csv|json] [-o OUT]\n"
+	"       gprof-dl diff --a FILE... --b FILE... [options]\n"
 	"\n"
 	"Compare two traces, A (before) and B (after), view by view: the rows of\n"
 	"each view matched by name, their CPU and GPU times side by side, B - A,\n"
 	"largest change first. Times are per training step when both traces have\n"
-	"steps, totals otherwise.\n"
+	"steps, totals otherwise. When both sides hold the ranks of a distributed\n"
+	"job (one file with several ranks, or with --a and --b the files of each\n"
+	"side), the jobs are compared rank by rank and as a whole first.\n"
 	"\n"
+	"  --a FILE...        the files of side A (a job's rank files)\n"
+	"  --b FILE...        the files of side B\n"
 	"  --view NAME        a view to compare (repeatable; default: all of them):\n"
 	"                     model, operator, kernel, memory-manipulation,\n"
 	"                     userdefined, or all\n"
 	"  --op-detail        operator view: compare what ran inside each operator\n"
 	"  --top N            rows per view, largest change first (default 10; 0: all)\n"
 	"  --totals           compare totals, not times per step\n"
+	"  --skip-steps K     jobs: leave out the first K steps of each rank from the\n"
+	"                     rank-by-rank comparison (default 10, at most half)\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
 	"  --format FORMAT    text (default), csv or json\n"
 	"  -o, --output OUT   write to OUT instead of standard output\n"
@@ -53,7 +70,11 @@ struct diff_opts {
 	struct summary_opts s; /* the views, their options, the format */
 	unsigned top;
 	int totals;
+	unsigned skip;
 	const char *output;
+	/* the files of A and of B (pointers into argv) */
+	char **files[2];
+	int nfiles[2];
 };
 
 enum {
@@ -63,6 +84,9 @@ enum {
 	OPT_TOTALS,
 	OPT_TIME_UNIT,
 	OPT_FORMAT,
+	OPT_SKIP_STEPS,
+	OPT_SIDE_A,
+	OPT_SIDE_B,
 };
 
 static const struct option diff_options[] = {
@@ -72,6 +96,10 @@ static const struct option diff_options[] = {
 	{"totals", no_argument, NULL, OPT_TOTALS},
 	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
 	{"format", required_argument, NULL, OPT_FORMAT},
+	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
+	{"skip", required_argument, NULL, OPT_SKIP_STEPS},
+	{"a", required_argument, NULL, OPT_SIDE_A},
+	{"b", required_argument, NULL, OPT_SIDE_B},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -111,15 +139,37 @@ static void diff_view_option(struct diff_opts *o, const char *name)
 	summary_add_view(&o->s, v);
 }
 
-/* Parses the options into o; returns the index of A in argv (B follows),
- * or -1 after --help. */
+static void side_add(struct diff_opts *o, int k, char *file)
+{
+	o->files[k] = xrealloc(o->files[k], (size_t)(o->nfiles[k] + 1) * sizeof(*o->files[k]));
+	o->files[k][o->nfiles[k]++] = file;
+}
+
+/* Parses the options into o, and the files of each side: A B, or the files
+ * after --a and after --b. Returns 0, or -1 after --help. Options and files
+ * are read in order ("-" in the option string), so that a file belongs to
+ * the --a or --b before it. */
 static int diff_parse(int argc, char **argv, struct diff_opts *o)
 {
-	int c;
+	int c, side = -1; /* the side of the files that follow: -1 none yet (A B) */
+	char **loose = xmalloc((size_t)argc * sizeof(*loose)); /* files before any --a/--b */
+	int nloose = 0, marked = 0;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":o:h", diff_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-:o:h", diff_options, NULL)) != -1) {
 		switch (c) {
+		case 1: /* a file */
+			if (side < 0)
+				loose[nloose++] = optarg;
+			else
+				side_add(o, side, optarg);
+			break;
+		case OPT_SIDE_A:
+		case OPT_SIDE_B:
+			side = c == OPT_SIDE_A ? 0 : 1;
+			marked = 1;
+			side_add(o, side, optarg);
+			break;
 		case OPT_VIEW:
 			diff_view_option(o, optarg);
 			break;
@@ -131,6 +181,9 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 			break;
 		case OPT_TOTALS:
 			o->totals = 1;
+			break;
+		case OPT_SKIP_STEPS:
+			o->skip = cmd_parse_skip_steps(optarg);
 			break;
 		case OPT_TIME_UNIT:
 			o->s.view.unit = cmd_parse_time_unit(optarg);
@@ -144,6 +197,7 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 			break;
 		case 'h':
 			fputs(diff_usage, stdout);
+			free(loose);
 			return -1;
 		case ':':
 			usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -151,17 +205,35 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		usage_error("no trace files given (A and B)");
-	if (optind + 1 >= argc)
-		usage_error("no trace file B given to compare with '%s'", argv[optind]);
-	if (optind + 2 < argc)
-		usage_error("too many files: '%s' (diff compares two traces, A and B)",
-			    argv[optind + 2]);
+	for (; optind < argc; optind++) /* after "--" */
+		if (side < 0)
+			loose[nloose++] = argv[optind];
+		else
+			side_add(o, side, argv[optind]);
+	if (marked) {
+		if (nloose)
+			usage_error("'%s' is given before --a or --b (with --a and --b, each file "
+				    "follows the option of its side)",
+				    loose[0]);
+		if (!o->nfiles[0] || !o->nfiles[1])
+			usage_error("no files given for side %s (--%s FILE...)", o->nfiles[0] ? "B" : "A",
+				    o->nfiles[0] ? "b" : "a");
+	} else {
+		if (nloose == 0)
+			usage_error("no trace files given (A and B)");
+		if (nloose == 1)
+			usage_error("no trace file B given to compare with '%s'", loose[0]);
+		if (nloose > 2)
+			usage_error("too many files: '%s' (diff compares two traces, A and B)",
+				    loose[2]);
+		side_add(o, 0, loose[0]);
+		side_add(o, 1, loose[1]);
+	}
+	free(loose);
 	if (!o->s.nviews)
 		for (unsigned i = 0; i < diff_default_view_count; i++)
 			summary_add_view(&o->s, view_find(diff_default_views[i]));
-	return optind;
+	return 0;
 }
 
 /* ---- building: both sides of every view, side by side ---------------------- */
@@ -179,24 +251,90 @@ static void build_side(void *ctx, unsigned j)
 	job->tables[j] = v->build(v, job->an[j % 2], &job->o->s.view);
 }
 
+/* ---- the sides ------------------------------------------------------------- */
+
+/* What one side is: its files, loaded as one program, and when both sides
+ * are jobs, its ranks measured. */
+struct diff_input {
+	char **files;
+	int nfiles;
+	char *name;        /* the files, ", "-joined: how the output names the side */
+	uint32_t nranks;   /* the ranks its files hold (0: none) */
+	struct analysis an;
+	struct jobperf jp; /* measured when both sides hold ranks */
+	int measured;
+};
+
+static char *join_names(char **files, int n)
+{
+	size_t len = 1;
+	for (int i = 0; i < n; i++)
+		len += strlen(files[i]) + 2;
+	char *name = xmalloc(len), *at = name;
+	*at = '\0';
+	for (int i = 0; i < n; i++)
+		at += sprintf(at, "%s%s", i ? ", " : "", files[i]);
+	return name;
+}
+
+/* Opens both sides as jobs, to learn whether they hold ranks; then loads
+ * each whole (and, when both are jobs, measures each rank alone first:
+ * one rank's store at a time). 0, or -1 after an error message. */
+static int diff_load(struct diff_input *in, const struct diff_opts *o)
+{
+	struct job j[2];
+	char err[1024];
+	for (unsigned k = 0; k < 2; k++) {
+		if (job_open(&j[k], in[k].nfiles, in[k].files, err, sizeof(err)) != 0) {
+			progress_done();
+			error("%s", err);
+			if (k)
+				job_free(&j[0]);
+			return -1;
+		}
+		in[k].nranks = j[k].nranks;
+	}
+	int jobs = in[0].nranks && in[1].nranks, rc = 0;
+	for (unsigned k = 0; k < 2 && rc == 0; k++) {
+		if (!jobs) {
+			rc = cmd_load_traces(&in[k].an, in[k].nfiles, in[k].files, "compared");
+			continue;
+		}
+		/* the measure warns of damage, once for the side */
+		if (jobperf_measure(&in[k].jp, &j[k], o->skip, "compared", err, sizeof(err)) != 0 ||
+		    job_load_all(&j[k], &in[k].an, err, sizeof(err)) != 0) {
+			progress_done();
+			error("%s", err);
+			rc = -1;
+		}
+		in[k].measured = rc == 0;
+	}
+	job_free(&j[0]);
+	job_free(&j[1]);
+	return rc;
+}
+
 /* ---- output ---------------------------------------------------------------- */
 
 struct diff_out {
 	const struct diff_opts *o;
 	const struct diff_side *side[2];
-	const struct analysis *an[2];
+	const struct diff_input *in[2];
 	int per_step;
 	struct summary_out s;
 };
 
 static void text_side(FILE *f, const char *which, const struct diff_side *s,
-		      const struct analysis *a)
+		      const struct diff_input *in)
 {
+	const struct analysis *a = &in->an;
+	fprintf(f, "%s: '%s' (", which, s->name);
+	if (in->nranks)
+		fprintf(f, "a job of %u rank%s, ", in->nranks, in->nranks == 1 ? "" : "s");
 	if (a->steps)
-		fprintf(f, "%s: '%s' (%llu step%s)", which, s->name, (unsigned long long)a->steps,
-			a->steps == 1 ? "" : "s");
+		fprintf(f, "%llu step%s)", (unsigned long long)a->steps, a->steps == 1 ? "" : "s");
 	else
-		fprintf(f, "%s: '%s' (no steps)", which, s->name);
+		fputs("no steps)", f);
 }
 
 /* The CSV's first block: which trace is which, and what divides its times. */
@@ -215,7 +353,7 @@ static void csv_sides(struct diff_out *d)
 		struct trow *r = tpart_add_row(t, p, 0);
 		trow_text(r, 0, k ? "B" : "A");
 		trow_text(r, 1, d->side[k]->name);
-		trow_count(r, 2, d->an[k]->steps);
+		trow_count(r, 2, d->in[k]->an.steps);
 		trow_count(r, 3, (uint64_t)d->side[k]->divisor);
 		trow_text(r, 4, d->per_step ? "per step" : "total");
 	}
@@ -224,16 +362,28 @@ static void csv_sides(struct diff_out *d)
 }
 
 static void json_side(struct json_writer *w, const char *key, const struct diff_side *s,
-		      const struct analysis *a)
+		      const struct diff_input *in)
 {
 	json_key(w, key);
 	json_begin_object(w);
 	json_key(w, "file");
 	json_string(w, s->name);
 	json_key(w, "steps");
-	json_uint(w, a->steps);
+	json_uint(w, in->an.steps);
 	json_key(w, "divisor");
 	json_uint(w, (uint64_t)s->divisor);
+	/* a side of several files, or of ranks, says so */
+	if (in->nfiles > 1) {
+		json_key(w, "files");
+		json_begin_array(w);
+		for (int i = 0; i < in->nfiles; i++)
+			json_string(w, in->files[i]);
+		json_end_array(w);
+	}
+	if (in->nranks) {
+		json_key(w, "ranks");
+		json_uint(w, in->nranks);
+	}
 	json_end_object(w);
 }
 
@@ -244,9 +394,9 @@ static void out_begin(struct diff_out *d, FILE *f)
 	summary_out_begin(&d->s, o->s.format, f, o->s.view.unit);
 	if (o->s.format == SUMMARY_TEXT) {
 		fputs("Comparing ", f);
-		text_side(f, "A", d->side[0], d->an[0]);
+		text_side(f, "A", d->side[0], d->in[0]);
 		fputs(" with ", f);
-		text_side(f, "B", d->side[1], d->an[1]);
+		text_side(f, "B", d->side[1], d->in[1]);
 		fprintf(f, "; times %s\n\n", d->per_step ? "per step" : "in total");
 	} else if (o->s.format == SUMMARY_CSV) {
 		csv_sides(d);
@@ -254,8 +404,8 @@ static void out_begin(struct diff_out *d, FILE *f)
 		struct json_writer *w = &d->s.json;
 		json_key(w, "schema");
 		json_string(w, "gprof-dl-diff/1");
-		json_side(w, "a", d->side[0], d->an[0]);
-		json_side(w, "b", d->side[1], d->an[1]);
+		json_side(w, "a", d->side[0], d->in[0]);
+		json_side(w, "b", d->side[1], d->in[1]);
 		json_key(w, "per_step");
 		json_bool(w, d->per_step);
 		json_key(w, "time_unit");
@@ -266,26 +416,31 @@ static void out_begin(struct diff_out *d, FILE *f)
 	summary_out_tables(&d->s);
 }
 
-static int diff_write(const struct diff_opts *o, struct analysis *an, char **files, FILE *f)
+static int diff_write(const struct diff_opts *o, struct diff_input *in, FILE *f)
 {
 	unsigned n = o->s.nviews;
 	struct table **tables = xcalloc(2 * n, sizeof(*tables));
-	struct diff_job job = {{&an[0], &an[1]}, o, tables};
+	struct diff_job job = {{&in[0].an, &in[1].an}, o, tables};
 	progress_phase("building %u tables", 2 * n);
 	parallel_for(2 * n, build_side, &job);
 	progress_done();
 
 	/* per step only when both sides have steps: a step of one and the
 	 * whole run of the other do not compare */
-	int per_step = !o->totals && an[0].steps > 0 && an[1].steps > 0;
+	int per_step = !o->totals && in[0].an.steps > 0 && in[1].an.steps > 0;
 	struct diff_side side[2];
 	for (unsigned k = 0; k < 2; k++) {
 		side[k].t = NULL;
-		side[k].divisor = per_step ? (double)an[k].steps : 1.0;
-		side[k].name = files[k];
+		side[k].divisor = per_step ? (double)in[k].an.steps : 1.0;
+		side[k].name = in[k].name;
 	}
-	struct diff_out d = {o, {&side[0], &side[1]}, {&an[0], &an[1]}, per_step, {0}};
+	struct diff_out d = {o, {&side[0], &side[1]}, {&in[0], &in[1]}, per_step, {0}};
 	out_begin(&d, f);
+	if (in[0].measured && in[1].measured) {
+		struct table *t = jobperf_diff_table(&in[0].jp, &in[1].jp, in[0].name, in[1].name);
+		summary_out_table(&d.s, t->id, t);
+		table_free(t);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		side[0].t = tables[2 * i];
 		side[1].t = tables[2 * i + 1];
@@ -303,32 +458,39 @@ static int diff_write(const struct diff_opts *o, struct analysis *an, char **fil
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_opts o = {.s = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_MS}},
-			      .top = DIFF_TOP_DEFAULT};
-	int first = diff_parse(argc, argv, &o);
-	if (first < 0)
+			      .top = DIFF_TOP_DEFAULT,
+			      .skip = PERF_SKIP_DEFAULT};
+	if (diff_parse(argc, argv, &o) < 0)
 		return 0;
-	char **files = argv + first;
-	struct analysis an[2];
-	analysis_init(&an[0]);
-	analysis_init(&an[1]);
+	struct diff_input in[2];
+	memset(in, 0, sizeof(in));
+	for (unsigned k = 0; k < 2; k++) {
+		in[k].files = o.files[k];
+		in[k].nfiles = o.nfiles[k];
+		in[k].name = join_names(o.files[k], o.nfiles[k]);
+		analysis_init(&in[k].an);
+	}
 	progress_enable(1); /* only shown on a terminal, after a second */
 	int rc = 1;
 	FILE *out = stdout;
-	if (cmd_load_traces(&an[0], 1, &files[0], "compared") != 0 ||
-	    cmd_load_traces(&an[1], 1, &files[1], "compared") != 0)
+	if (diff_load(in, &o) != 0)
 		goto done;
 	if (o.output && !(out = fopen(o.output, "w"))) {
 		error("cannot open '%s': %s", o.output, strerror(errno));
 		goto done;
 	}
-	rc = diff_write(&o, an, files, out) ? 1 : 0;
+	rc = diff_write(&o, in, out) ? 1 : 0;
 	if (out != stdout && fclose(out) != 0)
 		rc = 1;
 	if (rc && out != stdout)
 		error("cannot write '%s'", o.output);
 done:
 	progress_done();
-	analysis_free(&an[0]);
-	analysis_free(&an[1]);
+	for (unsigned k = 0; k < 2; k++) {
+		analysis_free(&in[k].an);
+		jobperf_free(&in[k].jp);
+		free(in[k].name);
+		free(o.files[k]);
+	}
 	return rc;
 }

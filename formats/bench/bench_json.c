@@ -25,6 +25,7 @@ void bench_side_free(struct bench_side *s)
 	}
 	free(s->runs);
 	free(s->run_file);
+	free(s->run_ranks);
 	for (size_t i = 0; i < s->ngiven; i++)
 		free(s->given[i]);
 	free(s->given);
@@ -56,12 +57,15 @@ static int side_unit(struct bench_side *s, int by_samples, const char *what, cha
 	return 0;
 }
 
-static void side_add_run(struct bench_side *s, struct bs_step *steps, size_t n, const char *file)
+static void side_add_run(struct bench_side *s, struct bs_step *steps, size_t n, const char *file,
+			 uint32_t ranks)
 {
 	s->runs = xrealloc(s->runs, (s->nruns + 1) * sizeof(*s->runs));
 	s->run_file = xrealloc(s->run_file, (s->nruns + 1) * sizeof(*s->run_file));
+	s->run_ranks = xrealloc(s->run_ranks, (s->nruns + 1) * sizeof(*s->run_ranks));
 	s->runs[s->nruns] = (struct bs_run){steps, n};
 	s->run_file[s->nruns] = xstrdup(file);
+	s->run_ranks[s->nruns] = ranks;
 	s->nruns++;
 }
 
@@ -82,8 +86,23 @@ int bench_side_add_perf(struct bench_side *s, const struct perf *p, const struct
 		for (size_t j = first; j < k; j++)
 			v[j - first] = (struct bs_step){p->step[j].batch_ns,
 							p->by_samples ? p->step[j].samples : 1};
-		side_add_run(s, v, k - first, a->store.files[file].path);
+		side_add_run(s, v, k - first, a->store.files[file].path, 0);
 	}
+	return 0;
+}
+
+int bench_side_add_job(struct bench_side *s, const struct jobperf *jp, const char *file,
+		       char *err, size_t errlen)
+{
+	const struct perf *p = &jp->perf;
+	if (!p->counted)
+		return 0;
+	if (side_unit(s, p->by_samples, file, err, errlen) != 0)
+		return -1;
+	struct bs_step *v = xmalloc(p->counted * sizeof(*v));
+	for (size_t k = 0; k < p->counted; k++)
+		v[k] = (struct bs_step){p->step[k].batch_ns, p->by_samples ? p->step[k].samples : 1};
+	side_add_run(s, v, p->counted, file, jp->nranks);
 	return 0;
 }
 
@@ -159,7 +178,8 @@ static int as_count(yajl_val v, uint64_t min, uint64_t *out)
 	return 0;
 }
 
-/* One element of "runs": {"file", "batch_ns": [...], "samples": [...]}. */
+/* One element of "runs": {"file", "batch_ns": [...], "samples": [...]}, and
+ * "ranks" when a job's. */
 static int read_run(struct bench_side *s, yajl_val run, size_t idx, int by_samples,
 		    const char *path, char *err, size_t errlen)
 {
@@ -194,9 +214,19 @@ static int read_run(struct bench_side *s, yajl_val run, size_t idx, int by_sampl
 		free(v);
 		return 0;
 	}
-	char name[64];
-	snprintf(name, sizeof(name), "%s run %zu", path, idx + 1);
-	side_add_run(s, v, n, str(file) ? str(file) : name);
+	uint64_t ranks = 0;
+	yajl_val rv = get(run, "ranks");
+	if (rv && (as_count(rv, 1, &ranks) != 0 || ranks > UINT32_MAX)) {
+		snprintf(err, errlen, "'%s': runs[%zu]: \"ranks\" is not a positive integer", path, idx);
+		free(v);
+		return -1;
+	}
+	/* the path and a run number: room for both whatever the path */
+	size_t cap = strlen(path) + 32;
+	char *name = xmalloc(cap);
+	snprintf(name, cap, "%s run %zu", path, idx + 1);
+	side_add_run(s, v, n, str(file) ? str(file) : name, (uint32_t)ranks);
+	free(name);
 	return 0;
 }
 
@@ -305,6 +335,10 @@ static void json_runs(struct json_writer *w, const struct bench_side *s)
 		json_begin_object(w);
 		json_key(w, "file");
 		json_string(w, s->run_file[i]);
+		if (s->run_ranks[i]) {
+			json_key(w, "ranks");
+			json_uint(w, s->run_ranks[i]);
+		}
 		json_key(w, "batch_ns");
 		json_begin_array(w);
 		for (size_t k = 0; k < r->n; k++)
@@ -317,6 +351,57 @@ static void json_runs(struct json_writer *w, const struct bench_side *s)
 				json_uint(w, r->step[k].samples);
 			json_end_array(w);
 		}
+		json_end_object(w);
+	}
+	json_end_array(w);
+}
+
+/* A step series: batch_ns, and samples when ips is in samples/s. */
+static void json_steps(struct json_writer *w, const struct perf *p)
+{
+	json_key(w, "batch_ns");
+	json_begin_array(w);
+	for (size_t k = 0; k < p->counted; k++)
+		json_uint(w, p->step[k].batch_ns);
+	json_end_array(w);
+	if (!p->by_samples)
+		return;
+	json_key(w, "samples");
+	json_begin_array(w);
+	for (size_t k = 0; k < p->counted; k++)
+		json_uint(w, p->step[k].samples);
+	json_end_array(w);
+}
+
+/* A job's ranks: each one's figures over its own counted steps. */
+static void json_ranks(struct json_writer *w, const struct jobperf *jp)
+{
+	json_key(w, "ranks");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < jp->nranks; i++) {
+		const struct jobperf_rank *r = &jp->ranks[i];
+		const struct perf *p = &r->perf;
+		json_begin_object(w);
+		json_key(w, "rank");
+		json_int(w, r->rank);
+		json_key(w, "file");
+		json_string(w, r->file);
+		json_key(w, "pid");
+		json_uint(w, r->pid);
+		json_key(w, "steps");
+		json_uint(w, p->steps);
+		json_key(w, "skipped");
+		json_uint(w, p->skipped);
+		json_key(w, "counted");
+		json_uint(w, p->counted);
+		json_key(w, "reader_ratio");
+		json_double(w, p->reader_ratio);
+		json_stat(w, "reader_cost", &p->reader_ns, 1e9);
+		json_stat(w, "batch_cost", &p->batch_ns, 1e9);
+		json_stat(w, "ips", &p->ips, 1);
+		json_key(w, "communication");
+		json_double(w, (double)r->comm_ns / (double)p->counted / 1e9);
+		json_steps(w, p);
 		json_end_object(w);
 	}
 	json_end_array(w);
@@ -370,11 +455,7 @@ int bench_json_write(FILE *out, const struct bench_report *r)
 	json_begin_object(&w);
 	json_key(&w, "schema");
 	json_string(&w, BENCH_SCHEMA);
-	json_key(&w, "files");
-	json_begin_array(&w);
-	for (uint32_t i = 0; i < r->a->store.nfiles; i++)
-		json_string(&w, r->a->store.files[i].path);
-	json_end_array(&w);
+	json_strings(&w, "files", r->files, r->nfiles);
 	json_key(&w, "steps");
 	json_uint(&w, p->steps);
 	json_key(&w, "skipped");
@@ -400,6 +481,8 @@ int bench_json_write(FILE *out, const struct bench_report *r)
 	json_pool_ips(&w, pool);
 	json_end_object(&w);
 	json_runs(&w, r->cur);
+	if (r->job)
+		json_ranks(&w, r->job);
 	if (r->change)
 		json_baseline(&w, r);
 	json_key(&w, "min_ips");
@@ -455,8 +538,12 @@ int bench_github_write(FILE *out, const struct bench_report *r)
 	int ci = bs_pool_has_ci(p);
 	if (ci)
 		snprintf(range, sizeof(range), "\u00b1 %.2f", (p->ci_high - p->ci_low) / 2);
-	snprintf(extra, sizeof(extra), "%zu steps of %zu run%s", p->steps, p->runs,
-		 p->runs == 1 ? "" : "s");
+	if (r->job)
+		snprintf(extra, sizeof(extra), "%zu steps of a job of %u rank%s", p->steps,
+			 r->job->nranks, r->job->nranks == 1 ? "" : "s");
+	else
+		snprintf(extra, sizeof(extra), "%zu steps of %zu run%s", p->steps, p->runs,
+			 p->runs == 1 ? "" : "s");
 	if (ci) {
 		size_t len = strlen(extra);
 		snprintf(extra + len, sizeof(extra) - len, "; %.0f%% CI %.2f .. %.2f",

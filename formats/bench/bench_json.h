@@ -9,6 +9,12 @@
  * step, integers), not only the statistics: a comparison against the JSON
  * and one against the traces it was written from agree to the last digit.
  *
+ * A distributed job (jobperf.h) writes its figures where a trace's go (the
+ * job's Perf Summary, ips and interval), its step series as one run that
+ * says how many ranks made it ("ranks" in the run), and a "ranks" array
+ * with each rank's figures and counted steps: read back as a baseline, a
+ * job compares with a job. Those keys came without a schema change.
+ *
  * The version in "schema" changes only when a key changes meaning or goes;
  * keys are added without a change, and readers ignore keys they do not know.
  */
@@ -16,6 +22,7 @@
 #define GPDL_FORMATS_BENCH_JSON_H
 
 #include "lib/analysis/benchstat.h"
+#include "lib/analysis/jobperf.h"
 #include "lib/analysis/perf.h"
 
 #include <stddef.h>
@@ -27,7 +34,8 @@
  * object this command wrote. */
 struct bench_side {
 	struct bs_run *runs;
-	char **run_file;  /* per run: the trace it came from */
+	char **run_file;  /* per run: the trace it came from (a job's: its first file) */
+	uint32_t *run_ranks; /* per run: 0 a process's steps; N the steps of a job of N ranks */
 	size_t nruns;
 	int by_samples;   /* 1: samples/s; 0: steps/s (every step 1 sample) */
 	int unit_set;     /* by_samples is known (a run was added) */
@@ -42,6 +50,10 @@ void bench_side_given(struct bench_side *s, const char *name);
  * there. */
 int bench_side_add_perf(struct bench_side *s, const struct perf *p, const struct analysis *a,
 			char *err, size_t errlen);
+/* Adds the job's steps as one run named by file (its first file). -1 with a
+ * message in err when the ips unit differs from the runs' already there. */
+int bench_side_add_job(struct bench_side *s, const struct jobperf *jp, const char *file,
+		       char *err, size_t errlen);
 /* 1 when path starts as an object this command wrote (its first key is
  * "schema" with a "gprof-dl-bench/" value), 0 otherwise (a trace?). */
 int bench_json_sniff(const char *path);
@@ -50,8 +62,10 @@ int bench_json_read(struct bench_side *s, const char *path, char *err, size_t er
 
 /* Everything one invocation reports. */
 struct bench_report {
-	const struct analysis *a;        /* the measured traces */
-	const struct perf *perf;
+	char *const *files;              /* the measured traces, as given */
+	size_t nfiles;
+	const struct perf *perf;         /* their Perf Summary, or their job's */
+	const struct jobperf *job;       /* NULL: traces of no rank, pooled */
 	const struct bench_side *cur;
 	const struct bs_pool *pool;
 	const struct bench_side *base;   /* NULL: no baseline */

@@ -104,8 +104,14 @@ static void stat_add(struct perf_stat *st, double v, int first)
 		st->min = v;
 }
 
-static void perf_stats(struct perf *p)
+void perf_finish(struct perf *p)
 {
+	p->by_samples = 0;
+	p->batch_total_ns = p->reader_total_ns = p->samples_total = 0;
+	p->reader_ratio = 0;
+	memset(&p->reader_ns, 0, sizeof(p->reader_ns));
+	memset(&p->batch_ns, 0, sizeof(p->batch_ns));
+	memset(&p->ips, 0, sizeof(p->ips));
 	if (!p->counted)
 		return;
 	int all_samples = 1;
@@ -175,7 +181,7 @@ void perf_compute(struct perf *p, const struct analysis *a, unsigned skip)
 		ivl_set_free(&c.g[k].set);
 	free(c.g);
 	free(c.v);
-	perf_stats(p);
+	perf_finish(p);
 }
 
 void perf_free(struct perf *p)
@@ -219,10 +225,35 @@ static void time_row(struct table *t, struct tpart *part, const char *name,
 	trow_time(r, PC_MIN, st->min);
 }
 
+/* A job's: what a job step is, and its figures. */
+static void perf_job_notes(struct table *t, const struct perf *p)
+{
+	table_note(t,
+		   "Steps: %llu ProfileStep ranges of %u rank%s; %llu skipped (the first %u of each "
+		   "rank, at most half of its steps); %zu job steps counted.",
+		   (unsigned long long)p->steps, p->ranks, p->ranks == 1 ? "" : "s",
+		   (unsigned long long)p->skipped, p->skip, p->counted);
+	table_note(t, "A job step: step k of every rank (counted after each rank's skip); the job "
+		      "has as many as the rank that counted the fewest.");
+	table_note(t, "batch_cost of a job step: the longest of the ranks' step k; reader_cost: the "
+		      "longest of their reader_cost in it. avg over the job steps; max and min per job "
+		      "step. Reader Ratio = all reader_cost / all batch_cost.");
+	if (p->by_samples)
+		table_note(t, "ips: the samples of the ranks' step k summed / the job step's "
+			      "batch_cost; avg = all samples / all batch_cost.");
+	else
+		table_note(t, "ips: 1 / a job step's batch_cost (not every step of every rank says "
+			      "how many samples it processed); avg = job steps / all batch_cost.");
+}
+
 static void perf_notes(struct table *t, const struct perf *p, uint32_t nfiles)
 {
 	table_note(t, "Reader Ratio: %.3f%%", p->reader_ratio);
 	table_note(t, "IPS Unit: %s", perf_ips_unit(p));
+	if (p->ranks) {
+		perf_job_notes(t, p);
+		return;
+	}
 	table_note(t,
 		   "Steps: %llu ProfileStep ranges; %llu skipped (the first %u of each trace, at most "
 		   "half of its steps); %zu counted.",

@@ -37,8 +37,9 @@
 
 /* One counted step. */
 struct perf_step {
-	uint32_t file;      /* index in store->files */
-	uint32_t track;     /* its host thread's track */
+	uint32_t file;      /* index in store->files (a job's step: 0) */
+	uint32_t track;     /* its host thread's track (a job's step: the index in
+			     * jobperf.ranks of the rank whose step k was the longest) */
 	uint64_t start_ns;
 	uint64_t batch_ns;  /* its length */
 	uint64_t reader_ns; /* Dataloader time inside it */
@@ -62,12 +63,20 @@ struct perf {
 	double reader_ratio;  /* percent, within [0, 100]; 0 with no step */
 	struct perf_stat reader_ns, batch_ns; /* nanoseconds */
 	struct perf_stat ips;                 /* per second, in ips_unit */
+	/* a job's Perf Summary (jobperf.h): its ranks, and steps and skipped
+	 * summed over them; counted is the job's steps. 0: traces pooled */
+	uint32_t ranks;
 };
 
 /* Measures the steps of a prepared analysis, skipping the first skip steps
  * of each file (capped as above). p->counted is 0 when there is no step. */
 void perf_compute(struct perf *p, const struct analysis *a, unsigned skip);
 void perf_free(struct perf *p);
+/* (Re)computes the figures (totals, avg / max / min, reader ratio, unit)
+ * from the counted steps p->step[0 .. p->counted): what perf_compute() ends
+ * with, for steps put together otherwise (a job's), or changed (a rank's
+ * samples dropped to count it in steps/s as its job does). */
+void perf_finish(struct perf *p);
 /* "samples/s" or "steps/s". */
 const char *perf_ips_unit(const struct perf *p);
 
@@ -76,7 +85,8 @@ const char *perf_ips_unit(const struct perf *p);
  * min, five decimals in text; facts steps, skipped, counted and
  * reader_ratio; notes with the reader ratio, the ips unit and the counts.
  * With no step, an empty table that says so. nfiles: how many traces were
- * pooled (named in a note when more than one). */
+ * pooled (named in a note when more than one). A job's (p->ranks > 0) notes
+ * say what a job step is instead. */
 struct table *perf_table(const struct perf *p, const char *id, const char *title,
 			 uint32_t nfiles);
 
