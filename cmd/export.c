@@ -1,8 +1,9 @@
 /*
- * export.c - gprof-dl export: a trace converted for other tools.
+ * export.c - gprof-dl export: a trace, or a job's traces, converted for
+ * other tools.
  *
- *   gprof-dl export --chrome FILE [-o OUT] [--force]
- *   gprof-dl export --csv FILE [-o DIR] [--force] [--no-summary]
+ *   gprof-dl export --chrome FILE [FILE...] [-o OUT] [--force]
+ *   gprof-dl export --csv FILE [FILE...] [-o DIR] [--force] [--no-summary]
  *
  * Chrome: the output name defaults to FILE with .gpdl replaced by .json, and
  * an existing file is never overwritten without --force; "-o -" writes to
@@ -14,6 +15,16 @@
  * (formats/export_writer.h), so it runs in constant memory whatever the size
  * of the trace; the summary tables need the analysis's event store.
  *
+ * A job (several files, or one file whose processes are several ranks: a
+ * launcher's run, lib/analysis/job.h) exports part by part, each part read
+ * through the reader with its processes' filter, so memory is one part's at
+ * a time: --chrome writes one file with a process per part on the job's
+ * clock, and flows joining each collective call across the ranks, matched
+ * as the Distributed view matches them (lib/analysis/collective.h) from the
+ * calls collected while the parts stream; --csv of several files writes a
+ * directory per part (rank=R, or pid=N for a part of no rank) under DIR,
+ * and of one file, one directory as ever. Several files need -o.
+ *
  * Exit status: 0 written (a damaged trace is exported up to its damage, with
  * a warning), 1 the input is not a readable trace or the output could not be
  * written in full (partial files are removed), 2 usage.
@@ -22,14 +33,19 @@
 #include "formats/chrome/chrome_writer.h"
 #include "formats/csv/csv_export.h"
 #include "formats/csv/csv_out.h"
+#include "formats/import/import.h"
 #include "formats/import/trace_open.h"
 #include "lib/analysis/analysis.h"
+#include "lib/analysis/collective.h"
+#include "lib/analysis/job.h"
+#include "lib/analysis/names.h"
 #include "lib/analysis/view.h"
 #include "lib/common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
@@ -42,14 +58,19 @@
 static const char export_usage[] =
 	"usage: gprof-dl export --chrome FILE [-o OUT] [--force]\n"
 	"   or: gprof-dl export --csv FILE [-o DIR] [--force] [--no-summary]\n"
+	"   or: gprof-dl export --chrome|--csv FILE FILE... -o OUT [...]  (a job: a trace per rank)\n"
 	"\n"
 	"    --chrome       write chrome-trace JSON, for Perfetto, chrome://tracing and\n"
-	"                   tools made for PyTorch profiler traces\n"
+	"                   tools made for PyTorch profiler traces; a job's traces (one\n"
+	"                   per rank) go to one file, a process per rank, clocks aligned\n"
+	"                   and each collective call joined across the ranks by a flow\n"
 	"    --csv          write a directory of CSV files: one per kind of event, and\n"
-	"                   one per summary table (summary-<view>.csv)\n"
+	"                   one per summary table (summary-<view>.csv); for several\n"
+	"                   files, one such directory per rank, DIR/rank=R\n"
 	"    -o, --output OUT\n"
 	"                   where to write (default: FILE with .gpdl replaced by .json,\n"
-	"                   or by -csv for --csv; '-' for standard output, --chrome only)\n"
+	"                   or by -csv for --csv; '-' for standard output, --chrome only;\n"
+	"                   needed with several files)\n"
 	"    -f, --force    overwrite OUT, or the files in DIR, if they exist\n"
 	"    --no-summary   --csv: the events only, not the summary tables\n"
 	"    -h, --help     show this help\n";
@@ -58,7 +79,8 @@ struct export_opts {
 	int chrome, csv;
 	int force;
 	int no_summary;
-	const char *input;
+	char **inputs;
+	int ninputs;
 	const char *output;
 };
 
@@ -114,11 +136,13 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 		usage_error("--no-summary goes with --csv");
 	if (optind >= argc)
 		usage_error("no trace file given");
-	if (argc - optind > 1)
-		usage_error("one trace file at a time ('%s' is one too many)", argv[optind + 1]);
-	o->input = argv[optind];
+	o->inputs = argv + optind;
+	o->ninputs = argc - optind;
 	if (o->output && !*o->output)
 		usage_error("empty output name");
+	if (o->ninputs > 1 && !o->output)
+		usage_error("%d traces go to one %s: name it with -o", o->ninputs,
+			    o->csv ? "directory" : "file");
 	if (o->csv && o->output && strcmp(o->output, "-") == 0)
 		usage_error("--csv writes a directory of files; '-' is not one");
 }
@@ -135,15 +159,26 @@ static char *default_output(const char *input, const char *suffix)
 	return out;
 }
 
+/* Whether st is one of the traces being exported. */
+static int is_input(const struct export_opts *o, const struct stat *st)
+{
+	struct stat in;
+	for (int i = 0; i < o->ninputs; i++)
+		if (stat(o->inputs[i], &in) == 0 && in.st_dev == st->st_dev &&
+		    in.st_ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
 /* Opens the output; NULL after an error message. *removable says whether
  * a failed export may delete it: a regular file, never a device (-o /dev/full
  * run as root must not remove /dev/full). */
-static FILE *open_output(const char *path, const char *input, int force, int *removable)
+static FILE *open_output(const char *path, const struct export_opts *o, int *removable)
 {
-	struct stat in, out;
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+	struct stat out;
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL);
 	if (stat(path, &out) == 0) {
-		if (stat(input, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+		if (is_input(o, &out)) {
 			error("'%s' is the trace being exported; choose another output", path);
 			return NULL;
 		}
@@ -151,7 +186,7 @@ static FILE *open_output(const char *path, const char *input, int force, int *re
 		 * nothing when written to (-o /dev/stdout, -o >(gzip >t.json.gz)) */
 		if (!S_ISREG(out.st_mode))
 			flags = O_WRONLY | O_CLOEXEC;
-		else if (!force) {
+		else if (!o->force) {
 			error("'%s' exists; use --force to overwrite it, or -o to choose another name",
 			      path);
 			return NULL;
@@ -205,31 +240,385 @@ static void warn_damage(struct trace_reader *r, const char *input, uint64_t even
 			damage, (unsigned long long)offset, (unsigned long long)events);
 }
 
+/* The output stream of --chrome: a file or standard output, buffered big. */
+struct chrome_out {
+	char *defname;
+	const char *path;
+	int to_stdout, removable;
+	FILE *f;
+};
+
+static int chrome_out_open(struct chrome_out *c, const struct export_opts *o)
+{
+	static char buffer[EXPORT_BUFFER];
+	memset(c, 0, sizeof(*c));
+	c->defname = o->output ? NULL : default_output(o->inputs[0], ".json");
+	c->path = o->output ? o->output : c->defname;
+	c->to_stdout = strcmp(c->path, "-") == 0;
+	c->f = c->to_stdout ? stdout : open_output(c->path, o, &c->removable);
+	if (!c->f) {
+		free(c->defname);
+		return -1;
+	}
+	setvbuf(c->f, buffer, _IOFBF, sizeof(buffer));
+	return 0;
+}
+
+static int chrome_out_close(struct chrome_out *c, int failed)
+{
+	int rc = close_output(c->f, c->path, c->to_stdout, c->removable, failed);
+	free(c->defname);
+	return rc;
+}
+
 static int export_chrome(const struct export_opts *o, struct trace_reader *r)
 {
-	char *defname = o->output ? NULL : default_output(o->input, ".json");
-	const char *path = o->output ? o->output : defname;
-	int to_stdout = strcmp(path, "-") == 0;
-	int removable = 0;
-	FILE *out = to_stdout ? stdout : open_output(path, o->input, o->force, &removable);
-	if (!out) {
-		free(defname);
+	struct chrome_out out;
+	if (chrome_out_open(&out, o) != 0)
 		return 1;
-	}
-	static char buffer[EXPORT_BUFFER];
-	setvbuf(out, buffer, _IOFBF, sizeof(buffer));
-
-	struct export_writer *w = chrome_writer_new(out);
+	struct export_writer *w = chrome_writer_new(out.f);
 	/* Only a failed write stops an export early: the reader reports damage
 	 * through trace_reader_damage(), not through the run's result. */
 	int failed = export_writer_run(w, r) != 0;
 	uint64_t events = w->events;
 	export_writer_destroy(w);
-	int status = close_output(out, path, to_stdout, removable, failed) ? 1 : 0;
+	int status = chrome_out_close(&out, failed) ? 1 : 0;
 	if (status == 0)
-		warn_damage(r, o->input, events);
-	free(defname);
+		warn_damage(r, o->inputs[0], events);
 	return status;
+}
+
+/* ---- a job ------------------------------------------------------------------ */
+
+/* A part's processes as the export driver filters them; NULL: the whole
+ * file. system: whether the file's system-wide counters go with this part:
+ * the part that is the whole file, or the rest of it (the launcher), or
+ * else the file's first part. */
+static const struct export_filter *part_filter(const struct job *j, uint32_t p,
+					       struct export_filter *f)
+{
+	const struct job_rank *r = &j->ranks[p];
+	if (!r->pids && !r->exclude)
+		return NULL;
+	int rest = 0, first = 1;
+	for (uint32_t q = 0; q < j->nparts; q++) {
+		if (j->ranks[q].file != r->file)
+			continue;
+		rest |= j->ranks[q].exclude;
+		first &= q >= p;
+	}
+	*f = (struct export_filter){r->pids, r->npids, r->exclude, rest ? r->exclude : first};
+	return f;
+}
+
+/* The job's clock minus a file's own: its wall clock offset when the files
+ * come from several hosts (job.h). */
+static int64_t file_shift(const struct job *j, uint32_t f)
+{
+	return j->wall_clock ? j->files[f].wall_offset_ns : 0;
+}
+
+/* "rank 1 (pid 4242, host a)"; a part of no rank is the launcher of a
+ * job's ranks, or a trace of its own. */
+static void part_name(char *buf, size_t size, const struct job *j, uint32_t p)
+{
+	const struct job_rank *r = &j->ranks[p];
+	const char *host = j->files[r->file].host;
+	char who[64];
+	if (r->rank >= 0)
+		snprintf(who, sizeof(who), "rank %d", r->rank);
+	else
+		snprintf(who, sizeof(who), "%s", j->nranks ? "launcher" : "trace");
+	if (*host)
+		snprintf(buf, size, "%s (pid %u, host %s)", who, r->pid, host);
+	else
+		snprintf(buf, size, "%s (pid %u)", who, r->pid);
+}
+
+/* A part's pid in the output: its root's, unless another part has the
+ * same (ranks on several hosts, in containers), then one above any pid. */
+static uint32_t part_out_pid(const struct job *j, uint32_t p)
+{
+	for (uint32_t q = 0; q < j->nparts; q++)
+		if (q != p && j->ranks[q].pid == j->ranks[p].pid)
+			return 0x50000000u + p;
+	return j->ranks[p].pid;
+}
+
+/* ---- the flows: collective calls joined across ranks ------------------------ */
+
+/* A communication call of a rank, as written. */
+struct xcall {
+	uint64_t pid, tid;
+	uint64_t start, dur;
+	uint64_t seq1, bytes;
+	uint32_t part, thread;
+	uint32_t op, pg;      /* in calls.names */
+	uint32_t group_size;
+	int32_t peer;
+	int on_stream;
+};
+
+struct calls {
+	const struct job *j;
+	struct names names;
+	struct xcall *v;
+	size_t n, cap;
+};
+
+static void collect_call(void *ctx, const struct chrome_comm *c)
+{
+	struct calls *cs = ctx;
+	if (c->part >= cs->j->nranks)
+		return; /* a launcher's: no rank to match it with */
+	if (cs->n == cs->cap) {
+		cs->cap = cs->cap ? cs->cap * 2 : 1024;
+		cs->v = xrealloc(cs->v, cs->cap * sizeof(*cs->v));
+	}
+	const struct trace_event_ext *x = c->x;
+	cs->v[cs->n++] = (struct xcall){
+		.pid = c->pid,
+		.tid = c->tid,
+		.start = c->start_ns,
+		.dur = c->dur_ns,
+		.seq1 = x && x->has_coll_seq ? x->coll_seq + 1 : 0,
+		.bytes = x ? x->bytes : 0,
+		.part = c->part,
+		.thread = c->thread,
+		.op = names_intern(&cs->names, c->name, strlen(c->name)),
+		.pg = names_intern(&cs->names, c->pg, strlen(c->pg)),
+		.group_size = x ? x->group_size : 0,
+		.peer = x && x->has_peer ? x->peer : -1,
+		.on_stream = c->on_stream,
+	};
+}
+
+static const struct xcall *sort_base;
+
+/* By start, ties in the order collected: the order the matching keeps. */
+static int by_start(const void *a, const void *b)
+{
+	const struct xcall *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* By thread, then start, longer first: a thread's outermost calls lead. */
+static int by_thread(const void *a, const void *b)
+{
+	const struct xcall *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* A rank's calls, as the Distributed view takes them: its GPU
+ * communication when it has any, else its host calls, the outermost of each
+ * thread (a gloo:all_reduce inside c10d's call is one call). Indexes into
+ * cs->v, in start order; *n their number. */
+static size_t *rank_calls(const struct calls *cs, uint32_t part, size_t *n)
+{
+	size_t *idx = xmalloc((cs->n ? cs->n : 1) * sizeof(*idx)), k = 0;
+	int gpu = 0;
+	for (size_t i = 0; i < cs->n; i++)
+		gpu |= cs->v[i].part == part && cs->v[i].on_stream;
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->v[i].part == part && cs->v[i].on_stream == gpu)
+			idx[k++] = i;
+	sort_base = cs->v;
+	if (!gpu) {
+		qsort(idx, k, sizeof(*idx), by_thread);
+		size_t kept = 0;
+		uint64_t end = 0;
+		for (size_t i = 0; i < k; i++) {
+			const struct xcall *x = &cs->v[idx[i]];
+			if (kept && cs->v[idx[kept - 1]].thread == x->thread && x->start < end)
+				continue;
+			end = x->start + x->dur;
+			idx[kept++] = idx[i];
+		}
+		k = kept;
+	}
+	qsort(idx, k, sizeof(*idx), by_start);
+	*n = k;
+	return idx;
+}
+
+/* The collective flows' ids: 2^52 + 1, 2 ...: above every ac2g id of a job
+ * (a correlation id + the part's place << 40), so that a viewer that keys
+ * flows by id alone never joins the two, and exact in a double. */
+#define COLL_FLOW_ID0 ((UINT64_C(1) << 52) + 1)
+
+struct member {
+	uint32_t match;
+	const struct xcall *x;
+	uint32_t rank;
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	if (x->match != y->match)
+		return x->match < y->match ? -1 : 1;
+	if (x->x->start != y->x->start)
+		return x->x->start < y->x->start ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Matches the ranks' calls and writes a flow per call that two ranks or
+ * more made: from the earliest start to the latest, so the arrow ends at
+ * the rank the others waited for. 0, or -1 when a write failed. */
+static int write_flows(struct export_writer *w, struct calls *cs, uint64_t *matched)
+{
+	const struct job *j = cs->j;
+	struct coll_set set;
+	coll_set_init(&set, j->nranks);
+	size_t **idx = xcalloc(j->nranks ? j->nranks : 1, sizeof(*idx));
+	size_t total = 0;
+	for (uint32_t r = 0; r < j->nranks; r++) {
+		size_t n;
+		idx[r] = rank_calls(cs, r, &n);
+		for (size_t k = 0; k < n; k++) {
+			const struct xcall *x = &cs->v[idx[r][k]];
+			struct coll_call call = {
+				.start_ns = x->start,
+				.dur_ns = x->dur,
+				.seq1 = x->seq1,
+				.bytes = x->bytes,
+				.group_size = x->group_size,
+				.peer = x->peer,
+				.step = -1,
+			};
+			coll_add(&set, r, &call, names_get(&cs->names, x->op),
+				 names_get(&cs->names, x->pg));
+		}
+		total += n;
+	}
+	coll_match(&set);
+	/* the calls were added in start order, so set's calls are idx's */
+	struct member *m = xmalloc((total ? total : 1) * sizeof(*m));
+	size_t nm = 0;
+	for (uint32_t r = 0; r < j->nranks; r++) {
+		const struct coll_rank *cr = &set.ranks[r];
+		for (size_t k = 0; k < cr->n; k++)
+			if (!cr->calls[k].mismatch && set.matches[cr->calls[k].match].members > 1)
+				m[nm++] = (struct member){cr->calls[k].match, &cs->v[idx[r][k]], r};
+		free(idx[r]);
+	}
+	free(idx);
+	qsort(m, nm, sizeof(*m), member_cmp);
+	int rc = 0;
+	*matched = 0;
+	for (size_t i = 0; i < nm && rc == 0; i++) {
+		int first = i == 0 || m[i - 1].match != m[i].match;
+		int last = i + 1 == nm || m[i + 1].match != m[i].match;
+		*matched += first;
+		struct chrome_flow_end f = {
+			.id = COLL_FLOW_ID0 + m[i].match,
+			.ph = first ? 's' : last ? 'f' : 't',
+			.pid = m[i].x->pid,
+			.tid = m[i].x->tid,
+			.ts_ns = m[i].x->start,
+		};
+		rc = chrome_job_flow(w, &f);
+	}
+	free(m);
+	coll_set_free(&set);
+	return rc;
+}
+
+/* ---- --chrome of a job -------------------------------------------------------- */
+
+static void job_clock(const struct job *j, char *buf, size_t size, uint64_t *base,
+		      int64_t *wall)
+{
+	uint32_t first = 0;
+	*base = UINT64_MAX;
+	for (uint32_t f = 0; f < j->nfiles; f++) {
+		uint64_t s = j->files[f].start_ns + (uint64_t)file_shift(j, f);
+		if (s < *base) {
+			*base = s;
+			first = f;
+		}
+	}
+	if (!j->nfiles)
+		*base = 0;
+	*wall = j->wall_clock ? 0 : j->nfiles ? j->files[first].wall_offset_ns : 0;
+	if (j->wall_clock)
+		snprintf(buf, size, "Unix wall time: %u hosts, by each trace's wall clock offset",
+			 j->nhosts);
+	else
+		snprintf(buf, size, "CLOCK_MONOTONIC of host '%s'",
+			 j->nfiles ? j->files[0].host : "");
+}
+
+/* One part through the writer: 0, 1 when its file cannot be read, -1 when
+ * a write failed. */
+static int chrome_part(struct export_writer *w, const struct job *j, uint32_t p)
+{
+	const struct job_rank *r = &j->ranks[p];
+	const char *path = j->files[r->file].path;
+	char err[1024], name[256];
+	struct trace_reader *rd = trace_open_any(path, err, sizeof(err));
+	if (!rd) {
+		error("%s", err);
+		return 1;
+	}
+	part_name(name, sizeof(name), j, p);
+	struct chrome_part part = {
+		.name = name,
+		.pid = r->pid,
+		.out_pid = part_out_pid(j, p),
+		.sort_index = p,
+		.rank = r->rank,
+		.file = path,
+		.shift_ns = file_shift(j, r->file),
+	};
+	struct export_filter f;
+	chrome_job_part(w, &part);
+	int rc = export_writer_run_part(w, rd, part_filter(j, p, &f)) != 0 ? -1 : 0;
+	if (rc == 0)
+		warn_damage(rd, path, w->events);
+	trace_reader_close(rd);
+	return rc;
+}
+
+static int export_chrome_job(const struct export_opts *o, const struct job *j)
+{
+	struct chrome_out out;
+	if (chrome_out_open(&out, o) != 0)
+		return 1;
+	char clock[256];
+	struct calls cs = {.j = j};
+	names_init(&cs.names);
+	struct chrome_job_opts jo = {.clock = clock, .comm = collect_call, .ctx = &cs};
+	job_clock(j, clock, sizeof(clock), &jo.base_ns, &jo.wall_offset_ns);
+	struct export_writer *w = chrome_job_writer_new(out.f, &jo);
+	int rc = 0;
+	for (uint32_t p = 0; p < j->nparts && rc == 0; p++)
+		rc = chrome_part(w, j, p);
+	uint64_t matched = 0;
+	if (rc == 0)
+		rc = write_flows(w, &cs, &matched) != 0 ? -1 : 0;
+	if (rc == 0)
+		rc = chrome_job_finish(w) != 0 ? -1 : 0;
+	export_writer_destroy(w);
+	free(cs.v);
+	names_free(&cs.names);
+	if (rc > 0) { /* an unreadable part: no half a job on disk */
+		if (!out.to_stdout)
+			fclose(out.f);
+		if (out.removable)
+			unlink(out.path);
+		free(out.defname);
+		return 1;
+	}
+	return chrome_out_close(&out, rc != 0) ? 1 : 0;
 }
 
 /* ---- --csv: a directory of files ----------------------------------------- */
@@ -237,7 +626,7 @@ static int export_chrome(const struct export_opts *o, struct trace_reader *r)
 #define CSV_BUFFER (1u << 18) /* per file: thirteen are open at once */
 
 struct csv_dir {
-	const char *dir;
+	char *dir;
 	char **paths;   /* every file this export writes */
 	FILE **files;
 	unsigned n, cap;
@@ -293,16 +682,16 @@ static int make_dir(const char *dir, int *made)
 
 /* Every file refused before any is written: never half a directory over old
  * files. */
-static int csv_dir_check(const struct csv_dir *d, const char *input, int force)
+static int csv_dir_check(const struct csv_dir *d, const struct export_opts *o)
 {
-	struct stat in, out;
+	struct stat out;
 	for (unsigned i = 0; i < d->n; i++) {
 		if (stat(d->paths[i], &out) != 0)
 			continue;
-		if (stat(input, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+		if (is_input(o, &out))
 			return error("'%s' is the trace being exported; choose another directory",
 				     d->paths[i]);
-		if (!force)
+		if (!o->force)
 			return error("'%s' exists; use --force to overwrite the files in '%s', or "
 				     "-o to choose another directory",
 				     d->paths[i], d->dir);
@@ -364,13 +753,19 @@ static void csv_dir_free(struct csv_dir *d)
 		free(d->paths[i]);
 	free(d->paths);
 	free(d->files);
+	free(d->dir);
 }
 
-/* The summary tables' files, after the raw ones: summary-trace.csv (the
+/* The raw files, then the summary tables' files: summary-trace.csv (the
  * Trace Summary), then one per view of the registry. */
-static void csv_summary_names(struct csv_dir *d)
+static void csv_dir_names(struct csv_dir *d, char *dir, int summary)
 {
 	char name[128];
+	d->dir = dir;
+	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
+		csv_dir_add(d, csv_export_file_names[i]);
+	if (!summary)
+		return;
 	csv_dir_add(d, "summary-trace.csv");
 	for (unsigned i = 0; i < view_registry_count; i++) {
 		snprintf(name, sizeof(name), "summary-%s.csv", view_registry[i].name);
@@ -378,15 +773,15 @@ static void csv_summary_names(struct csv_dir *d)
 	}
 }
 
-static int csv_raw(struct csv_dir *d, struct trace_reader *r, const struct export_opts *o,
-		   uint64_t *events)
+static int csv_raw(struct csv_dir *d, struct trace_reader *r, const struct export_filter *f,
+		   int force, uint64_t *events)
 {
 	FILE *outs[CSV_FILE_COUNT];
 	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
-		if (!(outs[i] = csv_dir_open(d, i, o->force)))
+		if (!(outs[i] = csv_dir_open(d, i, force)))
 			return -1;
 	struct export_writer *w = csv_export_new(outs);
-	int failed = export_writer_run(w, r) != 0;
+	int failed = export_writer_run_part(w, r, f) != 0;
 	*events = w->events;
 	export_writer_destroy(w);
 	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
@@ -412,59 +807,157 @@ static int csv_table(struct csv_dir *d, unsigned i, struct table *t, int force)
 	return csv_dir_close(d, i);
 }
 
-static int csv_summary(struct csv_dir *d, const struct export_opts *o)
+/* The summary tables of one trace (j NULL) or of part p of a job. */
+static int csv_summary(struct csv_dir *d, const char *input, struct job *j, uint32_t p,
+		       int force)
 {
 	struct analysis a;
 	char err[512];
 	analysis_init(&a);
-	if (analysis_load(&a, o->input, err, sizeof(err)) != 0) {
+	int rc = j ? job_load(j, p, &a, err, sizeof(err)) : analysis_load(&a, input, err, sizeof(err));
+	if (rc != 0) {
 		analysis_free(&a);
 		return error("%s", err);
 	}
-	analysis_prepare(&a);
+	if (!j)
+		analysis_prepare(&a);
 	struct view_opts vo = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_NS};
 	unsigned at = CSV_FILE_COUNT;
-	int rc = csv_table(d, at++, view_trace(NULL, &a, &vo), o->force);
+	rc = csv_table(d, at++, view_trace(NULL, &a, &vo), force);
 	for (unsigned i = 0; rc == 0 && i < view_registry_count; i++) {
 		const struct view *v = &view_registry[i];
-		rc = csv_table(d, at++, v->build(v, &a, &vo), o->force);
+		rc = csv_table(d, at++, v->build(v, &a, &vo), force);
 	}
 	analysis_free(&a);
 	return rc;
 }
 
+/* One directory's files from r: 0, or -1 after a message with the
+ * directory's files removed again. */
+static int csv_write_dir(struct csv_dir *d, const struct export_opts *o, const char *input,
+			 struct trace_reader *r, const struct export_filter *f, struct job *j,
+			 uint32_t p)
+{
+	uint64_t events = 0;
+	int rc = -1;
+	if (make_dir(d->dir, &d->made_dir) == 0 && csv_raw(d, r, f, o->force, &events) == 0 &&
+	    (o->no_summary || csv_summary(d, input, j, p, o->force) == 0))
+		rc = 0;
+	if (rc == 0)
+		warn_damage(r, input, events);
+	else
+		csv_dir_remove(d);
+	return rc;
+}
+
 static int export_csv(const struct export_opts *o, struct trace_reader *r)
 {
-	char *defname = o->output ? NULL : default_output(o->input, "-csv");
-	struct csv_dir d = {.dir = o->output ? o->output : defname};
-	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
-		csv_dir_add(&d, csv_export_file_names[i]);
-	if (!o->no_summary)
-		csv_summary_names(&d);
-	uint64_t events = 0;
+	struct csv_dir d = {0};
+	const char *input = o->inputs[0];
+	csv_dir_names(&d, o->output ? xstrdup(o->output) : default_output(input, "-csv"),
+		      !o->no_summary);
 	int status = 1;
-	if (make_dir(d.dir, &d.made_dir) == 0 && csv_dir_check(&d, o->input, o->force) == 0) {
-		if (csv_raw(&d, r, o, &events) == 0 && (o->no_summary || csv_summary(&d, o) == 0))
-			status = 0;
-		else
-			csv_dir_remove(&d);
-	} else if (d.made_dir) {
+	if (make_dir(d.dir, &d.made_dir) == 0 && csv_dir_check(&d, o) == 0)
+		status = csv_write_dir(&d, o, input, r, NULL, NULL, 0) == 0 ? 0 : 1;
+	else if (d.made_dir)
 		rmdir(d.dir);
-	}
-	if (status == 0)
-		warn_damage(r, o->input, events);
 	csv_dir_free(&d);
-	free(defname);
 	return status;
+}
+
+/* A job: DIR/rank=R per rank (hive-partitioned: a reader of DIR/rank=* gets
+ * a rank column), DIR/pid=N per part of no rank; every file of every part
+ * checked before the first is written. */
+static int export_csv_job(const struct export_opts *o, struct job *j)
+{
+	char *root = o->output ? xstrdup(o->output) : default_output(o->inputs[0], "-csv");
+	struct csv_dir *d = xcalloc(j->nparts ? j->nparts : 1, sizeof(*d));
+	int made = 0, status = 1;
+	uint32_t done = 0;
+	for (uint32_t p = 0; p < j->nparts; p++) {
+		char name[64];
+		if (j->ranks[p].rank >= 0)
+			snprintf(name, sizeof(name), "rank=%d", j->ranks[p].rank);
+		else
+			snprintf(name, sizeof(name), "pid=%u", j->ranks[p].pid);
+		csv_dir_names(&d[p], join(root, name), !o->no_summary);
+	}
+	if (make_dir(root, &made) != 0)
+		goto out;
+	for (uint32_t p = 0; p < j->nparts; p++)
+		if (csv_dir_check(&d[p], o) != 0)
+			goto out;
+	for (; done < j->nparts; done++) {
+		struct export_filter f;
+		char err[1024];
+		const char *path = j->files[j->ranks[done].file].path;
+		struct trace_reader *r = trace_open_any(path, err, sizeof(err));
+		if (!r) {
+			error("%s", err);
+			goto out;
+		}
+		int rc = csv_write_dir(&d[done], o, path, r, part_filter(j, done, &f), j, done);
+		trace_reader_close(r);
+		if (rc != 0)
+			goto out;
+	}
+	status = 0;
+out:
+	if (status) {
+		for (uint32_t p = 0; p < done; p++)
+			csv_dir_remove(&d[p]);
+		if (made)
+			rmdir(root);
+	}
+	for (uint32_t p = 0; p < j->nparts; p++)
+		csv_dir_free(&d[p]);
+	free(d);
+	free(root);
+	return status;
+}
+
+/* ---- which: one trace, or a job ------------------------------------------------ */
+
+/* A job when several files are given, or, for --chrome, one gprof-dl
+ * trace whose processes are several ranks; one trace otherwise, which
+ * exports as it always has (--csv of a file of several ranks: one
+ * directory, processes.csv's rank column telling them apart). */
+static int open_job(const struct export_opts *o, struct job *j)
+{
+	char err[1024];
+	enum import_content content;
+	if (o->ninputs == 1 && (o->csv || import_sniff(o->inputs[0], &content) != 0 ||
+				content != IMPORT_CONTENT_GPDL))
+		return 0;
+	if (job_open(j, o->ninputs, o->inputs, err, sizeof(err)) != 0) {
+		if (o->ninputs == 1)
+			return 0; /* the trace reader says what is wrong, as before */
+		error("%s", err);
+		return -1;
+	}
+	if (o->ninputs == 1 && j->nparts < 2) {
+		job_free(j);
+		return 0;
+	}
+	return 1;
 }
 
 int cmd_export(int argc, char **argv)
 {
 	struct export_opts o = {0};
+	struct job j;
 	char err[512];
 	parse_args(argc, argv, &o);
 
-	struct trace_reader *r = trace_open_any(o.input, err, sizeof(err));
+	int is_job = open_job(&o, &j);
+	if (is_job < 0)
+		return 1;
+	if (is_job) {
+		int status = o.csv ? export_csv_job(&o, &j) : export_chrome_job(&o, &j);
+		job_free(&j);
+		return status;
+	}
+	struct trace_reader *r = trace_open_any(o.inputs[0], err, sizeof(err));
 	if (!r) {
 		fprintf(stderr, "gprof-dl: %s\n", err);
 		return 1;

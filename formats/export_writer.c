@@ -7,13 +7,57 @@
  */
 #include "formats/export_writer.h"
 
+#include "lib/common/error.h"
+
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 struct run {
 	struct export_writer *w;
 	struct trace_reader *r;
 	int begun;
+	/* with a filter: per thread index, 0 not asked yet, 1 taken, 2 left out */
+	uint8_t *takes;
+	size_t ntakes;
 };
+
+static int pid_cmp(const void *k, const void *e)
+{
+	uint32_t a = *(const uint32_t *)k, b = *(const uint32_t *)e;
+	return (a > b) - (a < b);
+}
+
+int export_writer_takes_pid(const struct export_writer *w, uint32_t pid)
+{
+	const struct export_filter *f = w->filter;
+	if (!f)
+		return 1;
+	int listed = f->npids && bsearch(&pid, f->pids, f->npids, sizeof(pid), pid_cmp);
+	return listed != f->exclude;
+}
+
+/* Whether the thread of this index is the part's: asked once per thread,
+ * as the reader promises every event's thread resolves. */
+static int takes_thread(struct run *run, uint32_t index)
+{
+	if (!run->w->filter)
+		return 1;
+	if (index >= run->ntakes) {
+		size_t n = run->ntakes ? run->ntakes : 64;
+		while (n <= index)
+			n *= 2;
+		run->takes = xrealloc(run->takes, n);
+		memset(run->takes + run->ntakes, 0, n - run->ntakes);
+		run->ntakes = n;
+	}
+	if (!run->takes[index]) {
+		const struct trace_thread *t = trace_reader_thread(run->r, index);
+		run->takes[index] = t && export_writer_takes_pid(run->w, t->pid) ? 1 : 2;
+	}
+	return run->takes[index] == 1;
+}
 
 /* begin comes first and once, whatever order the reader's callbacks take:
  * with the header it hands over, or else with trace_reader_header(). */
@@ -46,6 +90,8 @@ static int on_process(void *ctx, const struct trace_process *p)
 {
 	struct export_writer *w = ((struct run *)ctx)->w;
 	BEGIN_ONCE(ctx);
+	if (!export_writer_takes_pid(w, p->pid))
+		return 0;
 	return w->process ? w->process(w, p) : 0;
 }
 
@@ -53,6 +99,8 @@ static int on_thread(void *ctx, const struct trace_thread *t)
 {
 	struct export_writer *w = ((struct run *)ctx)->w;
 	BEGIN_ONCE(ctx);
+	if (!export_writer_takes_pid(w, t->pid))
+		return 0;
 	return w->thread ? w->thread(w, t) : 0;
 }
 
@@ -60,6 +108,8 @@ static int on_event(void *ctx, const struct trace_event *e)
 {
 	struct export_writer *w = ((struct run *)ctx)->w;
 	BEGIN_ONCE(ctx);
+	if (!takes_thread(ctx, e->thread))
+		return 0;
 	w->events++;
 	return w->event ? w->event(w, e) : 0;
 }
@@ -68,6 +118,8 @@ static int on_counter(void *ctx, const struct trace_counter *c)
 {
 	struct export_writer *w = ((struct run *)ctx)->w;
 	BEGIN_ONCE(ctx);
+	if (w->filter && (c->pid ? !export_writer_takes_pid(w, c->pid) : !w->filter->system))
+		return 0;
 	w->counters++;
 	return w->counter ? w->counter(w, c) : 0;
 }
@@ -76,6 +128,8 @@ static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
 {
 	struct export_writer *w = ((struct run *)ctx)->w;
 	BEGIN_ONCE(ctx);
+	if (!takes_thread(ctx, thread))
+		return 0;
 	return w->drops ? w->drops(w, thread, dropped) : 0;
 }
 
@@ -88,6 +142,12 @@ static int on_device(void *ctx, const struct trace_device *d)
 
 int export_writer_run(struct export_writer *w, struct trace_reader *r)
 {
+	return export_writer_run_part(w, r, NULL);
+}
+
+int export_writer_run_part(struct export_writer *w, struct trace_reader *r,
+			   const struct export_filter *f)
+{
 	static const struct trace_visitor visitor = {
 		.header = on_header,
 		.process = on_process,
@@ -99,13 +159,58 @@ int export_writer_run(struct export_writer *w, struct trace_reader *r)
 	};
 	struct run run = {.w = w, .r = r};
 	w->reader = r;
+	w->filter = f;
 	w->events = w->counters = 0;
 	int rc = trace_reader_run(r, &visitor, &run);
-	if (rc)
-		return rc;
-	if ((rc = begin_once(&run, NULL)) != 0) /* an empty trace */
-		return rc;
-	return w->end ? w->end(w) : 0;
+	if (!rc)
+		rc = begin_once(&run, NULL); /* an empty trace */
+	if (!rc && w->end)
+		rc = w->end(w);
+	free(run.takes);
+	return rc;
+}
+
+/* ---- collectives ------------------------------------------------------------- */
+
+/* torch's element types by both of its spellings: the C++ type of a
+ * tensor's dtype (the PyTorch profiler's "Input type") and the ScalarType
+ * name (record_param_comms' "dtype"), and numpy's / Paddle's ("float32"). */
+static const struct {
+	const char *name;
+	unsigned size;
+} dtype_sizes[] = {
+	{"float", 4},		     {"Float", 4},	       {"float32", 4},
+	{"double", 8},		     {"Double", 8},	       {"float64", 8},
+	{"c10::Half", 2},	     {"Half", 2},	       {"float16", 2},
+	{"c10::BFloat16", 2},	     {"BFloat16", 2},	       {"bfloat16", 2},
+	{"long int", 8},	     {"long", 8},	       {"Long", 8},
+	{"int64", 8},		     {"int64_t", 8},	       {"int", 4},
+	{"Int", 4},		     {"int32", 4},	       {"short int", 2},
+	{"short", 2},		     {"Short", 2},	       {"int16", 2},
+	{"signed char", 1},	     {"Char", 1},	       {"int8", 1},
+	{"unsigned char", 1},	     {"Byte", 1},	       {"uint8", 1},
+	{"bool", 1},		     {"Bool", 1},	       {"c10::complex<float>", 8},
+	{"ComplexFloat", 8},	     {"complex64", 8},	       {"c10::complex<double>", 16},
+	{"ComplexDouble", 16},	     {"complex128", 16},       {"c10::complex<c10::Half>", 4},
+	{"ComplexHalf", 4},	     {"c10::Float8_e4m3fn", 1}, {"Float8_e4m3fn", 1},
+	{"c10::Float8_e5m2", 1},     {"Float8_e5m2", 1},       {"unsigned int", 4},
+	{"UInt32", 4},		     {"unsigned long", 8},     {"UInt64", 8},
+	{"unsigned short", 2},	     {"UInt16", 2},
+};
+
+unsigned export_dtype_size(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(dtype_sizes) / sizeof(dtype_sizes[0]); i++)
+		if (strlen(dtype_sizes[i].name) == len &&
+		    strncasecmp(dtype_sizes[i].name, name, len) == 0)
+			return dtype_sizes[i].size;
+	return 0;
+}
+
+const char *export_comm_op(const char *name)
+{
+	size_t n = trace_name_comm_call(name, strlen(name));
+	return n ? name + n + 1 : NULL;
 }
 
 /* ---- GPU work ------------------------------------------------------------ */

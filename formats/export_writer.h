@@ -42,6 +42,7 @@ struct export_writer {
 
 	/* Set by export_writer_run(), for the callbacks. */
 	struct trace_reader *reader;
+	const struct export_filter *filter; /* NULL: the whole trace */
 	uint64_t events, counters; /* how many were passed on */
 };
 
@@ -50,6 +51,28 @@ struct export_writer {
 /* Reads r to its end (or its damage) through w. Returns 0, or the first
  * non-zero result of a callback. */
 int export_writer_run(struct export_writer *w, struct trace_reader *r);
+
+/* Part of a trace: the processes of one rank of a file that holds several
+ * (a launcher's run, trace 1.3), or all but those (its launcher). The
+ * processes listed, sorted (exclude 0), or every process but those
+ * (exclude 1); system: whether the file's system-wide counters (pid 0)
+ * belong to this part (each file's go to exactly one of its parts). */
+struct export_filter {
+	const uint32_t *pids;
+	uint32_t npids;
+	int exclude;
+	int system;
+};
+
+/* export_writer_run() of the part f of r: process records, threads (GPU
+ * streams by their owner), events, drops and counters of the processes
+ * outside the part are not passed on; begin and end come as for the whole
+ * trace (the reader's tables at end still list everything: ask
+ * export_writer_takes_pid()). f NULL: the whole trace. */
+int export_writer_run_part(struct export_writer *w, struct trace_reader *r,
+			   const struct export_filter *f);
+/* Whether the run's part has process pid (always, with no filter). */
+int export_writer_takes_pid(const struct export_writer *w, uint32_t pid);
 
 /* ---- what every exporter says the same way about GPU work (1.1) -------- */
 
@@ -77,6 +100,20 @@ struct export_launch {
  * block size, no SMs). */
 int export_launch_measure(const struct trace_device *d, const struct trace_event_ext *x,
 			  struct export_launch *l);
+
+/* ---- what every exporter and the importer say alike about collectives -- */
+
+/* The size in bytes of one element of a tensor type, as torch names it in
+ * the PyTorch profiler's args: the C++ type of "Input type" ("float",
+ * "c10::BFloat16", "long int") or the ScalarType of record_param_comms'
+ * "dtype" ("Float", "BFloat16", "Long"); any case. 0: unknown (a Scalar,
+ * a list, "").  The one table the chrome export ("In msg nelems") and the
+ * import (bytes from "Input Dims") share. */
+unsigned export_dtype_size(const char *name, size_t len);
+
+/* The op of a communication call named "BACKEND:OP" (trace_name_comm_call):
+ * a pointer to OP in name, or NULL. */
+const char *export_comm_op(const char *name);
 
 /* bytes over ns is GB/s (1e9 bytes per second); 0 for an instant. */
 static inline double export_bandwidth_gbps(uint64_t bytes, uint64_t dur_ns)

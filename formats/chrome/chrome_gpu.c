@@ -13,6 +13,9 @@
  *              id = the correlation id
  *   memory     "[memory]" instants with "Bytes", "Addr", "Device Type",
  *              "Device Id", "Total Allocated"
+ *   collective (1.3) "Collective name", "dtype", "In msg nelems", "Group
+ *              size", "Process Group Name", "Seq", as the profiler writes
+ *              them on record_param_comms and NCCL kernels; "peer", ours
  *   top level  "distributedInfo" before traceEvents, "deviceProperties" after
  *
  * What Kineto has no name for gets a self-describing one of ours ("async",
@@ -153,6 +156,38 @@ void chrome_gpu_args(struct chrome_writer *c, const struct trace_desc *d,
 		chrome_key_string(j, "recorded_name", recorded);
 }
 
+/* ---- collectives (1.3) --------------------------------------------------- */
+
+int chrome_has_comm(const struct trace_event_ext *x)
+{
+	return x->has_coll_seq || x->pg_str || x->group_size || x->dtype_str || x->has_peer;
+}
+
+void chrome_comm_args(struct chrome_writer *c, const struct trace_desc *d,
+		      const struct trace_event_ext *x)
+{
+	struct json_writer *j = &c->json;
+	const char *op = export_comm_op(trace_reader_string(c->reader, d->name_str));
+	if (op)
+		chrome_key_string(j, "Collective name", op);
+	if (x->dtype_str) {
+		const char *dtype = trace_reader_string(c->reader, x->dtype_str);
+		unsigned size = export_dtype_size(dtype, strlen(dtype));
+		chrome_key_string(j, "dtype", dtype);
+		/* the element count Kineto gives, where the bytes make one */
+		if (size && x->bytes % size == 0)
+			chrome_key_uint(j, "In msg nelems", x->bytes / size);
+	}
+	if (x->group_size)
+		chrome_key_uint(j, "Group size", x->group_size);
+	if (x->pg_str)
+		chrome_key_string(j, "Process Group Name", trace_reader_string(c->reader, x->pg_str));
+	if (x->has_coll_seq)
+		chrome_key_uint(j, "Seq", x->coll_seq);
+	if (x->has_peer)
+		chrome_key_int(j, "peer", x->peer);
+}
+
 void chrome_memory_event(struct chrome_writer *c, const struct trace_desc *d,
 			 const struct trace_thread *t, const struct trace_event *e)
 {
@@ -167,8 +202,8 @@ void chrome_memory_event(struct chrome_writer *c, const struct trace_desc *d,
 	chrome_key_string(j, "ph", "i");
 	chrome_key_string(j, "s", "t");
 	chrome_key_us(j, "ts", chrome_rel_ns(c, e->start_ns));
-	chrome_key_uint(j, "pid", stream ? t->device : t->pid);
-	chrome_key_uint(j, "tid", stream ? t->stream : t->tid);
+	chrome_key_uint(j, "pid", chrome_pid(c, t));
+	chrome_key_uint(j, "tid", chrome_tid(c, t));
 	json_key(j, "args");
 	json_begin_object(j);
 	chrome_key_string(j, "type", trace_event_type_name(d->type));
@@ -201,10 +236,10 @@ void chrome_flow(struct chrome_writer *c, const struct trace_thread *t, const st
 	chrome_key_string(j, "name", "ac2g");
 	chrome_key_string(j, "cat", "ac2g");
 	chrome_key_string(j, "ph", stream ? "f" : "s");
-	chrome_key_uint(j, "id", e->ext->correlation);
+	chrome_key_uint(j, "id", chrome_flow_id(c, e->ext->correlation));
 	chrome_key_us(j, "ts", chrome_rel_ns(c, e->start_ns));
-	chrome_key_uint(j, "pid", stream ? t->device : t->pid);
-	chrome_key_uint(j, "tid", stream ? t->stream : t->tid);
+	chrome_key_uint(j, "pid", chrome_pid(c, t));
+	chrome_key_uint(j, "tid", chrome_tid(c, t));
 	if (stream) /* binds to the enclosing slice: the kernel that starts here */
 		chrome_key_string(j, "bp", "e");
 	json_end_object(j);

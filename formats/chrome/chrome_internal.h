@@ -1,9 +1,17 @@
 /*
  * chrome_internal.h - what the two halves of the chrome exporter share:
- * chrome_writer.c (framing, host events, counters, metadata, otherData) and
- * chrome_gpu.c (GPU tracks, kernel and copy args, flows, memory instants,
- * deviceProperties, distributedInfo), which speaks the PyTorch profiler's
- * (Kineto's) field names so that tools built for its traces read ours.
+ * chrome_writer.c (framing, host events, counters, metadata, otherData),
+ * chrome_gpu.c (GPU tracks, kernel, copy and collective args, flows, memory
+ * instants, deviceProperties, distributedInfo), which speaks the PyTorch
+ * profiler's (Kineto's) field names so that tools built for its traces read
+ * ours, and chrome_job.c (a job's parts in one file: their processes,
+ * clocks and the flows that join their collective calls).
+ *
+ * Where an event goes: one trace keeps its pids and tids (a GPU stream at
+ * pid = device, tid = stream, as the PyTorch profiler puts it); in a job,
+ * every track of a part is a thread of the part's one process (a stream at
+ * a tid of its own, above any Linux tid), so that ranks never share a pid.
+ * chrome_pid() and chrome_tid() say which, for every writer of events.
  */
 #ifndef GPDL_FORMATS_CHROME_INTERNAL_H
 #define GPDL_FORMATS_CHROME_INTERNAL_H
@@ -26,10 +34,24 @@ struct chrome_writer {
 	uint64_t *drops;       /* per thread index; grows with threads, not events */
 	uint32_t ndrops;
 	uint64_t flows;        /* ac2g flow events written */
+	int64_t shift_ns;      /* added to a trace time before base_ns is taken off */
+	struct chrome_job *job; /* NULL: one trace (chrome_writer_new) */
+	uint64_t job_pid;      /* a job: the current part's pid in the output */
+	uint64_t flow_base;    /* a job: added to a correlation id for an ac2g id */
 };
+
+/* A stream's tid in a job: its thread index above any Linux tid (at most
+ * 2^22), so that it shares its part's process with the host threads. */
+#define CHROME_JOB_STREAM_TID UINT64_C(0x40000000)
 
 /* Starts the next element of traceEvents on its own line. */
 void chrome_next_item(struct chrome_writer *c);
+/* A metadata event ("ph": "M") up to its args object, which the caller
+ * fills; and its end. */
+void chrome_meta_begin(struct chrome_writer *c, const char *name, uint64_t pid, uint64_t tid);
+void chrome_meta_end(struct chrome_writer *c);
+/* key: a Unix time in ns as "2023-11-14T22:13:20.000000000Z". */
+void chrome_key_wall_time(struct json_writer *j, const char *key, int64_t wall_ns);
 
 static inline void chrome_key_string(struct json_writer *j, const char *k, const char *v)
 {
@@ -58,8 +80,46 @@ static inline void chrome_key_us(struct json_writer *j, const char *k, int64_t n
 
 static inline int64_t chrome_rel_ns(const struct chrome_writer *c, uint64_t ns)
 {
-	return (int64_t)(ns - c->base_ns);
+	return (int64_t)(ns + (uint64_t)c->shift_ns - c->base_ns);
 }
+
+/* ---- chrome_job.c -------------------------------------------------------- */
+
+/* The pid and tid a track's events are written at (see above): per event,
+ * so inline. */
+static inline uint64_t chrome_pid(const struct chrome_writer *c, const struct trace_thread *t)
+{
+	if (c->job)
+		return c->job_pid;
+	return t->kind == TRACE_TRACK_STREAM ? t->device : t->pid;
+}
+
+static inline uint64_t chrome_tid(const struct chrome_writer *c, const struct trace_thread *t)
+{
+	if (t->kind != TRACE_TRACK_STREAM)
+		return t->tid;
+	return c->job ? CHROME_JOB_STREAM_TID + t->index : t->stream;
+}
+
+/* The id of an ac2g flow: the correlation id, made unique per part in a job. */
+static inline uint64_t chrome_flow_id(const struct chrome_writer *c, uint64_t correlation)
+{
+	return correlation + c->flow_base;
+}
+/* A counter's pid, and the suffix its name takes in a job when it is not
+ * the part's root process's (" (pid 4300)"; "" otherwise). */
+uint64_t chrome_counter_pid(const struct chrome_writer *c, uint32_t pid, char *suffix,
+			    size_t size);
+
+/* A job's begin and end of each part, for chrome_begin and chrome_end. */
+int chrome_job_begin(struct chrome_writer *c, struct trace_reader *r,
+		     const struct trace_header *h);
+int chrome_job_end(struct chrome_writer *c);
+/* After an event is written: a communication call goes to the job's
+ * callback. */
+void chrome_job_event(struct chrome_writer *c, const struct trace_desc *d,
+		      const struct trace_thread *t, const struct trace_event *e);
+void chrome_job_destroy(struct chrome_writer *c);
 
 /* ---- chrome_gpu.c -------------------------------------------------------- */
 
@@ -77,6 +137,13 @@ const char *chrome_gpu_name(const struct trace_desc *d, const struct trace_event
 /* The args an event's details and GPU track add, inside its args object. */
 void chrome_gpu_args(struct chrome_writer *c, const struct trace_desc *d,
 		     const struct trace_thread *t, const struct trace_event *e);
+
+/* Whether details describe a collective call (trace 1.3), and its args in
+ * Kineto's names: "Collective name", "dtype", "In msg nelems", "Group
+ * size", "Process Group Name", "Seq"; and ours, "peer". */
+int chrome_has_comm(const struct trace_event_ext *x);
+void chrome_comm_args(struct chrome_writer *c, const struct trace_desc *d,
+		      const struct trace_event_ext *x);
 
 /* A Memory event as the PyTorch profiler's "[memory]" instant. */
 void chrome_memory_event(struct chrome_writer *c, const struct trace_desc *d,

@@ -40,6 +40,8 @@ static int chrome_begin(struct export_writer *w, struct trace_reader *r,
 			const struct trace_header *h)
 {
 	struct chrome_writer *c = chrome_of(w);
+	if (c->job)
+		return chrome_job_begin(c, r, h);
 	c->reader = r;
 	c->header = h;
 	c->base_ns = h->start_ns;
@@ -179,6 +181,8 @@ static void write_event_args(struct chrome_writer *c, const struct trace_desc *d
 		chrome_gpu_args(c, d, t, e);
 	if (e->ext)
 		detail_args(c, e->ext);
+	if (e->ext && chrome_has_comm(e->ext))
+		chrome_comm_args(c, d, e->ext);
 	json_end_object(j);
 }
 
@@ -211,14 +215,14 @@ static int chrome_event(struct export_writer *w, const struct trace_event *e)
 	chrome_key_us(j, "ts", chrome_rel_ns(c, e->start_ns));
 	if (!mark)
 		chrome_key_us(j, "dur", (int64_t)e->dur_ns);
-	/* GPU work goes where the PyTorch profiler puts it: pid the device,
-	 * tid the stream */
-	chrome_key_uint(j, "pid", stream ? t->device : t->pid);
-	chrome_key_uint(j, "tid", stream ? t->stream : t->tid);
+	chrome_key_uint(j, "pid", chrome_pid(c, t));
+	chrome_key_uint(j, "tid", chrome_tid(c, t));
 	write_event_args(c, d, t, e);
 	json_end_object(j);
 	if (e->ext && e->ext->correlation)
 		chrome_flow(c, t, e);
+	if (c->job)
+		chrome_job_event(c, d, t, e);
 	return failed(c);
 }
 
@@ -231,12 +235,19 @@ static int chrome_counter(struct export_writer *w, const struct trace_counter *c
 			   : ctr->id == TRACE_CTR_CPU_PROCESS || ctr->id == TRACE_CTR_CPU_SYSTEM
 				   ? "%"
 				   : "value";
+	char suffix[32], named[64];
+	uint64_t pid = chrome_counter_pid(c, ctr->pid, suffix, sizeof(suffix));
+	const char *name = trace_counter_name(ctr->id);
+	if (*suffix) {
+		snprintf(named, sizeof(named), "%s%s", name, suffix);
+		name = named;
+	}
 	chrome_next_item(c);
 	json_begin_object(j);
-	chrome_key_string(j, "name", trace_counter_name(ctr->id));
+	chrome_key_string(j, "name", name);
 	chrome_key_string(j, "ph", "C");
 	chrome_key_us(j, "ts", chrome_rel_ns(c, ctr->ts_ns));
-	chrome_key_uint(j, "pid", ctr->pid ? ctr->pid : c->root_pid);
+	chrome_key_uint(j, "pid", pid);
 	json_key(j, "args");
 	json_begin_object(j);
 	json_key(j, unit);
@@ -261,8 +272,7 @@ static int chrome_drops(struct export_writer *w, uint32_t thread, uint64_t dropp
 
 /* ---- metadata, at the end ------------------------------------------------ */
 
-static void metadata_begin(struct chrome_writer *c, const char *name, uint32_t pid,
-			   const uint32_t *tid)
+void chrome_meta_begin(struct chrome_writer *c, const char *name, uint64_t pid, uint64_t tid)
 {
 	struct json_writer *j = &c->json;
 	chrome_next_item(c);
@@ -272,12 +282,12 @@ static void metadata_begin(struct chrome_writer *c, const char *name, uint32_t p
 	json_key(j, "ts");
 	json_uint(j, 0);
 	chrome_key_uint(j, "pid", pid);
-	chrome_key_uint(j, "tid", tid ? *tid : 0);
+	chrome_key_uint(j, "tid", tid);
 	json_key(j, "args");
 	json_begin_object(j);
 }
 
-static void metadata_end(struct chrome_writer *c)
+void chrome_meta_end(struct chrome_writer *c)
 {
 	json_end_object(&c->json);
 	json_end_object(&c->json);
@@ -288,19 +298,19 @@ static void write_process(struct chrome_writer *c, uint32_t pid, const char *cmd
 {
 	char label[64];
 	if (cmdline && *cmdline) {
-		metadata_begin(c, "process_name", pid, NULL);
+		chrome_meta_begin(c, "process_name", pid, 0);
 		chrome_key_string(&c->json, "name", cmdline);
-		metadata_end(c);
+		chrome_meta_end(c);
 	}
 	if (pid == c->root_pid && c->header->rank >= 0) {
 		snprintf(label, sizeof(label), "rank %d", (int)c->header->rank);
-		metadata_begin(c, "process_labels", pid, NULL);
+		chrome_meta_begin(c, "process_labels", pid, 0);
 		chrome_key_string(&c->json, "labels", label);
-		metadata_end(c);
+		chrome_meta_end(c);
 	}
-	metadata_begin(c, "process_sort_index", pid, NULL);
+	chrome_meta_begin(c, "process_sort_index", pid, 0);
 	chrome_key_uint(&c->json, "sort_index", sort_index);
-	metadata_end(c);
+	chrome_meta_end(c);
 }
 
 static void write_processes(struct chrome_writer *c)
@@ -333,19 +343,19 @@ static void write_threads(struct chrome_writer *c)
 		if (!t || t->kind == TRACE_TRACK_STREAM)
 			continue; /* chrome_write_gpu_tracks() */
 		if (t->name_str) {
-			metadata_begin(c, "thread_name", t->pid, &t->tid);
+			chrome_meta_begin(c, "thread_name", t->pid, t->tid);
 			chrome_key_string(&c->json, "name", trace_reader_string(c->reader, t->name_str));
-			metadata_end(c);
+			chrome_meta_end(c);
 		}
-		metadata_begin(c, "thread_sort_index", t->pid, &t->tid);
+		chrome_meta_begin(c, "thread_sort_index", t->pid, t->tid);
 		chrome_key_uint(&c->json, "sort_index", t->index);
-		metadata_end(c);
+		chrome_meta_end(c);
 	}
 }
 
 /* ---- otherData ----------------------------------------------------------- */
 
-static void write_wall_time(struct json_writer *j, const char *key, int64_t wall_ns)
+void chrome_key_wall_time(struct json_writer *j, const char *key, int64_t wall_ns)
 {
 	char buf[64];
 	time_t s = (time_t)(wall_ns >= 0 ? wall_ns / 1000000000 : (wall_ns - 999999999) / 1000000000);
@@ -429,8 +439,19 @@ static void write_processes_data(struct chrome_writer *c)
 		json_key(j, "exit_status");
 		if (p->exit_status >= 0)
 			json_int(j, p->exit_status);
+		else if (p->exit_status == TRACE_EXIT_KILLED)
+			json_string(j, "killed");
 		else
 			json_null(j);
+		/* 1.3: a rank's process says which (a record zeroed by an
+		 * older writer, world size 0, says none) */
+		if (p->rank >= 0 && p->world_size != 0 &&
+		    (p->world_size < 0 || p->rank < p->world_size)) {
+			chrome_key_int(j, "rank", p->rank);
+			chrome_key_int(j, "local_rank", p->local_rank);
+			chrome_key_int(j, "world_size", p->world_size);
+			chrome_key_string(j, "backend", trace_reader_string(c->reader, p->backend_str));
+		}
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -477,6 +498,8 @@ static void write_other_data(struct chrome_writer *c)
 		json_int(j, h->rank);
 	else
 		json_null(j);
+	if (h->rank >= 0 && h->local_rank >= 0) /* 1.3 */
+		chrome_key_int(j, "local_rank", h->local_rank);
 	json_key(j, "world_size");
 	if (h->world_size > 0)
 		json_int(j, h->world_size);
@@ -493,7 +516,7 @@ static void write_other_data(struct chrome_writer *c)
 	json_int(j, h->wall_offset_ns);
 	chrome_key_uint(j, "start_ns", h->start_ns);
 	chrome_key_uint(j, "end_ns", h->end_ns);
-	write_wall_time(j, "start_time", (int64_t)h->start_ns + h->wall_offset_ns);
+	chrome_key_wall_time(j, "start_time", (int64_t)h->start_ns + h->wall_offset_ns);
 	json_key(j, "duration_ns");
 	if (h->end_ns >= h->start_ns && h->end_ns)
 		json_uint(j, h->end_ns - h->start_ns);
@@ -535,6 +558,8 @@ static void write_base_time(struct chrome_writer *c)
 static int chrome_end(struct export_writer *w)
 {
 	struct chrome_writer *c = chrome_of(w);
+	if (c->job)
+		return chrome_job_end(c);
 	write_processes(c);
 	write_threads(c);
 	chrome_write_gpu_tracks(c);
@@ -553,6 +578,8 @@ static int chrome_end(struct export_writer *w)
 static void chrome_destroy(struct export_writer *w)
 {
 	struct chrome_writer *c = chrome_of(w);
+	if (c->job)
+		chrome_job_destroy(c);
 	free(c->drops);
 	free(c);
 }

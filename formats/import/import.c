@@ -134,6 +134,8 @@ static void import_release(struct import *im)
 	free(im->drops);
 	free(im->oprocs);
 	free(im->othreads);
+	free(im->metas);
+	free(im->cevs);
 	spill_close(&im->spill);
 }
 

@@ -80,6 +80,13 @@ void import_classify(const char *cat, size_t catlen, const char *name, size_t na
 	}
 	if (c->type == TRACE_EV_KERNEL && import_is_comm_kernel(name, namelen))
 		c->type = TRACE_EV_COMMUNICATION;
+	/* torch's c10d names a collective's execution "gloo:all_reduce",
+	 * "nccl:broadcast": the host side of the communication */
+	if (!c->stream &&
+	    (c->type == TRACE_EV_OPERATOR || c->type == TRACE_EV_OPERATOR_INNER ||
+	     c->type == TRACE_EV_USER_DEFINED) &&
+	    trace_name_comm_call(name, namelen))
+		c->type = TRACE_EV_COMMUNICATION;
 	if (!c->stream &&
 	    (c->type == TRACE_EV_USER_DEFINED || c->type == TRACE_EV_OPERATOR) &&
 	    import_is_step_name(name, namelen))

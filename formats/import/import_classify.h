@@ -3,6 +3,10 @@
  * taxonomy: the category -> event type table, and what names say (a copy's
  * direction and memory kinds, an NCCL kernel, a step, Paddle's "[1.234 ms]").
  *
+ * A host operator named BACKEND:OP (trace_name_comm_call: c10d's
+ * "gloo:all_reduce", "nccl:broadcast") is Communication, as a kernel named
+ * as NCCL's is.
+ *
  * Categories are matched without regard to case, so Kineto's ("cpu_op"),
  * the older PyTorch profiler's ("Operator", "Runtime") and Paddle's
  * ("CudaRuntime") spellings share one table. gprof-dl-import(1) lists it.

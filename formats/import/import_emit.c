@@ -141,6 +141,11 @@ static void emit_times(struct emit *x)
 	}
 	if (im->hdr.ours && im->hdr.have_start)
 		x->shift = (int64_t)im->hdr.start_ns; /* its ts are relative to start_ns */
+	else if (im->hdr.have_base && im->hdr.base_ns > 0 &&
+		 (!x->have_times || import_sat_add(x->min_start, im->hdr.base_ns) >= 0))
+		/* Kineto's ts count from baseTimeNanoseconds, which each process
+		 * of a job chooses: on Unix time, the ranks' traces line up */
+		x->shift = im->hdr.base_ns;
 	else if (x->have_times && x->min_start < 0)
 		x->shift = x->min_start == INT64_MIN ? INT64_MAX : -x->min_start;
 	else
@@ -211,6 +216,7 @@ static void emit_header(struct emit *x)
 	memset(h, 0, sizeof(*h));
 	h->rank = hi->have_rank ? hi->rank : -1;
 	h->world_size = hi->have_world ? hi->world_size : -1;
+	h->local_rank = hi->have_local ? hi->local_rank : -1;
 	h->dist_backend = istrings_get(&im->strs, hi->backend_str);
 	h->pid = hi->ours && hi->have_pid ? hi->pid : main_pid(im);
 	h->start_ns = hi->ours && hi->have_start ? hi->start_ns
@@ -285,6 +291,27 @@ static int emit_descs(struct emit *x)
 	return 0;
 }
 
+/* A process's rank (1.3): its own, where gprof-dl's export lists it; else
+ * the file's, for a rank's trace (a Kineto trace with distributedInfo) is
+ * all that rank's; else none: -1 said, as a zeroed record would say rank 0. */
+static void process_rank(struct emit *x, struct trace_process *p, const struct import_oproc *o)
+{
+	const struct import_header *hi = &x->im->hdr;
+	if (o && o->have_rank) {
+		p->rank = o->rank;
+		p->local_rank = o->local_rank;
+		p->world_size = o->world_size;
+		p->backend_str = wstr(x, o->backend_str);
+	} else if (x->h.rank >= 0) {
+		p->rank = x->h.rank;
+		p->local_rank = x->h.local_rank;
+		p->world_size = x->h.world_size;
+		p->backend_str = wstr(x, hi->backend_str);
+	} else {
+		p->rank = p->local_rank = p->world_size = -1;
+	}
+}
+
 static int emit_processes(struct emit *x)
 {
 	struct import *im = x->im;
@@ -305,6 +332,7 @@ static int emit_processes(struct emit *x)
 			.exit_status = o->exit_status,
 			.cmdline_str = wstr(x, process_name(im, o->pid)),
 		};
+		process_rank(x, &p, o);
 		if (trace_writer_process(x->w, &p) < 0)
 			rc = emit_fail(x, "processes");
 	}
@@ -332,6 +360,7 @@ static int emit_processes(struct emit *x)
 			.exit_status = -1,
 			.cmdline_str = wstr(x, process_name(im, t->pid)),
 		};
+		process_rank(x, &p, NULL);
 		if (trace_writer_process(x->w, &p) < 0)
 			rc = emit_fail(x, "processes");
 	}
@@ -468,6 +497,8 @@ static int emit_records(struct emit *x)
 	struct spill_counter c;
 	int kind;
 
+	uint32_t cev = 0; /* the next of im->cevs, in spill order */
+
 	if (spill_rewind(s) < 0)
 		return import_fail(x->im, "cannot read back a temporary file in '%s': %s",
 				   import_tmpdir(), strerror(errno));
@@ -476,8 +507,15 @@ static int emit_records(struct emit *x)
 			if (e.track >= x->im->tracks.n)
 				return import_fail(x->im, "cannot read back a temporary file in '%s': %s",
 						   import_tmpdir(), strerror(EIO));
-			if (e.has_ext && e.ext.shapes_str) /* an import string id, until now */
+			if (e.flags & SPILL_EVF_COMM)
+				import_comm_merge(x->im, cev++, &e.ext, &e.has_ext);
+			/* import string ids, until now */
+			if (e.has_ext && e.ext.shapes_str)
 				e.ext.shapes_str = wstr(x, e.ext.shapes_str);
+			if (e.has_ext && e.ext.pg_str)
+				e.ext.pg_str = wstr(x, e.ext.pg_str);
+			if (e.has_ext && e.ext.dtype_str)
+				e.ext.dtype_str = wstr(x, e.ext.dtype_str);
 			struct trace_event ev = {
 				.start_ns = trace_time(x, e.start,
 						       (e.flags & SPILL_EVF_PADDLE_REL) != 0),
@@ -506,6 +544,7 @@ int import_emit(struct import *im, const char *out_path, int force)
 	struct emit x = { .im = im };
 	int rc = -1;
 
+	import_comm_resolve(im);
 	emit_times(&x);
 	emit_header(&x);
 	x.w = trace_writer_open(out_path, force);

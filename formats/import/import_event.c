@@ -248,6 +248,8 @@ static int event_ext(struct import *im, const struct jargs *a, uint8_t type, con
 	default:
 		break;
 	}
+	if (type == TRACE_EV_COMMUNICATION)
+		import_comm_ext(im, a, arena, x);
 	static const struct trace_event_ext zero;
 	return memcmp(x, &zero, sizeof(zero)) != 0;
 }
@@ -324,6 +326,38 @@ static void stream_ids(struct itrack *t, const struct jargs *a, int legacy_gpu)
 		t->context = (uint32_t)a->context;
 }
 
+/* A record_param_comms range (the PyTorch profiler's account of a
+ * collective), or a Communication event its details may complete
+ * (import_comm.c). */
+static void comm_refs(struct import *im, const struct jevent *e, const char *arena,
+		      const struct import_class *c, struct spill_event *s, uint32_t pid,
+		      size_t namelen)
+{
+	const char *name = e->name.set ? arena + e->name.off : "";
+	struct import_comm_ref r = {
+		.track = s->track,
+		.pid = pid,
+		.start = s->start,
+		.end = import_sat_add(s->start, s->dur),
+		.external_id = e->a.have & JA_EXTERNAL_ID ? e->a.external_id : 0,
+		.on_stream = c->stream,
+		.meta = -1,
+	};
+	if ((s->flags & (SPILL_EVF_PADDLE_REL | TRACE_EVF_MARK)) || !(e->have & JE_DUR))
+		return;
+	if (!c->stream && namelen == 18 && memcmp(name, "record_param_comms", 18) == 0) {
+		const struct jspan *op = &e->a.coll_name;
+		if (op->set)
+			r.op_str = istrings_intern(&im->strs, arena + op->off, op->len);
+		if (import_comm_ext(im, &e->a, arena, &r.x))
+			import_comm_meta(im, &r);
+	} else if (c->type == TRACE_EV_COMMUNICATION) {
+		r.op_str = istrings_intern(&im->strs, name, namelen);
+		import_comm_event(im, &r);
+		s->flags |= SPILL_EVF_COMM;
+	}
+}
+
 static int import_range(struct import *im, const struct jevent *e, const char *arena, int mark)
 {
 	struct import_class c;
@@ -394,6 +428,7 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 		s.flags |= SPILL_EVF_PADDLE_REL;
 	}
 	s.has_ext = event_ext(im, &e->a, c.type, name, namelen, arena, &s.ext);
+	comm_refs(im, e, arena, &c, &s, pid, namelen);
 	track_times(t, (s.flags & SPILL_EVF_PADDLE_REL) != 0, s.start,
 		    import_sat_add(s.start, s.dur));
 	t->events++;

@@ -66,6 +66,16 @@ enum jarg_have {
 	JA_ASYNC = 1u << 19,
 	JA_SEQ = 1u << 20,     /* Kineto's "Sequence number" */
 	JA_SAMPLES = 1u << 21, /* gprof-dl's export: a step's "samples" */
+	/* a collective's (record_param_comms', an NCCL kernel's, our export's) */
+	JA_COLL_SEQ = 1u << 22,    /* "Seq" */
+	JA_GROUP_SIZE = 1u << 23,  /* "Group size" */
+	JA_IN_NELEMS = 1u << 24,   /* "In msg nelems" */
+	JA_OUT_NELEMS = 1u << 25,  /* "Out msg nelems" */
+	JA_PEER = 1u << 26,        /* gprof-dl's export: "peer" */
+	JA_SRC_RANK = 1u << 27,    /* "Src Rank" of a send/recv */
+	JA_DST_RANK = 1u << 28,    /* "Dst Rank" */
+	JA_RANK = 1u << 29,        /* "Rank": the calling rank's */
+	JA_INPUT_BYTES = 1u << 30, /* "Input Dims" x the element size of "Input type" */
 };
 
 struct jargs {
@@ -85,6 +95,12 @@ struct jargs {
 	uint8_t src_kind, dst_kind, mem_kind; /* gprof-dl's own export: named kinds */
 	int64_t seq;      /* "Sequence number" */
 	uint64_t samples; /* "samples" */
+	int64_t coll_seq, peer, src_rank, dst_rank, rank;
+	uint64_t group_size, in_nelems, out_nelems;
+	uint64_t input_bytes; /* the input tensors' bytes, from "Input Dims" and "Input type" */
+	/* "Collective name", "dtype", "Process Group Name"; the first input
+	 * tensor's type of "Input type" (the input_bytes' dtype) */
+	struct jspan coll_name, dtype, pg, input_dtype;
 	/* "Input Dims" as torch prints shapes, "[[32, 64], [64]]": from the
 	 * array (items joined by ", "), or the string as it is */
 	struct jspan type, domain, category, meta_name, place, recorded_name, shapes;
@@ -113,9 +129,10 @@ struct import_header {
 	int64_t wall_offset_ns;
 	uint32_t pid, ncpus, sources;
 	uint32_t host_str, cmdline_str, clock_str, version_str;
-	/* distributedInfo (Kineto, and the export of a distributed run) */
-	int have_rank, have_world;
-	int32_t rank, world_size;
+	/* distributedInfo (Kineto, and the export of a distributed run);
+	 * local_rank from distributedInfo or otherData */
+	int have_rank, have_world, have_local;
+	int32_t rank, world_size, local_rank;
 	uint32_t backend_str;
 	/* Kineto's baseTimeNanoseconds: wall time of ts 0 */
 	int have_base;
@@ -140,6 +157,9 @@ struct import_oproc {
 	uint32_t pid, ppid;
 	uint64_t start_ns, end_ns; /* trace time; end 0: never seen to end */
 	int32_t exit_status;       /* -1 unknown (null) */
+	int have_rank;             /* rank, local_rank, world_size given (1.3) */
+	int32_t rank, local_rank, world_size;
+	uint32_t backend_str;
 };
 
 /* otherData.threads of gprof-dl's own export, in the trace's thread order:
@@ -156,6 +176,20 @@ struct import_othread {
 
 struct import_category {
 	uint32_t domain_str, category, name_str;
+};
+
+/* A collective's details as an import gathers them: those of its own args,
+ * or of the record_param_comms that describes it (import_comm.c). String
+ * ids are the import's (istrings) until the trace is written. */
+struct import_comm_ref {
+	uint32_t track, pid;
+	int64_t start, end;         /* file time */
+	uint64_t external_id;       /* 0 none */
+	uint32_t op_str;            /* metas: "Collective name"; events: the event's name */
+	int on_stream;
+	int32_t meta;               /* events: the metas entry that describes it, -1 none */
+	int used;                   /* metas: claimed by a host call */
+	struct trace_event_ext x;   /* metas: the details */
 };
 
 struct import {
@@ -181,6 +215,10 @@ struct import {
 	struct import_othread *othreads; /* otherData.threads, when have_othreads */
 	uint32_t nothreads, othreads_cap;
 	int have_oprocs, have_othreads;
+	/* record_param_comms ranges (metas), and the Communication events whose
+	 * details they may hold (cevs, in spill order: SPILL_EVF_COMM) */
+	struct import_comm_ref *metas, *cevs;
+	uint32_t nmetas, metas_cap, ncevs, cevs_cap;
 	struct spill spill;
 	struct import_header hdr;
 	int array_form; /* the document is an array: the older PyTorch profiler */
@@ -217,6 +255,20 @@ void import_oproc(struct import *im, const struct import_oproc *p);
 void import_othread(struct import *im, const struct import_othread *t);
 /* A pid or tid as a number: its value, its leading integer, or a synthetic id. */
 uint32_t import_id(struct import *im, const struct jid *id, const char *arena);
+
+/* import_comm.c: a collective's details from an event's args into x (the
+ * Communication event, or a record_param_comms); 1 when any was there. */
+int import_comm_ext(struct import *im, const struct jargs *a, const char *arena,
+		    struct trace_event_ext *x);
+/* Registers a record_param_comms range, or a Communication event (its spill
+ * record flagged SPILL_EVF_COMM). */
+void import_comm_meta(struct import *im, const struct import_comm_ref *m);
+void import_comm_event(struct import *im, const struct import_comm_ref *e);
+/* After the parse: which record_param_comms describes each event. */
+void import_comm_resolve(struct import *im);
+/* At emit, the next flagged event's details completed from its meta. */
+void import_comm_merge(const struct import *im, uint32_t cev, struct trace_event_ext *x,
+		       int *has_ext);
 
 /* import_emit.c: writes the trace. 0, or -1 with the message in im->err. */
 int import_emit(struct import *im, const char *out_path, int force);

@@ -13,6 +13,7 @@
  * (record_shapes' nested lists included). An event's strings are copied to a
  * per-event arena that is reused, so the parse holds one event at a time.
  */
+#include "formats/export_writer.h"
 #include "formats/import/import_classify.h"
 #include "formats/import/import_int.h"
 #include "formats/import/import_num.h"
@@ -41,6 +42,7 @@ enum pstate {
 	PS_ARGS_VAL,
 	PS_ARGS_DIM,   /* in args.grid or args.block */
 	PS_ARGS_SHAPES, /* in args."Input Dims", an array of arrays of integers */
+	PS_ARGS_TYPES, /* in args."Input type", an array of type names */
 	PS_DEVS,       /* in deviceProperties */
 	PS_DEV,
 	PS_DEV_VAL,
@@ -71,21 +73,25 @@ enum args_key {
 	AK_DEVICE_ID, AK_DEVICE_TYPE, AK_TOTAL_ALLOC, AK_START_TIME, AK_TYPE, AK_DOMAIN,
 	AK_CATEGORY, AK_NAME, AK_F_OPEN, AK_F_UNBALANCED, AK_F_START_END, AK_F_TRUNCATED,
 	AK_RECORDED_NAME, AK_ASYNC, AK_SRC_KIND, AK_DST_KIND, AK_MEM_KIND, AK_SEQ, AK_INPUT_DIMS,
-	AK_SAMPLES,
+	AK_SAMPLES, AK_COLL_NAME, AK_DTYPE, AK_IN_NELEMS, AK_OUT_NELEMS, AK_GROUP_SIZE, AK_PG,
+	AK_COLL_SEQ, AK_PEER, AK_SRC_RANK, AK_DST_RANK, AK_RANK, AK_INPUT_TYPE,
 };
 enum dev_key {
 	DK_OTHER, DK_ID, DK_NAME, DK_MEM, DK_MAJOR, DK_MINOR, DK_THREADS_BLOCK, DK_THREADS_SM,
 	DK_REGS_BLOCK, DK_REGS_SM, DK_WARP, DK_SMEM_BLOCK, DK_SMEM_SM, DK_SMS, DK_BLOCKS_SM,
 	DK_CLOCK,
 };
-enum dist_key { DI_OTHER, DI_BACKEND, DI_RANK, DI_WORLD };
+enum dist_key { DI_OTHER, DI_BACKEND, DI_RANK, DI_WORLD, DI_LOCAL };
 enum other_key {
 	OK_OTHER, OK_EXPORTED_BY, OK_RECORDED_BY, OK_HOST, OK_PID, OK_RANK, OK_CMDLINE,
 	OK_CLOCK, OK_WALL, OK_START, OK_END, OK_NCPUS, OK_SOURCES, OK_DROPS, OK_WORLD,
-	OK_BACKEND, OK_PROCS, OK_THREADS,
+	OK_BACKEND, OK_PROCS, OK_THREADS, OK_LOCAL,
 };
 enum drop_key { DR_OTHER, DR_PID, DR_TID, DR_DROPPED, DR_DEVICE, DR_STREAM };
-enum oproc_key { OP_OTHER, OP_PID, OP_PPID, OP_START, OP_END, OP_EXIT };
+enum oproc_key {
+	OP_OTHER, OP_PID, OP_PPID, OP_START, OP_END, OP_EXIT, OP_RANK, OP_LOCAL, OP_WORLD,
+	OP_BACKEND,
+};
 enum othread_key {
 	OT_OTHER, OT_PID, OT_TID, OT_KIND, OT_OWNER, OT_DEVICE, OT_CONTEXT, OT_STREAM, OT_START,
 	OT_END,
@@ -144,6 +150,19 @@ static struct keydef args_keys[] = {
 	{"Sequence number", AK_SEQ},   /* Kineto: a forward op's and its backward's */
 	{"Input Dims", AK_INPUT_DIMS}, /* Kineto, with record_shapes */
 	{"samples", AK_SAMPLES},       /* gprof-dl: a step's */
+	/* a collective's: record_param_comms', an NCCL kernel's, our export's */
+	{"Collective name", AK_COLL_NAME},
+	{"dtype", AK_DTYPE},
+	{"In msg nelems", AK_IN_NELEMS},
+	{"Out msg nelems", AK_OUT_NELEMS},
+	{"Group size", AK_GROUP_SIZE},
+	{"Process Group Name", AK_PG},
+	{"Seq", AK_COLL_SEQ},
+	{"peer", AK_PEER},             /* gprof-dl: a send's or receive's other rank */
+	{"Src Rank", AK_SRC_RANK},
+	{"Dst Rank", AK_DST_RANK},
+	{"Rank", AK_RANK},
+	{"Input type", AK_INPUT_TYPE}, /* Kineto, with record_shapes: per input */
 };
 static struct keydef dev_keys[] = {
 	{"id", DK_ID},
@@ -167,6 +186,7 @@ static struct keydef dev_keys[] = {
 };
 static struct keydef dist_keys[] = {
 	{"backend", DI_BACKEND}, {"rank", DI_RANK}, {"world_size", DI_WORLD},
+	{"local_rank", DI_LOCAL},
 };
 static struct keydef other_keys[] = {
 	{"exported_by", OK_EXPORTED_BY},
@@ -187,6 +207,7 @@ static struct keydef other_keys[] = {
 	{"backend", OK_BACKEND},
 	{"processes", OK_PROCS},
 	{"threads", OK_THREADS},
+	{"local_rank", OK_LOCAL},
 };
 static struct keydef drop_keys[] = {
 	{"pid", DR_PID}, {"tid", DR_TID}, {"dropped", DR_DROPPED},
@@ -194,7 +215,8 @@ static struct keydef drop_keys[] = {
 };
 static struct keydef oproc_keys[] = {
 	{"pid", OP_PID}, {"ppid", OP_PPID}, {"start_ns", OP_START}, {"end_ns", OP_END},
-	{"exit_status", OP_EXIT},
+	{"exit_status", OP_EXIT}, {"rank", OP_RANK}, {"local_rank", OP_LOCAL},
+	{"world_size", OP_WORLD}, {"backend", OP_BACKEND},
 };
 static struct keydef othread_keys[] = {
 	{"pid", OT_PID},       {"tid", OT_TID},         {"kind", OT_KIND},
@@ -221,6 +243,11 @@ static int key_lookup(struct keydef *tab, size_t n, const unsigned char *k, size
 
 enum jval { JV_NULL, JV_BOOL, JV_NUMBER, JV_STRING };
 
+/* "Input Dims": inputs beyond this many count for no bytes; lists nested
+ * deeper (which no torch type makes) make their input's size unknown. */
+#define IMPORT_MAX_INPUTS 64
+#define DIMS_MAX_DEPTH 16
+
 struct jparser {
 	struct import *im;
 	enum pstate st, skip_ret;
@@ -239,6 +266,18 @@ struct jparser {
 	int dims_depth; /* open arrays */
 	int dims_sep;   /* a value came at this depth: the next one is after ", " */
 	int dims_bad;   /* something not an integer or a list: no shapes */
+	/* and its inputs' element counts, for a collective's bytes: per
+	 * top-level item, the sum of its innermost lists' products */
+	uint64_t in_numel[IMPORT_MAX_INPUTS];
+	uint8_t in_ok[IMPORT_MAX_INPUTS];
+	unsigned nin;
+	uint64_t prod;   /* of the innermost list being read */
+	int prod_ok;
+	uint8_t dims_sub[DIMS_MAX_DEPTH + 2]; /* the list at this depth holds lists */
+	/* "Input type": per input, its element size (0 unknown) and name */
+	unsigned in_size[IMPORT_MAX_INPUTS];
+	struct jspan in_type[IMPORT_MAX_INPUTS];
+	unsigned ntypes;
 	struct trace_device dev;
 	struct import_drop drop;
 	struct import_oproc oproc;
@@ -471,6 +510,40 @@ static void args_value(struct jparser *p, enum jval k, const char *s, size_t n, 
 		if (k == JV_STRING) /* shapes that were not a list of lists: as they are */
 			a->shapes = arena_put(p, s, n);
 		break;
+	case AK_COLL_NAME:
+	case AK_DTYPE:
+	case AK_PG:
+		if (k == JV_STRING) {
+			struct jspan sp = arena_put(p, s, n);
+			*(p->key == AK_COLL_NAME ? &a->coll_name
+			  : p->key == AK_DTYPE	 ? &a->dtype
+						 : &a->pg) = sp;
+		}
+		break;
+#define U64_ARG(key, field, bit)                     \
+	case key:                                    \
+		if (val_u64(k, s, n, &u)) {          \
+			a->field = u;                \
+			a->have |= bit;              \
+		}                                    \
+		break;
+		U64_ARG(AK_IN_NELEMS, in_nelems, JA_IN_NELEMS)
+		U64_ARG(AK_OUT_NELEMS, out_nelems, JA_OUT_NELEMS)
+		U64_ARG(AK_GROUP_SIZE, group_size, JA_GROUP_SIZE)
+#undef U64_ARG
+#define I64_ARG(key, field, bit)                     \
+	case key:                                    \
+		if (val_i64(k, s, n, &i)) {          \
+			a->field = i;                \
+			a->have |= bit;              \
+		}                                    \
+		break;
+		I64_ARG(AK_COLL_SEQ, coll_seq, JA_COLL_SEQ)
+		I64_ARG(AK_PEER, peer, JA_PEER)
+		I64_ARG(AK_SRC_RANK, src_rank, JA_SRC_RANK)
+		I64_ARG(AK_DST_RANK, dst_rank, JA_DST_RANK)
+		I64_ARG(AK_RANK, rank, JA_RANK)
+#undef I64_ARG
 	case AK_SRC_KIND:
 	case AK_DST_KIND:
 	case AK_MEM_KIND:
@@ -534,12 +607,67 @@ static void dims_item(struct jparser *p)
 	p->dims_sep = 1;
 }
 
+/* The input a list at depth d (1: the outer list) belongs to: an item of
+ * the outer list is an input; what it holds counts for it. */
+static void numel_open(struct jparser *p, int d)
+{
+	if (d == 1)
+		p->nin = 0;
+	if (d == 2 && p->nin < IMPORT_MAX_INPUTS) {
+		p->in_numel[p->nin] = 0;
+		p->in_ok[p->nin] = 1;
+	}
+	if (d >= 2 && d - 1 <= DIMS_MAX_DEPTH)
+		p->dims_sub[d - 1] = 1;
+	if (d <= DIMS_MAX_DEPTH)
+		p->dims_sub[d] = 0;
+	p->prod = 1;
+	p->prod_ok = d <= DIMS_MAX_DEPTH;
+}
+
+static void numel_bad(struct jparser *p)
+{
+	if (p->nin < IMPORT_MAX_INPUTS)
+		p->in_ok[p->nin] = 0;
+}
+
+/* A list at depth d closes: an innermost one adds its product (a tensor's
+ * elements; [] is a scalar's one) to its input. */
+static void numel_close(struct jparser *p, int d)
+{
+	if (d >= 2 && (d > DIMS_MAX_DEPTH || !p->dims_sub[d])) {
+		if (!p->prod_ok)
+			numel_bad(p);
+		else if (p->nin < IMPORT_MAX_INPUTS &&
+			 __builtin_add_overflow(p->in_numel[p->nin], p->prod, &p->in_numel[p->nin]))
+			numel_bad(p);
+	}
+	if (d == 2)
+		p->nin++;
+}
+
+static void numel_scalar(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	int d = p->dims_depth;
+	uint64_t v;
+	if (d == 1) { /* an input that is no list: a size unknown */
+		if (p->nin < IMPORT_MAX_INPUTS)
+			p->in_ok[p->nin] = 0;
+		p->nin++;
+		return;
+	}
+	if (k != JV_NUMBER || import_parse_u64(s, n, &v) != 0 ||
+	    (d <= DIMS_MAX_DEPTH && p->dims_sub[d]) || __builtin_mul_overflow(p->prod, v, &p->prod))
+		p->prod_ok = 0;
+}
+
 static void dims_open(struct jparser *p)
 {
 	if (p->dims_depth++)
 		dims_item(p);
 	dims_put(p, "[", 1);
 	p->dims_sep = 0;
+	numel_open(p, p->dims_depth);
 }
 
 /* A list ends; the outermost one makes the event's shapes. */
@@ -547,6 +675,7 @@ static void dims_close(struct jparser *p)
 {
 	dims_put(p, "]", 1);
 	p->dims_sep = 1;
+	numel_close(p, p->dims_depth);
 	if (--p->dims_depth)
 		return;
 	if (!p->dims_bad)
@@ -557,10 +686,46 @@ static void dims_close(struct jparser *p)
 static void dims_scalar(struct jparser *p, enum jval k, const char *s, size_t n)
 {
 	dims_item(p);
+	numel_scalar(p, k, s, n);
 	if (k == JV_NUMBER)
 		dims_put(p, s, n); /* as written: an integer reads back as torch printed it */
 	else
 		p->dims_bad = 1;
+}
+
+/* ---- "Input type" --------------------------------------------------------- */
+
+static void types_scalar(struct jparser *p, enum jval k, const char *s, size_t n)
+{
+	unsigned i = p->ntypes++;
+	if (i >= IMPORT_MAX_INPUTS)
+		return;
+	p->in_size[i] = k == JV_STRING ? export_dtype_size(s, n) : 0;
+	p->in_type[i] = p->in_size[i] ? arena_put(p, s, n) : (struct jspan){0, 0, 0};
+}
+
+/* When the args end: the input tensors' bytes, where "Input Dims" and
+ * "Input type" say both an input's elements and their size (a
+ * collective's bytes: gloo:all_reduce's, nccl:broadcast's). */
+static void input_bytes(struct jparser *p)
+{
+	struct jargs *a = &p->ev.a;
+	uint64_t total = 0;
+	int any = 0;
+	for (unsigned i = 0; i < p->nin && i < p->ntypes && i < IMPORT_MAX_INPUTS; i++) {
+		uint64_t b;
+		if (!p->in_ok[i] || !p->in_size[i] ||
+		    __builtin_mul_overflow(p->in_numel[i], (uint64_t)p->in_size[i], &b) ||
+		    __builtin_add_overflow(total, b, &total))
+			continue;
+		if (!any)
+			a->input_dtype = p->in_type[i];
+		any = 1;
+	}
+	if (any) {
+		a->input_bytes = total;
+		a->have |= JA_INPUT_BYTES;
+	}
 }
 
 static void dim_value(struct jparser *p, enum jval k, const char *s, size_t n)
@@ -618,6 +783,9 @@ static void dist_value(struct jparser *p, enum jval k, const char *s, size_t n)
 	} else if (p->key == DI_WORLD && val_i64(k, s, n, &v) && v >= INT32_MIN && v <= INT32_MAX) {
 		h->world_size = (int32_t)v;
 		h->have_world = 1;
+	} else if (p->key == DI_LOCAL && val_i64(k, s, n, &v) && v >= INT32_MIN && v <= INT32_MAX) {
+		h->local_rank = (int32_t)v;
+		h->have_local = 1;
 	}
 }
 
@@ -667,10 +835,14 @@ static void other_value(struct jparser *p, enum jval k, const char *s, size_t n)
 		break;
 	case OK_RANK:
 	case OK_WORLD:
+	case OK_LOCAL:
 		if (val_i64(k, s, n, &v) && v >= INT32_MIN && v <= INT32_MAX) {
 			if (p->key == OK_RANK) {
 				h->rank = (int32_t)v;
 				h->have_rank = 1;
+			} else if (p->key == OK_LOCAL) {
+				h->local_rank = (int32_t)v;
+				h->have_local = 1;
 			} else {
 				h->world_size = (int32_t)v;
 				h->have_world = 1;
@@ -747,9 +919,24 @@ static void oproc_value(struct jparser *p, enum jval k, const char *s, size_t n)
 	int64_t v;
 
 	if (p->key == OP_EXIT) {
-		/* null: unknown; a code or 128 + signal otherwise */
+		/* null: unknown; a code or 128 + signal otherwise; "killed" */
 		if (val_i64(k, s, n, &v) && v >= 0 && v <= INT32_MAX)
 			o->exit_status = (int32_t)v;
+		else if (k == JV_STRING && n == 6 && !memcmp(s, "killed", 6))
+			o->exit_status = TRACE_EXIT_KILLED;
+		return;
+	}
+	if (p->key == OP_RANK || p->key == OP_LOCAL || p->key == OP_WORLD) {
+		if (val_i64(k, s, n, &v) && v >= INT32_MIN && v <= INT32_MAX) {
+			*(p->key == OP_RANK ? &o->rank : p->key == OP_LOCAL ? &o->local_rank
+									 : &o->world_size) = (int32_t)v;
+			o->have_rank = 1;
+		}
+		return;
+	}
+	if (p->key == OP_BACKEND) {
+		if (k == JV_STRING)
+			o->backend_str = istrings_intern(&p->im->strs, s, n);
 		return;
 	}
 	if (!val_u64(k, s, n, &u))
@@ -846,6 +1033,9 @@ static int on_scalar(struct jparser *p, enum jval k, const char *s, size_t n, in
 	case PS_ARGS_SHAPES:
 		dims_scalar(p, k, s, n);
 		break;
+	case PS_ARGS_TYPES:
+		types_scalar(p, k, s, n);
+		break;
 	case PS_DEV_VAL:
 		dev_value(p, k, s, n);
 		p->st = PS_DEV;
@@ -889,6 +1079,7 @@ static void begin_event(struct jparser *p)
 {
 	memset(&p->ev, 0, sizeof(p->ev));
 	p->arena_len = 0;
+	p->nin = p->ntypes = 0;
 	p->st = PS_EVENT;
 }
 
@@ -953,9 +1144,15 @@ static int on_open(struct jparser *p, int is_map)
 			p->dims_sep = 0;
 			p->dims_bad = 0;
 			dims_open(p);
+		} else if (!is_map && p->key == AK_INPUT_TYPE) {
+			p->st = PS_ARGS_TYPES;
 		} else {
 			skip_value(p, PS_ARGS);
 		}
+		break;
+	case PS_ARGS_TYPES:
+		types_scalar(p, JV_NULL, "", 0); /* a list's type: no size */
+		skip_value(p, PS_ARGS_TYPES);
 		break;
 	case PS_ARGS_DIM:
 		skip_value(p, PS_ARGS_DIM);
@@ -963,6 +1160,7 @@ static int on_open(struct jparser *p, int is_map)
 	case PS_ARGS_SHAPES:
 		if (is_map) { /* not shapes: the whole value is dropped */
 			p->dims_bad = 1;
+			numel_bad(p);
 			skip_value(p, PS_ARGS_SHAPES);
 		} else {
 			dims_open(p);
@@ -1014,6 +1212,7 @@ static int on_open(struct jparser *p, int is_map)
 		if (is_map) {
 			memset(&p->oproc, 0, sizeof(p->oproc));
 			p->oproc.exit_status = -1;
+			p->oproc.rank = p->oproc.local_rank = p->oproc.world_size = -1;
 			p->st = PS_OPROC;
 		} else {
 			skip_value(p, PS_OPROCS);
@@ -1062,9 +1261,11 @@ static int on_close(struct jparser *p)
 		p->st = PS_EVENTS;
 		return import_event(p->im, &p->ev, p->arena) == 0;
 	case PS_ARGS:
+		input_bytes(p);
 		p->st = PS_EVENT;
 		break;
 	case PS_ARGS_DIM:
+	case PS_ARGS_TYPES:
 		p->st = PS_ARGS;
 		break;
 	case PS_ARGS_SHAPES:

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #define SPILL_BUF (1u << 20)
-#define SPILL_MAX_RECORD 160 /* kind, header and every detail field */
+#define SPILL_MAX_RECORD 192 /* kind, header and every detail field */
 
 enum {
 	X_CORRELATION = 1u << 0,
@@ -29,6 +29,7 @@ enum {
 	X_SEQ = 1u << 12,
 	X_SHAPES = 1u << 13,
 	X_SAMPLES = 1u << 14,
+	X_COLL = 1u << 15, /* 1.3: a collective's sequence number, group, dtype, peer */
 };
 
 const char *import_tmpdir(void)
@@ -135,6 +136,8 @@ static uint16_t ext_mask(const struct trace_event_ext *x)
 	m |= x->has_seq ? X_SEQ : 0;
 	m |= x->shapes_str ? X_SHAPES : 0;
 	m |= x->samples ? X_SAMPLES : 0;
+	m |= (x->has_coll_seq || x->pg_str || x->group_size || x->dtype_str || x->has_peer) ? X_COLL
+											    : 0;
 	return m;
 }
 
@@ -187,6 +190,15 @@ int spill_put_event(struct spill *s, const struct spill_event *e)
 		PUT(p, x->shapes_str);
 	if (m & X_SAMPLES)
 		PUT(p, x->samples);
+	if (m & X_COLL) {
+		*p++ = x->has_coll_seq;
+		PUT(p, x->coll_seq);
+		PUT(p, x->pg_str);
+		PUT(p, x->group_size);
+		PUT(p, x->dtype_str);
+		*p++ = x->has_peer;
+		PUT(p, x->peer);
+	}
 	s->len += (size_t)(p - start);
 	return 0;
 }
@@ -300,6 +312,15 @@ int spill_next(struct spill *s, struct spill_event *e, struct spill_counter *c)
 			GET(p, x->shapes_str);
 		if (m & X_SAMPLES)
 			GET(p, x->samples);
+		if (m & X_COLL) {
+			x->has_coll_seq = *p++;
+			GET(p, x->coll_seq);
+			GET(p, x->pg_str);
+			GET(p, x->group_size);
+			GET(p, x->dtype_str);
+			x->has_peer = *p++;
+			GET(p, x->peer);
+		}
 	} else {
 		return spill_fail(s, EILSEQ); /* our own file: only a bug gets here */
 	}

@@ -14,8 +14,8 @@
  * Records are in host byte order (the file never outlives the process): a
  * kind byte, then an event (start, dur, desc, track, flags, and the non-zero
  * fields of its details, announced by a mask) or a counter sample. An
- * event's shapes_str is an import string id (istrings), made a trace's at
- * emit time.
+ * event's shapes_str, pg_str and dtype_str are import string ids (istrings),
+ * made a trace's at emit time.
  */
 #ifndef GPDL_FORMATS_IMPORT_SPILL_H
 #define GPDL_FORMATS_IMPORT_SPILL_H
@@ -27,6 +27,7 @@
 
 /* Event flags that live only in the spill (above the trace's 8 bits). */
 #define SPILL_EVF_PADDLE_REL (1u << 8) /* start is relative to Paddle's base (import.h) */
+#define SPILL_EVF_COMM (1u << 9)       /* a Communication event of import.cevs, in order */
 
 struct spill_event {
 	int64_t start, dur; /* ns, in the file's time (before the final shift) */

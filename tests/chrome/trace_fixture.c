@@ -56,6 +56,8 @@ static int write_header(struct trace_writer *w)
 		.hostname = "host-1",
 		.pid = FIX_PID,
 		.rank = FIX_RANK,
+		.local_rank = -1,
+		.world_size = -1,
 		.cmdline = "./app --x \"quoted\"",
 		.start_ns = FIX_START_NS,
 		.ncpus = 8,
@@ -67,9 +69,11 @@ static int write_header(struct trace_writer *w)
 static int write_tables(struct trace_writer *w)
 {
 	struct trace_process procs[] = {
-		{FIX_PID, 1, FIX_START_NS, FIX_END_NS, 0, str(w, "./app --x")},
+		/* the rank's processes; their world size, like the header's,
+		 * unknown */
+		{FIX_PID, 1, FIX_START_NS, FIX_END_NS, 0, str(w, "./app --x"), FIX_RANK, -1, -1, 0},
 		{FIX_CHILD_PID, FIX_PID, FIX_START_NS + 1000000000, FIX_START_NS + 4000000000, 137,
-		 str(w, "worker")},
+		 str(w, "worker"), FIX_RANK, -1, -1, 0},
 	};
 	struct trace_thread threads[FIX_THREADS] = {
 		{0, FIX_PID, FIX_PID, str(w, "main"), FIX_START_NS, FIX_END_NS},
@@ -262,6 +266,7 @@ static int gpu_header_and_tables(struct trace_writer *w)
 		.hostname = "gpu-host",
 		.pid = FIXG_PID,
 		.rank = 0,
+		.local_rank = 0,
 		.cmdline = "python train.py",
 		.start_ns = FIX_START_NS,
 		.ncpus = 16,
@@ -272,7 +277,7 @@ static int gpu_header_and_tables(struct trace_writer *w)
 	if (trace_writer_header(w, &h) < 0)
 		return -1;
 	struct trace_process p = {FIXG_PID, 1, FIX_START_NS, FIXG_END_NS, 0,
-				  str(w, "python train.py")};
+				  str(w, "python train.py"), 0, 0, 1, str(w, "nccl")};
 	struct trace_thread t[FIXG_TRACKS] = {
 		{.index = 0, .pid = FIXG_PID, .tid = FIXG_PID, .name_str = str(w, "python"),
 		 .start_ns = FIX_START_NS, .end_ns = FIXG_END_NS},
@@ -352,6 +357,7 @@ int fix_write_ops(const char *path)
 		.hostname = "ops-host",
 		.pid = FIXO_PID,
 		.rank = -1,
+		.local_rank = -1,
 		.cmdline = "python ops.py",
 		.start_ns = FIX_START_NS,
 		.ncpus = 8,
@@ -360,7 +366,8 @@ int fix_write_ops(const char *path)
 		.dist_backend = "",
 	};
 	int rc = trace_writer_header(w, &h);
-	struct trace_process p = {FIXO_PID, 1, FIX_START_NS, FIXO_END_NS, 0, str(w, "python ops.py")};
+	struct trace_process p = {FIXO_PID, 1, FIX_START_NS, FIXO_END_NS, 0, str(w, "python ops.py"),
+				  -1, -1, -1, 0};
 	struct trace_thread t = {.index = 0, .pid = FIXO_PID, .tid = FIXO_PID, .name_str = str(w, "python"),
 				 .start_ns = FIX_START_NS, .end_ns = FIXO_END_NS};
 	if (rc == 0 && (trace_writer_process(w, &p) < 0 || trace_writer_thread(w, &t) < 0))

@@ -13,6 +13,7 @@ import collections
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,9 @@ KINETO_TYPES = {
     "gpu_memcpy": "Memcpy", "gpu_memset": "Memset", "gpu_user_annotation": "UserDefined",
 }
 GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"}
+# torch's c10d names a collective's work BACKEND:OP; such a host op is
+# Communication (gprof-dl-import(1))
+COMM_CALL = re.compile(r"(?i)(gloo|nccl|mpi|ucc):.")
 
 
 class Failure(Exception):
@@ -102,6 +106,8 @@ def expected_kineto(doc):
             typ = KINETO_TYPES.get(cat, "UserDefined")
             name = e["name"]
             if cat == "kernel" and "nccl" in name.lower():
+                typ = "Communication"
+            if cat in ("cpu_op", "user_annotation") and COMM_CALL.match(name):
                 typ = "Communication"
             if cat in ("user_annotation", "cpu_op") and name.startswith("ProfilerStep#"):
                 typ = "ProfileStep"

@@ -107,6 +107,8 @@ static int on_event(void *ctx, const struct trace_event *e)
 	if (e->ext) {
 		x->ext = *e->ext;
 		copy(x->shapes, sizeof(x->shapes), trace_reader_string(c->r, e->ext->shapes_str));
+		copy(x->pg, sizeof(x->pg), trace_reader_string(c->r, e->ext->pg_str));
+		copy(x->dtype, sizeof(x->dtype), trace_reader_string(c->r, e->ext->dtype_str));
 	}
 	return 0;
 }

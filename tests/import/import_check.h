@@ -23,6 +23,7 @@ struct got_event {
 	int has_ext;
 	struct trace_event_ext ext;
 	char shapes[256]; /* the text of ext.shapes_str, "" none */
+	char pg[64], dtype[64]; /* of ext.pg_str and ext.dtype_str (1.3), "" none */
 };
 
 struct got_thread {

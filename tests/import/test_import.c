@@ -101,6 +101,10 @@ static const char kineto_json[] =
 	"  \"baseTimeNanoseconds\": 1700000000000000000\n"
 	"}\n";
 
+/* baseTimeNanoseconds: Kineto's ts 0; the import puts its events on Unix
+ * time, so that a job's ranks line up */
+#define KB 1700000000000000000ull
+
 static void check_kineto(const struct got *g)
 {
 	const struct got_event *e;
@@ -126,10 +130,10 @@ static void check_kineto(const struct got *g)
 
 	/* nanoseconds from the decimal text */
 	e = chk_find(g, "ProfilerStep#5", 0);
-	assert_int_equal(e->start, 1000 * US);
+	assert_int_equal(e->start, KB + 1000 * US);
 	assert_int_equal(e->dur, 900500);
 	e = chk_find(g, "aten::addmm", 0);
-	assert_int_equal(e->start, 1020001);
+	assert_int_equal(e->start, KB + 1020001);
 	assert_int_equal(e->dur, 50999);
 	assert_true(e->has_ext);
 	assert_int_equal(e->ext.external_id, 2);
@@ -143,7 +147,7 @@ static void check_kineto(const struct got *g)
 	assert_int_equal(e->ext.has_seq, 0);
 	assert_int_equal(e->ext.shapes_str, 0);
 	e = chk_find(g, "nn.Module: Linear_0", 0);
-	assert_int_equal(e->start, 1010125);
+	assert_int_equal(e->start, KB + 1010125);
 	assert_false(e->has_ext);
 
 	/* tracks: two host threads of 4242, two streams, the profiler's span */
@@ -153,8 +157,8 @@ static void check_kineto(const struct got *g)
 	assert_int_equal(main_t->t.pid, 4242);
 	assert_int_equal(main_t->t.tid, 4242);
 	assert_string_equal(main_t->name, "thread 4242 (python3)");
-	assert_int_equal(main_t->t.start_ns, 1000 * US);
-	assert_int_equal(main_t->t.end_ns, 1900500);
+	assert_int_equal(main_t->t.start_ns, KB + 1000 * US);
+	assert_int_equal(main_t->t.end_ns, KB + 1900500);
 	const struct got_thread *t4243 = chk_thread_of(g, chk_find(g, "my_region", 0));
 	assert_int_equal(t4243->t.tid, 4243);
 	assert_string_equal(t4243->name, "");
@@ -167,7 +171,7 @@ static void check_kineto(const struct got *g)
 	assert_int_equal(s7->t.context, 1);
 	assert_int_equal(s7->t.pid, 4242); /* the process that owns the stream */
 	assert_string_equal(s7->name, "stream 7");
-	assert_int_equal(e->start, 1036500);
+	assert_int_equal(e->start, KB + 1036500);
 	assert_int_equal(e->dur, 20125);
 	assert_int_equal(e->ext.correlation, 311);
 	assert_int_equal(e->ext.external_id, 2);
@@ -214,7 +218,7 @@ static void check_kineto(const struct got *g)
 
 	e = chk_find(g, "my_region", 1); /* the GPU side of the annotation */
 	assert_ptr_equal(chk_thread_of(g, e), s7);
-	assert_int_equal(e->start, 1036499);
+	assert_int_equal(e->start, KB + 1036499);
 	assert_int_equal(e->dur, 20127);
 	assert_int_equal(e->ext.external_id, 3);
 
@@ -228,15 +232,22 @@ static void check_kineto(const struct got *g)
 	assert_int_equal(g->h.rank, 1);
 	assert_int_equal(g->h.world_size, 4);
 	assert_string_equal(g->backend, "nccl");
-	assert_int_equal(g->h.start_ns, 990 * US);
-	assert_int_equal(g->end_ns, 1990 * US);
-	assert_int_equal(g->h.wall_offset_ns, 1700000000000000000ll);
+	assert_int_equal(g->h.start_ns, KB + 990 * US);
+	assert_int_equal(g->end_ns, KB + 1990 * US);
+	assert_int_equal(g->h.wall_offset_ns, 0); /* on Unix time (baseTimeNanoseconds) */
 	assert_string_equal(g->clock, "CLOCK_REALTIME");
 	assert_string_equal(g->cmdline, "python3");
 	assert_int_equal(g->nprocs, 2);
 	assert_int_equal(g->procs[0].pid, 4242);
 	assert_string_equal(g->proc_names[0], "python3");
 	assert_string_equal(g->proc_names[1], "Spans");
+	/* 1.3: the file is rank 1's: so is each process; no local rank given */
+	assert_int_equal(g->h.local_rank, -1);
+	for (uint32_t i = 0; i < g->nprocs; i++) {
+		assert_int_equal(g->procs[i].rank, 1);
+		assert_int_equal(g->procs[i].local_rank, -1);
+		assert_int_equal(g->procs[i].world_size, 4);
+	}
 
 	/* deviceProperties */
 	assert_int_equal(g->ndevs, 1);
@@ -466,6 +477,176 @@ static void test_legacy(void **state)
 	chk_free(&g);
 }
 
+/* ---- a rank of a distributed PyTorch job: collectives -------------------------- */
+
+/* Rank 1 of 2 (distributedInfo as torch 2.x writes it). Times in us:
+ *  main thread 7000:
+ *    c10d::allreduce_ [100, 150) > record_param_comms [101, 141) (allreduce,
+ *      seq 7, group "0" of 2, 4096 Float) > nccl:all_reduce [102, 132)
+ *      (Input Dims [[1024, 4]] of float: 16384 bytes), which launches
+ *      (External id 12) the NCCL kernel [120, 320) on stream 13;
+ *    record_param_comms [500, 505) (broadcast, seq 8, 10 Long) and
+ *      [520, 523) (allreduce, seq 9, 5 Float), run by gloo on thread 7005:
+ *      gloo:broadcast [510, 530) (Input Dims [[10]] of long int: 80 bytes)
+ *      and gloo:all_reduce [540, 550) (no shapes: the 20 bytes of its
+ *      record_param_comms);
+ *    record_param_comms [600, 630) (send from rank 1 to rank 0, seq 0, 8
+ *      Float) > nccl:send [605, 615);
+ *  stream 13: an all_gather kernel [400, 450) whose own args say it all
+ *    (256 BFloat16, group "1", seq 3). */
+static const char kineto_dist_json[] =
+	"{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 1, \"world_size\": 2, \"pg_count\": 2,\n"
+	"  \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\",\n"
+	"  \"pg_size\": 2, \"ranks\": [0, 1]}], \"nccl_version\": \"2.18.1\"},\n"
+	" \"traceEvents\": [\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c10d::allreduce_\", \"pid\": 7000, \"tid\": 7000,\n"
+	" \"ts\": 100, \"dur\": 50, \"args\": {\"External id\": 10}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 7000, \"tid\": 7000,\n"
+	" \"ts\": 101, \"dur\": 40, \"args\": {\"External id\": 11, \"Collective name\": \"allreduce\",\n"
+	" \"dtype\": \"Float\", \"In msg nelems\": 4096, \"Out msg nelems\": 4096, \"In split size\": \"[]\",\n"
+	" \"Out split size\": \"[]\", \"Global rank start\": 0, \"Global rank stride\": 1, \"Group size\": 2,\n"
+	" \"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\",\n"
+	" \"Process Group Ranks\": \"[0, 1]\", \"Rank\": 1, \"Seq\": 7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"nccl:all_reduce\", \"pid\": 7000, \"tid\": 7000,\n"
+	" \"ts\": 102, \"dur\": 30, \"args\": {\"External id\": 12, \"Input Dims\": [[1024, 4]],\n"
+	" \"Input type\": [\"float\"]}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 7000, \"tid\": 7000,\n"
+	" \"ts\": 110, \"dur\": 5, \"args\": {\"External id\": 12, \"correlation\": 900}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)\",\n"
+	" \"pid\": 0, \"tid\": 13, \"ts\": 120, \"dur\": 200, \"args\": {\"External id\": 12, \"device\": 0,\n"
+	" \"context\": 1, \"stream\": 13, \"correlation\": 900}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllGather_RING_LL(ncclDevComm*)\",\n"
+	" \"pid\": 0, \"tid\": 13, \"ts\": 400, \"dur\": 50, \"args\": {\"External id\": 77, \"device\": 0,\n"
+	" \"stream\": 13, \"correlation\": 901, \"Collective name\": \"_allgather_base\", \"In msg nelems\": 256,\n"
+	" \"Out msg nelems\": 512, \"dtype\": \"BFloat16\", \"Group size\": 2, \"Process Group Name\": \"1\",\n"
+	" \"Seq\": 3}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 7000, \"tid\": 7000,\n"
+	" \"ts\": 500, \"dur\": 5, \"args\": {\"External id\": 20, \"Collective name\": \"broadcast\",\n"
+	" \"dtype\": \"Long\", \"In msg nelems\": 10, \"Group size\": 2, \"Process Group Name\": \"0\",\n"
+	" \"Seq\": 8}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"gloo:broadcast\", \"pid\": 7000, \"tid\": 7005,\n"
+	" \"ts\": 510, \"dur\": 20, \"args\": {\"Input Dims\": [[10]], \"Input type\": [\"long int\"]}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 7000, \"tid\": 7000,\n"
+	" \"ts\": 520, \"dur\": 3, \"args\": {\"External id\": 21, \"Collective name\": \"allreduce\",\n"
+	" \"dtype\": \"Float\", \"In msg nelems\": 5, \"Group size\": 2, \"Process Group Name\": \"0\",\n"
+	" \"Seq\": 9}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"gloo:all_reduce\", \"pid\": 7000, \"tid\": 7005,\n"
+	" \"ts\": 540, \"dur\": 10, \"args\": {}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 7000, \"tid\": 7000,\n"
+	" \"ts\": 600, \"dur\": 30, \"args\": {\"External id\": 30, \"Collective name\": \"send\",\n"
+	" \"dtype\": \"Float\", \"In msg nelems\": 8, \"Group size\": 2, \"Process Group Name\": \"0\",\n"
+	" \"Rank\": 1, \"Src Rank\": 1, \"Dst Rank\": 0, \"Seq\": 0}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"nccl:send\", \"pid\": 7000, \"tid\": 7000,\n"
+	" \"ts\": 605, \"dur\": 10, \"args\": {\"External id\": 31}},\n"
+	"{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 7000, \"tid\": 7005,\n"
+	" \"args\": {\"name\": \"gloo worker\"}}\n"
+	"], \"baseTimeNanoseconds\": 1700000000000000000}\n";
+
+static void test_kineto_dist(void **state)
+{
+	(void)state;
+	struct got g;
+	chk_import_text(kineto_dist_json, 0, &g);
+	assert_int_equal(g.st.format, IMPORT_FMT_KINETO);
+	assert_int_equal(g.h.rank, 1);
+	assert_int_equal(g.h.world_size, 2);
+	assert_int_equal(g.h.local_rank, -1); /* torch does not say */
+	assert_string_equal(g.backend, "nccl");
+	assert_int_equal(g.nprocs, 1);
+	assert_int_equal(g.procs[0].rank, 1);
+	assert_int_equal(g.procs[0].local_rank, -1);
+	assert_int_equal(g.procs[0].world_size, 2);
+
+	/* what stays an operator, what is communication */
+	assert_int_equal(chk_find(&g, "c10d::allreduce_", 0)->type, TRACE_EV_OPERATOR);
+	assert_int_equal(chk_count(&g, "record_param_comms"), 4);
+	assert_int_equal(chk_find(&g, "record_param_comms", 0)->type, TRACE_EV_OPERATOR);
+	assert_int_equal(chk_count_type(&g, TRACE_EV_COMMUNICATION), 6);
+
+	static const struct {
+		const char *name;
+		int stream;
+		uint64_t bytes;
+		const char *dtype, *pg;
+		uint32_t group_size;
+		int64_t seq;  /* -1: none */
+		int32_t peer; /* -1: none */
+	} want[] = {
+		/* own bytes and dtype from Input Dims x Input type; the rest
+		 * from the record_param_comms around it */
+		{"nccl:all_reduce", 0, 16384, "float", "0", 2, 7, -1},
+		/* through External id 12, the host call's record_param_comms:
+		 * 4096 Float */
+		{"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", 1, 16384, "Float", "0", 2, 7,
+		 -1},
+		/* its own args: 256 BFloat16 */
+		{"ncclDevKernel_AllGather_RING_LL(ncclDevComm*)", 1, 512, "BFloat16", "1", 2, 3, -1},
+		/* gloo's, on its worker thread: the calling thread's
+		 * record_param_comms, first in first out */
+		{"gloo:broadcast", 0, 80, "long int", "0", 2, 8, -1},
+		{"gloo:all_reduce", 0, 20, "Float", "0", 2, 9, -1},
+		/* a send: its peer is the end that is not its own rank */
+		{"nccl:send", 0, 32, "Float", "0", 2, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct got_event *e = chk_find(&g, want[i].name, 0);
+		assert_int_equal(e->type, TRACE_EV_COMMUNICATION);
+		assert_int_equal(chk_thread_of(&g, e)->t.kind,
+				 want[i].stream ? TRACE_TRACK_STREAM : TRACE_TRACK_HOST);
+		assert_int_equal(e->has_ext, 1);
+		assert_int_equal(e->ext.bytes, want[i].bytes);
+		assert_string_equal(e->dtype, want[i].dtype);
+		assert_string_equal(e->pg, want[i].pg);
+		assert_int_equal(e->ext.group_size, want[i].group_size);
+		assert_int_equal(e->ext.has_coll_seq, want[i].seq >= 0);
+		assert_int_equal(e->ext.coll_seq, want[i].seq >= 0 ? (uint64_t)want[i].seq : 0);
+		assert_int_equal(e->ext.has_peer, want[i].peer >= 0);
+		assert_int_equal(e->ext.peer, want[i].peer >= 0 ? want[i].peer : 0);
+	}
+	/* the kernel keeps its launch's ids */
+	const struct got_event *k = chk_find(&g, want[1].name, 0);
+	assert_int_equal(k->ext.correlation, 900);
+	assert_int_equal(k->ext.external_id, 12);
+	assert_string_equal(chk_thread_of(&g, chk_find(&g, "gloo:broadcast", 0))->name, "gloo worker");
+	chk_free(&g);
+}
+
+/* A local rank where the file gives one; a rank outside a world is still
+ * what the file says (the job decides what counts). */
+static void test_kineto_local_rank(void **state)
+{
+	(void)state;
+	static const char json[] =
+		"{\"distributedInfo\": {\"backend\": \"gloo\", \"rank\": 5, \"world_size\": 8,\n"
+		" \"local_rank\": 1},\n"
+		" \"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"gloo:barrier\", \"pid\": 9, \"tid\": 9,\n"
+		" \"ts\": 1, \"dur\": 2, \"args\": {\"Input Dims\": [[]], \"Input type\": [\"float\"]}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"GLOO:\", \"pid\": 9, \"tid\": 9,\n"
+		" \"ts\": 4, \"dur\": 1},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"nccl:all_gather\", \"pid\": 9, \"tid\": 9,\n"
+		" \"ts\": 6, \"dur\": 1, \"args\": {\"Input Dims\": [[[2, 3], [4]], [5]],\n"
+		" \"Input type\": [\"GenericList\", \"c10::Half\"]}}\n"
+		"]}\n";
+	struct got g;
+	chk_import_text(json, 0, &g);
+	assert_int_equal(g.h.rank, 5);
+	assert_int_equal(g.h.local_rank, 1);
+	assert_int_equal(g.h.world_size, 8);
+	assert_int_equal(g.procs[0].local_rank, 1);
+	assert_int_equal(g.procs[0].rank, 5);
+	/* a scalar tensor's one element; a name of no op is no collective */
+	const struct got_event *e = chk_find(&g, "gloo:barrier", 0);
+	assert_int_equal(e->type, TRACE_EV_COMMUNICATION);
+	assert_int_equal(e->ext.bytes, 4);
+	assert_int_equal(chk_find(&g, "GLOO:", 0)->type, TRACE_EV_OPERATOR);
+	/* a list of tensors has no element size; the Half input's 5 do */
+	e = chk_find(&g, "nccl:all_gather", 0);
+	assert_int_equal(e->ext.bytes, 10);
+	assert_string_equal(e->dtype, "c10::Half");
+	chk_free(&g);
+}
+
 /* ---- Paddle's export_chrome_tracing -------------------------------------------- */
 
 /* Paddle writes ts truncated to whole microseconds and each event's exact
@@ -606,6 +787,18 @@ static void test_paddle(void **state)
 	assert_int_equal(m->ext.correlation, 6);
 	assert_int_equal(chk_find(&g, "MEMSET", 0)->ext.bytes, 256);
 	assert_int_equal(chk_thread_of(&g, chk_find(&g, "ncclKernel_AllReduce", 0))->t.stream, 8);
+
+	/* Paddle's Communication range says no more than its name and times;
+	 * its trace names no rank: every rank field says none (-1) */
+	const struct got_event *comm = chk_find(&g, "c_allreduce_sum", 0);
+	assert_int_equal(comm->has_ext, 0);
+	assert_int_equal(g.h.rank, -1);
+	assert_int_equal(g.h.local_rank, -1);
+	assert_int_equal(g.h.world_size, -1);
+	assert_int_equal(g.nprocs, 1);
+	assert_int_equal(g.procs[0].rank, -1);
+	assert_int_equal(g.procs[0].local_rank, -1);
+	assert_int_equal(g.procs[0].world_size, -1);
 
 	assert_int_equal(g.h.pid, 777);
 	assert_string_equal(g.cmdline, "Process 777 (CPU)");
@@ -1447,7 +1640,7 @@ static int write_seeds(const char *dir)
 	} seeds[] = {
 		{"kineto", kineto_json}, {"old-kineto", old_kineto_json}, {"memory", memory_json},
 		{"legacy", legacy_json}, {"paddle", paddle_json},         {"ours", ours_json},
-		{"ours-lists", ours_lists_json},
+		{"ours-lists", ours_lists_json}, {"kineto-dist", kineto_dist_json},
 	};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
@@ -1468,6 +1661,8 @@ int main(void)
 		cmocka_unit_test(test_torch_dataloader_name),
 		cmocka_unit_test(test_legacy),
 		cmocka_unit_test(test_paddle),
+		cmocka_unit_test(test_kineto_dist),
+		cmocka_unit_test(test_kineto_local_rank),
 		cmocka_unit_test(test_ours),
 		cmocka_unit_test(test_ours_lists),
 		cmocka_unit_test(test_unknown_and_ignored),

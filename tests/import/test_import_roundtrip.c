@@ -17,7 +17,9 @@
  * never ended, threads and a stream with no events (one with drops only), a
  * thread whose lifetime is wider than its events', a [memory] instant on a
  * stream, drops on a host thread and on two streams, and counters of several
- * processes and of the whole system.
+ * processes and of the whole system. A fourth is a rank's trace (1.3):
+ * processes with their rank fields, a killed one, and collective calls with
+ * their details (sequence number, group, dtype, bytes, peer).
  */
 #include "formats/chrome/chrome_writer.h"
 #include "tests/chrome/trace_fixture.h"
@@ -87,7 +89,10 @@ static int ext_equal(const struct trace_event_ext *a, const struct trace_event_e
 	       a->dst_kind == b->dst_kind && a->is_async == b->is_async &&
 	       a->total_allocated == b->total_allocated && a->has_seq == b->has_seq &&
 	       (!a->has_seq || a->seq_nr == b->seq_nr) && a->samples == b->samples &&
-	       !a->shapes_str == !b->shapes_str;
+	       !a->shapes_str == !b->shapes_str && a->has_coll_seq == b->has_coll_seq &&
+	       (!a->has_coll_seq || a->coll_seq == b->coll_seq) && a->group_size == b->group_size &&
+	       a->has_peer == b->has_peer && (!a->has_peer || a->peer == b->peer) &&
+	       !a->pg_str == !b->pg_str && !a->dtype_str == !b->dtype_str;
 }
 
 static int same_track(const struct got *ga, const struct got_event *a, const struct got *gb,
@@ -116,7 +121,9 @@ static int same_event(const struct got *ga, const struct got_event *a, const str
 		return 0;
 	if (a->has_ext != b->has_ext || (a->has_ext && !ext_equal(&a->ext, &b->ext)))
 		return 0;
-	if (strcmp(a->shapes, b->shapes) != 0) /* the ids differ between files, the bytes not */
+	/* the ids differ between files, the bytes not */
+	if (strcmp(a->shapes, b->shapes) != 0 || strcmp(a->pg, b->pg) != 0 ||
+	    strcmp(a->dtype, b->dtype) != 0)
 		return 0;
 	return same_track(ga, a, gb, b);
 }
@@ -178,6 +185,14 @@ static void compare_processes(const struct got *orig, const struct got *back)
 		assert_int_equal(q->end_ns, p->end_ns);
 		assert_int_equal(q->exit_status, p->exit_status);
 		assert_string_equal(back->proc_names[i], orig->proc_names[i]);
+		/* 1.3's rank fields, where they name a rank; else none (-1) */
+		if (p->rank >= 0 && p->world_size != 0) {
+			assert_int_equal(q->rank, p->rank);
+			assert_int_equal(q->local_rank, p->local_rank);
+			assert_int_equal(q->world_size, p->world_size);
+		} else {
+			assert_int_equal(q->rank, orig->h.rank >= 0 ? orig->h.rank : -1);
+		}
 	}
 }
 
@@ -186,6 +201,7 @@ static void compare_header(const struct got *orig, const struct got *back)
 	assert_int_equal(back->st.format, IMPORT_FMT_GPROF_DL);
 	assert_int_equal(back->h.pid, orig->h.pid);
 	assert_int_equal(back->h.rank, orig->h.rank);
+	assert_int_equal(back->h.local_rank, orig->h.rank >= 0 ? orig->h.local_rank : -1);
 	assert_int_equal(back->h.start_ns, orig->h.start_ns);
 	assert_int_equal(back->end_ns, orig->end_ns);
 	assert_int_equal(back->h.wall_offset_ns, orig->h.wall_offset_ns);
@@ -330,6 +346,7 @@ static int write_lifetimes(const char *path)
 		.hostname = "lt-host",
 		.pid = LT_PID,
 		.rank = -1,
+		.local_rank = -1,
 		.cmdline = "python main.py --lr 0.1",
 		.start_ns = LT_START,
 		.ncpus = 4,
@@ -339,10 +356,10 @@ static int write_lifetimes(const char *path)
 	};
 	int rc = trace_writer_header(w, &h);
 	struct trace_process procs[] = {
-		{LT_PID, 1, LT_START, LT_START + 90 * LT_MS, 0, S("python main.py")},
+		{LT_PID, 1, LT_START, LT_START + 90 * LT_MS, 0, S("python main.py"), -1, -1, -1, 0},
 		{LT_PID + 1, LT_PID, LT_START + 10 * LT_MS, LT_START + 50 * LT_MS, 139,
-		 S("worker --id 1")},
-		{LT_PID + 2, LT_PID, LT_START + 20 * LT_MS, 0, -1, 0},
+		 S("worker --id 1"), -1, -1, -1, 0},
+		{LT_PID + 2, LT_PID, LT_START + 20 * LT_MS, 0, -1, 0, -1, -1, -1, 0},
 	};
 	struct trace_thread th[] = {
 		{.index = 0, .pid = LT_PID, .tid = LT_PID, .name_str = S("main"),
@@ -475,6 +492,138 @@ static void test_roundtrip_lifetimes(void **state)
 	free(json);
 }
 
+/* ---- a rank's trace with collectives (1.3) ----------------------------- */
+
+#define RC_PID 4242
+#define RC_START UINT64_C(7000000000)
+#define RC_MS UINT64_C(1000000)
+
+/* Rank 1 of 4 (local rank 1, "gloo"); a DataLoader worker of the rank that
+ * was killed; a gloo all_reduce with every detail, a send with a peer, a
+ * barrier with a group and no bytes, an NCCL kernel with details on a
+ * stream. */
+static int write_rank_comms(const char *path)
+{
+	struct trace_writer *w = trace_writer_open(path, 1);
+	if (!w)
+		return -1;
+#define S(x) trace_writer_string(w, x, strlen(x))
+	struct trace_header h = {
+		.version_major = TRACE_FORMAT_VERSION_MAJOR,
+		.version_minor = TRACE_FORMAT_VERSION_MINOR,
+		.sources = TRACE_SRC_NVTX | TRACE_SRC_PYTHON,
+		.clock_domain = "CLOCK_MONOTONIC",
+		.wall_offset_ns = INT64_C(1700000000000000000),
+		.hostname = "node-a",
+		.pid = RC_PID,
+		.rank = 1,
+		.local_rank = 1,
+		.cmdline = "python train.py",
+		.start_ns = RC_START,
+		.ncpus = 4,
+		.gprof_version = "0.1.0",
+		.world_size = 4,
+		.dist_backend = "gloo",
+	};
+	int rc = trace_writer_header(w, &h);
+	struct trace_process procs[] = {
+		{RC_PID, 1, RC_START, RC_START + 90 * RC_MS, 0, S("python train.py"), 1, 1, 4, S("gloo")},
+		{RC_PID + 1, RC_PID, RC_START + 10 * RC_MS, RC_START + 50 * RC_MS, TRACE_EXIT_KILLED,
+		 S("worker"), 1, 1, 4, S("gloo")},
+	};
+	struct trace_thread th[] = {
+		{.index = 0, .pid = RC_PID, .tid = RC_PID, .name_str = S("MainThread"),
+		 .start_ns = RC_START, .end_ns = RC_START + 90 * RC_MS},
+		{.index = 1, .pid = RC_PID, .tid = RC_PID + 7, .name_str = S("gloo worker"),
+		 .start_ns = RC_START, .end_ns = RC_START + 90 * RC_MS},
+		{.index = 2, .pid = RC_PID, .start_ns = RC_START, .end_ns = RC_START + 90 * RC_MS,
+		 .kind = TRACE_TRACK_STREAM, .device = 0, .context = 1, .stream = 13},
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(procs) / sizeof(procs[0]); i++)
+		rc = trace_writer_process(w, &procs[i]);
+	for (size_t i = 0; rc == 0 && i < sizeof(th) / sizeof(th[0]); i++)
+		rc = trace_writer_thread(w, &th[i]);
+	const struct trace_event_ext allreduce = {.bytes = 4 << 20, .has_coll_seq = 1,
+						  .coll_seq = 12, .pg_str = S("0"), .group_size = 4,
+						  .dtype_str = S("float")};
+	const struct trace_event_ext send = {.bytes = 1024, .has_coll_seq = 1, .coll_seq = 0,
+					     .pg_str = S("0"), .group_size = 4,
+					     .dtype_str = S("c10::BFloat16"), .has_peer = 1, .peer = 2};
+	const struct trace_event_ext barrier = {.pg_str = S("default_pg"), .group_size = 4};
+	const struct trace_event_ext kernel = {.correlation = 9, .grid = {2, 1, 1},
+					       .block = {512, 1, 1}, .bytes = 1 << 20,
+					       .has_coll_seq = 1, .coll_seq = 13, .pg_str = S("0"),
+					       .group_size = 4, .dtype_str = S("float")};
+	struct {
+		const char *name;
+		uint32_t thread;
+		uint64_t start, dur;
+		const struct trace_event_ext *ext;
+	} ev[] = {
+		{"gloo:all_reduce", 1, 5 * RC_MS, 20 * RC_MS, &allreduce},
+		{"gloo:send", 1, 30 * RC_MS, 2 * RC_MS, &send},
+		{"gloo:barrier", 0, 40 * RC_MS, 1 * RC_MS, &barrier},
+		{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2, 50 * RC_MS, 3 * RC_MS, &kernel},
+	};
+	for (size_t i = 0; rc == 0 && i < sizeof(ev) / sizeof(ev[0]); i++) {
+		uint32_t desc = trace_writer_desc(w, S(ev[i].name), 0, 0, TRACE_EV_COMMUNICATION);
+		struct trace_event e = {RC_START + ev[i].start, ev[i].dur, desc, ev[i].thread, 0,
+					ev[i].ext};
+		rc = desc ? trace_writer_event(w, &e) : -1;
+	}
+#undef S
+	if (trace_writer_close(w, RC_START + 100 * RC_MS) < 0)
+		rc = -1;
+	return rc;
+}
+
+static void test_roundtrip_rank_comms(void **state)
+{
+	(void)state;
+	roundtrip(write_rank_comms);
+	/* the values themselves */
+	char *trace = chk_path("rc.gpdl"), *json = chk_path("rc.json");
+	assert_int_equal(write_rank_comms(trace), 0);
+	export_chrome(trace, json);
+	struct got g;
+	chk_import(json, &g);
+	assert_int_equal(g.h.rank, 1);
+	assert_int_equal(g.h.local_rank, 1);
+	assert_int_equal(g.h.world_size, 4);
+	assert_string_equal(g.backend, "gloo");
+	assert_int_equal(g.nprocs, 2);
+	assert_int_equal(g.procs[1].exit_status, TRACE_EXIT_KILLED);
+	assert_int_equal(g.procs[1].rank, 1);
+	assert_int_equal(g.procs[1].local_rank, 1);
+	assert_int_equal(g.procs[1].world_size, 4);
+	const struct got_event *e = chk_find(&g, "gloo:all_reduce", 0);
+	assert_int_equal(e->type, TRACE_EV_COMMUNICATION);
+	assert_int_equal(e->ext.bytes, 4 << 20);
+	assert_int_equal(e->ext.coll_seq, 12);
+	assert_string_equal(e->pg, "0");
+	assert_string_equal(e->dtype, "float");
+	assert_int_equal(e->ext.group_size, 4);
+	e = chk_find(&g, "gloo:send", 0);
+	assert_int_equal(e->ext.has_peer, 1);
+	assert_int_equal(e->ext.peer, 2);
+	assert_int_equal(e->ext.has_coll_seq, 1);
+	assert_int_equal(e->ext.coll_seq, 0);
+	assert_string_equal(e->dtype, "c10::BFloat16");
+	e = chk_find(&g, "gloo:barrier", 0);
+	assert_int_equal(e->ext.bytes, 0);
+	assert_int_equal(e->ext.has_coll_seq, 0);
+	assert_string_equal(e->pg, "default_pg");
+	e = chk_find(&g, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0);
+	assert_int_equal(chk_thread_of(&g, e)->t.kind, TRACE_TRACK_STREAM);
+	assert_int_equal(e->ext.coll_seq, 13);
+	assert_int_equal(e->ext.bytes, 1 << 20);
+	chk_free(&g);
+	unlink(trace);
+	unlink(json);
+	free(trace);
+	free(json);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -493,6 +642,7 @@ static int write_seeds(const char *dir)
 	} seeds[] = {
 		{"export-host", fix_write}, {"export-gpu", fix_write_gpu},
 		{"export-lifetimes", write_lifetimes}, {"export-ops", fix_write_ops},
+		{"export-rank-comms", write_rank_comms},
 	};
 	int rc = 0;
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
@@ -536,6 +686,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_gpu),
 		cmocka_unit_test(test_roundtrip_ops),
 		cmocka_unit_test(test_roundtrip_lifetimes),
+		cmocka_unit_test(test_roundtrip_rank_comms),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
