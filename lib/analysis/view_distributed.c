@@ -271,12 +271,29 @@ static void straggler_note(struct table *t, const struct job_dist *d, enum time_
 		   view_time(b4, sizeof(b4), (uint64_t)llround(d->others_wait), u), in);
 }
 
+/* The ranks that ended early, in the order they ended: when one rank dies,
+ * its launcher stops the others, so the first to end is the one to look at. */
+static uint32_t ended_order(const struct job_dist *d, uint32_t *order)
+{
+	uint32_t n = 0;
+	for (uint32_t ri = 0; ri < d->n; ri++) {
+		if (!d->r[ri].ended_early)
+			continue;
+		uint32_t k = n++;
+		for (; k > 0 && d->r[order[k - 1]].end_ns > d->r[ri].end_ns; k--)
+			order[k] = order[k - 1];
+		order[k] = ri;
+	}
+	return n;
+}
+
 static void ended_notes(struct table *t, const struct job_dist *d, enum time_unit u)
 {
-	for (uint32_t ri = 0; ri < d->n; ri++) {
+	uint32_t *order = xmalloc((d->n ? d->n : 1) * sizeof(*order));
+	uint32_t nended = ended_order(d, order);
+	for (uint32_t k = 0; k < nended; k++) {
+		uint32_t ri = order[k];
 		const struct dist_rank *r = &d->r[ri];
-		if (!r->ended_early)
-			continue;
 		char words[64], at[64], before[64];
 		exit_words(words, sizeof(words), r->exit_status);
 		uint64_t others = 0;
@@ -286,12 +303,13 @@ static void ended_notes(struct table *t, const struct job_dist *d, enum time_uni
 				others += d->r[o].end_ns - r->end_ns;
 				n++;
 			}
-		table_note(t, "Ended early: rank %d at %s into the job (%s)%s%s%s.",
-			   d->j->ranks[ri].rank, view_time(at, sizeof(at), dist_sub0(r->end_ns, d->job_start), u),
-			   words, n ? ", " : "",
-			   n ? view_time(before, sizeof(before), others / n, u) : "",
+		table_note(t, "Ended early: rank %d%s at %s into the job (%s)%s%s%s.", d->j->ranks[ri].rank,
+			   nended > 1 ? (k == 0 ? ", the first to end," : ", after it,") : "",
+			   view_time(at, sizeof(at), dist_sub0(r->end_ns, d->job_start), u), words,
+			   n ? ", " : "", n ? view_time(before, sizeof(before), others / n, u) : "",
 			   n ? " before the others on average" : "");
 	}
+	free(order);
 }
 
 static void rank_facts(struct tpart *p, const struct job_dist *d)
@@ -308,6 +326,9 @@ static void rank_facts(struct tpart *p, const struct job_dist *d)
 	tpart_fact(p, "others_median_busy_ns", d->cand >= 0 ? (int64_t)llround(d->median) : 0);
 	tpart_fact(p, "others_wait_ns", d->cand >= 0 ? (int64_t)llround(d->others_wait) : 0);
 	tpart_fact(p, "ended_early", d->ended_early);
+	uint32_t *order = xmalloc((d->n ? d->n : 1) * sizeof(*order));
+	tpart_fact(p, "first_ended_rank", ended_order(d, order) ? d->j->ranks[order[0]].rank : -1);
+	free(order);
 	tpart_fact(p, "collective_calls", (int64_t)d->cs.nmatches);
 	tpart_fact(p, "mismatches", (int64_t)d->cs.mismatches);
 }
@@ -470,7 +491,7 @@ struct table *job_dist_collectives(const struct job_dist *d, const struct view_o
 		const struct coll_row *r = &rows[i];
 		const char *op = names_get(&cs->names, r->op);
 		struct trow *row = tpart_add_row(t, p, 0);
-		trow_text(row, CC_OP, op);
+		trow_text(row, CC_OP, op_short(op)); /* the backend has its column */
 		trow_text(row, CC_BACKEND, r->backend);
 		trow_count(row, CC_GROUP, r->group);
 		trow_count(row, CC_CALLS, r->calls);

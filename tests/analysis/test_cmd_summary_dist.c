@@ -87,7 +87,7 @@ static void test_json(void **state)
 			    "Straggler: rank 1, busy 100.00 ms per step vs median 80.00 ms: +20.00 ms "
 			    "computation; rank 0 waits 20.00 ms per step for it in all_reduce.");
 	yajl_val coll = at(jkey(at(jkey(jkey(tables, "collectives"), "sections"), 0), "rows"), 0);
-	assert_string_equal(jstr(jkey(coll, "collective")), "gloo:all_reduce");
+	assert_string_equal(jstr(jkey(coll, "collective")), "all_reduce");
 	assert_jnum(jkey(coll, "calls"), 4);
 	assert_jnum(jkey(coll, "bytes_per_call"), 4 << 20);
 	assert_jnum(jkey(coll, "total_per_rank_ns"), 180e6);

@@ -170,7 +170,7 @@ static void check_two_ranks(const struct measured *m)
 	const struct tpart *p = &m->colls->parts[0];
 	assert_int_equal(p->nrows, 1);
 	const struct trow *c = &p->rows[0];
-	assert_string_equal(c->cells[CC_OP].v.text, "gloo:all_reduce");
+	assert_string_equal(c->cells[CC_OP].v.text, "all_reduce");
 	assert_string_equal(c->cells[CC_BACKEND].v.text, "gloo");
 	assert_int_equal(c->cells[CC_GROUP].v.count, 2);
 	assert_int_equal(c->cells[CC_CALLS].v.count, 4);
@@ -269,7 +269,7 @@ static void test_four_ranks_nccl(void **state)
 	assert_text(&m, "the first 10 of its ProfileStep ranges are skipped, never more than half");
 	const struct trow *c = &m.colls->parts[0].rows[0];
 	assert_int_equal(m.colls->parts[0].nrows, 1);
-	assert_string_equal(c->cells[CC_OP].v.text, "nccl:all_reduce");
+	assert_string_equal(c->cells[CC_OP].v.text, "all_reduce");
 	assert_string_equal(c->cells[CC_BACKEND].v.text, "nccl");
 	assert_int_equal(c->cells[CC_GROUP].v.count, 4);
 	assert_int_equal(c->cells[CC_CALLS].v.count, 3);
@@ -372,6 +372,26 @@ static void test_ended_early(void **state)
 	measured_free(&m);
 }
 
+/* 4 ranks, rank 2 killed after 2 steps, rank 0 stopped by SIGTERM 10 ms
+ * later (its launcher stopping the job): both ended early, and the notes
+ * name them in the order they ended, rank 2 the first. */
+static void test_ended_first(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 4, .steps = 4, .slow_rank = -1, .killed_rank = 2,
+			    .killed_steps = 2, .stopped_rank = 3};
+	struct measured m;
+	measure(&m, "f4", &tj, 0);
+	assert_int_equal(fact(m.ranks, "ended_early"), 2);
+	assert_int_equal(fact(m.ranks, "first_ended_rank"), 2);
+	assert_text(&m, "Ended early: rank 2, the first to end, at 200.00 ms into the job (killed: died "
+			"without exiting), ");
+	assert_text(&m, "Ended early: rank 3, after it, at 210.00 ms into the job (exit status 143: "
+			"signal 15), ");
+	assert_true(strstr(m.text, "Ended early: rank 2") < strstr(m.text, "Ended early: rank 3"));
+	measured_free(&m);
+}
+
 /* One rank's trace alone: Paddle's table, over its 4 steps (400 ms), its
  * host communication counted: communication 4 x 55 = 220 (the all_reduce
  * and the c10d op it overlaps), computation 4 x 40 = 160, overlap 0. A
@@ -442,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_calls),
 		cmocka_unit_test(test_slow_data_loading),
 		cmocka_unit_test(test_ended_early),
+		cmocka_unit_test(test_ended_first),
 		cmocka_unit_test(test_one_rank),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);

@@ -627,7 +627,8 @@ static void tb_job_rank(struct tb *b, const struct tb_job *j, unsigned r, uint32
 		if (j->concurrent)
 			tb_thread_of(b, main + 2, pid, pid + 2, "gloo");
 	}
-	unsigned steps = j->killed_rank == (int)r ? j->killed_steps : j->steps;
+	int stopped = j->stopped_rank > 0 && j->stopped_rank == (int)r && j->killed_rank >= 0;
+	unsigned steps = j->killed_rank == (int)r || stopped ? j->killed_steps : j->steps;
 	for (unsigned k = 0; k < steps; k++) {
 		uint64_t s = t0 + k * 100 * TB_MS;
 		if (j->gpu)
@@ -636,8 +637,9 @@ static void tb_job_rank(struct tb *b, const struct tb_job *j, unsigned r, uint32
 			tb_job_gloo_step(b, j, r, k, s, main, main + 1, d);
 	}
 	int killed = j->killed_rank == (int)r;
-	tb_process(b, pid, j->merged ? 50 : 1, t0, t0 + steps * 100 * TB_MS + (killed ? 0 : TB_MS),
-		   killed ? TRACE_EXIT_KILLED : 0, (int32_t)r, (int32_t)j->ranks);
+	uint64_t end = t0 + steps * 100 * TB_MS + (killed ? 0 : stopped ? 10 * TB_MS : TB_MS);
+	tb_process(b, pid, j->merged ? 50 : 1, t0, end, killed ? TRACE_EXIT_KILLED : stopped ? 128 + 15 : 0,
+		   (int32_t)r, (int32_t)j->ranks);
 }
 
 unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[512])

@@ -149,6 +149,8 @@ struct tb_job {
 	int jitter;
 	int killed_rank; /* -1: none */
 	unsigned killed_steps;
+	int stopped_rank; /* -1 (or 0 with killed_rank 0): none; else stopped by
+			   * SIGTERM 10 ms after the killed rank, as its launcher does */
 	unsigned hosts;  /* 0 or 1: one */
 	int merged;
 	int concurrent;
