@@ -1,0 +1,141 @@
+"""A DDP training job on gloo with no gprof-dl code in it, for the job tests
+(tests/dist): a known straggler, a balanced job, a rank that dies.
+
+    ddp_job.py launch --world N [options]   a plain launcher: picks a free
+                                            port and starts N copies of this
+                                            script with RANK, WORLD_SIZE,
+                                            LOCAL_RANK, MASTER_ADDR and
+                                            MASTER_PORT set (what Debian's
+                                            torch 1.13 needs: its torchrun
+                                            fails on this Python); when a rank
+                                            fails, the others are stopped, as
+                                            torchrun's agent does
+    ddp_job.py rank [options]               one rank, from that environment
+                                            (torchrun starts it so)
+
+Options:
+    --steps S         training steps (batches) per rank
+    --slow-rank R     rank R does --slow-ms more computation per step: matrix
+    --slow-ms MS      products, between forward and backward, for MS ms
+    --die-rank R      rank R kills itself with SIGKILL at the start of step
+    --die-step K      K (0-based)
+
+Each rank prints one JSON line (in one write, so that ranks sharing a pipe
+never interleave): rank, pid, steps done, batch size, the bytes of
+one gradient all_reduce (one DDP bucket: asserted), the slow milliseconds it
+added per step."""
+import argparse
+import datetime
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+IN, HIDDEN, CLASSES, BATCH = 64, 128, 10, 32
+
+
+def parse():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=("launch", "rank"))
+    ap.add_argument("--world", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--slow-rank", type=int, default=-1)
+    ap.add_argument("--slow-ms", type=float, default=0.0)
+    ap.add_argument("--die-rank", type=int, default=-1)
+    ap.add_argument("--die-step", type=int, default=-1)
+    return ap.parse_args()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def busy(torch, ms):
+    """ms of matrix products."""
+    a = torch.randn(96, 96)
+    end = time.perf_counter() + ms / 1000.0
+    while time.perf_counter() < end:
+        a = torch.tanh(a @ a)
+
+
+def rank_main(args):
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(rank)
+    model = torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.ReLU(),
+                                torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
+                                torch.nn.Linear(HIDDEN, CLASSES))
+    grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    assert grad_bytes < dist._DEFAULT_FIRST_BUCKET_BYTES, grad_bytes  # one bucket
+    model = DistributedDataParallel(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    data = TensorDataset(torch.randn(args.steps * BATCH, IN),
+                         torch.randint(0, CLASSES, (args.steps * BATCH,)))
+    loader = DataLoader(data, batch_size=BATCH)
+    slow = args.slow_ms if rank == args.slow_rank else 0.0
+    done = 0
+    for step, (x, y) in enumerate(loader):
+        if rank == args.die_rank and step == args.die_step:
+            sys.stdout.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        if slow:
+            busy(torch, slow)
+        loss.backward()
+        opt.step()
+        done += 1
+    dist.barrier()
+    line = json.dumps({"rank": rank, "world": world, "pid": os.getpid(), "steps": done, "batch": BATCH,
+                       "grad_bytes": grad_bytes, "slow_ms": slow}) + "\n"
+    sys.stdout.flush()
+    os.write(1, line.encode())  # one write: the ranks share the pipe, and lines must not interleave
+    dist.destroy_process_group()
+
+
+def launch(args):
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+               WORLD_SIZE=str(args.world))
+    argv = [a for a in sys.argv[1:] if a != "launch"]
+    procs = []
+    for r in range(args.world):
+        e = dict(env, RANK=str(r), LOCAL_RANK=str(r))
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "rank"] + argv[0:], env=e))
+    status = 0
+    alive = list(procs)
+    while alive:
+        for p in list(alive):
+            rc = p.poll()
+            if rc is None:
+                continue
+            alive.remove(p)
+            if rc != 0:
+                status = status or (rc if rc > 0 else 128 - rc)
+                for q in alive:
+                    q.terminate()
+        time.sleep(0.05)
+    return status
+
+
+def main():
+    args = parse()
+    if args.mode == "launch":
+        return launch(args)
+    rank_main(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
