@@ -41,14 +41,25 @@ static int report_row_cmp(const void *x, const void *y)
 	return (a->name > b->name) - (a->name < b->name);
 }
 
-/* Host ranges by name, in one merged pass for the union of each name. */
+/* The row of every training step: steps are named one by one
+ * ("ProfileStep#12"), and a row each would push the program's ranges out of
+ * the top ones. */
+#define REPORT_STEPS_ROW UINT32_MAX
+
+static const char *report_row_name(const struct analysis *a, const struct report_row *r)
+{
+	return r->name == REPORT_STEPS_ROW ? "ProfileStep" : store_name(&a->store, r->name);
+}
+
+/* Host ranges by name (the steps in one row), in one merged pass for the
+ * union of each name. */
 static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
 {
 	const struct store *s = &a->store;
 	uint32_t nnames = s->names.count;
-	struct report_row *rows = xcalloc(nnames ? nnames : 1, sizeof(*rows));
-	for (uint32_t i = 0; i < nnames; i++) {
-		rows[i].name = i;
+	struct report_row *rows = xcalloc((size_t)nnames + 1, sizeof(*rows));
+	for (uint32_t i = 0; i <= nnames; i++) {
+		rows[i].name = i < nnames ? i : REPORT_STEPS_ROW;
 		ivl_union_init(&rows[i].open, &a->window);
 	}
 	struct analysis_walk w;
@@ -58,17 +69,18 @@ static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
 	analysis_walk_init(&w, a);
 	while (analysis_walk_next(&w, &ti, &i, &clipped)) {
 		const struct store_track *t = &s->tracks[ti];
+		unsigned type = store_ev_type(s, t, i);
 		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, i) ||
-		    store_ev_type(s, t, i) == TRACE_EV_CUDA_RUNTIME ||
-		    store_ev_type(s, t, i) == TRACE_EV_MEMORY)
+		    type == TRACE_EV_CUDA_RUNTIME || type == TRACE_EV_MEMORY)
 			continue; /* API calls have their own table */
-		struct report_row *r = &rows[s->descs[store_ev_desc(t, i)].name];
+		struct report_row *r = type == TRACE_EV_PROFILE_STEP ? &rows[nnames]
+								     : &rows[s->descs[store_ev_desc(t, i)].name];
 		time_stats_add(&r->cpu, clipped);
 		ivl_union_add(&r->open, t->start[i], store_ev_end(t, i));
 	}
 	analysis_walk_free(&w);
 	size_t n = 0;
-	for (uint32_t k = 0; k < nnames; k++)
+	for (uint32_t k = 0; k <= nnames; k++)
 		if (rows[k].cpu.calls)
 			rows[n++] = rows[k];
 	qsort(rows, n, sizeof(*rows), report_row_cmp);
@@ -146,7 +158,7 @@ static void report_table(const struct analysis *a, FILE *out, unsigned pid)
 	for (size_t i = 0; i < n && i < REPORT_TOP_RANGES; i++) {
 		const struct report_row *r = &rows[i];
 		report_line(out, analysis_ratio(a, ivl_union_measure(&r->open)), &r->cpu,
-			    store_name(&a->store, r->name));
+			    report_row_name(a, r));
 	}
 	if (n > REPORT_TOP_RANGES)
 		fprintf(out, "==%u== ... and %zu more range names\n", pid, n - REPORT_TOP_RANGES);

@@ -580,6 +580,36 @@ static void test_report(void **state)
 	assert_string_equal(t, "682.28ms");
 }
 
+/* Steps are named one by one ("ProfileStep#3"): the end-of-run report
+ * shows them as one ProfileStep row, so that twelve long steps do not push
+ * the program's own ranges out of its top rows. */
+static void test_report_steps(void **state)
+{
+	(void)state;
+	struct tb b;
+	tb_open(&b, "report-steps.gpdl", "h", 11, 0);
+	tb_thread(&b, 0, 11, "main");
+	uint32_t op = tb_desc(&b, "aten::mm", TRACE_EV_OPERATOR);
+	for (unsigned k = 0; k < 12; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ProfileStep#%u", k);
+		tb_range(&b, 0, tb_desc(&b, name, TRACE_EV_PROFILE_STEP), k * 10000, 10000);
+		tb_range(&b, 0, op, k * 10000 + 1000, 2000);
+	}
+	const char *path = tb_close(&b, 120000);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(report_run_summary(path, f, 11), 0);
+	fclose(f);
+	/* 12 steps of 10 us: 120 us, all of the window */
+	if (!strstr(buf, "100.00%   120.00us        12   10.000us   10.000us   10.000us  ProfileStep\n") ||
+	    !strstr(buf, " 20.00%   24.000us        12   2.0000us   2.0000us   2.0000us  aten::mm\n") ||
+	    strstr(buf, "ProfileStep#"))
+		fail_msg("unexpected report:\n%s", buf);
+	free(buf);
+}
+
 /* No event at all: every table still prints, and says so. */
 static void test_empty_trace(void **state)
 {
@@ -623,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_drops_damage_flags),
 		cmocka_unit_test(test_host_only_views),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_report_steps),
 		cmocka_unit_test(test_empty_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
