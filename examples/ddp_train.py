@@ -1,7 +1,8 @@
-"""A DDP training job on gloo with no gprof-dl code in it, for the job tests
-(tests/dist): a known straggler, a balanced job, a rank that dies.
+"""A DDP training job on gloo with no gprof-dl code in it: the bundled
+example of a distributed job (README, "Distributed jobs"), and the job that
+tests/dist profiles: a known straggler, a balanced job, a rank that dies.
 
-    ddp_job.py launch --world N [options]   a plain launcher: picks a free
+    ddp_train.py launch --world N [options]   a plain launcher: picks a free
                                             port and starts N copies of this
                                             script with RANK, WORLD_SIZE,
                                             LOCAL_RANK, MASTER_ADDR and
@@ -10,7 +11,7 @@
                                             fails on this Python); when a rank
                                             fails, the others are stopped, as
                                             torchrun's agent does
-    ddp_job.py rank [options]               one rank, from that environment
+    ddp_train.py rank [options]               one rank, from that environment
                                             (torchrun starts it so)
 
 Options:

@@ -1,10 +1,10 @@
 """job_e2e.py - distributed jobs end to end: real DDP ranks on gloo under
 `gprof-dl run`, then the job's commands on their traces.
 
-    python job_e2e.py --gprof-dl BIN --src tests/dist --pydir DIR --cache-dir DIR
+    python job_e2e.py --gprof-dl BIN --example examples/ddp_train.py --pydir DIR --cache-dir DIR
                       --python PY --torch 1|2 --case NAME
 
-Cases (progs/ddp_job.py is the training job; nothing in it knows gprof-dl):
+Cases (examples/ddp_train.py is the training job; nothing in it knows gprof-dl):
   straggler   2 ranks, rank 1 doing SLOW_MS more computation per step: one
               file per rank (-o t-%q{RANK}.gpdl), headers with rank and world
               size, exit statuses 0; `summary --view distributed` names rank 1
@@ -48,7 +48,7 @@ class Ctx:
         self.gpdl = args.gprof_dl
         self.py = args.python
         self.torch = args.torch
-        self.prog = os.path.join(args.src, "progs", "ddp_job.py")
+        self.prog = args.example
         self.tmp = tmp
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("GPROF_DL_", "OMPI_", "PMI_", "SLURM_", "PADDLE_"))
@@ -236,7 +236,7 @@ def case_killed(c):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gprof-dl", required=True)
-    ap.add_argument("--src", required=True)
+    ap.add_argument("--example", required=True, help="examples/ddp_train.py")
     ap.add_argument("--pydir", required=True)
     ap.add_argument("--cache-dir", required=True)
     ap.add_argument("--python", default="")
