@@ -90,7 +90,7 @@ static uint32_t api_options(void)
 
 static void api_torch_nvtx(int on)
 {
-	coll_window_torch(on != 0);
+	coll_window_torch(on);
 }
 
 static void api_comm(const struct gprof_dl_comm *c)

@@ -197,6 +197,7 @@ enum coll_win_bit {
 	COLL_WIN_OFF_MASK = (1u << 4) - 1,
 	COLL_WIN_HAS_TIME = 1u << 4,
 	COLL_WIN_TORCH = 1u << 5,
+	COLL_WIN_TORCH_NO_COMM = 1u << 6, /* with TORCH: communication calls are left out */
 };
 
 struct coll_window {
@@ -223,6 +224,7 @@ void coll_window_refresh_now(uint64_t now);
 void coll_window_step(uint64_t n, uint64_t now);
 /* start() (on != 0) and stop(). */
 void coll_window_pause(int paused, uint64_t now);
+/* torch_nvtx(on): on as gprof-dl-api.h says (GPROF_DL_TORCH_NVTX_NO_COMM) */
 void coll_window_torch(int on);
 
 /* Whether detail is on at now: one load while there is no window at all. */

@@ -146,8 +146,10 @@ static const char *message_text(const struct coll_name *n, char *buf, size_t *le
 
 /* A default-domain push read as torch's emit_nvtx message: an Operator of the
  * gprof-dl domain named NAME. 0 when the message is none or that domain's
- * name cannot be had (then the push is recorded as any other). */
-static int torch_push(struct coll_thread *t, const struct coll_name *n, uint32_t *name,
+ * name cannot be had (then the push is recorded as any other); -1 when it is
+ * a communication call that the binding records itself (state has
+ * COLL_WIN_TORCH_NO_COMM): left out as a push while detail is off. */
+static int torch_push(struct coll_thread *t, uint32_t state, const struct coll_name *n, uint32_t *name,
 		      uint32_t *flags, uint32_t *dom, int64_t *seq, uint32_t *shapes)
 {
 	char buf[RING_NAME_MAX + 1];
@@ -158,6 +160,8 @@ static int torch_push(struct coll_thread *t, const struct coll_name *n, uint32_t
 	if (!text || !gpdl || !(*dom = coll_str_id(t, gpdl)))
 		return 0;
 	coll_torch_parse(text, len, &m);
+	if (COLL_UNLIKELY(state & COLL_WIN_TORCH_NO_COMM) && trace_name_comm_call(m.name, m.name_len))
+		return -1;
 	size_t keep = coll_cut_len(m.name, m.name_len);
 	if (keep < m.name_len)
 		*flags |= TRACE_EVF_NAME_TRUNCATED;
@@ -228,9 +232,13 @@ int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t categ
 		flags = COLL_OPEN_GATED;
 		samples = 0;
 	} else if (COLL_LIKELY(t->slot != NULL)) {
-		if (COLL_UNLIKELY(state & COLL_WIN_TORCH) && !domain &&
-		    torch_push(t, n, &name, &flags, &dom, &seq, &shapes)) {
+		int k = COLL_UNLIKELY(state & COLL_WIN_TORCH) && !domain
+				? torch_push(t, state, n, &name, &flags, &dom, &seq, &shapes)
+				: 0;
+		if (k > 0) {
 			category = GPROF_DL_CAT_OPERATOR;
+		} else if (k < 0) {
+			flags = COLL_OPEN_GATED;
 		} else {
 			name = coll_name_id(t, n, &flags);
 			dom = domain_id(t, domain);

@@ -20,6 +20,12 @@
  * the parts may come in any order and commas inside a value (the shapes'
  * ", ") do not end it. No allocation, no call, one pass over the message,
  * eight bytes at a time.
+ *
+ * torch also pushes one such range for each collective's work ("gloo:all_reduce",
+ * on the process group's thread). When the Python package records those
+ * calls itself, as Communication events (gprof-dl-api.h comm(), asked for by
+ * torch_nvtx's GPROF_DL_TORCH_NVTX_NO_COMM), the push leaves them out, by the
+ * rule every part shares (trace_name_comm_call(), compiled in).
  */
 #include "lib/collector/collector.h"
 

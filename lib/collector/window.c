@@ -79,9 +79,17 @@ void coll_window_pause(int paused, uint64_t now)
 	coll_window_refresh_now(now);
 }
 
+/* NO_COMM is set before TORCH and cleared after it, so that a push never sees
+ * TORCH without the NO_COMM it was asked with. */
 void coll_window_torch(int on)
 {
-	set_bits(COLL_WIN_TORCH, on);
+	if (on) {
+		set_bits(COLL_WIN_TORCH_NO_COMM, (on & GPROF_DL_TORCH_NVTX_NO_COMM) != 0);
+		set_bits(COLL_WIN_TORCH, 1);
+	} else {
+		set_bits(COLL_WIN_TORCH, 0);
+		set_bits(COLL_WIN_TORCH_NO_COMM, 0);
+	}
 }
 
 /* ---- the environment ----------------------------------------------------- */

@@ -224,6 +224,39 @@ static void test_torch_parse(void **state)
 	assert_int_equal(m.seq, 1);
 }
 
+/* torch_nvtx(1 | GPROF_DL_TORCH_NVTX_NO_COMM): the binding records c10d's
+ * communication calls itself (comm()), so their NVTX copies are left out,
+ * nested operators inside them and after them still recorded, every pop
+ * paired with its push. Off again, they are Operators as before (the
+ * recorder types them Communication by name). */
+static void test_torch_nvtx_no_comm(void **state)
+{
+	struct fixture *f = *state;
+	assert_non_null(f->api);
+	f->api->torch_nvtx(1 | GPROF_DL_TORCH_NVTX_NO_COMM);
+	nvtxRangePushA("gloo:all_reduce, op_id = 7, sizes = [[1000]]");
+	nvtxRangePushA("aten::add, seq = 3, op_id = 8"); /* inside: recorded */
+	nvtxRangePop();
+	nvtxRangePop(); /* the left-out push's pop: writes nothing */
+	nvtxRangePushA("NCCL:broadcast, op_id = 9"); /* any case */
+	nvtxRangePop();
+	nvtxRangePushA("aten::mm, op_id = 10");
+	nvtxRangePop();
+	nvtxRangePushA("glue:all_reduce, op_id = 11"); /* no backend: an operator */
+	nvtxRangePop();
+	f->api->torch_nvtx(1);
+	nvtxRangePushA("gloo:barrier, op_id = 12");
+	nvtxRangePop();
+	f->api->torch_nvtx(0);
+
+	struct view v;
+	view_load(&v, f->shm);
+	const struct view_slot *s = &v.slot[0];
+	assert_string_equal(range_names(&v, s), "aten::add aten::mm glue:all_reduce gloo:barrier");
+	assert_int_equal(view_count(s, RING_REC_POP_UNBALANCED), 0);
+	assert_int_equal(string_records(s, &v, "gloo:all_reduce"), 0);
+}
+
 static void test_torch_nvtx(void **state)
 {
 	struct fixture *f = *state;
@@ -1043,6 +1076,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_torch_parse),
 		T(test_torch_nvtx),
+		T(test_torch_nvtx_no_comm),
 		cmocka_unit_test(test_torch_parse_cost),
 		T(test_api_found_only_when_attached),
 		T(test_api_strings),
