@@ -11,7 +11,7 @@ The harness itself never imports torch; the programs run under the
 interpreter given by --python. Exit status: 0 pass, 1 fail, 77 skip (ctest
 SKIP_RETURN_CODE), with a line saying why."""
 import argparse
-import hashlib
+import csv
 import json
 import os
 import re
@@ -29,6 +29,7 @@ OPT_CALLS_PER_STEP = 1
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from checks import SKIP, Failure, Skip, check, eq, must, near, run_case, text  # noqa: E402
+from torchprobe import torch_version  # noqa: E402
 
 
 class Ctx:
@@ -550,31 +551,174 @@ def case_compile_inductor(c):
     compiled(c, "inductor")
 
 
-def torch_version(py, cache_dir):
-    """torch's version for interpreter PY, or None when it cannot import torch.
-    Importing torch takes seconds, so a successful probe is remembered in the
-    cache, keyed by the interpreter and torch's __init__.py and its mtime."""
-    p = subprocess.run([py, "-c", "import importlib.util as u; s = u.find_spec('torch'); print(s.origin if s else '')"],
-                       capture_output=True)
-    origin = p.stdout.decode().strip() if p.returncode == 0 else ""
-    if not origin:
-        return None
-    key = f"{os.path.realpath(py)} {origin} {os.stat(origin).st_mtime_ns}"
-    stamp = os.path.join(cache_dir, "torch-probe-" + hashlib.sha1(key.encode()).hexdigest()[:16])
-    try:
-        with open(stamp, encoding="utf-8") as f:
-            return f.read().strip()
-    except OSError:
-        pass
-    p = subprocess.run([py, "-c", "import torch; print(torch.__version__)"], capture_output=True)
-    if p.returncode != 0:
-        return None
-    version = p.stdout.decode().strip()
-    tmp = f"{stamp}.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(version)
-    os.replace(tmp, stamp)
-    return version
+# ---- torch.distributed --------------------------------------------------------
+
+# torch's dtypes as the trace names them: the element type's TypeMeta name,
+# which is also what torch.profiler's Kineto trace writes as "Input type".
+TRACE_DTYPE = {"torch.float32": "float", "torch.float64": "double", "torch.int64": "long int", "torch.int32": "int"}
+
+
+def csv_tables(c, trace, names=("communication", "operators", "threads", "processes")):
+    """The trace's events through `export --csv`: {name: [row dict]}, each
+    row with "part": "" for a one-process trace's directory, else the part
+    of the job it came from ("rank=1", "pid=4242": a directory each)."""
+    out = trace + "-csv"
+    c.gprof("export", "--csv", trace, "-o", out, "--force", "--no-summary")
+    parts = [""] if os.path.exists(os.path.join(out, "processes.csv")) else sorted(os.listdir(out))
+    tables = {n: [] for n in names}
+    # Every part lists the job's processes and threads: those once each.
+    seen = {"processes": set(), "threads": set()}
+    for part in parts:
+        for n in names:
+            with open(os.path.join(out, part, n + ".csv"), encoding="utf-8", newline="") as f:
+                for row in csv.DictReader(f):
+                    if n in seen:
+                        key = (row["pid"], row.get("tid"))
+                        if key in seen[n]:
+                            continue
+                        seen[n].add(key)
+                    tables[n].append(dict(row, part=part))
+    return tables
+
+
+def rank_lines(p, world, what):
+    """The JSON line each rank of progs/ddp.py printed, by rank."""
+    ranks = {}
+    for line in text(p.stdout).splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            ranks[r["rank"]] = r
+    must(sorted(ranks) == list(range(world)), f"{what}: the ranks' reports: {text(p.stdout)[-2000:]}")
+    return ranks
+
+
+def check_rank_comm(t, r, what):
+    """One rank's Communication events against what it reported: DDP's
+    all_reduce once per step with the gradients' bytes, each explicit call once
+    with its bytes and element type, collectives on gloo's worker threads,
+    durations > 0; no gloo:* operator; its Python thread named."""
+    pid, main = str(r["pid"]), str(r["main_tid"])
+    what = f"{what}, rank {r['rank']}"
+    comm = [e for e in t["communication"] if e["pid"] == pid]
+    if any(e["part"] for e in t["processes"]):  # a job: each rank's events in its own part
+        eq({e["part"] for e in comm}, {f"rank={r['rank']}"}, f"{what}: the part of the job its events are in")
+    by_name = {}
+    for e in comm:
+        by_name.setdefault(e["name"], []).append(e)
+    reduce = by_name.get("gloo:all_reduce", [])
+    explicit = r["calls"]
+    eq(len(reduce), r["steps"] + sum(x["name"] == "gloo:all_reduce" for x in explicit),
+       f"{what}: gloo:all_reduce events (DDP's, one per step, and the explicit ones)")
+    eq(sorted(int(e["bytes"] or 0) for e in reduce),
+       sorted([r["grad_bytes"]] * r["steps"] + [x["bytes"] for x in explicit if x["name"] == "gloo:all_reduce"]),
+       f"{what}: gloo:all_reduce bytes (the model's gradients, {r['grad_bytes']}, in each step)")
+    for x in explicit:
+        if x["name"] == "gloo:all_reduce":
+            continue
+        if x["name"] == "gloo:barrier":
+            eq(len(by_name.get("gloo:barrier", [])), sum(y["name"] == "gloo:barrier" for y in explicit),
+               f"{what}: gloo:barrier events")
+            continue
+        # DDP's own set-up broadcasts and gathers other sizes: the explicit call is
+        # the one with its bytes and element type.
+        got = [e for e in by_name.get(x["name"], []) if e["bytes"] == str(x["bytes"])]
+        eq(len(got), 1, f"{what}: {x['name']} events of {x['bytes']} bytes")
+        eq([e["dtype"] for e in got], [TRACE_DTYPE[x["dtype"]]], f"{what}: {x['name']} element type")
+    eq({e["dtype"] for e in reduce}, {TRACE_DTYPE[r["grad_dtype"]]}, f"{what}: gloo:all_reduce element type")
+    for e in comm:
+        check(int(e["dur_ns"]) > 0, f"{what}: {e['name']} lasts {e['dur_ns']} ns")
+        eq((e["backend"], e["op"]), tuple(e["name"].split(":", 1)), f"{what}: backend and op of {e['name']}")
+        if e["name"] in ("gloo:send", "gloo:recv"):
+            continue  # point-to-point work begins on the caller and ends in wait()
+        check(e["tid"] != main, f"{what}: {e['name']} on the main thread {main}, not on a gloo worker thread")
+    threads = {x["tid"]: x for x in t["threads"] if x["pid"] == pid}
+    check(all(e["tid"] in threads for e in comm), f"{what}: Communication events on threads of another process")
+    gloo_ops = [e["name"] for e in t["operators"] if e["pid"] == pid and e["name"].startswith("gloo:")]
+    eq(gloo_ops, [], f"{what}: operators named gloo:* (they are Communication events)")
+    th = r["thread"]
+    eq(threads.get(str(th["tid"]), {}).get("name"), th["name"], f"{what}: the Python thread's name in the trace")
+    check(threads.get(main, {}).get("name") not in ("", "MainThread", None),
+          f"{what}: the main thread's name {threads.get(main, {}).get('name')!r} (the process's name)")
+    return comm
+
+
+def ddp_case(c, mode, pattern):
+    """progs/ddp.py MODE (2 ranks) under `gprof-dl run -o PATTERN`, and
+    progs/ddp.py single: per rank, its Communication events (check_rank_comm),
+    its operators as without torch.distributed (aten::addmm and aten::relu
+    calls), its rank, local rank, world size and backend in its PROC record
+    (and in its file's header when the pattern makes one file per rank); the
+    launcher's processes of no rank and with no communication."""
+    world, steps = 2, 6
+    ddp = c.prog("ddp.py")
+    what = f"ddp.py {mode}"
+    out = os.path.join(c.tmp, mode)
+    os.makedirs(out)
+    p = c.gprof("run", "-q", "-o", os.path.join(out, pattern), "--force", "--",
+                c.py, ddp, mode, "--world", str(world), "--steps", str(steps), env=c.run_env())
+    ranks = rank_lines(p, world, what)
+    single, q = c.record([ddp, "single", "--steps", str(steps)])
+    ref = rank_lines(q, 1, "ddp.py single")[0]
+    eq(ref["calls"], [], "ddp.py single: explicit calls")
+    s = csv_tables(c, single)
+    eq(s["communication"], [], "ddp.py single: Communication events")
+    ref_ops = {n: sum(e["name"] == n and e["pid"] == str(ref["pid"]) for e in s["operators"])
+               for n in ("aten::addmm", "aten::relu")}
+    eq(ref_ops["aten::addmm"], steps * ref["layers"], "ddp.py single: aten::addmm calls")
+
+    # The files PATTERN made: one per rank (%q{RANK}, %p) and the launcher's,
+    # or one for all.
+    files = {r: pattern.replace("%q{RANK}", str(r)).replace("%p", str(ranks[r]["pid"])) for r in ranks}
+    per_rank = files[0] != files[1]
+    made = sorted(os.listdir(out))
+    if per_rank:
+        must(all(f in made for f in files.values()), f"{what}: rank files {sorted(files.values())}, made {made}")
+        eq(len(made), world + 1, f"{what}: files made (one per rank and the launcher's): {made}")
+    else:
+        eq(made, [pattern], f"{what}: files made")
+    tables = {f: csv_tables(c, os.path.join(out, f)) for f in made}
+    for r in ranks.values():
+        f = files[r["rank"]]
+        t = tables[f]
+        comm = check_rank_comm(t, r, what)
+        pid = str(r["pid"])
+        for n, want in ref_ops.items():
+            eq(sum(e["name"] == n and e["pid"] == pid for e in t["operators"]), want,
+               f"{what}, rank {r['rank']}: {n} calls, against the run without torch.distributed")
+        # init_process_group's rank (mp.spawn: the only source), LOCAL_RANK from the launcher
+        local = str(r["rank"]) if mode == "launch" else ""
+        want = (str(r["rank"]), local, str(world), "gloo")
+        pr = [(x["rank"], x["local_rank"], x["world_size"], x["backend"]) for x in t["processes"] if x["pid"] == pid]
+        eq(pr, [want], f"{what}, rank {r['rank']}: the process's rank, local rank, world size and backend")
+        if per_rank:
+            with open(os.path.join(out, f + "-csv", "trace.csv"), encoding="utf-8", newline="") as h:
+                head = next(csv.DictReader(h))
+            eq((head["rank"], head["local_rank"], head["world_size"], head["dist_backend"]), want,
+               f"{what}, rank {r['rank']}: {f}'s rank, local rank, world size and backend")
+            eq({x["pid"] for x in t["processes"] if x["rank"] != ""}, {pid}, f"{what}: the ranks in {f}")
+        reduce = sorted(int(e["dur_ns"]) for e in comm if e["name"] == "gloo:all_reduce")
+        print(f"{what}, rank {r['rank']}: {len(comm)} Communication events, gloo:all_reduce x{len(reduce)} "
+              f"of {r['grad_bytes']} bytes per step, median {reduce[len(reduce) // 2] / 1e3:.0f} us ({f})")
+    pids = {str(r["pid"]) for r in ranks.values()}
+    for f, t in tables.items():
+        for x in t["processes"]:
+            if x["pid"] not in pids:
+                eq(x["rank"], "", f"{what}: the rank of process {x['pid']} ({x['command_line'][:60]}) in {f}")
+        eq([e["name"] for e in t["communication"] if e["pid"] not in pids], [],
+           f"{what}: Communication events of processes of no rank in {f}")
+
+
+def case_ddp(c):
+    """DDP on gloo, 2 ranks started by a plain launcher script (RANK,
+    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), a file per rank
+    (-o t-%q{RANK}.gpdl): communication without a code change."""
+    ddp_case(c, "launch", "t-%q{RANK}.gpdl")
+
+
+def case_ddp_spawn(c):
+    """The same through torch.multiprocessing.spawn, into one file: the ranks
+    are known only from init_process_group."""
+    ddp_case(c, "spawn", "t.gpdl")
 
 
 def main():

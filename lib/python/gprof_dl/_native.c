@@ -9,6 +9,10 @@
  * range, now, detail) take METH_FASTCALL arguments and no keywords; names are
  * interned once by the caller (string) and passed as ids, so nothing on those
  * paths formats or hashes a string.
+ *
+ * Thread names go through NVTX (nvtxNameOsThreadA, which the collector's NVTX
+ * injection records as the thread's name), where the build had NVTX's headers
+ * (GPDL_HAVE_NVTX): the collector has no NVTX injection without them either.
  */
 #define Py_LIMITED_API 0x030A0000
 #define PY_SSIZE_T_CLEAN
@@ -20,6 +24,12 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if GPDL_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 static const struct gprof_dl_api *api;
 
@@ -204,16 +214,72 @@ static PyObject *py_options(PyObject *self, PyObject *unused)
 	return PyLong_FromUnsignedLong(api ? api->options() : 0);
 }
 
-/* torch_nvtx(on) */
+/* torch_nvtx(on): 0 off, else 1 with GPROF_DL_TORCH_NVTX_NO_COMM or not (a
+ * bool is 0 or 1). */
 static PyObject *py_torch_nvtx(PyObject *self, PyObject *arg)
 {
 	(void)self;
-	int on = PyObject_IsTrue(arg);
-	if (on < 0)
+	uint32_t on;
+	if (arg_u32(arg, &on) < 0)
 		return NULL;
 	if (api)
-		api->torch_nvtx(on);
+		api->torch_nvtx((int)on);
 	Py_RETURN_NONE;
+}
+
+/* has_comm() -> bool: the collector records communication calls (comm()),
+ * and honours torch_nvtx's GPROF_DL_TORCH_NVTX_NO_COMM. */
+static PyObject *py_has_comm(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	return PyBool_FromLong(api && GPROF_DL_API_HAS(api, comm) && api->comm);
+}
+
+/* rank(rank, local_rank, world_size, backend_id): what init_process_group
+ * learnt (local_rank -1: unknown). False when the collector cannot take it. */
+static PyObject *py_rank(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+	(void)self;
+	long v[3];
+	uint32_t backend;
+	if (!nargs_is("rank", nargs, 4))
+		return NULL;
+	for (int i = 0; i < 3; i++) {
+		v[i] = PyLong_AsLong(args[i]);
+		if (v[i] == -1 && PyErr_Occurred())
+			return NULL;
+		if (v[i] < -1 || v[i] > INT32_MAX) {
+			PyErr_SetString(PyExc_OverflowError, "rank() value out of range");
+			return NULL;
+		}
+	}
+	if (arg_u32(args[3], &backend) < 0)
+		return NULL;
+	if (!api || !GPROF_DL_API_HAS(api, rank) || !api->rank)
+		Py_RETURN_FALSE;
+	api->rank((int32_t)v[0], (int32_t)v[1], (int32_t)v[2], backend);
+	Py_RETURN_TRUE;
+}
+
+/* name_thread(name, tid=0): names OS thread TID (0: the calling one) in the
+ * trace. False when names cannot be recorded (no NVTX in this build). */
+static PyObject *py_name_thread(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+	(void)self;
+	uint32_t tid = 0;
+	if (nargs != 1 && !nargs_is("name_thread", nargs, 2))
+		return NULL;
+	const char *name = PyUnicode_AsUTF8AndSize(args[0], NULL);
+	if (!name || (nargs == 2 && arg_u32(args[1], &tid) < 0))
+		return NULL;
+#if GPDL_HAVE_NVTX
+	if (api) {
+		nvtxNameOsThreadA(tid ? tid : (uint32_t)syscall(SYS_gettid), name);
+		Py_RETURN_TRUE;
+	}
+#endif
+	Py_RETURN_FALSE;
 }
 
 #define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
@@ -233,6 +299,9 @@ static PyMethodDef native_methods[] = {
 	{"stop", py_stop, METH_NOARGS, "stop(): full detail off from now"},
 	{"options", py_options, METH_NOARGS, "options() -> int: the launcher's option mask"},
 	{"torch_nvtx", py_torch_nvtx, METH_O, "torch_nvtx(on): read torch's NVTX ranges as operators"},
+	{"has_comm", py_has_comm, METH_NOARGS, "has_comm() -> bool: communication calls can be recorded"},
+	{"rank", FASTCALL(py_rank), "rank(rank, local_rank, world_size, backend_id): this process's rank"},
+	{"name_thread", FASTCALL(py_name_thread), "name_thread(name, tid=0): name an OS thread in the trace"},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -255,6 +324,7 @@ static int native_exec(PyObject *m)
 		{"CAT_BACKWARD", GPROF_DL_CAT_BACKWARD},
 		{"CAT_OPTIMIZATION", GPROF_DL_CAT_OPTIMIZATION},
 		{"CAT_OPERATOR", GPROF_DL_CAT_OPERATOR},
+		{"TORCH_NVTX_NO_COMM", GPROF_DL_TORCH_NVTX_NO_COMM},
 	};
 	for (size_t i = 0; i < sizeof(consts) / sizeof(consts[0]); i++)
 		if (PyModule_AddIntConstant(m, consts[i].name, consts[i].value) < 0)

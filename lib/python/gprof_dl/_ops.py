@@ -1,6 +1,8 @@
 """Operators: every aten operator (and every record_function scope) as an
 Operator range with its sequence number, and input shapes with --record-shapes,
-recorded only while the collector records full detail.
+recorded only while the collector records full detail; and communication:
+c10d's work ("gloo:all_reduce", ...) as Communication events with bytes and
+element type.
 
 CUDA builds of torch emit NVTX ranges themselves (what emit_nvtx turns on),
 which the collector's NVTX injection records; it is told to read their
@@ -9,8 +11,15 @@ CPU builds have no NVTX: a RecordFunction observer (_observer.cpp) calls the
 collector directly. It must be compiled against the running torch's headers, so
 it is built at first use and cached per torch version, C++ ABI and source.
 
+The same observer records communication calls (its second callback): on CPU
+builds always, with the operators; on CUDA builds once the program calls
+init_process_group (_torch.py), when the collector is then told to leave the
+NVTX copies of those calls out (GPROF_DL_TORCH_NVTX_NO_COMM). Where the
+observer cannot be built there, the NVTX copies stay, which the recorder types
+Communication by their name (without bytes).
+
 When operators cannot be recorded, one line on stderr says why and what fixes
-it, and the rest of the profile goes on.
+it, and the rest of the profile goes on; likewise for communication calls.
 """
 
 import hashlib
@@ -23,9 +32,13 @@ from . import _native as _n
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _say(cause, fix):
-    sys.stderr.write("gprof-dl: operators not recorded: %s (%s)\n" % (cause, fix))
+def _say(cause, fix, what="operators not recorded"):
+    sys.stderr.write("gprof-dl: %s: %s (%s)\n" % (what, cause, fix))
     sys.stderr.flush()
+
+
+# gpdl_observer_add's and _remove's WHAT bits (_observer.cpp)
+OPS, COMM = 1, 2
 
 
 class _Unavailable(Exception):
@@ -45,6 +58,7 @@ class _Nvtx:
     per_thread = True  # switched on and off on one thread
 
     def __init__(self, torch, shapes):
+        self.flags = 1  # torch_nvtx's argument: 1, or 1 | TORCH_NVTX_NO_COMM
         ag = torch.autograd
         self.enable_profiler, self.disable_profiler = ag._enable_profiler, ag._disable_profiler
         try:
@@ -60,7 +74,7 @@ class _Nvtx:
             self.config = ProfilerConfig(*flags)
 
     def enable(self):
-        _n.torch_nvtx(1)
+        _n.torch_nvtx(self.flags)
         try:
             self.enable_profiler(self.config, set())
         except BaseException:
@@ -236,28 +250,63 @@ def _build_observer(torch):
     return path
 
 
-class _Observer:
-    per_thread = False  # a global callback: every thread's operators
+_lib = None  # the loaded observer: (add, remove)
 
-    def __init__(self, torch, shapes):
+
+def _observer_lib(torch):
+    """gpdl_observer_add and gpdl_observer_remove of the observer for TORCH,
+    compiled and loaded once per process."""
+    global _lib
+    if _lib is None:
         import ctypes
 
         path = _build_observer(torch)
         try:
             lib = ctypes.CDLL(path)
-            self.add, self.remove = lib.gpdl_observer_add, lib.gpdl_observer_remove
+            add, remove = lib.gpdl_observer_add, lib.gpdl_observer_remove
         except (OSError, AttributeError) as e:
             raise _Unavailable("cannot load the observer: %s" % e, "remove it from the cache to rebuild it")
-        self.add.argtypes, self.add.restype = [ctypes.c_int], ctypes.c_int
-        self.remove.argtypes, self.remove.restype = [], None
+        add.argtypes, add.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+        remove.argtypes, remove.restype = [ctypes.c_int], None
+        _lib = add, remove
+    return _lib
+
+
+class _Observer:
+    """Operators and communication calls, both through the observer."""
+
+    per_thread = False  # global callbacks: every thread's operators
+
+    def __init__(self, torch, shapes):
+        self.add, self.remove = _observer_lib(torch)
         self.shapes = 1 if shapes else 0
 
     def enable(self):
-        if self.add(self.shapes) != 0:
+        if self.add(self.shapes, OPS | COMM) < 0:
             raise _Unavailable("the observer found no collector", "run the program under gprof-dl run")
 
     def disable(self):
-        self.remove()
+        self.remove(OPS | COMM)
+
+
+class _CommObserver:
+    """Communication calls alone, on CUDA builds: the observer's second
+    callback, and the collector told to leave torch's NVTX copies out."""
+
+    def __init__(self, torch, nvtx):
+        self.add, self.remove = _observer_lib(torch)
+        self.nvtx = nvtx
+
+    def enable(self):
+        """Before torch's NVTX emission is switched on (or while it is on)."""
+        bits = self.add(0, COMM)
+        if bits >= 0 and bits & COMM and _n.has_comm():
+            self.nvtx.flags = 1 | _n.TORCH_NVTX_NO_COMM
+        return bits
+
+    def disable(self):
+        self.nvtx.flags = 1
+        self.remove(COMM)
 
 
 # ---- the switch ---------------------------------------------------------------
@@ -271,6 +320,8 @@ class Operators:
         self.suspended = 0  # the program's own profiler runs (NVTX)
         self.thread = None  # the thread that turned recording on (NVTX is per thread)
         self.mech = None
+        self.comm = None  # CUDA builds: _CommObserver once asked for, False when unavailable
+        self.torch = torch
         version = getattr(torch, "version", None)
         cuda = getattr(version, "cuda", None) and not getattr(version, "hip", None)
         how = os.environ.get("GPROF_DL_TORCH_OPERATORS", "")  # observer | nvtx: for measurements
@@ -296,10 +347,14 @@ class Operators:
             return  # torch's NVTX emission is switched on the thread that enabled it
         try:
             if want:
+                if self.comm:
+                    self.comm.enable()
                 self.mech.enable()
                 self.thread = threading.get_ident()
             else:
                 self.mech.disable()
+                if self.comm:
+                    self.comm.disable()
             self.on = want
         except _Unavailable as e:
             self.mech = None
@@ -307,6 +362,29 @@ class Operators:
         except Exception as e:
             self.mech = None
             _say("%s: %s" % (type(e).__name__, e), "is another profiler running?")
+
+    def want_comm(self):
+        """The program made a process group: on CUDA builds, record its
+        communication calls through the observer from now on (CPU builds do
+        already, with the operators)."""
+        if self.comm is not None or self.mech is None or not isinstance(self.mech, _Nvtx):
+            return
+        what = "communication calls recorded from torch's NVTX ranges, without bytes"
+        try:
+            self.comm = _CommObserver(self.torch, self.mech)
+        except _Unavailable as e:
+            self.comm = False
+            _say(e.cause, e.fix, what)
+            return
+        except Exception as e:
+            self.comm = False
+            _say("torch %s: %s: %s" % (self.torch.__version__, type(e).__name__, e),
+                 "a gprof-dl bug: please report it", what)
+            return
+        if self.on:
+            # NVTX stays on: the collector reads the new flags at once.
+            self.comm.enable()
+            _n.torch_nvtx(self.mech.flags)
 
     def suspend(self):
         self.suspended += 1
@@ -323,7 +401,10 @@ class Operators:
         if self.mech is not None and self.on and mine:
             try:
                 self.mech.disable()
+                if self.comm:
+                    self.comm.disable()
             except Exception:
                 pass
         self.mech = None
+        self.comm = None
         self.on = False

@@ -13,6 +13,13 @@ the events the step inference needs (_steps), and operators (_ops).
   optimizers and of modules (outside a forward) is watched for the steps but
   is no range of its own (_ZERO_GRAD_RANGES).
 
+- Distributed: torch.distributed.init_process_group, once it has returned,
+  reports the process's rank, world size and backend to the collector (the
+  rank of an mp.spawn child is known only then), and on CUDA builds turns on
+  the recording of communication calls (_ops).
+- Threads: a Python thread names its OS thread in the trace with its
+  threading name as it starts (the main thread keeps the process's name).
+
 Every wrapper calls straight through when torch.compile is tracing it, and pops
 its range in a finally clause, so an exception leaves no range open. Nothing is
 recorded inside a batch fetch but the fetch (a module used as a transform is no
@@ -311,6 +318,60 @@ def _hook_optimizers(torch, compiling, on_start, ranges):
         )
 
 
+def _hook_distributed(torch):
+    """init_process_group: what it returns or raises is the program's; the
+    rank is reported after it returned."""
+    dist = sys.modules.get("torch.distributed")
+    orig = getattr(dist, "init_process_group", None)
+    if orig is None or getattr(orig, "_gprof_dl", False):
+        return
+    c10d = sys.modules.get("torch.distributed.distributed_c10d")
+
+    @functools.wraps(orig)
+    def init_process_group(*args, **kwargs):
+        r = orig(*args, **kwargs)
+        try:
+            _process_group_made(dist)
+        except Exception:  # never the program's failure
+            pass
+        return r
+
+    init_process_group._gprof_dl = True
+    _patch(dist, "init_process_group", init_process_group)
+    if c10d is not None and getattr(c10d, "init_process_group", None) is orig:
+        _patch(c10d, "init_process_group", init_process_group)
+
+
+def _process_group_made(dist):
+    try:
+        local = int(os.environ.get("LOCAL_RANK", ""))
+    except ValueError:
+        local = -1
+    backend = str(dist.get_backend())
+    _n.rank(dist.get_rank(), local if local >= 0 else -1, dist.get_world_size(), _n.string(backend))
+    if _ops is not None:
+        _ops.want_comm()
+
+
+def _hook_threads():
+    """Thread._bootstrap_inner runs first in every new Python thread."""
+    orig = getattr(threading.Thread, "_bootstrap_inner", None)
+    if orig is None or getattr(orig, "_gprof_dl", False):
+        return
+    name_thread = _n.name_thread
+
+    @functools.wraps(orig)
+    def _bootstrap_inner(self):
+        try:
+            name_thread(str(self.name))
+        except Exception:
+            pass
+        return orig(self)
+
+    _bootstrap_inner._gprof_dl = True
+    _patch(threading.Thread, "_bootstrap_inner", _bootstrap_inner)
+
+
 def install(torch):
     """Hook TORCH (the module, just imported)."""
     global _ops
@@ -336,6 +397,7 @@ def install(torch):
     else:
         on_start = steps.phase_start
 
+    _hook_threads()
     _hook_dataloader(torch)
     _hook_optimizers(torch, compiling, on_start, not timer_only)
     if not timer_only:
@@ -346,6 +408,7 @@ def install(torch):
         _ops = ops_module.Operators(torch, bool(opts & _n.OPT_RECORD_SHAPES))
         steps.on_begin = _ops.sync
         _ops.sync()
+    _hook_distributed(torch)
     atexit.register(_at_exit)
 
 
