@@ -428,6 +428,13 @@ static void args_value(struct jparser *p, enum jval k, const char *s, size_t n, 
 			a->have |= bit;              \
 		}                                    \
 		break;
+#define I64_ARG(key, field, bit)                     \
+	case key:                                    \
+		if (val_i64(k, s, n, &i)) {          \
+			a->field = i;                \
+			a->have |= bit;              \
+		}                                    \
+		break;
 		U64_ARG(AK_EXTERNAL_ID, external_id, JA_EXTERNAL_ID)
 		U64_ARG(AK_CORRELATION, correlation, JA_CORRELATION)
 		U64_ARG(AK_DEVICE, device, JA_DEVICE)
@@ -439,25 +446,21 @@ static void args_value(struct jparser *p, enum jval k, const char *s, size_t n, 
 		U64_ARG(AK_DYNAMIC_SMEM, dynamic_smem, JA_DYNAMIC_SMEM)
 		U64_ARG(AK_ADDR, addr, JA_ADDR)
 		U64_ARG(AK_TOTAL_ALLOC, total_alloc, JA_TOTAL_ALLOC)
+		U64_ARG(AK_SAMPLES, samples, JA_SAMPLES)
+		U64_ARG(AK_IN_NELEMS, in_nelems, JA_IN_NELEMS)
+		U64_ARG(AK_OUT_NELEMS, out_nelems, JA_OUT_NELEMS)
+		U64_ARG(AK_GROUP_SIZE, group_size, JA_GROUP_SIZE)
+		I64_ARG(AK_BYTES, bytes, JA_BYTES)
+		I64_ARG(AK_DEVICE_ID, device_id, JA_DEVICE_ID)
+		I64_ARG(AK_DEVICE_TYPE, device_type, JA_DEVICE_TYPE)
+		I64_ARG(AK_SEQ, seq, JA_SEQ)
+		I64_ARG(AK_COLL_SEQ, coll_seq, JA_COLL_SEQ)
+		I64_ARG(AK_PEER, peer, JA_PEER)
+		I64_ARG(AK_SRC_RANK, src_rank, JA_SRC_RANK)
+		I64_ARG(AK_DST_RANK, dst_rank, JA_DST_RANK)
+		I64_ARG(AK_RANK, rank, JA_RANK)
 #undef U64_ARG
-	case AK_BYTES:
-		if (val_i64(k, s, n, &i)) {
-			a->bytes = i;
-			a->have |= JA_BYTES;
-		}
-		break;
-	case AK_DEVICE_ID:
-		if (val_i64(k, s, n, &i)) {
-			a->device_id = i;
-			a->have |= JA_DEVICE_ID;
-		}
-		break;
-	case AK_DEVICE_TYPE:
-		if (val_i64(k, s, n, &i)) {
-			a->device_type = i;
-			a->have |= JA_DEVICE_TYPE;
-		}
-		break;
+#undef I64_ARG
 	case AK_START_TIME:
 		/* Paddle: "12.345 us" */
 		if (k == JV_STRING && n > 3 && memcmp(s + n - 3, " us", 3) == 0 &&
@@ -494,18 +497,6 @@ static void args_value(struct jparser *p, enum jval k, const char *s, size_t n, 
 		if (k == JV_BOOL && b)
 			a->have |= JA_ASYNC;
 		break;
-	case AK_SEQ:
-		if (val_i64(k, s, n, &i)) {
-			a->seq = i;
-			a->have |= JA_SEQ;
-		}
-		break;
-	case AK_SAMPLES:
-		if (val_u64(k, s, n, &u)) {
-			a->samples = u;
-			a->have |= JA_SAMPLES;
-		}
-		break;
 	case AK_INPUT_DIMS:
 		if (k == JV_STRING) /* shapes that were not a list of lists: as they are */
 			a->shapes = arena_put(p, s, n);
@@ -520,30 +511,6 @@ static void args_value(struct jparser *p, enum jval k, const char *s, size_t n, 
 						 : &a->pg) = sp;
 		}
 		break;
-#define U64_ARG(key, field, bit)                     \
-	case key:                                    \
-		if (val_u64(k, s, n, &u)) {          \
-			a->field = u;                \
-			a->have |= bit;              \
-		}                                    \
-		break;
-		U64_ARG(AK_IN_NELEMS, in_nelems, JA_IN_NELEMS)
-		U64_ARG(AK_OUT_NELEMS, out_nelems, JA_OUT_NELEMS)
-		U64_ARG(AK_GROUP_SIZE, group_size, JA_GROUP_SIZE)
-#undef U64_ARG
-#define I64_ARG(key, field, bit)                     \
-	case key:                                    \
-		if (val_i64(k, s, n, &i)) {          \
-			a->field = i;                \
-			a->have |= bit;              \
-		}                                    \
-		break;
-		I64_ARG(AK_COLL_SEQ, coll_seq, JA_COLL_SEQ)
-		I64_ARG(AK_PEER, peer, JA_PEER)
-		I64_ARG(AK_SRC_RANK, src_rank, JA_SRC_RANK)
-		I64_ARG(AK_DST_RANK, dst_rank, JA_DST_RANK)
-		I64_ARG(AK_RANK, rank, JA_RANK)
-#undef I64_ARG
 	case AK_SRC_KIND:
 	case AK_DST_KIND:
 	case AK_MEM_KIND:

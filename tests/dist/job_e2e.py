@@ -20,8 +20,6 @@ Cases (examples/ddp_train.py is the training job; nothing in it knows gprof-dl):
 torch 2 launches with torchrun, torch 1.13 with the job's own launcher (a
 plain script setting RANK, WORLD_SIZE, LOCAL_RANK, MASTER_*: Debian's
 torchrun fails on this Python). Exit status: 0 pass, 1 fail, 77 skip."""
-import argparse
-import glob
 import json
 import os
 import socket
@@ -29,8 +27,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import SKIP, Failure, Skip, check, eq, must, run_case, text  # noqa: E402
-from torchprobe import torch_version  # noqa: E402
+from checks import Failure, check, eq, must, text  # noqa: E402
+from torchharness import torch_main  # noqa: E402
 
 STEPS = 40      # per rank; the first 10 are the views' warm-up
 SLOW_MS = 40.0  # the straggler's extra computation per step
@@ -234,32 +232,9 @@ def case_killed(c):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gprof-dl", required=True)
-    ap.add_argument("--example", required=True, help="examples/ddp_train.py")
-    ap.add_argument("--pydir", required=True)
-    ap.add_argument("--cache-dir", required=True)
-    ap.add_argument("--python", default="")
-    ap.add_argument("--torch", required=True, choices=("1", "2"))
-    ap.add_argument("--case", required=True)
-    args = ap.parse_args()
-    fn = globals().get("case_" + args.case)
-    if not fn:
-        print(f"unknown case {args.case}")
-        return 1
-    if not args.python:
-        print("SKIP: no torch 2 interpreter: configure with -DGPDL_TORCH2_PYTHON=/path/to/venv/bin/python "
-              "(tests/python/setup-torch2-venv makes one)")
-        return SKIP
-    if not os.path.exists(os.path.join(args.pydir, "sitecustomize.py")):
-        print(f"SKIP: the gprof_dl Python package is not built in {args.pydir} (it needs python3-dev)")
-        return SKIP
-    os.makedirs(args.cache_dir, exist_ok=True)
-    version = torch_version(args.python, args.cache_dir)
-    if not version:
-        print(f"SKIP: {args.python} cannot import torch")
-        return SKIP
-    return run_case(args.case, fn, lambda tmp: Ctx(args, tmp), "gpdl-job-", f"torch {version}")
+    def add_args(ap):
+        ap.add_argument("--example", required=True, help="examples/ddp_train.py")
+    return torch_main(globals(), Ctx, "gpdl-job-", add_args)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ all parsed with Python's json module, and asserts exact counts.
 The harness itself never imports torch; the programs run under the
 interpreter given by --python. Exit status: 0 pass, 1 fail, 77 skip (ctest
 SKIP_RETURN_CODE), with a line saying why."""
-import argparse
 import csv
 import json
 import os
@@ -28,8 +27,8 @@ OPT_CALLS_PER_STEP = 1
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import SKIP, Failure, Skip, check, eq, must, near, run_case, text  # noqa: E402
-from torchprobe import torch_version  # noqa: E402
+from checks import Failure, Skip, check, eq, must, near, text  # noqa: E402
+from torchharness import torch_main  # noqa: E402
 
 
 class Ctx:
@@ -722,33 +721,10 @@ def case_ddp_spawn(c):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gprof-dl", required=True)
-    ap.add_argument("--src", required=True, help="tests/python")
-    ap.add_argument("--example", required=True, help="examples/train.py")
-    ap.add_argument("--pydir", required=True, help="the built gprof_dl package's directory")
-    ap.add_argument("--cache-dir", required=True)
-    ap.add_argument("--python", default="", help="the interpreter with torch")
-    ap.add_argument("--torch", required=True, choices=("1", "2"))
-    ap.add_argument("--case", required=True)
-    args = ap.parse_args()
-    fn = globals().get("case_" + args.case)
-    if not fn:
-        print(f"unknown case {args.case}")
-        return 1
-    if not args.python:
-        print("SKIP: no torch 2 interpreter: configure with -DGPDL_TORCH2_PYTHON=/path/to/venv/bin/python "
-              "(tests/python/setup-torch2-venv makes one)")
-        return SKIP
-    if not os.path.exists(os.path.join(args.pydir, "sitecustomize.py")):
-        print(f"SKIP: the gprof_dl Python package is not built in {args.pydir} (it needs python3-dev)")
-        return SKIP
-    os.makedirs(args.cache_dir, exist_ok=True)
-    version = torch_version(args.python, args.cache_dir)
-    if not version:
-        print(f"SKIP: {args.python} cannot import torch")
-        return SKIP
-    return run_case(args.case, fn, lambda tmp: Ctx(args, tmp), "gpdl-torch-", f"torch {version}")
+    def add_args(ap):
+        ap.add_argument("--src", required=True, help="tests/python")
+        ap.add_argument("--example", required=True, help="examples/train.py")
+    return torch_main(globals(), Ctx, "gpdl-torch-", add_args)
 
 
 if __name__ == "__main__":
