@@ -307,7 +307,7 @@ static const struct export_filter *part_filter(const struct job *j, uint32_t p,
 		rest |= j->ranks[q].exclude;
 		first &= q >= p;
 	}
-	*f = (struct export_filter){r->pids, r->npids, r->exclude, rest ? r->exclude : first};
+	*f = (struct export_filter){{r->pids, r->npids, r->exclude}, rest ? r->exclude : first};
 	return f;
 }
 

@@ -23,19 +23,9 @@ struct run {
 	size_t ntakes;
 };
 
-static int pid_cmp(const void *k, const void *e)
-{
-	uint32_t a = *(const uint32_t *)k, b = *(const uint32_t *)e;
-	return (a > b) - (a < b);
-}
-
 int export_writer_takes_pid(const struct export_writer *w, uint32_t pid)
 {
-	const struct export_filter *f = w->filter;
-	if (!f)
-		return 1;
-	int listed = f->npids && bsearch(&pid, f->pids, f->npids, sizeof(pid), pid_cmp);
-	return listed != f->exclude;
+	return !w->filter || trace_pids_has(&w->filter->part, pid);
 }
 
 /* Whether the thread of this index is the part's: asked once per thread,

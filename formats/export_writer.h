@@ -58,9 +58,7 @@ int export_writer_run(struct export_writer *w, struct trace_reader *r);
  * (exclude 1); system: whether the file's system-wide counters (pid 0)
  * belong to this part (each file's go to exactly one of its parts). */
 struct export_filter {
-	const uint32_t *pids;
-	uint32_t npids;
-	int exclude;
+	struct trace_pids part;
 	int system;
 };
 

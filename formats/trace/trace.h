@@ -281,6 +281,18 @@ uint64_t trace_reader_total_drops(const struct trace_reader *r);
 const char *trace_reader_damage(const struct trace_reader *r, uint64_t *offset);
 uint64_t trace_reader_file_size(const struct trace_reader *r);
 
+/* Part of a trace (1.3: one rank of a file that holds several): the
+ * processes listed (pids sorted ascending), or with exclude every process but
+ * those. The readers of a part (the analysis's loader, the exporters, the
+ * launcher's split) ask the one question below. */
+struct trace_pids {
+	const uint32_t *pids;
+	uint32_t n;
+	int exclude;
+};
+/* Whether process pid is in the part; every process when p is NULL. */
+int trace_pids_has(const struct trace_pids *p, uint32_t pid);
+
 /* ---- writing ---------------------------------------------------------- */
 
 struct trace_writer;

@@ -1335,3 +1335,17 @@ uint64_t trace_reader_file_size(const struct trace_reader *r)
 {
 	return r->file_size != UINT64_MAX ? r->file_size : r->cur;
 }
+
+static int pid_cmp(const void *k, const void *e)
+{
+	uint32_t a = *(const uint32_t *)k, b = *(const uint32_t *)e;
+	return (a > b) - (a < b);
+}
+
+int trace_pids_has(const struct trace_pids *p, uint32_t pid)
+{
+	if (!p)
+		return 1;
+	int listed = p->n && bsearch(&pid, p->pids, p->n, sizeof(pid), pid_cmp);
+	return listed != p->exclude;
+}

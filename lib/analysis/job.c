@@ -274,7 +274,7 @@ int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t er
 		BUG("job_load of part %u of %u", p, j->nparts);
 	struct job_rank *r = &j->ranks[p];
 	const char *path = j->files[r->file].path;
-	struct store_pids pids = {r->pids, r->npids, r->exclude};
+	struct trace_pids pids = {r->pids, r->npids, r->exclude};
 	progress_phase("reading '%s'", path);
 	a->store.wall_clock = j->wall_clock;
 	if (store_load_part(&a->store, path, r->pids || r->exclude ? &pids : NULL, err, errlen) != 0)

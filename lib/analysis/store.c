@@ -419,7 +419,7 @@ struct load_ctx {
 	struct store *s;
 	struct trace_reader *r;
 	uint32_t file;
-	const struct store_pids *pids; /* NULL: every process */
+	const struct trace_pids *pids; /* NULL: every process */
 	uint32_t *thread_track; /* thread index -> track + 1; LOAD_SKIP: not loaded */
 	size_t nthreads;
 	uint32_t *desc_map;     /* file desc id -> store desc + 1 */
@@ -430,19 +430,10 @@ struct load_ctx {
 
 #define LOAD_SKIP UINT32_MAX
 
-static int pid_cmp(const void *k, const void *e)
-{
-	uint32_t a = *(const uint32_t *)k, b = *(const uint32_t *)e;
-	return (a > b) - (a < b);
-}
-
 /* Whether a process goes into the part being loaded. */
 static int load_wants(const struct load_ctx *c, uint32_t pid)
 {
-	if (!c->pids)
-		return 1;
-	int listed = c->pids->n && bsearch(&pid, c->pids->pids, c->pids->n, sizeof(pid), pid_cmp);
-	return listed != c->pids->exclude;
+	return trace_pids_has(c->pids, pid);
 }
 
 /* The reader checked every index against its tables, so the maps only grow
@@ -619,7 +610,7 @@ int store_load(struct store *s, const char *path, char *err, size_t errlen)
 	return store_load_part(s, path, NULL, err, errlen);
 }
 
-int store_load_part(struct store *s, const char *path, const struct store_pids *pids, char *err,
+int store_load_part(struct store *s, const char *path, const struct trace_pids *pids, char *err,
 		    size_t errlen)
 {
 	/* a chrome-trace JSON file (PyTorch's, Paddle's) is imported on the fly */

@@ -335,15 +335,10 @@ int store_load(struct store *s, const char *path, char *err, size_t errlen);
  * those listed (exclude 1). A thread, a GPU stream, a process record, a
  * per-process counter and a drop count go with their pid; system-wide
  * counters and the file's devices go with every part. */
-struct store_pids {
-	const uint32_t *pids; /* sorted ascending */
-	uint32_t n;
-	int exclude;
-};
 /* store_load() of one part of a file (a rank's processes, job.h): the
  * store's file says what was loaded (events, drops of its threads; with
  * exclude, the drops no thread claims too). pids NULL: the whole file. */
-int store_load_part(struct store *s, const char *path, const struct store_pids *pids, char *err,
+int store_load_part(struct store *s, const char *path, const struct trace_pids *pids, char *err,
 		    size_t errlen);
 /* Puts all files on one clock, sorts every track and nests its events. */
 void store_finish(struct store *s);
