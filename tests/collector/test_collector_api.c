@@ -255,6 +255,7 @@ static void test_torch_nvtx_no_comm(void **state)
 	assert_string_equal(range_names(&v, s), "aten::add aten::mm glue:all_reduce gloo:barrier");
 	assert_int_equal(view_count(s, RING_REC_POP_UNBALANCED), 0);
 	assert_int_equal(string_records(s, &v, "gloo:all_reduce"), 0);
+	view_free(&v);
 }
 
 static void test_torch_nvtx(void **state)
