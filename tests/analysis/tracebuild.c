@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -668,4 +669,17 @@ unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[51
 		snprintf(paths[r], 512, "%s", tb_close(&b, t0 + j->steps * 100 * TB_MS + 2 * TB_MS));
 	}
 	return j->ranks;
+}
+
+double tb_gauss(uint64_t *state)
+{
+	double u[2];
+	for (int i = 0; i < 2; i++) {
+		uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		u[i] = ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+	}
+	return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
 }

@@ -159,6 +159,10 @@ struct tb_job {
  * paths; returns how many. */
 unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[512]);
 
+/* A deterministic normal variate (splitmix64, Box-Muller), so that
+ * synthetic step times are the same on every machine. */
+double tb_gauss(uint64_t *state);
+
 /* Reads a whole file into a NUL-terminated buffer (free it). */
 char *tb_slurp(const char *path, size_t *len);
 

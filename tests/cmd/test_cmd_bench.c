@@ -312,20 +312,6 @@ static void test_imported_json(void **state)
 
 /* ---- the gate ---------------------------------------------------------------- */
 
-/* A deterministic normal variate (splitmix64, Box-Muller): the synthetic
- * step times are the same on every machine. */
-static double gauss(uint64_t *state)
-{
-	double u[2];
-	for (int i = 0; i < 2; i++) {
-		uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		u[i] = ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-	}
-	return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
-}
 
 /* A run of n training steps back to back, each of 64 samples, lasting
  * mean_ms * slow +- sd_ms * slow (normal, from seed): the same spread
@@ -340,7 +326,7 @@ static const char *gate_run(const char *name, unsigned n, double mean_ms, double
 	struct trace_event_ext x = {.samples = 64};
 	uint64_t t = 0;
 	for (unsigned k = 0; k < n; k++) {
-		double ms = (mean_ms + sd_ms * gauss(&seed)) * slow;
+		double ms = (mean_ms + sd_ms * tb_gauss(&seed)) * slow;
 		uint64_t dur = (uint64_t)(ms > 1 ? ms * 1e6 : 1e6);
 		tb_ext(&b, 0, step, t, dur, &x);
 		t += dur;

@@ -430,19 +430,6 @@ static void test_bench_job_errors(void **state)
 
 /* ---- bench: the gate on the job ---------------------------------------------------- */
 
-/* A deterministic normal variate (splitmix64, Box-Muller). */
-static double gauss(uint64_t *state)
-{
-	double u[2];
-	for (int i = 0; i < 2; i++) {
-		uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		u[i] = ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-	}
-	return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
-}
 
 #define GATE_STEPS 60
 
@@ -453,7 +440,7 @@ static void gate_job(char *out[2], const char *prefix, double slow1, uint64_t se
 {
 	uint64_t d[2][GATE_STEPS];
 	for (unsigned k = 0; k < GATE_STEPS; k++) {
-		double ms = 100 + 5 * gauss(&seed);
+		double ms = 100 + 5 * tb_gauss(&seed);
 		d[0][k] = (uint64_t)(ms * 1e6);
 		d[1][k] = (uint64_t)(ms * slow1 * 1e6);
 	}
