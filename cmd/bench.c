@@ -202,7 +202,7 @@ static void meas_free(struct bench_meas *m)
 static int measure_pooled(struct bench_meas *m, struct bench_side *side, int nfiles,
 			  char **files, unsigned skip)
 {
-	int loaded = cmd_load_traces(&m->a, nfiles, files, "measured");
+	int loaded = job_load_files(&m->a, nfiles, files, "measured");
 	progress_done();
 	if (loaded != 0)
 		return -1;

@@ -27,9 +27,5 @@ unsigned cmd_parse_count(const char *option, const char *s, const char *what);
 unsigned cmd_parse_skip_steps(const char *s);
 /* --time-unit of summary, bench and diff; a usage error when not a unit. */
 enum time_unit cmd_parse_time_unit(const char *s);
-struct analysis;
-/* Loads the trace files of summary and bench into a and prepares it; damage
- * is a warning ("...; DONE up to there"). 0, or -1 after an error message. */
-int cmd_load_traces(struct analysis *a, int nfiles, char **files, const char *done);
 
 #endif

@@ -297,7 +297,7 @@ static int diff_load(struct diff_input *in, const struct diff_opts *o)
 	int jobs = in[0].nranks && in[1].nranks, rc = 0;
 	for (unsigned k = 0; k < 2 && rc == 0; k++) {
 		if (!jobs) {
-			rc = cmd_load_traces(&in[k].an, in[k].nfiles, in[k].files, "compared");
+			rc = job_load_files(&in[k].an, in[k].nfiles, in[k].files, "compared");
 			continue;
 		}
 		/* the measure warns of damage, once for the side */

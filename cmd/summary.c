@@ -151,12 +151,6 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 	return optind;
 }
 
-/* Shared with bench and diff until they take a job: job_load_files(). */
-int cmd_load_traces(struct analysis *a, int nfiles, char **files, const char *done)
-{
-	return job_load_files(a, nfiles, files, done);
-}
-
 int cmd_summary(int argc, char **argv)
 {
 	struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_MS}};
