@@ -253,6 +253,32 @@ static int path_exists(const char *path, void *ctx)
 
 /* The recorded file: -o's pattern in gprof-dl's own environment, for the
  * root process pid. */
+static const char *getenv_ctx(const char *name, void *ctx)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+/* A copy of gprof-dl that mpirun or srun started (its own environment names
+ * a rank of several) with an -o that is not per rank: every copy writes the
+ * same name, and all but the first fail. Say so, and how to name each rank's
+ * file, before the copies collide. */
+static void warn_shared_output(const char *out, const struct outname *pattern)
+{
+	int32_t rank, local_rank, world_size;
+	unsigned source = ring_rank_from_env(getenv_ctx, NULL, &rank, &local_rank, &world_size);
+	const char *var = ring_rank_var(source);
+	if (!out || !var || world_size < 2 || outname_per_rank(pattern))
+		return;
+	const char *dot = strrchr(out, '.');
+	if (dot && strchr(dot, '/'))
+		dot = NULL;
+	int stem = dot ? (int)(dot - out) : (int)strlen(out);
+	warning("this is rank %d of %d (%s): every rank writes '%s'; give each its own file with "
+		"-o '%.*s-%%q{%s}%s'",
+		rank, world_size, var, out, stem, out, var, dot ? dot : "");
+}
+
 static char *output_path(const struct outname *o, pid_t pid)
 {
 	char host[256] = "";
@@ -448,6 +474,8 @@ int cmd_run(int argc, char **argv)
 	/* The variables the pattern names each rank's file by, reported by
 	 * every process; an outer run's list is not this run's. */
 	int per_rank = pattern && outname_per_rank(pattern);
+	if (!quiet)
+		warn_shared_output(out, pattern);
 	if (per_rank && outname_nvars(pattern))
 		setenv(RING_VARS_ENV, outname_var_list(pattern), 1);
 	else

@@ -174,20 +174,30 @@ static int32_t env_number(const char *(*get)(const char *, void *), void *ctx, c
 	return *end || n > INT32_MAX ? -1 : (int32_t)n;
 }
 
+/* The launchers' variables, by enum ring_rank_source, highest last: the
+ * last one present wins. */
+static const struct {
+	unsigned source;
+	const char *rank, *local_rank, *world_size;
+} srcs[] = {
+	{RING_RANK_ENV_SLURM, "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"},
+	{RING_RANK_ENV_PADDLE, "PADDLE_TRAINER_ID", "PADDLE_LOCAL_RANK", "PADDLE_TRAINERS_NUM"},
+	{RING_RANK_ENV_PMI, "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},
+	{RING_RANK_ENV_OMPI, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"},
+	{RING_RANK_ENV_TORCH, "RANK", "LOCAL_RANK", "WORLD_SIZE"},
+};
+
+const char *ring_rank_var(unsigned source)
+{
+	for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++)
+		if (srcs[i].source == source)
+			return srcs[i].rank;
+	return NULL;
+}
+
 unsigned ring_rank_from_env(const char *(*get)(const char *name, void *ctx), void *ctx,
 			    int32_t *rank, int32_t *local_rank, int32_t *world_size)
 {
-	/* by enum ring_rank_source, highest last: the last one present wins */
-	static const struct {
-		unsigned source;
-		const char *rank, *local_rank, *world_size;
-	} srcs[] = {
-		{RING_RANK_ENV_SLURM, "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"},
-		{RING_RANK_ENV_PADDLE, "PADDLE_TRAINER_ID", "PADDLE_LOCAL_RANK", "PADDLE_TRAINERS_NUM"},
-		{RING_RANK_ENV_PMI, "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},
-		{RING_RANK_ENV_OMPI, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"},
-		{RING_RANK_ENV_TORCH, "RANK", "LOCAL_RANK", "WORLD_SIZE"},
-	};
 	unsigned found = 0;
 	*rank = *local_rank = *world_size = -1;
 	for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++) {

@@ -370,6 +370,9 @@ struct ring_process_rank { /* RING_REC_PROCESS_RANK, aux = enum ring_rank_source
  * variable's value or NULL (getenv). Returns the source, 0 when none. */
 unsigned ring_rank_from_env(const char *(*get)(const char *name, void *ctx), void *ctx,
 			    int32_t *rank, int32_t *local_rank, int32_t *world_size);
+/* The variable a source names its rank by ("RANK", "OMPI_COMM_WORLD_RANK"):
+ * NULL for RING_RANK_INIT and unknown sources. */
+const char *ring_rank_var(unsigned source);
 
 /* The environment variable that names the variables a process reports in
  * RING_REC_PROCESS_VAR records: "RANK,LOCAL_RANK", at most RING_VARS_MAX. */

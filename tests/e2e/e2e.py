@@ -579,6 +579,15 @@ def case_dist_copy_per_rank(c):
            f"t-{r}.gpdl: header")
         eq([x["rank"] for x in procs_], [r], f"t-{r}.gpdl: processes")
         eq(c.chrome(os.path.join(d, f"t-{r}.gpdl")).count("work"), 5, f"t-{r}.gpdl: ranges")
+        check(b"every rank writes" not in err, f"copy {r}: a per-rank -o was warned about")
+    # the same copies with an -o that is not per rank: each says how to fix
+    # it before they collide (the second copy then finds the file there)
+    env = dict(os.environ, OMPI_COMM_WORLD_RANK="1", OMPI_COMM_WORLD_SIZE="2")
+    p = subprocess.run([c.gpdl, "run", "-o", "same.gpdl", "--", c.prog("exit_code"), "0"], cwd=d, env=env,
+                       capture_output=True, timeout=60)
+    check(b"warning: this is rank 1 of 2 (OMPI_COMM_WORLD_RANK): every rank writes 'same.gpdl'; give each "
+          b"its own file with -o 'same-%q{OMPI_COMM_WORLD_RANK}.gpdl'" in p.stderr,
+          f"no advice for a shared -o under mpirun: {p.stderr.decode(errors='replace')}")
 
 
 def case_dist_launcher_killed(c):
