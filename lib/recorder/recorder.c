@@ -18,14 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define DEFER_POLLS 3 /* polls a record waits for a string before it is named "<unknown>" */
 #define FLUSH_INTERVAL_NS 1000000000ull
 #define LIVENESS_INTERVAL_NS 100000000ull
+#define WATCH_INTERVAL_NS 1000000ull /* how often the processes' watches are polled */
 #define NO_THREAD UINT32_MAX
 /* External ids are kept for this many correlation ids after the newest
  * (CUDA calls of the process): GPU work completes, and CUPTI delivers it,
@@ -70,6 +73,7 @@ struct rec_process {
 	int32_t exit_code;
 	int32_t zombie_status; /* code or 128+signal read from /proc as a zombie, -1: not seen */
 	int32_t root;          /* the image of its rank root (resolve_ranks()), -1: no rank's */
+	int pidfd;             /* readable once it ended (process_watch()); -1: none */
 	struct trace_process written; /* as last written; written.pid 0: never */
 };
 
@@ -165,7 +169,10 @@ struct recorder {
 	uint64_t unknown_strings;
 
 	struct cpu_sampler cpu;
-	uint64_t next_sample, next_flush, next_liveness;
+	uint64_t next_sample, next_flush, next_liveness, next_watch;
+	struct pollfd *watch_fds; /* the live processes' pidfds, for one poll() */
+	uint32_t *watch_procs;    /* and their indices in procs */
+	size_t watch_cap;
 	unsigned char *buf;
 	pid_t root;
 	uint64_t events, start_ns;
@@ -245,6 +252,30 @@ static struct rec_process *process_find(struct recorder *r, uint32_t pid, int al
 	return NULL;
 }
 
+/* A descriptor that becomes readable when process pid ends (pidfd_open,
+ * Linux 5.3), so that the end of a process the launcher does not reap (a
+ * rank is torchrun's child, not gprof-dl's) is seen within a millisecond,
+ * not at the next /proc scan: its end time, which says which rank of a job
+ * ended first, and its status while it is still a zombie. -1 where the
+ * kernel has none: the /proc scan then sees it. */
+static int process_watch(uint32_t pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, (pid_t)pid, 0); /* close-on-exec by default */
+	return fd >= 0 ? (int)fd : -1;
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+static void process_unwatch(struct rec_process *p)
+{
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
+}
+
 static struct rec_process *process_add(struct recorder *r, uint32_t pid, uint32_t ppid, uint64_t ts)
 {
 	if (r->nprocs == r->procs_cap) {
@@ -262,6 +293,7 @@ static struct rec_process *process_add(struct recorder *r, uint32_t pid, uint32_
 	p->exit_code = p->zombie_status = -1;
 	p->root = -1;
 	p->alive = 1;
+	p->pidfd = process_watch(pid);
 	r->procs_dirty = 1;
 	return p;
 }
@@ -1508,6 +1540,7 @@ static void process_started(struct recorder *r, const struct ring_process *x)
 	if (p) { /* exec: the old image ends here, its threads with it */
 		p->p.end_ns = x->ts_ns;
 		p->alive = 0;
+		process_unwatch(p); /* the new image watches the pid */
 		if (r->nexecs == r->execs_cap) {
 			r->execs_cap = r->execs_cap ? r->execs_cap * 2 : 8;
 			r->execs = xrealloc(r->execs, r->execs_cap * sizeof(*r->execs));
@@ -1537,6 +1570,7 @@ static void process_ended(struct recorder *r, uint32_t i, uint64_t end_ns)
 {
 	uint32_t pid = r->procs[i].p.pid;
 	r->procs[i].alive = 0;
+	process_unwatch(&r->procs[i]);
 	r->procs_dirty = 1;
 	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
 	for (uint32_t k = 0; k < used && k < r->shm->nslots; k++) {
@@ -1625,15 +1659,48 @@ static int process_is_dead(uint32_t pid, int32_t *status)
 	return 1;
 }
 
+/* Process i, which the launcher does not reap, is gone or a zombie (whose
+ * status, or -1): it ended at now, with the status it can be given. */
+static void process_found_dead(struct recorder *r, uint32_t i, int32_t status, uint64_t now)
+{
+	r->procs[i].zombie_status = status;
+	process_ended(r, i, now);
+	process_unreaped_status(&r->procs[i]);
+}
+
+/* The processes whose watch (process_watch()) says they ended: ended now,
+ * with the status a zombie shows. Indices, not pointers: ending a process
+ * drains its rings, which may add processes. */
+static void check_watches(struct recorder *r, uint64_t now)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < r->nprocs; i++) {
+		if (!r->procs[i].alive || r->procs[i].pidfd < 0)
+			continue;
+		if (n == r->watch_cap) {
+			r->watch_cap = r->watch_cap ? 2 * r->watch_cap : 16;
+			r->watch_fds = xrealloc(r->watch_fds, r->watch_cap * sizeof(*r->watch_fds));
+			r->watch_procs = xrealloc(r->watch_procs, r->watch_cap * sizeof(*r->watch_procs));
+		}
+		r->watch_fds[n] = (struct pollfd){.fd = r->procs[i].pidfd, .events = POLLIN};
+		r->watch_procs[n++] = i;
+	}
+	if (!n || poll(r->watch_fds, n, 0) <= 0)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t i = r->watch_procs[k];
+		int32_t status;
+		if (r->watch_fds[k].revents && r->procs[i].alive && process_is_dead(r->procs[i].p.pid, &status))
+			process_found_dead(r, i, status, now);
+	}
+}
+
 static void check_liveness(struct recorder *r, uint64_t now)
 {
 	for (uint32_t i = 0; i < r->nprocs; i++) {
 		int32_t status;
-		if (!r->procs[i].alive || !process_is_dead(r->procs[i].p.pid, &status))
-			continue;
-		r->procs[i].zombie_status = status;
-		process_ended(r, i, now);
-		process_unreaped_status(&r->procs[i]);
+		if (r->procs[i].alive && process_is_dead(r->procs[i].p.pid, &status))
+			process_found_dead(r, i, status, now);
 	}
 }
 
@@ -1739,6 +1806,10 @@ uint64_t recorder_poll(struct recorder *r)
 	if (r->ndeferred)
 		retry_deferred(r, 0);
 	uint64_t now = clock_now_ns();
+	if (now >= r->next_watch) {
+		check_watches(r, now);
+		r->next_watch = now + WATCH_INTERVAL_NS;
+	}
 	if (now >= r->next_liveness) {
 		check_liveness(r, now);
 		r->next_liveness = now + LIVENESS_INTERVAL_NS;
@@ -2247,6 +2318,10 @@ void recorder_destroy(struct recorder *r)
 		munmap(r->shm, r->shm_len);
 	if (r->memfd >= 0)
 		close(r->memfd);
+	for (uint32_t i = 0; i < r->nprocs; i++)
+		process_unwatch(&r->procs[i]);
+	free(r->watch_fds);
+	free(r->watch_procs);
 	for (size_t i = 0; i < r->ndeferred; i++)
 		free(r->deferred[i].big);
 	for (size_t i = 0; i < r->starts.cap; i++)
