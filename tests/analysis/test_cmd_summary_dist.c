@@ -34,13 +34,6 @@ static void write_job(void)
 	tb_job_write("c2", &tj, job);
 }
 
-static yajl_val at(yajl_val arr, size_t i)
-{
-	assert_true(YAJL_IS_ARRAY(arr));
-	assert_true(i < arr->u.array.len);
-	return arr->u.array.values[i];
-}
-
 static void test_json(void **state)
 {
 	(void)state;
@@ -58,7 +51,7 @@ static void test_json(void **state)
 	assert_string_equal(jstr(jkey(j, "clock")), "CLOCK_MONOTONIC");
 	assert_jnum(jkey(jkey(doc, "window"), "steps"), 8);
 	yajl_val tables = jkey(doc, "tables");
-	yajl_val sec = at(jkey(jkey(tables, "distributed"), "sections"), 0);
+	yajl_val sec = jelem(jkey(jkey(tables, "distributed"), "sections"), 0);
 	yajl_val facts = jkey(sec, "facts");
 	assert_jnum(jkey(facts, "straggler_rank"), 1);
 	assert_jnum(jkey(facts, "straggler_cause"), 0);
@@ -74,19 +67,19 @@ static void test_json(void **state)
 	static const char *const keys[] = {"steps", "computation_ns", "communication_ns",
 					   "overlap_ns", "exposed_ns", "wait_ns", "idle_ns", "busy_ns"};
 	for (size_t k = 0; k < 2; k++) {
-		yajl_val row = at(rows, k);
+		yajl_val row = jelem(rows, k);
 		assert_jnum(jkey(row, "rank"), (double)k);
 		for (size_t c = 0; c < 8; c++)
 			assert_jnum(jkey(row, keys[c]), want[k][c]);
 		assert_jnum(jkey(row, "step_mean_ns"), 100e6);
 		assert_jnum(jkey(row, "wait_pct"), k ? 0 : 20);
 	}
-	assert_string_equal(jstr(jkey(at(rows, 1), "note")), "straggler: computation");
+	assert_string_equal(jstr(jkey(jelem(rows, 1), "note")), "straggler: computation");
 	yajl_val notes = jkey(jkey(tables, "distributed"), "notes");
-	assert_string_equal(jstr(at(notes, 0)),
+	assert_string_equal(jstr(jelem(notes, 0)),
 			    "Straggler: rank 1, busy 100.00 ms per step vs median 80.00 ms: +20.00 ms "
 			    "computation; rank 0 waits 20.00 ms per step for it in all_reduce.");
-	yajl_val coll = at(jkey(at(jkey(jkey(tables, "collectives"), "sections"), 0), "rows"), 0);
+	yajl_val coll = jelem(jkey(jelem(jkey(jkey(tables, "collectives"), "sections"), 0), "rows"), 0);
 	assert_string_equal(jstr(jkey(coll, "collective")), "all_reduce");
 	assert_jnum(jkey(coll, "calls"), 4);
 	assert_jnum(jkey(coll, "bytes_per_call"), 4 << 20);

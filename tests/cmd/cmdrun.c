@@ -85,3 +85,31 @@ void assert_jnum(yajl_val v, double want)
 	if (fabs(YAJL_GET_DOUBLE(v) - want) > 1e-9 * (fabs(want) + 1))
 		fail_msg("%.12g != %.12g", YAJL_GET_DOUBLE(v), want);
 }
+
+double jnum(yajl_val v)
+{
+	assert_true(YAJL_IS_NUMBER(v));
+	return YAJL_GET_DOUBLE(v);
+}
+
+yajl_val jpath(yajl_val obj, const char *k1, const char *k2)
+{
+	const char *path[] = {k1, k2, NULL};
+	yajl_val v = yajl_tree_get(obj, path, yajl_t_any);
+	if (!v)
+		fail_msg("no JSON value at '%s.%s'", k1, k2 ? k2 : "");
+	return v;
+}
+
+yajl_val jelem(yajl_val arr, size_t i)
+{
+	assert_true(YAJL_IS_ARRAY(arr));
+	assert_true(i < YAJL_GET_ARRAY(arr)->len);
+	return YAJL_GET_ARRAY(arr)->values[i];
+}
+
+size_t jlen(yajl_val arr)
+{
+	assert_true(YAJL_IS_ARRAY(arr));
+	return YAJL_GET_ARRAY(arr)->len;
+}

@@ -27,5 +27,11 @@ void assert_one_line(const char *err);
 yajl_val jkey(yajl_val obj, const char *k);
 const char *jstr(yajl_val v);
 void assert_jnum(yajl_val v, double want);
+/* A number's value; obj.k1.k2 (k2 NULL: obj.k1), failing when absent; an
+ * array's element i and its length, failing when not an array. */
+double jnum(yajl_val v);
+yajl_val jpath(yajl_val obj, const char *k1, const char *k2);
+yajl_val jelem(yajl_val arr, size_t i);
+size_t jlen(yajl_val arr);
 
 #endif

@@ -385,22 +385,6 @@ static yajl_val gate_json(struct cmd_result *r, const char *const *args)
 	return doc;
 }
 
-static double num(yajl_val v)
-{
-	assert_true(YAJL_IS_NUMBER(v));
-	return YAJL_GET_DOUBLE(v);
-}
-
-/* obj.k1.k2 (k2 NULL: obj.k1) */
-static yajl_val at(yajl_val obj, const char *k1, const char *k2)
-{
-	const char *path[] = {k1, k2, NULL};
-	yajl_val v = yajl_tree_get(obj, path, yajl_t_any);
-	if (!v)
-		fail_msg("no JSON value at '%s.%s'", k1, k2 ? k2 : "");
-	return v;
-}
-
 #define G3(g, side) (g).side[0], (g).side[1], (g).side[2]
 
 /* A 10% slowdown fails the gate, with a message that says by how much,
@@ -422,17 +406,17 @@ static void test_gate_verdicts(void **state)
 	snprintf(want, sizeof(want), "against '%s' and 2 more: ", g.base[0]);
 	assert_contains(r.err, want);
 	assert_contains(r.err, "more than --max-regression 5% at 95% confidence\n");
-	double pct = num(at(doc, "comparison", "change_pct"));
-	double lo = num(at(doc, "comparison", "ci_low_pct"));
-	double hi = num(at(doc, "comparison", "ci_high_pct"));
+	double pct = jnum(jpath(doc, "comparison", "change_pct"));
+	double lo = jnum(jpath(doc, "comparison", "ci_low_pct"));
+	double hi = jnum(jpath(doc, "comparison", "ci_high_pct"));
 	/* the true change is -9.09%; the interval holds it and lies below -5% */
 	if (!(pct > -12 && pct < -6.5 && lo < -9.09 && hi > -9.09 && hi < -5))
 		fail_msg("10%% slower: change %.3f%%, interval %.3f .. %.3f", pct, lo, hi);
-	assert_string_equal(jstr(at(doc, "comparison", "verdict")), "regression");
-	assert_jnum(at(doc, "comparison", "max_regression_pct"), 5);
-	assert_jnum(at(doc, "comparison", "level"), 0.95);
-	assert_true(YAJL_IS_FALSE(at(doc, "gate", "pass")));
-	yajl_val failed = at(doc, "gate", "failed");
+	assert_string_equal(jstr(jpath(doc, "comparison", "verdict")), "regression");
+	assert_jnum(jpath(doc, "comparison", "max_regression_pct"), 5);
+	assert_jnum(jpath(doc, "comparison", "level"), 0.95);
+	assert_true(YAJL_IS_FALSE(jpath(doc, "gate", "pass")));
+	yajl_val failed = jpath(doc, "gate", "failed");
 	assert_int_equal(YAJL_GET_ARRAY(failed)->len, 1);
 	assert_string_equal(jstr(YAJL_GET_ARRAY(failed)->values[0]), "max_regression");
 	/* the message quotes the JSON's numbers */
@@ -448,8 +432,8 @@ static void test_gate_verdicts(void **state)
 						  "--max-regression", "15", "--format", "json", NULL});
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
-	assert_string_equal(jstr(at(doc, "comparison", "verdict")), "slower");
-	assert_true(YAJL_IS_TRUE(at(doc, "gate", "pass")));
+	assert_string_equal(jstr(jpath(doc, "comparison", "verdict")), "slower");
+	assert_true(YAJL_IS_TRUE(jpath(doc, "gate", "pass")));
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -459,12 +443,12 @@ static void test_gate_verdicts(void **state)
 						  "json", NULL});
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
-	pct = num(at(doc, "comparison", "change_pct"));
-	lo = num(at(doc, "comparison", "ci_low_pct"));
-	hi = num(at(doc, "comparison", "ci_high_pct"));
+	pct = jnum(jpath(doc, "comparison", "change_pct"));
+	lo = jnum(jpath(doc, "comparison", "ci_low_pct"));
+	hi = jnum(jpath(doc, "comparison", "ci_high_pct"));
 	if (!(lo < 0 && hi > 0 && fabs(pct) < 3 && hi - lo < 8))
 		fail_msg("rerun: change %.3f%%, interval %.3f .. %.3f", pct, lo, hi);
-	assert_string_equal(jstr(at(doc, "comparison", "verdict")), "unchanged");
+	assert_string_equal(jstr(jpath(doc, "comparison", "verdict")), "unchanged");
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -537,17 +521,17 @@ static void test_gate_pooled_and_json_baseline(void **state)
 		}
 	}
 	assert_jnum(jkey(base, "counted"), 150);
-	assert_jnum(at(base, "ips", "avg"), samples * 1e9 / ns);
-	double med = num(at(base, "ips", "median")), p90 = num(at(base, "ips", "p90"));
-	assert_true(num(at(base, "ips", "min")) < med && med < p90 && p90 < num(at(base, "ips", "max")));
-	assert_true(num(at(base, "ips", "ci_low")) < num(at(base, "ips", "avg")));
-	assert_true(num(at(base, "ips", "ci_high")) > num(at(base, "ips", "avg")));
+	assert_jnum(jpath(base, "ips", "avg"), samples * 1e9 / ns);
+	double med = jnum(jpath(base, "ips", "median")), p90 = jnum(jpath(base, "ips", "p90"));
+	assert_true(jnum(jpath(base, "ips", "min")) < med && med < p90 && p90 < jnum(jpath(base, "ips", "max")));
+	assert_true(jnum(jpath(base, "ips", "ci_low")) < jnum(jpath(base, "ips", "avg")));
+	assert_true(jnum(jpath(base, "ips", "ci_high")) > jnum(jpath(base, "ips", "avg")));
 	/* blocks of floor(sqrt(50)) = 7 steps, 7 a run */
-	assert_jnum(at(base, "ips", "blocks"), 21);
-	assert_jnum(at(base, "ips", "level"), 0.95);
-	assert_true(num(at(base, "ips", "between_runs_sd")) >= 0);
+	assert_jnum(jpath(base, "ips", "blocks"), 21);
+	assert_jnum(jpath(base, "ips", "level"), 0.95);
+	assert_true(jnum(jpath(base, "ips", "between_runs_sd")) >= 0);
 	assert_true(YAJL_IS_NULL(jkey(base, "min_ips")));
-	assert_true(YAJL_IS_TRUE(at(base, "gate", "pass")));
+	assert_true(YAJL_IS_TRUE(jpath(base, "gate", "pass")));
 
 	/* against the traces, and against the JSON: the same numbers */
 	yajl_val by_traces = gate_json(&r, (const char *const[]){G3(g, slow), "--baseline", g.base[0],
@@ -564,11 +548,11 @@ static void test_gate_pooled_and_json_baseline(void **state)
 	cmd_result_free(&r);
 	static const char *const cmp[] = {"change_pct", "ci_low_pct", "ci_high_pct"};
 	for (size_t i = 0; i < 3; i++)
-		assert_jnum(at(by_json, "comparison", cmp[i]), num(at(by_traces, "comparison", cmp[i])));
-	assert_jnum(at(by_json, "baseline", "runs"), 3);
-	assert_jnum(at(by_json, "baseline", "counted"), 150);
-	assert_jnum(at(at(by_json, "baseline", "ips"), "avg", NULL), num(at(base, "ips", "avg")));
-	assert_jnum(at(at(by_traces, "baseline", "ips"), "median", NULL), med);
+		assert_jnum(jpath(by_json, "comparison", cmp[i]), jnum(jpath(by_traces, "comparison", cmp[i])));
+	assert_jnum(jpath(by_json, "baseline", "runs"), 3);
+	assert_jnum(jpath(by_json, "baseline", "counted"), 150);
+	assert_jnum(jpath(jpath(by_json, "baseline", "ips"), "avg", NULL), jnum(jpath(base, "ips", "avg")));
+	assert_jnum(jpath(jpath(by_traces, "baseline", "ips"), "median", NULL), med);
 	yajl_tree_free(by_traces);
 	yajl_tree_free(by_json);
 	yajl_tree_free(base);
@@ -597,8 +581,8 @@ static void test_gate_floor(void **state)
 							   NULL});
 	assert_int_equal(r.status, 1);
 	assert_jnum(jkey(doc, "min_ips"), 60);
-	assert_true(YAJL_IS_FALSE(at(doc, "gate", "pass")));
-	yajl_val failed = at(doc, "gate", "failed");
+	assert_true(YAJL_IS_FALSE(jpath(doc, "gate", "pass")));
+	yajl_val failed = jpath(doc, "gate", "failed");
 	assert_int_equal(YAJL_GET_ARRAY(failed)->len, 1);
 	assert_string_equal(jstr(YAJL_GET_ARRAY(failed)->values[0]), "min_ips");
 	yajl_tree_free(doc);

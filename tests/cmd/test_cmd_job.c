@@ -178,35 +178,6 @@ static yajl_val ok_json(struct cmd_result *r, struct cmd_result run)
 	return parse(r);
 }
 
-static double num(yajl_val v)
-{
-	assert_true(YAJL_IS_NUMBER(v));
-	return YAJL_GET_DOUBLE(v);
-}
-
-/* obj.k1.k2 (k2 NULL: obj.k1) */
-static yajl_val at(yajl_val obj, const char *k1, const char *k2)
-{
-	const char *path[] = {k1, k2, NULL};
-	yajl_val v = yajl_tree_get(obj, path, yajl_t_any);
-	if (!v)
-		fail_msg("no JSON value at '%s.%s'", k1, k2 ? k2 : "");
-	return v;
-}
-
-static yajl_val elem(yajl_val arr, size_t i)
-{
-	assert_true(YAJL_IS_ARRAY(arr));
-	assert_true(i < YAJL_GET_ARRAY(arr)->len);
-	return YAJL_GET_ARRAY(arr)->values[i];
-}
-
-static size_t len(yajl_val arr)
-{
-	assert_true(YAJL_IS_ARRAY(arr));
-	return YAJL_GET_ARRAY(arr)->len;
-}
-
 static void assert_stat(yajl_val v, double avg, double max, double min)
 {
 	assert_jnum(jkey(v, "avg"), avg);
@@ -238,19 +209,19 @@ static void assert_hand_job(yajl_val doc)
 	assert_jnum(jkey(ips, "ci_high"), R + t * se);
 	/* the job's steps, as one run of 2 ranks: what a baseline reads */
 	yajl_val runs = jkey(doc, "runs");
-	assert_int_equal(len(runs), 1);
-	assert_jnum(jkey(elem(runs, 0), "ranks"), 2);
+	assert_int_equal(jlen(runs), 1);
+	assert_jnum(jkey(jelem(runs, 0), "ranks"), 2);
 	static const double batch[] = {120 * MS, 100 * MS, 150 * MS, 100 * MS};
-	yajl_val b = jkey(elem(runs, 0), "batch_ns"), s = jkey(elem(runs, 0), "samples");
-	assert_int_equal(len(b), 4);
+	yajl_val b = jkey(jelem(runs, 0), "batch_ns"), s = jkey(jelem(runs, 0), "samples");
+	assert_int_equal(jlen(b), 4);
 	for (size_t k = 0; k < 4; k++) {
-		assert_jnum(elem(b, k), batch[k]);
-		assert_jnum(elem(s, k), 64);
+		assert_jnum(jelem(b, k), batch[k]);
+		assert_jnum(jelem(s, k), 64);
 	}
 	/* each rank over its own counted steps */
 	yajl_val ranks = jkey(doc, "ranks");
-	assert_int_equal(len(ranks), 2);
-	yajl_val r0 = elem(ranks, 0), r1 = elem(ranks, 1);
+	assert_int_equal(jlen(ranks), 2);
+	yajl_val r0 = jelem(ranks, 0), r1 = jelem(ranks, 1);
 	assert_jnum(jkey(r0, "rank"), 0);
 	assert_jnum(jkey(r0, "steps"), 4);
 	assert_jnum(jkey(r0, "counted"), 4);
@@ -266,8 +237,8 @@ static void assert_hand_job(yajl_val doc)
 	assert_stat(jkey(r1, "batch_cost"), 0.108, 0.15, 0.08);
 	assert_jnum(jkey(r1, "reader_ratio"), 100.0 * 50 / 540);
 	assert_jnum(jkey(r1, "communication"), 0.005);
-	assert_int_equal(len(jkey(r1, "batch_ns")), 5);
-	assert_int_equal(len(jkey(r1, "samples")), 5);
+	assert_int_equal(jlen(jkey(r1, "batch_ns")), 5);
+	assert_int_equal(jlen(jkey(r1, "samples")), 5);
 }
 
 /* ---- bench: the job's figures ----------------------------------------------------- */
@@ -281,10 +252,10 @@ static void test_bench_job_json(void **state)
 	yajl_val doc = ok_json(&r, BENCH(h.r1, h.r0, "--skip-steps", "0", "--format", "json"));
 	assert_hand_job(doc);
 	yajl_val files = jkey(doc, "files");
-	assert_int_equal(len(files), 2);
-	assert_string_equal(jstr(elem(files, 0)), h.r1);
-	assert_string_equal(jstr(jkey(elem(jkey(doc, "ranks"), 0), "file")), h.r0);
-	assert_jnum(jkey(elem(jkey(doc, "ranks"), 1), "pid"), 101);
+	assert_int_equal(jlen(files), 2);
+	assert_string_equal(jstr(jelem(files, 0)), h.r1);
+	assert_string_equal(jstr(jkey(jelem(jkey(doc, "ranks"), 0), "file")), h.r0);
+	assert_jnum(jkey(jelem(jkey(doc, "ranks"), 1), "pid"), 101);
 	/* the keys a single trace's object has, in their order, and "ranks"
 	 * after "runs": a reader of the old object finds what it knew */
 	static const char *const keys[] = {
@@ -300,9 +271,9 @@ static void test_bench_job_json(void **state)
 	/* one file holding both ranks in its process table: the same figures */
 	doc = ok_json(&r, BENCH(h.merged, "--skip-steps", "0", "--format", "json"));
 	assert_hand_job(doc);
-	assert_jnum(jkey(elem(jkey(doc, "ranks"), 0), "pid"), 51);
-	assert_jnum(jkey(elem(jkey(doc, "ranks"), 1), "pid"), 52);
-	assert_string_equal(jstr(jkey(elem(jkey(doc, "ranks"), 1), "file")), h.merged);
+	assert_jnum(jkey(jelem(jkey(doc, "ranks"), 0), "pid"), 51);
+	assert_jnum(jkey(jelem(jkey(doc, "ranks"), 1), "pid"), 52);
+	assert_string_equal(jstr(jkey(jelem(jkey(doc, "ranks"), 1), "file")), h.merged);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 	hand_job_free(&h);
@@ -377,9 +348,9 @@ static void test_bench_job_steps_per_second(void **state)
 	yajl_val doc = ok_json(&r, BENCH(r0, r1, "--skip-steps", "0", "--format", "json"));
 	assert_string_equal(jstr(jkey(doc, "ips_unit")), "steps/s");
 	assert_stat(jkey(doc, "ips"), 4 / 0.47, 10, 1 / 0.15);
-	assert_stat(jkey(elem(jkey(doc, "ranks"), 0), "ips"), 10, 10, 10);
-	assert_stat(jkey(elem(jkey(doc, "ranks"), 1), "ips"), 5 / 0.54, 12.5, 1 / 0.15);
-	assert_null(yajl_tree_get(elem(jkey(doc, "runs"), 0), (const char *[]){"samples", NULL},
+	assert_stat(jkey(jelem(jkey(doc, "ranks"), 0), "ips"), 10, 10, 10);
+	assert_stat(jkey(jelem(jkey(doc, "ranks"), 1), "ips"), 5 / 0.54, 12.5, 1 / 0.15);
+	assert_null(yajl_tree_get(jelem(jkey(doc, "runs"), 0), (const char *[]){"samples", NULL},
 				  yajl_t_any));
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
@@ -491,19 +462,19 @@ static void test_gate_job(void **state)
 	assert_contains(r.err, want);
 	assert_contains(r.err, "more than --max-regression 5% at 95% confidence\n");
 	yajl_val doc = parse(&r);
-	double pct = num(at(doc, "comparison", "change_pct"));
-	double lo = num(at(doc, "comparison", "ci_low_pct"));
-	double hi = num(at(doc, "comparison", "ci_high_pct"));
+	double pct = jnum(jpath(doc, "comparison", "change_pct"));
+	double lo = jnum(jpath(doc, "comparison", "ci_low_pct"));
+	double hi = jnum(jpath(doc, "comparison", "ci_high_pct"));
 	if (!(pct > -14 && pct < -7.5 && lo < -10.7 && hi < -5))
 		fail_msg("one rank 12%% slower: change %.3f%%, interval %.3f .. %.3f", pct, lo, hi);
-	assert_string_equal(jstr(at(doc, "comparison", "verdict")), "regression");
-	assert_true(YAJL_IS_FALSE(at(doc, "gate", "pass")));
+	assert_string_equal(jstr(jpath(doc, "comparison", "verdict")), "regression");
+	assert_true(YAJL_IS_FALSE(jpath(doc, "gate", "pass")));
 	/* the baseline is one job: one run of 50 job steps */
-	assert_jnum(at(doc, "baseline", "runs"), 1);
-	assert_jnum(at(doc, "baseline", "counted"), 50);
+	assert_jnum(jpath(doc, "baseline", "runs"), 1);
+	assert_jnum(jpath(doc, "baseline", "counted"), 50);
 	/* rank 1 is the slow one: its ips is 1/1.12 of rank 0's */
 	yajl_val ranks = jkey(doc, "ranks");
-	double ratio = num(at(elem(ranks, 1), "ips", "avg")) / num(at(elem(ranks, 0), "ips", "avg"));
+	double ratio = jnum(jpath(jelem(ranks, 1), "ips", "avg")) / jnum(jpath(jelem(ranks, 0), "ips", "avg"));
 	if (fabs(ratio - 1 / 1.12) > 1e-4)
 		fail_msg("rank 1 / rank 0 ips %.6f, not 1/1.12", ratio);
 	/* the message quotes the JSON's numbers */
@@ -525,8 +496,8 @@ static void test_gate_job(void **state)
 	/* an unchanged job passes */
 	doc = ok_json(&r, BENCH(rerun[0], rerun[1], "--baseline", base[0], "--baseline", base[1],
 				"--format", "json"));
-	assert_string_equal(jstr(at(doc, "comparison", "verdict")), "unchanged");
-	assert_true(YAJL_IS_TRUE(at(doc, "gate", "pass")));
+	assert_string_equal(jstr(jpath(doc, "comparison", "verdict")), "unchanged");
+	assert_true(YAJL_IS_TRUE(jpath(doc, "gate", "pass")));
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -546,8 +517,8 @@ static void test_gate_job(void **state)
 	cmd_result_free(&r);
 	static const char *const cmp[] = {"change_pct", "ci_low_pct", "ci_high_pct"};
 	for (size_t i = 0; i < 3; i++)
-		assert_jnum(at(by_json, "comparison", cmp[i]), num(at(by_traces, "comparison", cmp[i])));
-	assert_jnum(at(at(by_json, "baseline", "ips"), "avg", NULL), num(at(bdoc, "ips", "avg")));
+		assert_jnum(jpath(by_json, "comparison", cmp[i]), jnum(jpath(by_traces, "comparison", cmp[i])));
+	assert_jnum(jpath(jpath(by_json, "baseline", "ips"), "avg", NULL), jnum(jpath(bdoc, "ips", "avg")));
 	yajl_tree_free(by_traces);
 	yajl_tree_free(by_json);
 
@@ -582,11 +553,11 @@ static void test_gate_job(void **state)
 
 	/* github: the job's figure */
 	yajl_val arr = ok_json(&r, BENCH(base[0], base[1], "--format", "github"));
-	assert_int_equal(len(arr), 3);
-	assert_string_equal(jstr(jkey(elem(arr, 0), "name")), "ips");
-	assert_jnum(jkey(elem(arr, 0), "value"), num(at(bdoc, "ips", "avg")));
-	assert_contains(jstr(jkey(elem(arr, 0), "extra")), "50 steps of a job of 2 ranks; 95% CI ");
-	assert_jnum(jkey(elem(arr, 1), "value"), num(at(bdoc, "ips", "median")));
+	assert_int_equal(jlen(arr), 3);
+	assert_string_equal(jstr(jkey(jelem(arr, 0), "name")), "ips");
+	assert_jnum(jkey(jelem(arr, 0), "value"), jnum(jpath(bdoc, "ips", "avg")));
+	assert_contains(jstr(jkey(jelem(arr, 0), "extra")), "50 steps of a job of 2 ranks; 95% CI ");
+	assert_jnum(jkey(jelem(arr, 1), "value"), jnum(jpath(bdoc, "ips", "median")));
 	yajl_tree_free(arr);
 	cmd_result_free(&r);
 
@@ -651,22 +622,22 @@ static void test_diff_jobs(void **state)
 	/* the sides: each a job of 2 ranks, 8 steps (both ranks') */
 	char name[1100];
 	snprintf(name, sizeof(name), "%s, %s", a0, a1);
-	assert_string_equal(jstr(at(doc, "a", "file")), name);
-	assert_jnum(at(doc, "a", "ranks"), 2);
-	assert_jnum(at(doc, "a", "steps"), 8);
-	assert_int_equal(len(at(doc, "b", "files")), 2);
-	assert_string_equal(jstr(elem(at(doc, "b", "files"), 1)), bb1);
+	assert_string_equal(jstr(jpath(doc, "a", "file")), name);
+	assert_jnum(jpath(doc, "a", "ranks"), 2);
+	assert_jnum(jpath(doc, "a", "steps"), 8);
+	assert_int_equal(jlen(jpath(doc, "b", "files")), 2);
+	assert_string_equal(jstr(jelem(jpath(doc, "b", "files"), 1)), bb1);
 	/* the ranks, then the job */
 	const char *path[] = {"tables", "ranks", "sections", NULL};
 	yajl_val sections = yajl_tree_get(doc, path, yajl_t_array);
 	assert_non_null(sections);
-	yajl_val rows = jkey(elem(sections, 0), "rows");
-	assert_int_equal(len(rows), 3);
-	assert_diff_row(elem(rows, 0), "rank 0", "changed", 100 * MS, 120 * MS, 320, 128 / 0.48,
+	yajl_val rows = jkey(jelem(sections, 0), "rows");
+	assert_int_equal(jlen(rows), 3);
+	assert_diff_row(jelem(rows, 0), "rank 0", "changed", 100 * MS, 120 * MS, 320, 128 / 0.48,
 			10 * MS, 30 * MS);
-	assert_diff_row(elem(rows, 1), "rank 1", "changed", 100 * MS, 120 * MS, 320, 128 / 0.48,
+	assert_diff_row(jelem(rows, 1), "rank 1", "changed", 100 * MS, 120 * MS, 320, 128 / 0.48,
 			10 * MS, 10 * MS);
-	assert_diff_row(elem(rows, 2), "job", "changed", 100 * MS, 120 * MS, 640, 256 / 0.48, -1, -1);
+	assert_diff_row(jelem(rows, 2), "job", "changed", 100 * MS, 120 * MS, 640, 256 / 0.48, -1, -1);
 	/* the tables come first, then the views over each whole job */
 	yajl_val tables = jkey(doc, "tables");
 	assert_string_equal(YAJL_GET_OBJECT(tables)->keys[0], "ranks");
@@ -674,10 +645,10 @@ static void test_diff_jobs(void **state)
 	/* the Model view over both ranks: ProfileStep per step of a rank,
 	 * 100 -> 120 ms */
 	const char *mpath[] = {"tables", "model", "sections", NULL};
-	yajl_val mrows = jkey(elem(yajl_tree_get(doc, mpath, yajl_t_array), 0), "rows");
+	yajl_val mrows = jkey(jelem(yajl_tree_get(doc, mpath, yajl_t_array), 0), "rows");
 	int seen = 0;
-	for (size_t i = 0; i < len(mrows); i++) {
-		yajl_val row = elem(mrows, i);
+	for (size_t i = 0; i < jlen(mrows); i++) {
+		yajl_val row = jelem(mrows, i);
 		if (strcmp(jstr(jkey(row, "name")), "ProfileStep") != 0)
 			continue;
 		assert_jnum(jkey(row, "calls_a"), 8);
@@ -692,12 +663,12 @@ static void test_diff_jobs(void **state)
 	/* merged files, A B as for two traces: the same ranks table */
 	doc = ok_json(&r, DIFF(am, bm, "--skip-steps", "0", "--format", "json", "--view", "model"));
 	sections = yajl_tree_get(doc, path, yajl_t_array);
-	rows = jkey(elem(sections, 0), "rows");
-	assert_int_equal(len(rows), 3);
-	assert_diff_row(elem(rows, 0), "rank 0", "changed", 100 * MS, 120 * MS, 320, 128 / 0.48,
+	rows = jkey(jelem(sections, 0), "rows");
+	assert_int_equal(jlen(rows), 3);
+	assert_diff_row(jelem(rows, 0), "rank 0", "changed", 100 * MS, 120 * MS, 320, 128 / 0.48,
 			10 * MS, 30 * MS);
-	assert_diff_row(elem(rows, 2), "job", "changed", 100 * MS, 120 * MS, 640, 256 / 0.48, -1, -1);
-	assert_jnum(at(doc, "a", "ranks"), 2);
+	assert_diff_row(jelem(rows, 2), "job", "changed", 100 * MS, 120 * MS, 640, 256 / 0.48, -1, -1);
+	assert_jnum(jpath(doc, "a", "ranks"), 2);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -722,9 +693,9 @@ static void test_diff_jobs(void **state)
 
 	/* the same job on both sides: every row the same */
 	doc = ok_json(&r, DIFF("--a", a0, a1, "--b", a1, a0, "--format", "json", "--view", "model"));
-	rows = jkey(elem(yajl_tree_get(doc, path, yajl_t_array), 0), "rows");
+	rows = jkey(jelem(yajl_tree_get(doc, path, yajl_t_array), 0), "rows");
 	for (size_t i = 0; i < 3; i++)
-		assert_string_equal(jstr(jkey(elem(rows, i), "status")), "same");
+		assert_string_equal(jstr(jkey(jelem(rows, i), "status")), "same");
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
@@ -732,7 +703,7 @@ static void test_diff_jobs(void **state)
 	const char *plain = tb_diff_trace("plain.gpdl", 300, 3, 10 * MS);
 	doc = ok_json(&r, DIFF(am, plain, "--format", "json", "--view", "model"));
 	assert_null(yajl_tree_get(doc, path, yajl_t_any));
-	assert_jnum(at(doc, "a", "ranks"), 2);
+	assert_jnum(jpath(doc, "a", "ranks"), 2);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
