@@ -27,6 +27,7 @@ one gradient all_reduce (one DDP bucket: asserted), the slow milliseconds it
 added per step."""
 import argparse
 import datetime
+import gc
 import json
 import os
 import signal
@@ -103,6 +104,12 @@ def rank_main(args):
                        "grad_bytes": grad_bytes, "slow_ms": slow}) + "\n"
     sys.stdout.flush()
     os.write(1, line.encode())  # one write: the ranks share the pipe, and lines must not interleave
+    # The DDP model before the process group: were its Reducer the group's last
+    # holder, torch 1.13 would destroy the group holding the GIL and join the
+    # gloo workers, one of which may need the GIL to free a finished work's
+    # tensor (a deadlock at exit).
+    del model, opt, loader
+    gc.collect()
     dist.destroy_process_group()
 
 

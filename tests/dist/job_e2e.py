@@ -23,11 +23,10 @@ torchrun fails on this Python). Exit status: 0 pass, 1 fail, 77 skip."""
 import json
 import os
 import socket
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import Failure, check, eq, must, text  # noqa: E402
+from checks import Failure, check, eq, must, run_bounded, text  # noqa: E402
 from torchharness import torch_main  # noqa: E402
 
 STEPS = 40      # per rank; the first 10 are the views' warm-up
@@ -61,7 +60,7 @@ class Ctx:
         return os.path.join(self.tmp, name)
 
     def gprof(self, *args, status=0):
-        p = subprocess.run([self.gpdl, *args], capture_output=True, env=self.env, cwd=self.tmp, timeout=600)
+        p = run_bounded([self.gpdl, *args], env=self.env, cwd=self.tmp)
         if status is not None and p.returncode != status:
             raise Failure(f"gprof-dl {' '.join(args)}: status {p.returncode}, expected {status}\n"
                           f"stdout: {text(p.stdout)[-3000:]}\nstderr: {text(p.stderr)[-3000:]}")

@@ -29,14 +29,13 @@ import csv
 import json
 import os
 import re
-import subprocess
 import sys
 
 MIB = 1 << 20
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import FAILED, SKIP, Failure, Skip, check, eq, must, near, run_case, text  # noqa: E402
+from checks import FAILED, SKIP, Failure, Skip, check, eq, must, near, run_bounded, run_case, text  # noqa: E402
 
 
 def kernel_base(name):
@@ -65,10 +64,10 @@ class Ctx:
         return os.path.join(self.tmp, f"{self.n}-{name}")
 
     def bare(self, cmd, env=None):
-        return subprocess.run(cmd, capture_output=True, env=env or self.env, timeout=600)
+        return run_bounded(cmd, env=env or self.env)
 
     def gprof(self, *args, status=0, env=None):
-        p = subprocess.run([self.gpdl, *args], capture_output=True, env=env or self.env, timeout=600)
+        p = run_bounded([self.gpdl, *args], env=env or self.env)
         if status is not None and p.returncode != status:
             raise Failure(f"gprof-dl {' '.join(args)}: status {p.returncode}, expected {status}\n"
                           f"stdout: {text(p.stdout)[-3000:]}\nstderr: {text(p.stderr)[-3000:]}")

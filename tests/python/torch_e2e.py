@@ -14,7 +14,6 @@ import csv
 import json
 import os
 import re
-import subprocess
 import sys
 
 PHASES = ("Dataloader", "Forward", "Backward", "Optimization")
@@ -27,7 +26,7 @@ OPT_CALLS_PER_STEP = 1
 
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import Failure, Skip, check, eq, must, near, text  # noqa: E402
+from checks import Failure, Skip, check, eq, must, near, run_bounded, text  # noqa: E402
 from torchharness import torch_main  # noqa: E402
 
 
@@ -62,14 +61,14 @@ class Ctx:
 
     def bare(self, args, status=None, pythonpath=None):
         """The program without gprof-dl."""
-        p = subprocess.run([self.py, *args], capture_output=True, env=self.run_env(pythonpath), timeout=600)
+        p = run_bounded([self.py, *args], env=self.run_env(pythonpath))
         if status is not None and p.returncode != status:
             raise Failure(f"bare run of {' '.join(args)}: status {p.returncode}, expected {status}\n"
                           f"stderr: {text(p.stderr)}")
         return p
 
     def gprof(self, *args, status=0, env=None):
-        p = subprocess.run([self.gpdl, *args], capture_output=True, env=env or self.env, timeout=600)
+        p = run_bounded([self.gpdl, *args], env=env or self.env)
         if status is not None and p.returncode != status:
             raise Failure(f"gprof-dl {' '.join(args)}: status {p.returncode}, expected {status}\n"
                           f"stdout: {text(p.stdout)[-3000:]}\nstderr: {text(p.stderr)[-3000:]}")
