@@ -29,6 +29,7 @@
 #include "lib/analysis/perf.h"
 #include "lib/analysis/progress.h"
 #include "lib/common/error.h"
+#include "lib/common/textsafe.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -306,10 +307,12 @@ static const char *ips_text(char *buf, size_t size, double v)
 /* "'a.gpdl'", "'a.json' and 2 more" */
 static const char *given_text(char *buf, size_t size, const struct bench_side *s)
 {
+	char name[TEXT_CLEAN_SIZE / 4]; /* file names: terminal text */
+	text_clean(name, sizeof(name), s->given[0]);
 	if (s->ngiven == 1)
-		snprintf(buf, size, "'%s'", s->given[0]);
+		snprintf(buf, size, "'%s'", name);
 	else
-		snprintf(buf, size, "'%s' and %zu more", s->given[0], s->ngiven - 1);
+		snprintf(buf, size, "'%s' and %zu more", name, s->ngiven - 1);
 	return buf;
 }
 

@@ -27,6 +27,7 @@
 #include "lib/analysis/progress.h"
 #include "lib/analysis/summary.h"
 #include "lib/common/error.h"
+#include "lib/common/textsafe.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -328,7 +329,9 @@ static void text_side(FILE *f, const char *which, const struct diff_side *s,
 		      const struct diff_input *in)
 {
 	const struct analysis *a = &in->an;
-	fprintf(f, "%s: '%s' (", which, s->name);
+	fprintf(f, "%s: '", which);
+	text_fputs(s->name, f);
+	fputs("' (", f);
 	if (in->nranks)
 		fprintf(f, "a job of %u rank%s, ", in->nranks, in->nranks == 1 ? "" : "s");
 	if (a->steps)

@@ -926,8 +926,10 @@ static int open_job(const struct export_opts *o, struct job *j)
 {
 	char err[1024];
 	enum import_content content;
-	if (o->ninputs == 1 && (o->csv || import_sniff(o->inputs[0], &content) != 0 ||
-				content != IMPORT_CONTENT_GPDL))
+	/* "-" or a FIFO: its copy, which every later open reads (trace_open.h) */
+	const char *from = o->ninputs == 1 ? trace_open_path(o->inputs[0], err, sizeof(err)) : NULL;
+	if (o->ninputs == 1 &&
+	    (o->csv || !from || import_sniff(from, &content) != 0 || content != IMPORT_CONTENT_GPDL))
 		return 0;
 	if (job_open(j, o->ninputs, o->inputs, err, sizeof(err)) != 0) {
 		if (o->ninputs == 1)
@@ -959,7 +961,7 @@ int cmd_export(int argc, char **argv)
 	}
 	struct trace_reader *r = trace_open_any(o.inputs[0], err, sizeof(err));
 	if (!r) {
-		fprintf(stderr, "gprof-dl: %s\n", err);
+		error("%s", err);
 		return 1;
 	}
 	int status = o.csv ? export_csv(&o, r) : export_chrome(&o, r);

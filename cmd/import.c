@@ -18,6 +18,7 @@
 #include "formats/import/import.h"
 #include "lib/analysis/progress.h"
 #include "lib/common/error.h"
+#include "lib/common/textsafe.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -129,14 +130,16 @@ int cmd_import(int argc, char **argv)
 	import_set_progress(NULL);
 	progress_done();
 	if (rc < 0) {
-		fprintf(stderr, "gprof-dl: %s\n", err);
+		error("%s", err);
 	} else if (!o.quiet) {
 		unsigned long long events = st.events, counters = st.counters, tracks = st.tracks;
 		fprintf(stderr, "gprof-dl: imported %llu events", events);
 		if (counters)
 			fprintf(stderr, " and %llu counter samples", counters);
-		fprintf(stderr, " on %llu tracks from '%s' (%s) into '%s'\n", tracks, o.input,
-			import_format_name(st.format), path);
+		char in[TEXT_CLEAN_SIZE], out[TEXT_CLEAN_SIZE];
+		fprintf(stderr, " on %llu tracks from '%s' (%s) into '%s'\n", tracks,
+			text_clean(in, sizeof(in), o.input), import_format_name(st.format),
+			text_clean(out, sizeof(out), path));
 	}
 	free(defname);
 	return rc < 0 ? 1 : 0;

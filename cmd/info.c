@@ -17,6 +17,7 @@
 #include "formats/trace/trace.h"
 #include "lib/common/error.h"
 #include "lib/common/hmap.h"
+#include "lib/common/textsafe.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -119,44 +120,13 @@ static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
 
 /* ---- printing ------------------------------------------------------------ */
 
-/* Strings from a file go to a terminal: control characters (C0, DEL, C1 in
- * either encoding) and bytes that are not UTF-8 become '?', so a name cannot
- * move the cursor or change colours. Long ones are cut with "...". */
+/* Strings from a file go to a terminal in their terminal form
+ * (lib/common/textsafe.h): a name cannot move the cursor or change colours.
+ * Long ones are cut with "...". */
 #define CLEAN_MAX 4096
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-		 : s[0] >= 0xf0 && s[0] <= 0xf4				   ? 4
-										   : 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
-		return 0; /* U+0080..U+009F: C1 controls */
-	return n;
-}
-
 static const char *clean(const char *str, char *buf)
 {
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-	size_t i = 0, o = 0;
-	while (s[i] && o < CLEAN_MAX - 8) {
-		size_t n = s[i] < 0x80 ? 1 : utf8_len(s + i);
-		if (n == 1 && s[i] >= 0x20 && s[i] != 0x7f) {
-			buf[o++] = (char)s[i++];
-		} else if (n > 1) {
-			memcpy(buf + o, s + i, n);
-			o += n;
-			i += n;
-		} else {
-			buf[o++] = '?';
-			i++;
-		}
-	}
-	if (s[i])
-		memcpy(buf + o, "...", 3), o += 3;
-	buf[o] = '\0';
-	return buf;
+	return text_clean(buf, CLEAN_MAX, str ? str : "");
 }
 
 static void print_field(const char *name, const char *fmt, ...) GPDL_PRINTF(2, 3);
@@ -518,13 +488,14 @@ static int info_one(const char *path)
 	struct info in = {0};
 	in.r = trace_open_any(path, err, sizeof(err));
 	if (!in.r) {
-		fprintf(stderr, "gprof-dl: %s\n", err);
+		error("%s", err);
 		return 1;
 	}
 	trace_reader_run(in.r, &visitor, &in);
 	const struct trace_header *h = trace_reader_header(in.r);
 	collect_ranks(&in);
-	printf("%s\n", path);
+	text_fputs(path, stdout);
+	putchar('\n');
 	if (h)
 		print_header(&in, h);
 	if (h) {

@@ -20,6 +20,7 @@
 #include "lib/analysis/report.h"
 #include "lib/common/clock.h"
 #include "lib/common/error.h"
+#include "lib/common/textsafe.h"
 #include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
 #include "lib/ring/ring.h"
@@ -524,8 +525,10 @@ int cmd_run(int argc, char **argv)
 	if (!quiet) {
 		fprintf(stderr, "==%d== gprof-dl %s is profiling process %d, command:", (int)pid, GPDL_VERSION,
 			(int)pid);
-		for (int i = 0; i < target_argc; i++)
-			fprintf(stderr, " %s", target[i]);
+		for (int i = 0; i < target_argc; i++) {
+			fputc(' ', stderr);
+			text_fputs(target[i], stderr);
+		}
 		fputc('\n', stderr);
 	}
 	const char *shm = recorder_shm_env(rec);

@@ -3,6 +3,8 @@
  */
 #include "formats/csv/csv_out.h"
 
+#include "lib/common/textsafe.h"
+
 #include <csv.h>
 #include <float.h>
 #include <math.h>
@@ -19,11 +21,23 @@ void csv_out_init(struct csv_out *c, FILE *out)
 
 void csv_out_field(struct csv_out *c, const char *s)
 {
+	char *clean = NULL;
+	size_t len = strlen(s);
+	if (!utf8_valid(s, len)) { /* the same U+FFFD as csv_out_text */
+		clean = malloc(3 * len + 1);
+		if (!clean) {
+			c->error = 1;
+			return;
+		}
+		len = utf8_sanitize(clean, s, len);
+		s = clean;
+	}
 	if (c->row_started && fputc(',', c->out) == EOF)
 		c->error = 1;
-	if (csv_fwrite(c->out, s, strlen(s)) != 0)
+	if (csv_fwrite(c->out, s, len) != 0)
 		c->error = 1;
 	c->row_started = 1;
+	free(clean);
 }
 
 void csv_out_fieldf(struct csv_out *c, const char *fmt, ...)
@@ -155,78 +169,16 @@ void csv_out_header(struct csv_out *c, const char *const *names, size_t n)
 	csv_out_end_row(c);
 }
 
-/* The length of the well-formed UTF-8 sequence at s (1..4), or, when it is
- * ill-formed, minus the length of its maximal subpart (what one U+FFFD
- * replaces). */
-static int utf8_sequence(const unsigned char *s, size_t n)
-{
-	unsigned char b = s[0];
-	if (b < 0x80)
-		return 1;
-	int len;
-	unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
-	if (b >= 0xc2 && b <= 0xdf) {
-		len = 2;
-	} else if (b >= 0xe0 && b <= 0xef) {
-		len = 3;
-		lo = b == 0xe0 ? 0xa0 : 0x80; /* no overlong forms */
-		hi = b == 0xed ? 0x9f : 0xbf; /* no surrogates */
-	} else if (b >= 0xf0 && b <= 0xf4) {
-		len = 4;
-		lo = b == 0xf0 ? 0x90 : 0x80;
-		hi = b == 0xf4 ? 0x8f : 0xbf; /* nothing above U+10FFFF */
-	} else {
-		return -1;
-	}
-	for (int i = 1; i < len; i++) {
-		unsigned char min = i == 1 ? lo : 0x80, max = i == 1 ? hi : 0xbf;
-		if ((size_t)i >= n || s[i] < min || s[i] > max)
-			return -i;
-	}
-	return len;
-}
-
 size_t csv_utf8_clean(char *buf, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t out = 0;
-	for (size_t i = 0; i < len;) {
-		int k = utf8_sequence(p + i, len - i);
-		if (k > 0) {
-			memcpy(buf + out, p + i, (size_t)k);
-			out += (size_t)k;
-			i += (size_t)k;
-		} else {
-			memcpy(buf + out, "\xef\xbf\xbd", 3);
-			out += 3;
-			i += (size_t)-k;
-		}
-	}
-	buf[out] = '\0';
-	return out;
-}
-
-static int is_clean(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0; i < len;) {
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		int k = utf8_sequence(p + i, len - i);
-		if (k < 0)
-			return 0;
-		i += (size_t)k;
-	}
-	return 1;
+	return utf8_sanitize(buf, s, len);
 }
 
 void csv_out_text(struct csv_out *c, const char *s)
 {
 	char small[512], *clean = NULL, *quoted = small;
 	size_t len = strlen(s);
-	if (!is_clean(s, len)) {
+	if (!utf8_valid(s, len)) {
 		clean = malloc(3 * len + 1);
 		if (!clean) {
 			c->error = 1;

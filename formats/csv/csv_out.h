@@ -4,8 +4,9 @@
  * in one stream are separated by a blank line. Rows end in CRLF (RFC 4180).
  *
  * Two families of field writers:
- *   csv_out_field, csv_out_fieldf   every value quoted by libcsv (csv_fwrite),
- *                                   bytes as given: the summary tables
+ *   csv_out_field, csv_out_fieldf   every value quoted by libcsv (csv_fwrite)
+ *                                   after any ill-formed UTF-8 is replaced by
+ *                                   U+FFFD: the summary tables
  *   csv_out_text, csv_out_uint, ... the raw-event export's fast path: text
  *                                   quoted by libcsv (csv_write) after any
  *                                   ill-formed UTF-8 is replaced by U+FFFD,

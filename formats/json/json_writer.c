@@ -17,6 +17,8 @@
  */
 #include "formats/json/json_writer.h"
 
+#include "lib/common/textsafe.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -115,46 +117,6 @@ void json_end_array(struct json_writer *w) { end(w, ']'); }
 static int is_plain(unsigned char c)
 {
 	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-}
-
-/*
- * Length of the well-formed UTF-8 sequence at s (n bytes available), or 0 when
- * it is ill-formed; *bad then holds the length of its maximal subpart (>= 1),
- * the bytes one U+FFFD stands for.
- */
-static size_t utf8_sequence(const unsigned char *s, size_t n, size_t *bad)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong below U+0800 */
-		else if (c == 0xed)
-			hi = 0x9f; /* UTF-16 surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong below U+10000 */
-		else if (c == 0xf4)
-			hi = 0x8f; /* above U+10FFFF */
-	} else {
-		*bad = 1; /* continuation byte, C0, C1, F5..FF */
-		return 0;
-	}
-	size_t i = 1;
-	if (i < n && s[i] >= lo && s[i] <= hi) {
-		for (i = 2; i < len && i < n && (s[i] & 0xc0) == 0x80; i++)
-			;
-	}
-	if (i == len)
-		return len;
-	*bad = i;
-	return 0;
 }
 
 static void escape(FILE *out, const char *str, size_t len, int *error)

@@ -254,6 +254,10 @@ struct trace_visitor {
 /* NULL with a one-line message in err (size errlen) when the file cannot be
  * opened or is not a gprof-dl trace: "'PATH': not a gprof-dl trace (bad magic)". */
 struct trace_reader *trace_reader_open(const char *path, char *err, size_t errlen);
+/* The same for an open descriptor, which the reader owns from then on (it is
+ * closed on failure too); messages name the file name. The reader reads it
+ * from its current offset to its end, once. */
+struct trace_reader *trace_reader_open_fd(int fd, const char *name, char *err, size_t errlen);
 /* Decodes the whole file. Returns 0 when the end was reached (cleanly or at
  * damage, see trace_reader_damage), or the first non-zero callback result. */
 int trace_reader_run(struct trace_reader *r, const struct trace_visitor *v, void *ctx);

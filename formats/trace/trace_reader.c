@@ -1161,14 +1161,23 @@ static void reader_open_prefix(struct trace_reader *r)
 
 struct trace_reader *trace_reader_open(const char *path, char *err, size_t errlen)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return reader_fail_open(NULL, err, errlen, "cannot open '%s': %s", path,
+					strerror(errno));
+	return trace_reader_open_fd(fd, path, err, errlen);
+}
+
+struct trace_reader *trace_reader_open_fd(int fd, const char *path, char *err, size_t errlen)
+{
 	struct trace_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
 
-	if (!r)
+	if (!r) {
+		close(fd);
 		return reader_fail_open(r, err, errlen, "'%s': %s", path, strerror(ENOMEM));
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-		return reader_fail_open(r, err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	}
+	r->fd = fd;
 	r->file_size = UINT64_MAX;
 	r->buf_cap = READER_BUF_SIZE;
 	if (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode)) {

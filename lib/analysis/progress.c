@@ -4,6 +4,8 @@
  */
 #include "lib/analysis/progress.h"
 
+#include "lib/common/textsafe.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -47,10 +49,12 @@ void progress_phase(const char *fmt, ...)
 {
 	if (!progress.on)
 		return;
+	char raw[sizeof(progress.phase)];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(progress.phase, sizeof(progress.phase), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	text_clean(progress.phase, sizeof(progress.phase), raw); /* it names files */
 	progress_show(0, NULL);
 }
 

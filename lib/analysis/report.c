@@ -6,6 +6,7 @@
 #include "lib/analysis/store_iter.h"
 #include "lib/analysis/view.h"
 #include "lib/common/error.h"
+#include "lib/common/textsafe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,8 +103,10 @@ static void report_line(FILE *out, double pct, const struct time_stats *t, const
 	report_format_time(avg, sizeof(avg), (double)t->total / (double)t->calls);
 	report_format_time(min, sizeof(min), (double)t->min);
 	report_format_time(max, sizeof(max), (double)t->max);
-	fprintf(out, "%7s  %9s  %8llu  %9s  %9s  %9s  %s\n", p, tot, (unsigned long long)t->calls, avg,
-		min, max, name);
+	fprintf(out, "%7s  %9s  %8llu  %9s  %9s  %9s  ", p, tot, (unsigned long long)t->calls, avg,
+		min, max);
+	text_fputs(name, out);
+	fputc('\n', out);
 }
 
 /* nvprof's "GPU activities" or "API calls" table, after its heading line. */
@@ -167,6 +170,7 @@ static void report_table(const struct analysis *a, FILE *out, unsigned pid)
 
 static void report_facts(const struct analysis *a, const char *path, FILE *out, unsigned pid)
 {
+	char safe[TEXT_CLEAN_SIZE];
 	fprintf(out, "==%u== Events: %llu (%llu marks), %llu dropped\n", pid,
 		(unsigned long long)a->events, (unsigned long long)a->marks,
 		(unsigned long long)a->dropped);
@@ -185,9 +189,11 @@ static void report_facts(const struct analysis *a, const char *path, FILE *out, 
 		if (f->damage)
 			fprintf(out, "==%u== Warning: the trace is damaged at offset %llu: %s; summarised "
 				     "up to there\n",
-				pid, (unsigned long long)f->damage_offset, f->damage);
+				pid, (unsigned long long)f->damage_offset,
+				text_clean(safe, sizeof(safe), f->damage));
 	}
-	fprintf(out, "==%u== Trace: %s (every table: gprof-dl summary %s)\n", pid, path, path);
+	text_clean(safe, sizeof(safe), path);
+	fprintf(out, "==%u== Trace: %s (every table: gprof-dl summary %s)\n", pid, safe, safe);
 }
 
 /* A training run's throughput in one line, as `gprof-dl bench` counts it. */
@@ -216,7 +222,9 @@ int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
 	char err[1024];
 	analysis_init(&a);
 	if (analysis_load(&a, trace_path, err, sizeof(err)) != 0) {
-		fprintf(out, "==%u== cannot summarise the trace: %s\n", pid, err);
+		char safe[TEXT_CLEAN_SIZE];
+		fprintf(out, "==%u== cannot summarise the trace: %s\n", pid,
+			text_clean(safe, sizeof(safe), err));
 		analysis_free(&a);
 		return -1;
 	}
@@ -245,20 +253,22 @@ const char *report_exit_status(char *buf, size_t size, int32_t status)
 void report_run_ranks(FILE *out, unsigned pid, const struct report_rank *ranks, size_t n,
 		      const char *launcher_path, unsigned launcher_pid, int32_t launcher_status)
 {
-	char st[48], of[32];
+	char st[48], of[32], safe[TEXT_CLEAN_SIZE];
 	for (size_t i = 0; i < n; i++) {
 		const struct report_rank *k = &ranks[i];
 		of[0] = '\0';
 		if (k->world_size > 0)
 			snprintf(of, sizeof(of), " of %d", (int)k->world_size);
 		fprintf(out, "==%u== Rank %d%s: pid %u, %s, %s\n", pid, (int)k->rank, of, k->pid,
-			report_exit_status(st, sizeof(st), k->exit_status), k->path ? k->path : "?");
+			report_exit_status(st, sizeof(st), k->exit_status),
+			text_clean(safe, sizeof(safe), k->path ? k->path : "?"));
 	}
 	int is_rank = 0;
 	for (size_t i = 0; i < n; i++)
 		is_rank |= ranks[i].pid == launcher_pid;
 	if (launcher_path && !is_rank)
 		fprintf(out, "==%u== Launcher: pid %u, %s, %s\n", pid, launcher_pid,
-			report_exit_status(st, sizeof(st), launcher_status), launcher_path);
+			report_exit_status(st, sizeof(st), launcher_status),
+			text_clean(safe, sizeof(safe), launcher_path));
 	fflush(out);
 }

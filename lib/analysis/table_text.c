@@ -2,10 +2,13 @@
  * table_text.c - tables as Paddle's profiler prints them: the title centred
  * in dashes, "Time unit: ms", dashed rules between header and rows, part
  * titles ("Thread: All threads merged") centred in dashes, a "Note:" block.
+ * Every string from the trace (names, titles, notes) is printed in its
+ * terminal form (lib/common/textsafe.h), and widths count that form.
  */
 #include "lib/analysis/table.h"
 
 #include "lib/common/error.h"
+#include "lib/common/textsafe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,14 +47,25 @@ static void put_dashes(FILE *out, unsigned n)
 		fputc('-', out);
 }
 
-static void put_centred(FILE *out, const char *s, unsigned total)
+/* The width of s in its terminal form. */
+static unsigned safe_width(const char *s)
 {
+	char *e = text_escape_dup(s);
+	unsigned w = text_width(e);
+	free(e);
+	return w;
+}
+
+static void put_centred(FILE *out, const char *str, unsigned total)
+{
+	char *s = text_escape_dup(str);
 	unsigned w = text_width(s);
 	unsigned left = total > w ? (total - w) / 2 : 0;
 	put_dashes(out, left);
 	fputs(s, out);
 	put_dashes(out, total > w + left ? total - w - left : 0);
 	fputc('\n', out);
+	free(s);
 }
 
 /* The name with its indentation and mark, cut to max code points with "...". */
@@ -59,7 +73,9 @@ static void name_cell(char *buf, size_t size, const struct trow *r, unsigned dep
 		      const char *name, unsigned max)
 {
 	unsigned indent = depth * 2 < 40 ? depth * 2 : 40;
-	snprintf(buf, size, "%*s%s%s", (int)indent, "", name, (r->flags & TROW_MARK) ? " (mark)" : "");
+	char safe[CELL_MAX - 48]; /* room for the indent and " (mark)" */
+	text_clean(safe, sizeof(safe), name);
+	snprintf(buf, size, "%*s%s%s", (int)indent, "", safe, (r->flags & TROW_MARK) ? " (mark)" : "");
 	if (text_width(buf) <= max || max < 4)
 		return;
 	size_t cut = 0;
@@ -81,7 +97,7 @@ static void value_cell(char *buf, size_t size, const struct tcol *col, const str
 	int decimals = col->decimals ? (int)col->decimals : 2;
 	switch (col->kind) {
 	case TCOL_TEXT:
-		snprintf(buf, size, "%s", c->v.text);
+		text_clean(buf, size, c->v.text);
 		break;
 	case TCOL_COUNT:
 		snprintf(buf, size, "%llu", (unsigned long long)c->v.count);
@@ -174,10 +190,10 @@ static unsigned table_widths(const struct table *t, struct tcolumn *k, unsigned 
 	unsigned total = 0;
 	for (unsigned j = 0; j < nk; j++)
 		total += k[j].width + (j ? TEXT_GAP : 0);
-	unsigned need = text_width(t->title) + 8; /* titles keep some dashes around them */
+	unsigned need = safe_width(t->title) + 8; /* titles keep some dashes around them */
 	for (size_t p = 0; p < t->nparts; p++)
-		if (t->parts[p].title && text_width(t->parts[p].title) + 8 > need)
-			need = text_width(t->parts[p].title) + 8;
+		if (t->parts[p].title && safe_width(t->parts[p].title) + 8 > need)
+			need = safe_width(t->parts[p].title) + 8;
 	if (nk && total < need) {
 		k[nk - 1].width += need - total;
 		total = need;
@@ -236,17 +252,20 @@ static void put_notes(FILE *out, const struct table *t, unsigned total)
 	if (!t->nnotes)
 		return;
 	fputs("Note:\n", out);
-	for (size_t i = 0; i < t->nnotes; i++)
-		fprintf(out, "%s\n", t->notes[i]);
+	for (size_t i = 0; i < t->nnotes; i++) {
+		text_fputs(t->notes[i], out);
+		fputc('\n', out);
+	}
 	put_dashes(out, total);
 	fputc('\n', out);
 }
 
 static void render_empty(const struct table *t, FILE *out)
 {
-	unsigned total = text_width(t->title) + 40;
+	unsigned total = safe_width(t->title) + 40;
 	put_centred(out, t->title, total);
-	fprintf(out, "%s\n", t->empty ? t->empty : "No data.");
+	text_fputs(t->empty ? t->empty : "No data.", out);
+	fputc('\n', out);
 	put_dashes(out, total);
 	fputc('\n', out);
 	put_notes(out, t, total);

@@ -1,5 +1,7 @@
 #include "error.h"
 
+#include "textsafe.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,10 +14,12 @@ void error_set_command(const char *name) { current_command = name; }
 
 static void vreport(const char *prefix, const char *fmt, va_list ap, const char *suffix)
 {
-	char buf[4096];
+	char buf[4096], safe[8192];
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* messages quote names and file names: one line, in its terminal form */
+	text_clean(safe, sizeof(safe), buf);
 	fflush(stdout);
-	fprintf(stderr, "gprof-dl: %s%s%s%s\n", prefix, buf, suffix ? ": " : "", suffix ? suffix : "");
+	fprintf(stderr, "gprof-dl: %s%s%s%s\n", prefix, safe, suffix ? ": " : "", suffix ? suffix : "");
 }
 
 void die(const char *fmt, ...)
