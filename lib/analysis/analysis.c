@@ -185,7 +185,7 @@ static void analysis_unite_types(struct analysis *a)
 			unite_gpu_work(a, &u, t, ti, i);
 			continue;
 		}
-		a->types[type].calls++;
+		a->types[type].calls += !store_ev_folded(t, i); /* its parent is the call */
 		ivl_union_add(&u.type[type], t->start[i], store_ev_end(t, i));
 	}
 	analysis_walk_free(&w);

@@ -96,7 +96,10 @@ static void hw_event(struct hw_walk *w, uint32_t ti, size_t i)
 	uint64_t end = store_ev_end(t, i);
 	while (ht->st.n && store_ev_end(t, ht->st.v[ht->st.n - 1].event) < end)
 		hw_pop(w, &ht->st);
-	if (w->want[store_ev_desc(t, i)] && !(store_ev_flags(t, i) & TRACE_EVF_UNBALANCED_POP)) {
+	/* a folded range is its parent's call (store.h): not a frame of its own,
+	 * so that its children and the GPU work it launched are the parent's */
+	if (w->want[store_ev_desc(t, i)] && !(store_ev_flags(t, i) & TRACE_EVF_UNBALANCED_POP) &&
+	    !store_ev_folded(t, i)) {
 		uint64_t clipped;
 		int in = analysis_clip_next(&ht->at, t, i, &clipped);
 		if (hostwalk_is_instant(s, t, i)) {

@@ -9,7 +9,10 @@
  * range, its length inside the window and the counted GPU work launched
  * inside it, its followed children's included, and hands the frame back
  * when the range ends (close). A range contains what starts inside it and
- * ends no later, on its thread: the store's nesting (store.h).
+ * ends no later, on its thread: the store's nesting (store.h). A range the
+ * store folds into its parent (a call that redispatches to itself, recorded
+ * twice under one name) is never opened: its parent's frame is the call,
+ * with the folded range's children, GPU work and instants as its own.
  *
  * Every event of the types the view names is visited, in the window or not
  * (so a tree of names does not depend on where the window cuts); frames say

@@ -28,6 +28,7 @@ void store_free(struct store *s)
 		free(t->dur);
 		free(t->desc);
 		free(t->parent);
+		free(t->folded);
 		free(t->extra);
 		free(t->xid);
 		free(t->xonly_ev);
@@ -778,6 +779,7 @@ static void finish_track(void *ctx, unsigned i)
 	if (ids)
 		extras_follow(t, moved);
 	store_nest_track(t);
+	store_fold_track(job->s, t);
 }
 
 /* The GPUs the streams run on, one per (host, device id): the ranks of one

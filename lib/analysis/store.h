@@ -39,6 +39,15 @@
  *    contains event i in time (STORE_NONE at top level). Nesting comes from
  *    the times alone, so traces without collector depth nest too. Marks are
  *    never parents;
+ *  - an event is folded into its parent (store_ev_folded()) when it is a
+ *    host range, its parent is a range of the same name and type, and it is
+ *    that range's only child range (instants: marks, allocations and frees
+ *    are not counted as children): a call that redispatches to itself
+ *    (dropout's aten::div_ calling aten::div_), recorded twice. Chains fold
+ *    whole (a in a in a: both inner ones are folded). The views that
+ *    aggregate nested ranges (hostwalk.h) see the outer range only, with the
+ *    inner one's children as its own: torch.profiler's rule
+ *    (EventList._remove_dup_nodes);
  *  - a track's extras are in event order: extra[k].ev ascends with k;
  *    xonly_ev[] names the events of the new order, in no particular order;
  *  - every time of every file is on one clock: the shared CLOCK_MONOTONIC
@@ -150,6 +159,9 @@ struct store_track {
 	uint64_t *dur;
 	uint32_t *desc;   /* desc id << 8 | enum trace_event_flag bits */
 	uint32_t *parent; /* filled by store_finish() */
+	/* bit i set: event i is folded into its parent (see above); NULL when
+	 * no event of the track is */
+	uint8_t *folded;
 	struct store_extra *extra; /* sparse, in event order after store_finish() */
 	size_t nextra, extra_cap;
 	/* the external ids (the framework's operator id, PyTorch's "External
@@ -259,6 +271,10 @@ static inline unsigned store_ev_type(const struct store *s, const struct store_t
 static inline const char *store_name(const struct store *s, uint32_t id)
 {
 	return names_get(&s->names, id);
+}
+static inline int store_ev_folded(const struct store_track *t, size_t i)
+{
+	return t->folded && ((t->folded[i >> 3] >> (i & 7)) & 1);
 }
 /* Marks and unbalanced pops: instants that take no time. */
 static inline int store_ev_is_instant(const struct store_track *t, size_t i)
@@ -373,5 +389,7 @@ int store_is_step_name(const char *name, size_t len);
  * extras' positions in it); it returns whether any event moved. */
 int store_sort_track(struct store_track *t);
 void store_nest_track(struct store_track *t);
+/* Marks the events of a nested host track that fold into their parent. */
+void store_fold_track(const struct store *s, struct store_track *t);
 
 #endif

@@ -490,3 +490,55 @@ void store_nest_track(struct store_track *t)
 	}
 	free(stack);
 }
+
+/* A child that keeps its parent from folding another: a range, not an
+ * instant (a mark, an unbalanced pop, an allocation or a free). */
+static int fold_counts(const struct store *s, const struct store_track *t, size_t i)
+{
+	return !store_ev_is_instant(t, i) && store_ev_type(s, t, i) != TRACE_EV_MEMORY;
+}
+
+static int bit_get(const uint8_t *v, size_t i)
+{
+	return (v[i >> 3] >> (i & 7)) & 1;
+}
+
+static void bit_set(uint8_t *v, size_t i)
+{
+	v[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+/* One pass counts each range's child ranges (one, or more: two bitmaps, a
+ * quarter of a byte an event), a second folds the only children of their
+ * name. Folding an event lifts its children to its parent, so a chain folds
+ * in this one pass: each of its inner links is the only child of the link
+ * above it, which is what this pass tests, and remains so after the fold. */
+void store_fold_track(const struct store *s, struct store_track *t)
+{
+	free(t->folded);
+	t->folded = NULL;
+	if (t->kind != STORE_TRACK_HOST || t->n < 2)
+		return;
+	size_t bytes = (t->n + 7) / 8;
+	uint8_t *one = xcalloc(2 * bytes, 1), *more = one + bytes;
+	for (size_t i = 0; i < t->n; i++) {
+		uint32_t p = t->parent[i];
+		if (p == STORE_NONE || !fold_counts(s, t, i))
+			continue;
+		if (bit_get(one, p))
+			bit_set(more, p);
+		bit_set(one, p);
+	}
+	uint8_t *folded = NULL;
+	for (size_t i = 0; i < t->n; i++) {
+		uint32_t p = t->parent[i];
+		if (p == STORE_NONE || bit_get(more, p) || store_ev_desc(t, p) != store_ev_desc(t, i) ||
+		    !fold_counts(s, t, i))
+			continue;
+		if (!folded)
+			folded = xcalloc(bytes, 1);
+		bit_set(folded, i);
+	}
+	free(one);
+	t->folded = folded;
+}

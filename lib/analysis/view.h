@@ -106,7 +106,8 @@ static inline void time_stats_add(struct time_stats *s, uint64_t ns)
 void view_put_stats(struct trow *r, unsigned col, const struct time_stats *s, double ratio);
 /* Order of two rows' stats under key: < 0 when a goes first. Descending for
  * total, avg and max, ascending for min (Paddle's order); GPU keys compare
- * the gpu stats (NULL: none), then CPU total. */
+ * the gpu stats (NULL: none), then CPU total. 0 on a tie, which the caller
+ * breaks by name (rt_cmp), so that every format lists rows in one order. */
 int view_stats_cmp(enum sort_key key, const struct time_stats *cpu_a,
 		   const struct time_stats *cpu_b, const struct time_stats *gpu_a,
 		   const struct time_stats *gpu_b);

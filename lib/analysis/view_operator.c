@@ -5,7 +5,9 @@
  * each call launched, nested operators' included.
  *
  * Without --op-detail every operator has a row, nested ones too (an
- * operator called inside another counts in both rows). CPU Ratio = the union
+ * operator called inside another counts in both rows; one that redispatches
+ * to itself is one call: the walk never opens the folded range, store.h).
+ * CPU Ratio = the union
  * of the row's ranges / the window; GPU Ratio = the GPU work launched inside
  * at least one of its ranges, each piece once, / all counted GPU work. Both
  * stay within 100% when an operator nests in itself.

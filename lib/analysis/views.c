@@ -98,10 +98,8 @@ int view_stats_cmp(enum sort_key key, const struct time_stats *cpu_a,
 			return c;
 		key = SORT_CPU_TOTAL; /* no GPU time yet: CPU total decides */
 	}
-	c = stats_cmp(key - SORT_CPU_TOTAL, cpu_a, cpu_b);
-	if (c || key == SORT_CPU_TOTAL)
-		return c;
-	return stats_cmp(0, cpu_a, cpu_b);
+	/* a tie on a CPU key is the caller's to break, by name (rt_cmp) */
+	return stats_cmp(key - SORT_CPU_TOTAL, cpu_a, cpu_b);
 }
 
 const char *view_time(char *buf, size_t size, uint64_t ns, enum time_unit unit)

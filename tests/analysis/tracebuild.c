@@ -683,3 +683,56 @@ double tb_gauss(uint64_t *state)
 	}
 	return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
 }
+
+/* ---- self-redispatch (tracebuild.h) ---------------------------------------------- */
+
+const char *tb_fold_trace(const char *name, uint32_t pid, unsigned reps)
+{
+	struct tb b;
+	tb_open(&b, name, "h", pid, 0);
+	tb_thread(&b, 0, pid, "main");
+	tb_stream(&b, 1, 0, 7);
+	uint32_t dropout = tb_desc(&b, "dropout", TRACE_EV_OPERATOR);
+	uint32_t bern = tb_desc(&b, "bernoulli_", TRACE_EV_OPERATOR);
+	uint32_t div = tb_desc(&b, "div_", TRACE_EV_OPERATOR);
+	uint32_t to = tb_desc(&b, "to", TRACE_EV_OPERATOR);
+	uint32_t mul = tb_desc(&b, "mul", TRACE_EV_OPERATOR);
+	uint32_t add = tb_desc(&b, "add_", TRACE_EV_OPERATOR);
+	uint32_t copy = tb_desc(&b, "copy_", TRACE_EV_OPERATOR);
+	uint32_t fill = tb_desc(&b, "fill_", TRACE_EV_OPERATOR);
+	uint32_t zero = tb_desc(&b, "zero_", TRACE_EV_OPERATOR);
+	uint32_t tick = tb_desc(&b, "tick", TRACE_EV_USER_DEFINED);
+	uint32_t block = tb_desc(&b, "block", TRACE_EV_USER_DEFINED);
+	uint32_t inner = tb_desc(&b, "inner", TRACE_EV_USER_DEFINED);
+	uint32_t mix_op = tb_desc(&b, "mix", TRACE_EV_OPERATOR);
+	uint32_t mix_ud = tb_desc(&b, "mix", TRACE_EV_USER_DEFINED);
+	uint32_t launch = tb_desc(&b, "cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME);
+	uint32_t kernel = tb_desc(&b, "div_kernel", TRACE_EV_KERNEL);
+	for (unsigned k = 0; k < reps; k++) {
+		uint64_t s = (1000 + 10000ull * k) * TB_US;
+		/* in end order, as the collector writes them */
+		tb_range(&b, 0, bern, s + 100 * TB_US, 100 * TB_US);
+		tb_range(&b, 0, to, s + 400 * TB_US, 200 * TB_US);
+		tb_call(&b, 0, launch, s + 700 * TB_US, 10 * TB_US, k + 1);
+		tb_range(&b, 0, div, s + 350 * TB_US, 500 * TB_US);
+		tb_range(&b, 0, div, s + 300 * TB_US, 600 * TB_US);
+		tb_range(&b, 0, mul, s + 920 * TB_US, 60 * TB_US);
+		tb_range(&b, 0, dropout, s, 1000 * TB_US);
+		tb_kernel(&b, 1, kernel, s + 720 * TB_US, 50 * TB_US, k + 1, 1, 32, 1, 0, 0, 0);
+		tb_range(&b, 0, add, s + 2200 * TB_US, 200 * TB_US);
+		tb_range(&b, 0, add, s + 2100 * TB_US, 400 * TB_US);
+		tb_range(&b, 0, add, s + 2000 * TB_US, 600 * TB_US);
+		tb_range(&b, 0, copy, s + 3100 * TB_US, 100 * TB_US);
+		tb_range(&b, 0, fill, s + 3300 * TB_US, 100 * TB_US);
+		tb_range(&b, 0, copy, s + 3000 * TB_US, 500 * TB_US);
+		tb_range(&b, 0, zero, s + 4100 * TB_US, 300 * TB_US);
+		tb_mark(&b, 0, tick, s + 4450 * TB_US);
+		tb_range(&b, 0, zero, s + 4000 * TB_US, 500 * TB_US);
+		tb_range(&b, 0, inner, s + 5200 * TB_US, 100 * TB_US);
+		tb_range(&b, 0, block, s + 5100 * TB_US, 600 * TB_US);
+		tb_range(&b, 0, block, s + 5000 * TB_US, 800 * TB_US);
+		tb_range(&b, 0, mix_ud, s + 6100 * TB_US, 200 * TB_US);
+		tb_range(&b, 0, mix_op, s + 6000 * TB_US, 400 * TB_US);
+	}
+	return tb_close(&b, (10000ull * reps + 1000) * TB_US);
+}

@@ -159,6 +159,29 @@ struct tb_job {
  * paths; returns how many. */
 unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[512]);
 
+/* Self-redispatch for the folding of nested ranges (store.h; test_fold.c
+ * and tests/cmd/test_cmd_fold_sort.c): pid, thread 0 (main, tid pid), GPU0
+ * stream 7; reps repetitions, rep k from s = 1000 + 10000 k us (times in
+ * us), ending at 10000 reps + 1000:
+ *   Operator dropout [s, s+1000)
+ *     bernoulli_ [s+100, s+200)
+ *     div_ [s+300, s+900)                      outer
+ *       div_ [s+350, s+850)                    its only child: folded
+ *         to [s+400, s+600)
+ *         cudaLaunchKernel [s+700, s+710) c(k+1) -> div_kernel [s+720, s+770)
+ *     mul [s+920, s+980)
+ *   add_ [s+2000, s+2600) > add_ [s+2100, s+2500) > add_ [s+2200, s+2400): a chain
+ *   copy_ [s+3000, s+3500) > copy_ [s+3100, s+3200), fill_ [s+3300, s+3400):
+ *     one same-name child among two, not folded
+ *   zero_ [s+4000, s+4500) > zero_ [s+4100, s+4400), and a UserDefined mark
+ *     "tick" at s+4450 (instants do not count as children): folded
+ *   UserDefined block [s+5000, s+5800) > block [s+5100, s+5700) > inner
+ *     [s+5200, s+5300): folded
+ *   Operator mix [s+6000, s+6400) > UserDefined mix [s+6100, s+6300): two
+ *     types, not folded */
+#define TB_US 1000ull
+const char *tb_fold_trace(const char *name, uint32_t pid, unsigned reps);
+
 /* A deterministic normal variate (splitmix64, Box-Muller), so that
  * synthetic step times are the same on every machine. */
 double tb_gauss(uint64_t *state);

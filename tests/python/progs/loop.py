@@ -35,6 +35,8 @@ def parse():
     ap.add_argument("--compile", default="", metavar="BACKEND", help="torch.compile the model")
     ap.add_argument("--loader-sleep-ms", type=float, default=0, metavar="MS",
                     help="the DataLoader sleeps MS in each batch's collate (a slow input pipeline)")
+    ap.add_argument("--dropout", type=float, default=0, metavar="P",
+                    help="a torch.nn.Dropout(P) after each ReLU (training mode: aten::dropout calls aten::div_)")
     ap.add_argument("--torch-profiler", default="", metavar="OUT")
     ap.add_argument("--record-shapes", action="store_true", help="with --torch-profiler: record_shapes=True")
     return ap.parse_args()
@@ -45,8 +47,9 @@ def model_and_data(a):
     n = a.batches * a.batch_size
     x = torch.randn(n, IN)
     y = torch.randint(0, CLASSES, (n,))
-    model = torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.ReLU(),
-                                torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
+    drop = [torch.nn.Dropout(a.dropout)] if a.dropout else []
+    model = torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.ReLU(), *drop,
+                                torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(), *drop,
                                 torch.nn.Linear(HIDDEN, CLASSES))
     return model, x, y
 
