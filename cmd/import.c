@@ -140,6 +140,13 @@ int cmd_import(int argc, char **argv)
 		fprintf(stderr, " on %llu tracks from '%s' (%s) into '%s'\n", tracks,
 			text_clean(in, sizeof(in), o.input), import_format_name(st.format),
 			text_clean(out, sizeof(out), path));
+		/* what had to be dropped or repaired, reason by reason, as the
+		 * trace carries it for info and summary */
+		for (unsigned r = 0; r < TRACE_DROP_REASON_COUNT; r++)
+			if (st.fixed[r])
+				fprintf(stderr, "gprof-dl: %s %llu events: %s\n",
+					trace_drop_reason_is_loss(r) ? "dropped" : "repaired",
+					(unsigned long long)st.fixed[r], trace_drop_reason_name(r));
 	}
 	free(defname);
 	return rc < 0 ? 1 : 0;

@@ -464,11 +464,23 @@ static void print_drops_and_damage(struct info *in)
 	for (uint32_t i = 0; i < in->nthreads; i++)
 		threads += in->threads[i].drops != 0;
 	printf("\n");
-	if (total)
+	uint64_t ring = trace_reader_drops_by_reason(in->r, TRACE_DROP_RING_FULL);
+	if (total && total == ring)
 		print_field("drops", "%" PRIu64 " records lost (ring full) in %" PRIu32 " thread%s",
 			    total, threads, threads == 1 ? "" : "s");
+	else if (total)
+		print_field("drops", "%" PRIu64 " records lost in %" PRIu32 " thread%s, %" PRIu64
+			    " of them to a full ring", total, threads, threads == 1 ? "" : "s", ring);
 	else
 		print_field("drops", "none");
+	/* what an import dropped or repaired, by reason (trace.h) */
+	for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++) {
+		uint64_t n = trace_reader_drops_by_reason(in->r, why);
+		if (n)
+			print_field(trace_drop_reason_is_loss(why) ? "dropped" : "repaired",
+				    "%" PRIu64 " event%s: %s", n, n == 1 ? "" : "s",
+				    trace_drop_reason_name(why));
+	}
 	if (damage)
 		print_field("damage", "%s at offset %" PRIu64 " of %" PRIu64
 			    " bytes; the records before it are shown",

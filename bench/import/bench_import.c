@@ -4,6 +4,7 @@
  * memory depends on distinct names and threads, never on events).
  *
  *   bench-import [JSON] [-s SIZE_MB] [--gzip] [--keep]
+ *   bench-import --threads [N...]
  *
  * Without JSON, a Kineto-style file (the PyTorch profiler's layout, one
  * member per line as it writes them) of SIZE_MB megabytes (default 1024) is
@@ -14,6 +15,12 @@
  * samples its resident memory four times a second. Prints figures: MB/s of
  * JSON, events/s, output bytes per event, peak and sampled RSS. Never fails
  * on time.
+ *
+ * --threads measures how the import scales with the number of threads (it
+ * must be linear: DESIGN.md): for each N (default 1000, 10000 and 100000) a
+ * file of N host threads, each named by metadata and holding three events,
+ * is generated and imported in a child process, whose time and peak memory
+ * (getrusage's ru_maxrss of that child alone) are printed.
  */
 #include "bench/bench.h"
 #include "formats/import/import.h"
@@ -25,6 +32,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -277,12 +285,119 @@ static int measure(const char *json, const char *what)
 	return 0;
 }
 
+/* ---- many threads ------------------------------------------------------------ */
+
+/* N threads of one process, each named and holding a step-less nest of three
+ * events, in the order Kineto writes them: events, then the metadata. */
+static void generate_threads(const char *path, unsigned n)
+{
+	struct out o = {0};
+	static char buf[1 << 20];
+
+	o.plain = fopen(path, "w");
+	if (!o.plain) {
+		fprintf(stderr, "bench-import: cannot create '%s': %s\n", path, strerror(errno));
+		exit(1);
+	}
+	setvbuf(o.plain, buf, _IOFBF, sizeof(buf));
+	const char *head = "{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n";
+	emit(&o, head, (int)strlen(head));
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t = 1000000 + (uint64_t)i * 100;
+		int tid = 100000 + (int)i;
+		x_event(&o, "cpu_op", "aten::addmm", 4242, tid, t, 50000, "\"External id\": 1");
+		x_event(&o, "cpu_op", "aten::mm", 4242, tid, t + 1000, 20000, "\"External id\": 2");
+		x_event(&o, "user_annotation", "worker", 4242, tid, t + 30000, 10000, "\"External id\": 3");
+	}
+	for (unsigned i = 0; i < n; i++) {
+		char line[256];
+		int k = snprintf(line, sizeof(line),
+				 "  {\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": 0, \"pid\": 4242,"
+				 " \"tid\": %u, \"args\": {\"name\": \"worker %u\"}},\n",
+				 100000 + i, i);
+		emit(&o, line, k);
+	}
+	const char *tail = "  {\"name\": \"process_name\", \"ph\": \"M\", \"ts\": 0, \"pid\": 4242,"
+			   " \"tid\": 0, \"args\": {\"name\": \"python\"}}\n  ]\n}\n";
+	emit(&o, tail, (int)strlen(tail));
+	if (fclose(o.plain) != 0) {
+		fprintf(stderr, "bench-import: cannot finish the generated file\n");
+		exit(1);
+	}
+}
+
+/* One size: generated here, imported by a child so that ru_maxrss is the
+ * import's own peak. */
+static int measure_threads(unsigned n)
+{
+	char path[4096], out[4096 + 8], err[1024];
+	const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(path, sizeof(path), "%s/bench-import-threads-%d.json", dir, (int)getpid());
+	snprintf(out, sizeof(out), "%s.gpdl", path);
+	generate_threads(path, n);
+	fflush(stdout);
+	double t0 = bench_now();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "bench-import: fork: %s\n", strerror(errno));
+		unlink(path);
+		return 1;
+	}
+	if (pid == 0) {
+		struct import_stats st;
+		if (import_chrome_trace(path, out, 1, &st, err, sizeof(err)) != 0) {
+			fprintf(stderr, "bench-import: %s\n", err);
+			_exit(1);
+		}
+		_exit(st.tracks == n ? 0 : 3);
+	}
+	int status;
+	struct rusage ru;
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	double secs = bench_now() - t0;
+	unlink(path);
+	unlink(out);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "bench-import: the import of %u threads failed (status %d)\n", n,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return 1;
+	}
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	printf("  %7u threads  %8.2f s (%.2f s CPU)  %8.1f us/thread  peak %8.1f MiB  %6.2f KiB/thread\n",
+	       n, secs, cpu, secs * 1e6 / n, (double)ru.ru_maxrss / 1024,
+	       (double)ru.ru_maxrss / n);
+	return 0;
+}
+
+static int bench_threads(int argc, char **argv)
+{
+	static const unsigned dflt[] = {1000, 10000, 100000};
+	int rc = 0;
+	printf("import of N threads x 3 events (time and peak RSS of the importing process)\n");
+	if (argc == 0)
+		for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]) && rc == 0; i++)
+			rc = measure_threads(dflt[i]);
+	for (int i = 0; i < argc && rc == 0; i++) {
+		unsigned long n = strtoul(argv[i], NULL, 10);
+		if (n == 0 || n > 10000000) {
+			fprintf(stderr, "bench-import: --threads: bad count '%s'\n", argv[i]);
+			return 2;
+		}
+		rc = measure_threads((unsigned)n);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *json = NULL;
 	uint64_t size_mb = 1024;
 	int gz = 0, keep = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--threads"))
+		return bench_threads(argc - 2, argv + 2);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-s") && i + 1 < argc)
 			size_mb = strtoull(argv[++i], NULL, 10);
@@ -293,7 +408,8 @@ int main(int argc, char **argv)
 		else if (argv[i][0] != '-' && !json)
 			json = argv[i];
 		else {
-			fprintf(stderr, "usage: bench-import [JSON] [-s SIZE_MB] [--gzip] [--keep]\n");
+			fprintf(stderr, "usage: bench-import [JSON] [-s SIZE_MB] [--gzip] [--keep]\n"
+				"       bench-import --threads [N...]\n");
 			return 2;
 		}
 	}

@@ -136,6 +136,7 @@ static void import_release(struct import *im)
 	free(im->othreads);
 	free(im->metas);
 	free(im->cevs);
+	import_phases_free(&im->phases);
 	spill_close(&im->spill);
 }
 

@@ -19,6 +19,8 @@
 #ifndef GPDL_FORMATS_IMPORT_H
 #define GPDL_FORMATS_IMPORT_H
 
+#include "formats/trace/trace.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,10 +36,15 @@ struct import_stats {
 	enum import_format format;
 	uint64_t json_bytes; /* of JSON text read (after decompression) */
 	uint64_t events;     /* written: ranges, marks and memory events */
+	uint64_t phases;     /* written too: Forward, Backward and Optimization ranges
+				recovered from a PyTorch profiler trace (import_phases.c) */
 	uint64_t counters;   /* counter samples written */
 	uint64_t ignored;    /* objects in traceEvents not imported: flows, unknown "ph", no "ts" */
 	uint64_t tracks, strings, descs, devices;
 	uint64_t spill_bytes; /* the temporary spill file's size */
+	/* events dropped or repaired, by enum trace_drop_reason (never
+	 * TRACE_DROP_RING_FULL): the trace's DROP records say the same */
+	uint64_t fixed[TRACE_DROP_REASON_COUNT];
 };
 
 /* The name of a format, for messages: "PyTorch profiler (Kineto)", ... */

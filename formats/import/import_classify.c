@@ -91,6 +91,14 @@ void import_classify(const char *cat, size_t catlen, const char *name, size_t na
 	    (c->type == TRACE_EV_USER_DEFINED || c->type == TRACE_EV_OPERATOR) &&
 	    import_is_step_name(name, namelen))
 		c->type = TRACE_EV_PROFILE_STEP;
+	/* torch.optim's own record_functions in Optimizer.step and zero_grad:
+	 * operators, as gprof-dl's RecordFunction observer records every
+	 * record_function scope in its own traces (one vocabulary for both;
+	 * the Optimization phase is import_phases.c's) */
+	if (!c->stream && c->type == TRACE_EV_USER_DEFINED &&
+	    (has_prefix(name, namelen, "Optimizer.step#") ||
+	     has_prefix(name, namelen, "Optimizer.zero_grad#")))
+		c->type = TRACE_EV_OPERATOR;
 	/* torch's DataLoader iterators time each batch as a record_function of
 	 * this name: the Dataloader phase, for the Model and Perf Summaries. */
 	if (!c->stream &&
@@ -109,6 +117,17 @@ int import_type_by_name(const char *s, size_t n)
 	if (n == 6 && memcmp(s, "Memory", 6) == 0)
 		return TRACE_EV_MEMORY; /* a build whose names table lacks it */
 	return -1;
+}
+
+int import_is_profiler_span(const char *name, size_t len)
+{
+	size_t n = strlen("PyTorch Profiler (");
+	if (len < n + 2 || memcmp(name, "PyTorch Profiler (", n) != 0 || name[len - 1] != ')')
+		return 0;
+	for (size_t i = n; i < len - 1; i++)
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+	return 1;
 }
 
 int import_is_step_name(const char *name, size_t len)

@@ -3,6 +3,10 @@
  * taxonomy: the category -> event type table, and what names say (a copy's
  * direction and memory kinds, an NCCL kernel, a step, Paddle's "[1.234 ms]").
  *
+ * torch.optim's "Optimizer.step#SGD.step" and "Optimizer.zero_grad#..."
+ * record_functions are Operators whatever their category, as in gprof-dl's
+ * own traces.
+ *
  * A host operator named BACKEND:OP (trace_name_comm_call: c10d's
  * "gloo:all_reduce", "nccl:broadcast") is Communication, as a kernel named
  * as NCCL's is.
@@ -32,6 +36,10 @@ void import_classify(const char *cat, size_t catlen, const char *name, size_t na
 /* One of gprof-dl's own type names ("Forward", as trace_event_type_name
  * spells them, exactly): the type, or -1. */
 int import_type_by_name(const char *s, size_t n);
+
+/* "PyTorch Profiler (0)": Kineto's span of the profiler's own window, which
+ * an import takes as the trace's recorded interval, not as an event. */
+int import_is_profiler_span(const char *name, size_t len);
 
 /* "ProfilerStep#12" (PyTorch) or "ProfileStep#12" (Paddle). */
 int import_is_step_name(const char *name, size_t len);

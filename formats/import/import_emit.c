@@ -106,6 +106,16 @@ static uint64_t trace_time(const struct emit *x, int64_t t, int rel)
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
+/* The same for a record, whose move to time 0 is counted on track t (NULL:
+ * none): gprof-dl's own export may hold times before its start_ns. */
+static uint64_t record_time(const struct emit *x, int64_t t, int rel, struct itrack *track)
+{
+	int64_t v = sat_add(rel ? sat_add(t, x->paddle_base) : t, x->shift);
+	if (v < 0)
+		import_fix(x->im, track, TRACE_DROP_BEFORE_START);
+	return v < 0 ? 0 : (uint64_t)v;
+}
+
 /* ---- times and the header --------------------------------------------- */
 
 static void track_span(const struct emit *x, const struct itrack *t, int64_t *lo, int64_t *hi)
@@ -139,6 +149,11 @@ static void emit_times(struct emit *x)
 		x->min_start = lo < x->min_start ? lo : x->min_start;
 		x->max_end = hi > x->max_end ? hi : x->max_end;
 	}
+	if (im->have_span) {
+		x->have_times = 1;
+		x->min_start = im->span_lo < x->min_start ? im->span_lo : x->min_start;
+		x->max_end = im->span_hi > x->max_end ? im->span_hi : x->max_end;
+	}
 	if (im->hdr.ours && im->hdr.have_start)
 		x->shift = (int64_t)im->hdr.start_ns; /* its ts are relative to start_ns */
 	else if (im->hdr.have_base && im->hdr.base_ns > 0 &&
@@ -153,23 +168,30 @@ static void emit_times(struct emit *x)
 }
 
 /* The host pid with the most events: the profiled process. Synthetic pids
- * ("CPU functions") only when there is no other. */
+ * ("CPU functions") only when there is no other. Linear in tracks: the
+ * events are summed per pid in a hash map first (a file may hold 100,000
+ * threads, so no track loops over the others). */
 static uint32_t main_pid(const struct import *im)
 {
+	struct hmap per_pid; /* (pid, 0) -> events of its host tracks */
 	uint32_t best = 0;
 	uint64_t best_n = 0;
 	int best_real = 0;
 
+	hmap_init(&per_pid);
 	for (uint32_t i = 0; i < im->tracks.n; i++) {
 		const struct itrack *t = &im->tracks.t[i];
 		if (t->kind != TRACE_TRACK_HOST)
 			continue;
-		uint64_t n = 0;
-		for (uint32_t j = 0; j < im->tracks.n; j++) {
-			const struct itrack *u = &im->tracks.t[j];
-			if (u->kind == TRACE_TRACK_HOST && u->pid == t->pid)
-				n += u->events;
-		}
+		uint64_t *v = hmap_get(&per_pid, t->pid, 0);
+		hmap_put(&per_pid, t->pid, 0, (v ? *v : 0) + t->events);
+	}
+	/* in track order, so that ties go to the pid seen first, as before */
+	for (uint32_t i = 0; i < im->tracks.n; i++) {
+		const struct itrack *t = &im->tracks.t[i];
+		if (t->kind != TRACE_TRACK_HOST)
+			continue;
+		uint64_t n = *hmap_get(&per_pid, t->pid, 0);
 		int real = t->pid < IMPORT_SYNTH_ID_BASE;
 		if ((real && !best_real) || (real == best_real && n > best_n)) {
 			best = t->pid;
@@ -177,6 +199,7 @@ static uint32_t main_pid(const struct import *im)
 			best_real = real;
 		}
 	}
+	hmap_free(&per_pid);
 	return best;
 }
 
@@ -223,6 +246,12 @@ static void emit_header(struct emit *x)
 		      : x->have_times ? trace_time(x, x->min_start, 0) : 0;
 	x->end_ns = hi->ours && hi->have_end && hi->end_ns ? hi->end_ns
 		    : x->have_times ? trace_time(x, x->max_end, 0) : h->start_ns;
+	if (!hi->ours && im->have_span) {
+		/* the profiler's own window is the recorded interval (the
+		 * analysis widens a run to events outside it, if any) */
+		h->start_ns = trace_time(x, im->span_lo, 0);
+		x->end_ns = trace_time(x, im->span_hi, 0);
+	}
 	if (hi->ours) {
 		h->sources = hi->sources;
 		/* none given is unknown; and so the header never holds only empty
@@ -312,10 +341,52 @@ static void process_rank(struct emit *x, struct trace_process *p, const struct i
 	}
 }
 
+/* The span of a process's host tracks in file time, by pid: one pass over
+ * the tracks (linear in threads), then a look-up per process. */
+struct pid_span {
+	struct hmap idx; /* (pid, 0) -> index in lo/hi */
+	int64_t *lo, *hi;
+	uint32_t n;
+};
+
+static void pid_spans(const struct emit *x, struct pid_span *ps)
+{
+	const struct import *im = x->im;
+	hmap_init(&ps->idx);
+	ps->lo = xmalloc((im->tracks.n + 1) * sizeof(*ps->lo));
+	ps->hi = xmalloc((im->tracks.n + 1) * sizeof(*ps->hi));
+	ps->n = 0;
+	for (uint32_t i = 0; i < im->tracks.n; i++) {
+		const struct itrack *t = &im->tracks.t[i];
+		if (t->kind != TRACE_TRACK_HOST || host_track_is_stream(x, t))
+			continue;
+		uint64_t *v = hmap_get(&ps->idx, t->pid, 0);
+		uint32_t k = v ? (uint32_t)*v : ps->n;
+		if (!v) {
+			hmap_put(&ps->idx, t->pid, 0, k);
+			ps->lo[k] = INT64_MAX;
+			ps->hi[k] = INT64_MIN;
+			ps->n++;
+		}
+		int64_t a, b;
+		track_span(x, t, &a, &b);
+		ps->lo[k] = a < ps->lo[k] ? a : ps->lo[k];
+		ps->hi[k] = b > ps->hi[k] ? b : ps->hi[k];
+	}
+}
+
+static void pid_spans_free(struct pid_span *ps)
+{
+	hmap_free(&ps->idx);
+	free(ps->lo);
+	free(ps->hi);
+}
+
 static int emit_processes(struct emit *x)
 {
 	struct import *im = x->im;
 	struct hmap done;
+	struct pid_span ps;
 	int rc = 0;
 
 	hmap_init(&done);
@@ -336,22 +407,14 @@ static int emit_processes(struct emit *x)
 		if (trace_writer_process(x->w, &p) < 0)
 			rc = emit_fail(x, "processes");
 	}
+	pid_spans(x, &ps);
 	for (uint32_t i = 0; i < im->tracks.n && rc == 0; i++) {
 		const struct itrack *t = &im->tracks.t[i];
 		if (t->kind != TRACE_TRACK_HOST || hmap_get(&done, t->pid, 0) ||
 		    host_track_is_stream(x, t))
 			continue;
-		int64_t lo = INT64_MAX, hi = INT64_MIN;
-		for (uint32_t j = i; j < im->tracks.n; j++) {
-			const struct itrack *u = &im->tracks.t[j];
-			int64_t a, b;
-			if (u->kind != TRACE_TRACK_HOST || u->pid != t->pid ||
-			    host_track_is_stream(x, u))
-				continue;
-			track_span(x, u, &a, &b);
-			lo = a < lo ? a : lo;
-			hi = b > hi ? b : hi;
-		}
+		uint32_t k = (uint32_t)*hmap_get(&ps.idx, t->pid, 0);
+		int64_t lo = ps.lo[k], hi = ps.hi[k];
 		hmap_put(&done, t->pid, 0, 1);
 		struct trace_process p = {
 			.pid = t->pid,
@@ -364,6 +427,7 @@ static int emit_processes(struct emit *x)
 		if (trace_writer_process(x->w, &p) < 0)
 			rc = emit_fail(x, "processes");
 	}
+	pid_spans_free(&ps);
 	hmap_free(&done);
 	return rc;
 }
@@ -488,7 +552,66 @@ static int emit_drops(struct emit *x)
 	return 0;
 }
 
+/* What the import dropped or repaired, by reason: DROP records of the
+ * threads, which info and summary report (trace.h: enum trace_drop_reason).
+ * What is on no track goes to the first thread, made if there is none. */
+static int emit_fixes(struct emit *x)
+{
+	struct import *im = x->im;
+	int untracked = 0;
+	for (unsigned r = 0; r < TRACE_DROP_REASON_COUNT; r++)
+		untracked |= im->fixes_untracked[r] != 0;
+	if (untracked && x->nout == 0) {
+		struct trace_thread th = { .pid = x->h.pid, .tid = x->h.pid };
+		if (put_thread(x, &th, x->h.pid, x->h.pid) < 0)
+			return -1;
+	}
+	for (uint32_t i = 0; i <= im->tracks.n; i++) {
+		const uint64_t *n = i < im->tracks.n ? im->tracks.t[i].fixes : im->fixes_untracked;
+		uint32_t index = i < im->tracks.n ? x->tmap[i] : 0;
+		for (unsigned r = 0; r < TRACE_DROP_REASON_COUNT; r++)
+			if (n[r] && trace_writer_drops_reason(x->w, index, n[r], r) < 0)
+				return emit_fail(x, "drops");
+	}
+	return 0;
+}
+
 /* ---- records -------------------------------------------------------------- */
+
+static int emit_phase(struct emit *x, uint32_t desc, uint32_t track, int64_t start, int64_t end)
+{
+	struct trace_event ev = {
+		.start_ns = trace_time(x, start, 0),
+		.dur_ns = (uint64_t)(end - start),
+		.desc = x->wdesc[desc - 1],
+		.thread = x->tmap[track],
+	};
+	if (trace_writer_event(x->w, &ev) < 0)
+		return emit_fail(x, "events");
+	x->im->st.phases++;
+	return 0;
+}
+
+/* The phases import_phases.c recovered, now that the forward is known. */
+static int emit_phases(struct emit *x)
+{
+	struct import_phases *ph = &x->im->phases;
+	if (!ph->active)
+		return 0;
+	for (size_t i = 0; i < ph->n; i++) {
+		const struct iphase_range *r = &ph->r[i];
+		int rc = 0;
+		if (r->kind == IPHASE_OPT_STEP && r->desc)
+			rc = emit_phase(x, r->desc, r->track, r->start, r->end);
+		if (r->kind == IPHASE_STEP && r->fwd_lo <= r->fwd_hi)
+			rc = emit_phase(x, ph->fwd_desc, r->track, r->fwd_lo, r->fwd_hi);
+		if (rc == 0 && r->kind == IPHASE_STEP && r->have_bwd && r->bwd_lo <= r->bwd_hi)
+			rc = emit_phase(x, ph->bwd_desc, r->track, r->bwd_lo, r->bwd_hi);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
 
 static int emit_records(struct emit *x)
 {
@@ -509,6 +632,7 @@ static int emit_records(struct emit *x)
 						   import_tmpdir(), strerror(EIO));
 			if (e.flags & SPILL_EVF_COMM)
 				import_comm_merge(x->im, cev++, &e.ext, &e.has_ext);
+			import_phases_event(x->im, &e);
 			/* import string ids, until now */
 			if (e.has_ext && e.ext.shapes_str)
 				e.ext.shapes_str = wstr(x, e.ext.shapes_str);
@@ -517,8 +641,9 @@ static int emit_records(struct emit *x)
 			if (e.has_ext && e.ext.dtype_str)
 				e.ext.dtype_str = wstr(x, e.ext.dtype_str);
 			struct trace_event ev = {
-				.start_ns = trace_time(x, e.start,
-						       (e.flags & SPILL_EVF_PADDLE_REL) != 0),
+				.start_ns = record_time(x, e.start,
+							(e.flags & SPILL_EVF_PADDLE_REL) != 0,
+							&x->im->tracks.t[e.track]),
 				.dur_ns = (uint64_t)e.dur,
 				.desc = x->wdesc[e.desc - 1],
 				.thread = x->tmap[e.track],
@@ -528,7 +653,8 @@ static int emit_records(struct emit *x)
 			if (trace_writer_event(x->w, &ev) < 0)
 				return emit_fail(x, "events");
 		} else {
-			struct trace_counter tc = { trace_time(x, c.ts, 0), c.id, c.pid, c.value };
+			struct trace_counter tc = { record_time(x, c.ts, 0, NULL), c.id, c.pid,
+						    c.value };
 			if (trace_writer_counter(x->w, &tc) < 0)
 				return emit_fail(x, "counters");
 		}
@@ -536,7 +662,7 @@ static int emit_records(struct emit *x)
 	if (kind < 0)
 		return import_fail(x->im, "cannot read back a temporary file in '%s': %s",
 				   import_tmpdir(), strerror(s->err));
-	return 0;
+	return emit_phases(x);
 }
 
 int import_emit(struct import *im, const char *out_path, int force)
@@ -545,6 +671,8 @@ int import_emit(struct import *im, const char *out_path, int force)
 	int rc = -1;
 
 	import_comm_resolve(im);
+	if (import_phases_prepare(im) < 0)
+		return -1;
 	emit_times(&x);
 	emit_header(&x);
 	x.w = trace_writer_open(out_path, force);
@@ -569,7 +697,7 @@ int import_emit(struct import *im, const char *out_path, int force)
 	}
 	if (emit_devices(&x) < 0 || emit_categories(&x) < 0 || emit_descs(&x) < 0 ||
 	    emit_processes(&x) < 0 || emit_threads(&x) < 0 || emit_records(&x) < 0 ||
-	    emit_drops(&x) < 0)
+	    emit_drops(&x) < 0 || emit_fixes(&x) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -6,6 +6,7 @@
  */
 #include "formats/import/import_classify.h"
 #include "formats/import/import_int.h"
+#include "formats/trace/trace_format.h"
 
 #include "lib/common/error.h"
 
@@ -128,6 +129,55 @@ void import_othread(struct import *im, const struct import_othread *t)
 	im->othreads[im->nothreads++] = *t;
 }
 
+/* ---- what cannot be taken as it is ---------------------------------------- */
+
+void import_fix(struct import *im, struct itrack *t, unsigned reason)
+{
+	if (t)
+		t->fixes[reason]++;
+	else
+		im->fixes_untracked[reason]++;
+	im->st.fixed[reason]++;
+}
+
+/* An event whose ts is there but unusable: 1 when it was counted as dropped. */
+static int bad_ts(struct import *im, const struct jevent *e, struct itrack *t)
+{
+	if (e->have & JE_TS)
+		return 0;
+	if (e->have & JE_TS_RANGE)
+		import_fix(im, t, TRACE_DROP_TIME_RANGE);
+	else if (e->have & JE_TS_NAN)
+		import_fix(im, t, TRACE_DROP_TIME_NAN);
+	else
+		return 0;
+	return 1;
+}
+
+/* A range's duration in ns, repaired and counted when it cannot be taken as
+ * it is: negative or no number (0), or ending past the largest time or
+ * longer than a trace record holds (clamped). */
+static int64_t range_dur(struct import *im, const struct jevent *e, struct itrack *t,
+			 int64_t start)
+{
+	int64_t dur = e->have & JE_DUR ? e->dur : 0, end;
+	if (e->have & JE_DUR_NAN) {
+		import_fix(im, t, TRACE_DROP_DURATION_NAN);
+		return 0;
+	}
+	if (dur < 0) {
+		import_fix(im, t, TRACE_DROP_NEGATIVE_DURATION);
+		return 0;
+	}
+	if ((e->have & JE_DUR_RANGE) || __builtin_add_overflow(start, dur, &end) ||
+	    (uint64_t)dur > TRACE_EVENT_DUR_MAX) {
+		import_fix(im, t, TRACE_DROP_DURATION_RANGE);
+		int64_t room = start < 0 ? INT64_MAX : INT64_MAX - start;
+		return (uint64_t)room > TRACE_EVENT_DUR_MAX ? (int64_t)TRACE_EVENT_DUR_MAX : room;
+	}
+	return dur;
+}
+
 /* ---- counters ------------------------------------------------------------- */
 
 static int import_counter(struct import *im, const struct jevent *e, const char *arena)
@@ -135,6 +185,8 @@ static int import_counter(struct import *im, const struct jevent *e, const char 
 	struct spill_counter c = {0};
 	const char *name = span_ptr(arena, &e->name);
 
+	if (name && (e->a.have & JA_VALUE) && bad_ts(im, e, NULL))
+		return 0;
 	if (!(e->have & JE_TS) || !name || !(e->a.have & JA_VALUE)) {
 		im->st.ignored++;
 		return 0;
@@ -366,8 +418,12 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 	size_t namelen = e->name.set ? e->name.len : 0;
 	int legacy_gpu;
 
-	if (!(e->have & JE_TS) || (mark && span_is(arena, &e->scope, "g"))) {
-		im->st.ignored++; /* no time, or an instant of no thread */
+	if (mark && span_is(arena, &e->scope, "g")) {
+		im->st.ignored++; /* an instant of no thread */
+		return 0;
+	}
+	if (!(e->have & (JE_TS | JE_TS_RANGE | JE_TS_NAN))) {
+		im->st.ignored++; /* no time */
 		return 0;
 	}
 	event_class(im, e, arena, mark, name, namelen, &c, &legacy_gpu);
@@ -387,11 +443,24 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 		}
 	}
 	namelen = import_strip_paddle_suffix(name, namelen);
+	if (!mark && !c.stream && (e->have & JE_TS) && !(e->a.have & JA_PADDLE_REL) &&
+	    import_is_profiler_span(name, namelen)) {
+		/* the profiler's window: the trace's recorded interval (emit) */
+		int64_t end = import_sat_add(e->ts, (e->have & JE_DUR) && e->dur > 0 ? e->dur : 0);
+		if (!im->have_span || e->ts < im->span_lo)
+			im->span_lo = e->ts;
+		if (!im->have_span || end > im->span_hi)
+			im->span_hi = end;
+		im->have_span = 1;
+		return 0;
+	}
 
 	uint32_t pid = import_id(im, &e->pid, arena), tid = import_id(im, &e->tid, arena);
 	uint8_t kind = c.stream ? TRACE_TRACK_STREAM : TRACE_TRACK_HOST;
 	s.track = itracks_get(&im->tracks, kind, pid, tid);
 	struct itrack *t = &im->tracks.t[s.track];
+	if (bad_ts(im, e, t))
+		return 0;
 	if (c.stream)
 		stream_ids(t, &e->a, legacy_gpu);
 
@@ -416,8 +485,8 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 			       category, c.type);
 
 	s.flags = e->a.flags | (mark ? TRACE_EVF_MARK : 0);
-	s.dur = mark || !(e->have & JE_DUR) || e->dur < 0 ? 0 : e->dur;
 	s.start = e->ts;
+	s.dur = mark ? 0 : range_dur(im, e, t, e->ts);
 	if (e->a.have & JA_PADDLE_REL) {
 		int64_t base = import_sat_add(e->ts, e->a.paddle_rel == INT64_MIN ? INT64_MAX
 									       : -e->a.paddle_rel);
@@ -429,6 +498,9 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 	}
 	s.has_ext = event_ext(im, &e->a, c.type, name, namelen, arena, &s.ext);
 	comm_refs(im, e, arena, &c, &s, pid, namelen);
+	if (!c.stream && !(s.flags & (TRACE_EVF_MARK | SPILL_EVF_PADDLE_REL)))
+		import_phase_range(im, s.track, c.type, name, namelen, s.start,
+				   import_sat_add(s.start, s.dur));
 	track_times(t, (s.flags & SPILL_EVF_PADDLE_REL) != 0, s.start,
 		    import_sat_add(s.start, s.dur));
 	t->events++;

@@ -109,7 +109,11 @@ struct jargs {
 enum jevent_have {
 	JE_TS = 1u << 0,
 	JE_DUR = 1u << 1,
-	JE_BAD_TIME = 1u << 2, /* ts or dur was there but not a number */
+	/* ts or dur was there but fits no int64 of ns, or is no number */
+	JE_TS_RANGE = 1u << 2,
+	JE_TS_NAN = 1u << 3,
+	JE_DUR_RANGE = 1u << 4,
+	JE_DUR_NAN = 1u << 5,
 };
 
 struct jevent {
@@ -192,6 +196,31 @@ struct import_comm_ref {
 	struct trace_event_ext x;   /* metas: the details */
 };
 
+/* import_phases.c: a step, an optimizer step, or a range the forward is
+ * not in (zero_grad, a DataLoader fetch), gathered during the parse. Times
+ * are file times. */
+enum iphase_kind { IPHASE_STEP, IPHASE_OPT_STEP, IPHASE_EXCLUDE };
+
+struct iphase_range {
+	uint8_t kind;
+	uint32_t track, pid;
+	int64_t start, end;
+	uint32_t name_str; /* optimizer steps: "#SGD.step" */
+	uint32_t desc;     /* optimizer steps: their Optimization desc; 0 none */
+	/* steps: the backward's and the forward's extents, and the forward's bounds */
+	int have_bwd;
+	int64_t bwd_lo, bwd_hi, fwd_lo, fwd_hi, fwd_floor, fwd_limit;
+};
+
+struct import_phases {
+	struct iphase_range *r; /* after prepare: steps first (nsteps), by (pid, start) */
+	size_t n, cap, nsteps;
+	uint8_t *role;          /* by desc id: 1 backward function, 2 forward work */
+	uint32_t nrole;         /* descs role covers: those of the parse */
+	int active;             /* the trace gets phases */
+	uint32_t fwd_desc, bwd_desc;
+};
+
 struct import {
 	const char *in_path;
 	const char *out_name; /* the output, as messages name it */
@@ -220,12 +249,19 @@ struct import {
 	struct import_comm_ref *metas, *cevs;
 	uint32_t nmetas, metas_cap, ncevs, cevs_cap;
 	struct spill spill;
+	struct import_phases phases;
 	struct import_header hdr;
 	int array_form; /* the document is an array: the older PyTorch profiler */
 	int have_paddle_base;
 	int64_t paddle_base;
+	/* Kineto's "PyTorch Profiler (N)" spans: the recorded interval, file time */
+	int have_span;
+	int64_t span_lo, span_hi;
 	int created; /* the output exists because this import created it */
 	struct import_stats st;
+	/* events dropped or repaired that are on no track (counter samples):
+	 * the trace's first thread carries them */
+	uint64_t fixes_untracked[TRACE_DROP_REASON_COUNT];
 	char *err;
 	size_t errlen;
 };
@@ -253,6 +289,9 @@ void import_device(struct import *im, const struct trace_device *d);
 void import_drop(struct import *im, const struct import_drop *d);
 void import_oproc(struct import *im, const struct import_oproc *p);
 void import_othread(struct import *im, const struct import_othread *t);
+/* Counts an event dropped or repaired for the reason (enum
+ * trace_drop_reason), on track t (NULL: none), for the DROP records. */
+void import_fix(struct import *im, struct itrack *t, unsigned reason);
 /* A pid or tid as a number: its value, its leading integer, or a synthetic id. */
 uint32_t import_id(struct import *im, const struct jid *id, const char *arena);
 
@@ -269,6 +308,17 @@ void import_comm_resolve(struct import *im);
 /* At emit, the next flagged event's details completed from its meta. */
 void import_comm_merge(const struct import *im, uint32_t cev, struct trace_event_ext *x,
 		       int *has_ext);
+
+/* import_phases.c: a host range of the parse that may be a step, an
+ * optimizer step or a range the forward is not in (else nothing is kept). */
+void import_phase_range(struct import *im, uint32_t track, uint8_t type, const char *name,
+			size_t len, int64_t start, int64_t end);
+/* After the parse: whether the trace gets phases, and each step's backward
+ * (one pass over the spill). 0, or -1 with the message in im->err. */
+int import_phases_prepare(struct import *im);
+/* Each spilled event, as the emit reads it back: the steps' forward. */
+void import_phases_event(struct import *im, const struct spill_event *e);
+void import_phases_free(struct import_phases *ph);
 
 /* import_emit.c: writes the trace. 0, or -1 with the message in im->err. */
 int import_emit(struct import *im, const char *out_path, int force);

@@ -380,7 +380,11 @@ static void event_value(struct jparser *p, enum jval k, const char *s, size_t n)
 					e->have |= JE_DUR;
 				}
 			} else {
-				e->have |= JE_BAD_TIME;
+				int range = k == JV_NUMBER || import_is_number(s, n);
+				if (p->key == EK_TS)
+					e->have |= range ? JE_TS_RANGE : JE_TS_NAN;
+				else
+					e->have |= range ? JE_DUR_RANGE : JE_DUR_NAN;
 			}
 		}
 		break;
@@ -1431,20 +1435,23 @@ int import_parse(struct import *im, void *gzfile)
 			}
 			break;
 		}
-		yajl_status s = yajl_parse(h, buf, (size_t)n);
+		/* a UTF-8 byte order mark, as some editors and Windows tools
+		 * write: no JSON, but the file's is JSON after it */
+		size_t skip = offset == 0 && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
+		yajl_status s = yajl_parse(h, buf + skip, (size_t)n - skip);
 		if (s == yajl_status_client_canceled) {
 			if (p.too_deep) {
 				size_t used = yajl_get_bytes_consumed(h);
 				import_fail(im, "'%s': JSON nested more than %d deep at byte %llu",
 					    im->in_path, JSON_MAX_DEPTH,
-					    (unsigned long long)(offset + (used ? used - 1 : 0)));
+					    (unsigned long long)(offset + skip + (used ? used - 1 : 0)));
 			}
 			goto out; /* otherwise the callback said why */
 		}
 		if (s != yajl_status_ok) {
 			/* yajl has consumed the offending byte: name that byte */
 			size_t used = yajl_get_bytes_consumed(h);
-			json_error(im, h, offset + (used ? used - 1 : 0), 0);
+			json_error(im, h, offset + skip + (used ? used - 1 : 0), 0);
 			goto out;
 		}
 		offset += (uint64_t)n;

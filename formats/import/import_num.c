@@ -126,6 +126,12 @@ static int to_i64(int neg, uint64_t mag, int64_t *v)
 	return 0;
 }
 
+int import_is_number(const char *s, size_t n)
+{
+	struct decimal d;
+	return decimal_parse(s, n, &d) == 0;
+}
+
 int import_us_to_ns(const char *s, size_t n, int64_t *ns)
 {
 	struct decimal d;

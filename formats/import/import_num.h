@@ -18,6 +18,10 @@
  * when the text is not a number or the result does not fit an int64. */
 int import_us_to_ns(const char *s, size_t n, int64_t *ns);
 
+/* Whether the text is a decimal number at all (of any magnitude): what tells
+ * a time out of range from one that is no number. */
+int import_is_number(const char *s, size_t n);
+
 /* An integer value: integer text exactly (up to the u64/i64 range), a
  * fractional or exponent form truncated toward zero. 0, or -1 when not a
  * number or out of range. The signed form accepts [INT64_MIN, INT64_MAX],

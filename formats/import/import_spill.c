@@ -222,8 +222,9 @@ int spill_rewind(struct spill *s)
 {
 	if (s->err)
 		return spill_fail(s, s->err);
-	if (spill_flush(s) < 0)
+	if (!s->reading && spill_flush(s) < 0) /* a second read has nothing to write */
 		return -1;
+	s->reading = 1;
 	if (lseek(s->fd, 0, SEEK_SET) < 0)
 		return spill_fail(s, errno);
 	s->len = s->pos = 0;

@@ -49,13 +49,15 @@ struct spill {
 	size_t len, pos; /* writing: bytes in buf; reading: bytes valid and next */
 	uint64_t bytes;  /* written in all */
 	int err;         /* errno of the first failure, sticky */
+	int reading;     /* rewound: no more writing (it may be read again) */
 };
 
 /* Opens an unlinked temporary file in dir: 0, or -1 with errno. */
 int spill_open(struct spill *s, const char *dir);
 int spill_put_event(struct spill *s, const struct spill_event *e);
 int spill_put_counter(struct spill *s, const struct spill_counter *c);
-/* Flushes and rewinds for reading: 0, or -1 with errno. */
+/* Flushes and rewinds for reading, the first time; rewinds again after: 0,
+ * or -1 with errno. */
 int spill_rewind(struct spill *s);
 /* Next record: 'E' (into *e) or 'C' (into *c), 0 at the end, -1 on error. */
 int spill_next(struct spill *s, struct spill_event *e, struct spill_counter *c);

@@ -11,6 +11,7 @@
 #ifndef GPDL_FORMATS_IMPORT_TABLES_H
 #define GPDL_FORMATS_IMPORT_TABLES_H
 
+#include "formats/trace/trace.h"
 #include "lib/common/hmap.h"
 
 #include <stddef.h>
@@ -59,6 +60,7 @@ struct itrack {
 	int have_device; /* device/stream/context came from an event's args */
 	uint64_t events;
 	uint64_t drops;
+	uint64_t fixes[TRACE_DROP_REASON_COUNT]; /* events dropped or repaired, by reason */
 	int64_t min_abs, max_abs; /* start / end of events with absolute times */
 	int64_t min_rel, max_rel; /* ... with Paddle-relative times */
 	int have_abs, have_rel;

@@ -49,6 +49,22 @@ enum trace_event_type {
 	TRACE_EV_TYPE_COUNT
 };
 
+/* Why a DROP record's records are missing or were altered: its reason field
+ * (the record's u32 after the thread; 0 in every file before it had one).
+ * The importer (formats/import) drops or repairs foreign events it cannot
+ * represent and says so here, as the recorder does for a full ring. Values
+ * are on disk; append only. */
+enum trace_drop_reason {
+	TRACE_DROP_RING_FULL = 0,        /* lost: ring buffer full (the recorder) */
+	TRACE_DROP_TIME_RANGE = 1,       /* lost: a timestamp that fits no int64 of ns */
+	TRACE_DROP_TIME_NAN = 2,         /* lost: a timestamp that is not a number */
+	TRACE_DROP_NEGATIVE_DURATION = 3, /* kept, its duration set to 0 */
+	TRACE_DROP_DURATION_RANGE = 4,   /* kept, its end clamped to the largest time */
+	TRACE_DROP_DURATION_NAN = 5,     /* kept, its duration set to 0 */
+	TRACE_DROP_BEFORE_START = 6,     /* kept, moved to the trace's time 0 */
+	TRACE_DROP_REASON_COUNT          /* readers count larger values here, as lost */
+};
+
 /* Event flags (8 bits on disk). */
 enum trace_event_flag {
 	TRACE_EVF_MARK = 1u << 0,         /* instantaneous: dur_ns is 0 */
@@ -278,7 +294,12 @@ const struct trace_device *trace_reader_device_by_id(const struct trace_reader *
 /* The name given to (domain, category), or NULL. */
 const char *trace_reader_category_name(const struct trace_reader *r, uint32_t domain_str,
 				       uint32_t category);
+/* Records lost: DROP records of the reasons whose records are not in the
+ * trace (trace_drop_reason_is_loss); only those reach the drops callback. */
 uint64_t trace_reader_total_drops(const struct trace_reader *r);
+/* The DROP records' count of one reason (TRACE_DROP_REASON_COUNT: of reasons
+ * this build does not know), lost or kept. */
+uint64_t trace_reader_drops_by_reason(const struct trace_reader *r, unsigned reason);
 /* Damage: NULL when the file was read to its END chunk; otherwise what stopped
  * the read ("truncated chunk", "checksum mismatch", "no END chunk: recording
  * was cut short") and at which byte offset. */
@@ -317,6 +338,9 @@ int trace_writer_event(struct trace_writer *w, const struct trace_event *e);
 int trace_writer_device(struct trace_writer *w, const struct trace_device *d);
 int trace_writer_counter(struct trace_writer *w, const struct trace_counter *c);
 int trace_writer_drops(struct trace_writer *w, uint32_t thread, uint64_t dropped);
+/* The same with a reason other than a full ring (enum trace_drop_reason). */
+int trace_writer_drops_reason(struct trace_writer *w, uint32_t thread, uint64_t dropped,
+			      unsigned reason);
 /* Flushes buffered records; the file stays readable to this point if the
  * writer dies afterwards. */
 int trace_writer_flush(struct trace_writer *w);
@@ -327,6 +351,11 @@ uint64_t trace_writer_bytes(const struct trace_writer *w);
 /* ---- names ------------------------------------------------------------ */
 
 const char *trace_event_type_name(unsigned type); /* "ProfileStep", ..., "?" */
+/* "ring full", "negative duration", ...; "unknown reason" past the table. */
+const char *trace_drop_reason_name(unsigned reason);
+/* 1 when the records of the reason are not in the trace, 0 when they are
+ * there, altered (unknown reasons: 1). */
+int trace_drop_reason_is_loss(unsigned reason);
 int trace_event_type_is_device(unsigned type);    /* Kernel, Memcpy, Memset, Communication */
 /* GPU work named as communication: len bytes of name hold "nccl" or "rccl",
  * in any case (NCCL's and RCCL's kernels). The one rule the recorder, the

@@ -29,6 +29,28 @@ static const char *const trace_event_type_names[TRACE_EV_TYPE_COUNT] = {
 	[TRACE_EV_MEMORY] = "Memory",
 };
 
+static const char *const trace_drop_reason_names[TRACE_DROP_REASON_COUNT] = {
+	[TRACE_DROP_RING_FULL] = "ring full",
+	[TRACE_DROP_TIME_RANGE] = "timestamp out of range",
+	[TRACE_DROP_TIME_NAN] = "timestamp not a number",
+	[TRACE_DROP_NEGATIVE_DURATION] = "negative duration",
+	[TRACE_DROP_DURATION_RANGE] = "duration out of range",
+	[TRACE_DROP_DURATION_NAN] = "duration not a number",
+	[TRACE_DROP_BEFORE_START] = "timestamp before the trace's start",
+};
+
+const char *trace_drop_reason_name(unsigned reason)
+{
+	return reason < TRACE_DROP_REASON_COUNT ? trace_drop_reason_names[reason]
+						: "unknown reason";
+}
+
+int trace_drop_reason_is_loss(unsigned reason)
+{
+	return reason != TRACE_DROP_NEGATIVE_DURATION && reason != TRACE_DROP_DURATION_RANGE &&
+	       reason != TRACE_DROP_DURATION_NAN && reason != TRACE_DROP_BEFORE_START;
+}
+
 static const char *const trace_counter_names[TRACE_CTR_COUNT] = {
 	[TRACE_CTR_CPU_PROCESS] = "CPU(Process)",
 	[TRACE_CTR_CPU_SYSTEM] = "CPU(System)",

@@ -92,6 +92,7 @@ struct trace_reader {
 	uint32_t nlaunch, launch_cap;
 	struct trace_event_ext ext; /* the details of the event being delivered */
 	uint64_t total_drops;
+	uint64_t drops_by_reason[TRACE_DROP_REASON_COUNT + 1]; /* the last: unknown reasons */
 
 	int damaged;
 	uint64_t damage_off;
@@ -1018,7 +1019,12 @@ static int reader_drops(struct trace_reader *r, const struct reader_chunk *c,
 			return reader_damage(r, c->off, "drops of unknown thread %u", trace_le32(p));
 	p = c->p + TRACE_TABLE_HEADER_SIZE;
 	for (uint32_t i = 0; i < n; i++, p += rs) {
-		uint64_t d = trace_le64(p + 8);
+		uint64_t d = trace_le64(p + 8), *by;
+		uint32_t why = trace_le32(p + 4);
+		by = &r->drops_by_reason[why < TRACE_DROP_REASON_COUNT ? why : TRACE_DROP_REASON_COUNT];
+		*by = *by + d < d ? UINT64_MAX : *by + d;
+		if (!trace_drop_reason_is_loss(why))
+			continue; /* the records are there, altered */
 		r->total_drops = r->total_drops + d < d ? UINT64_MAX : r->total_drops + d;
 		if (v->drops && (rc = v->drops(ctx, trace_le32(p), d)) != 0)
 			return rc;
@@ -1329,6 +1335,12 @@ const struct trace_device *trace_reader_device_by_id(const struct trace_reader *
 uint64_t trace_reader_total_drops(const struct trace_reader *r)
 {
 	return r->total_drops;
+}
+
+uint64_t trace_reader_drops_by_reason(const struct trace_reader *r, unsigned reason)
+{
+	return r->drops_by_reason[reason < TRACE_DROP_REASON_COUNT ? reason
+								   : TRACE_DROP_REASON_COUNT];
 }
 
 const char *trace_reader_damage(const struct trace_reader *r, uint64_t *offset)

@@ -974,7 +974,9 @@ static int writer_span_full(uint64_t lo, uint64_t hi, uint64_t start)
 static int writer_grow_events(struct trace_writer *w, void **ev, uint32_t *cap, uint32_t max,
 			      size_t size)
 {
-	uint32_t ncap = *cap ? *cap * 2 : 64;
+	/* a small start: a trace may have 100,000 threads of a few events each,
+	 * and a buffer of events with details is 192 bytes an event */
+	uint32_t ncap = *cap ? *cap * 2 : 4;
 	void *p;
 
 	if (ncap > max)
@@ -1150,6 +1152,12 @@ int trace_writer_counter(struct trace_writer *w, const struct trace_counter *c)
 
 int trace_writer_drops(struct trace_writer *w, uint32_t thread, uint64_t dropped)
 {
+	return trace_writer_drops_reason(w, thread, dropped, TRACE_DROP_RING_FULL);
+}
+
+int trace_writer_drops_reason(struct trace_writer *w, uint32_t thread, uint64_t dropped,
+			      unsigned reason)
+{
 	unsigned char *rec;
 
 	if (w->err)
@@ -1160,7 +1168,7 @@ int trace_writer_drops(struct trace_writer *w, uint32_t thread, uint64_t dropped
 	if (!rec)
 		return -1;
 	trace_put32(rec, thread);
-	trace_put32(rec + 4, 0);
+	trace_put32(rec + 4, reason);
 	trace_put64(rec + 8, dropped);
 	w->n_pend_drops++;
 	if (w->pend_drops.len < WRITER_TABLE_FLUSH)

@@ -597,6 +597,8 @@ static void load_finish_file(struct load_ctx *c)
 		f->dropped = total > c->drops ? total : c->drops;
 	else
 		f->dropped = c->drops + (c->pids->exclude && total > claimed ? total - claimed : 0);
+	for (unsigned why = 0; why <= TRACE_DROP_REASON_COUNT; why++)
+		f->drop_reasons[why] = trace_reader_drops_by_reason(c->r, why);
 	f->size = trace_reader_file_size(c->r);
 	uint64_t off = 0;
 	const char *damage = trace_reader_damage(c->r, &off);

@@ -206,6 +206,9 @@ struct store_file {
 	uint64_t size;     /* bytes */
 	uint64_t events, marks, open_at_exit, unbalanced_pops;
 	uint64_t dropped;  /* the reader's total, or the sum of drop records if larger */
+	/* the DROP records' counts by enum trace_drop_reason (the last: reasons
+	 * this build does not know): an import's dropped and repaired events */
+	uint64_t drop_reasons[TRACE_DROP_REASON_COUNT + 1];
 	char *damage;      /* NULL: read to its END chunk */
 	uint64_t damage_offset;
 	struct trace_device *devices; /* as described in the file; name_str is a store name */

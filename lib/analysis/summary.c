@@ -77,6 +77,16 @@ static void json_trace(struct json_writer *w, const struct store_file *f)
 	json_uint(w, f->unbalanced_pops);
 	json_key(w, "dropped");
 	json_uint(w, f->dropped);
+	/* every reason with a count: "ring full", and an import's */
+	json_key(w, "drop_reasons");
+	json_begin_object(w);
+	for (unsigned why = 0; why <= TRACE_DROP_REASON_COUNT; why++) {
+		if (!f->drop_reasons[why])
+			continue;
+		json_key(w, trace_drop_reason_name(why));
+		json_uint(w, f->drop_reasons[why]);
+	}
+	json_end_object(w);
 	json_key(w, "damage");
 	if (f->damage) {
 		json_begin_object(w);

@@ -55,10 +55,25 @@ static void trace_notes(struct table *t, const struct analysis *a, const struct 
 		table_note(t, "%u traces are summarised together, on %s.", s->nfiles,
 			   s->wall_clock ? "wall time (they come from several hosts)"
 					 : "their host's CLOCK_MONOTONIC");
-	if (a->dropped)
+	/* an import's drops are said with their reason, below */
+	uint64_t imported = 0;
+	for (uint32_t i = 0; i < s->nfiles; i++)
+		for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++)
+			if (trace_drop_reason_is_loss(why))
+				imported += s->files[i].drop_reasons[why];
+	if (a->dropped > imported)
 		table_note(t, "%llu events were dropped (full ring or CUPTI buffers): every table below is "
 			      "missing them.",
-			   (unsigned long long)a->dropped);
+			   (unsigned long long)(a->dropped - imported));
+	for (uint32_t i = 0; i < s->nfiles; i++)
+		for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++)
+			if (s->files[i].drop_reasons[why])
+				table_note(t, "trace '%s': %llu events %s by its import: %s.",
+					   s->files[i].path,
+					   (unsigned long long)s->files[i].drop_reasons[why],
+					   trace_drop_reason_is_loss(why) ? "dropped (missing below)"
+									   : "repaired",
+					   trace_drop_reason_name(why));
 	for (uint32_t i = 0; i < s->nfiles; i++)
 		if (s->files[i].damage)
 			table_note(t, "trace '%s' is damaged at offset %llu: %s; summarised up to there",

@@ -7,7 +7,8 @@ itself says, computed here independently of the C code: per event name and
 type, the count and the total duration in nanoseconds.
 
 Cases: kineto_gen, cli, summary_roundtrip, summary_json, torch,
-torch_shapes. Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
+torch_shapes, torch_phases (with --python: the torch to profile with), fixes.
+Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
 import argparse
 import collections
 import gzip
@@ -33,6 +34,13 @@ GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"}
 # torch's c10d names a collective's work BACKEND:OP; such a host op is
 # Communication (gprof-dl-import(1))
 COMM_CALL = re.compile(r"(?i)(gloo|nccl|mpi|ucc):.")
+# Kineto's span of the profiler's own window: the trace's recorded interval,
+# no event (gprof-dl-import(1))
+PROFILER_SPAN = re.compile(r"PyTorch Profiler \(\d+\)$")
+# torch.optim's record_functions: Operators, as in gprof-dl's own traces
+OPTIM_OPS = ("Optimizer.step#", "Optimizer.zero_grad#")
+# the phases an import recovers from a torch.profiler trace (not in its JSON)
+PHASES = ("Forward", "Backward", "Optimization")
 
 
 class Failure(Exception):
@@ -58,6 +66,7 @@ class Ctx:
         self.gpdl = args.gprof_dl
         self.tmp = tmp
         self.example_prog = args.example_prog
+        self.python = args.python
 
     def path(self, name):
         return os.path.join(self.tmp, name)
@@ -105,6 +114,10 @@ def expected_kineto(doc):
             cat = e.get("cat")
             typ = KINETO_TYPES.get(cat, "UserDefined")
             name = e["name"]
+            if PROFILER_SPAN.match(name):
+                continue
+            if typ == "UserDefined" and cat not in GPU_CATS and name.startswith(OPTIM_OPS):
+                typ = "Operator"
             if cat == "kernel" and "nccl" in name.lower():
                 typ = "Communication"
             if cat in ("cpu_op", "user_annotation") and COMM_CALL.match(name):
@@ -118,13 +131,16 @@ def expected_kineto(doc):
     return want
 
 
-def imported(chrome):
-    """(name, type) -> [count, total ns] from gprof-dl's export of an import."""
+def imported(chrome, phases=False):
+    """(name, type) -> [count, total ns] from gprof-dl's export of an import:
+    of the file's events, or (phases) of the phases the import recovered."""
     got = collections.defaultdict(lambda: [0, 0])
     for e in chrome["traceEvents"]:
         if e.get("ph") not in ("X", "i"):
             continue
         typ = e.get("args", {}).get("type")
+        if (typ in PHASES) != phases:
+            continue
         name = e.get("args", {}).get("recorded_name", e["name"])
         got[(name, typ)][0] += 1
         got[(name, typ)][1] += ns(e.get("dur", 0))
@@ -303,10 +319,14 @@ def torch_case(c, shapes):
         if e.get("ph") != "X":
             continue
         name = e["name"]
+        if PROFILER_SPAN.match(name):
+            continue
         if legacy or e.get("cat") == "cpu_op":
             typ = "ProfileStep" if name.startswith("ProfilerStep#") else "Operator"
         else:
             typ = KINETO_TYPES.get(e.get("cat"), "UserDefined")
+            if typ == "UserDefined" and name.startswith(OPTIM_OPS):
+                typ = "Operator"
             if typ in ("UserDefined", "Operator") and name.startswith("ProfilerStep#"):
                 typ = "ProfileStep"
         want[(name, typ)][0] += 1
@@ -324,12 +344,112 @@ def torch_case(c, shapes):
     eq(steps, torch_counts["steps"], "ProfilerStep ranges")
     total_ops = sum(v[1] for (n, t), v in want.items() if t == "Operator")
     s = c.summary(trace)
-    check(s["events"]["total"] == sum(v[0] for v in want.values()), "summary's event count")
+    phases = sum(v[0] for v in imported(ch, phases=True).values())
+    eq(phases, 3 * torch_counts["steps"], "Forward, Backward and Optimization ranges recovered")
+    check(s["events"]["total"] == sum(v[0] for v in want.values()) + phases,
+          "summary's event count")
     check(total_ops > 0, "no operator time")
 
 
 def case_torch(c):
     torch_case(c, False)
+
+
+def rows_of(summary, view):
+    """name -> row of a view of `summary --format json`, at any depth."""
+    rows = {}
+
+    def walk(rs):
+        for r in rs:
+            rows[r["name"]] = r
+            walk(r.get("children", []))
+
+    for sec in summary["tables"][view]["sections"]:
+        walk(sec["rows"])
+    return rows
+
+
+def case_torch_phases(c):
+    """A real torch.profiler trace of a training loop with a schedule, by the
+    torch given with --python (1.13's legacy array or 2.x's Kineto JSON):
+    the profiler's span is the window, no UserDefined row; torch.optim's
+    record_functions are operators; the Model view has the phases."""
+    py = c.python or torch_python()
+    if not py or subprocess.run([py, "-c", "import torch"], capture_output=True).returncode:
+        print(f"SKIP: no torch for {py or 'python'}")
+        sys.exit(SKIP)
+    out, meta = c.path("phases.json"), c.path("phases-meta.json")
+    p = subprocess.run([py, TORCH_PROG, out, meta], capture_output=True)
+    if p.returncode != 0:
+        raise Failure(f"torch program failed: {p.stderr.decode(errors='replace')}")
+    with open(meta) as f:
+        steps = json.load(f)["steps"]
+    doc = load_json(out)
+    spans = [e for e in events_of(doc) if e.get("ph") == "X" and PROFILER_SPAN.match(e["name"])]
+    trace = c.import_(out)
+    s = c.run("summary", trace, "--format", "json", "--time-unit", "ns", "--view", "model",
+              "--view", "operator", "--view", "userdefined")
+    s = json.loads(s.stdout)
+    ud = rows_of(s, "userdefined")
+    check(not [n for n in ud if "PyTorch Profiler" in n], f"a UserDefined profiler row: {list(ud)}")
+    eq(s["window"]["steps"], steps, "steps")
+    if isinstance(doc, dict):  # Kineto: its span is the recorded interval
+        eq(len(spans), 1, "the profiler's span in the JSON")
+        other = c.chrome(trace)["otherData"]
+        eq(other["duration_ns"], ns(spans[0]["dur"]), "recorded interval = the span's duration")
+        eq(other["start_ns"], doc["baseTimeNanoseconds"] + ns(spans[0]["ts"]),
+           "recorded interval's start = the span's")
+    ops = rows_of(s, "operator")
+    for name in ("Optimizer.step#SGD.step", "Optimizer.zero_grad#SGD.zero_grad"):
+        check(name in ops, f"{name} not in the Operator view: {sorted(ops)[:20]}")
+        eq(ops[name]["calls"], steps, f"{name} calls")
+    model = rows_of(s, "model")
+    step = model["ProfileStep"]
+    eq(step["calls"], steps, "ProfileStep calls")
+    total = 0
+    for phase in ("Forward", "Backward", "Optimization"):
+        check(phase in model, f"no {phase} row in the Model view: {sorted(model)}")
+        eq(model[phase]["calls"], steps, f"{phase} calls")
+        check(model[phase]["cpu_total_ns"] > 0, f"{phase}: no time")
+        total += model[phase]["cpu_total_ns"]
+    check(total <= step["cpu_total_ns"],
+          f"Forward + Backward + Optimization {total} > the steps' {step['cpu_total_ns']}")
+    # the Optimization range is the optimizer step's own extent
+    eq(model["Optimization"]["cpu_total_ns"], ops["Optimizer.step#SGD.step"]["cpu_total_ns"],
+       "Optimization time = Optimizer.step's")
+
+
+def case_fixes(c):
+    """What an import drops or repairs is counted by reason, and info and
+    summary say so (D11); a UTF-8 byte order mark is no error."""
+    src = c.path("fixes.json")
+    evs = [
+        {"ph": "X", "cat": "cpu_op", "name": "ok", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+        {"ph": "X", "cat": "cpu_op", "name": "neg", "pid": 1, "tid": 1, "ts": 11, "dur": -1},
+        {"ph": "X", "cat": "cpu_op", "name": "neg", "pid": 1, "tid": 2, "ts": 12, "dur": -2},
+        {"ph": "X", "cat": "cpu_op", "name": "far", "pid": 1, "tid": 1, "ts": 1e300, "dur": 1},
+        {"ph": "X", "cat": "cpu_op", "name": "nan", "pid": 1, "tid": 1, "ts": "soon", "dur": 1},
+        {"ph": "X", "cat": "cpu_op", "name": "long", "pid": 1, "tid": 1, "ts": 13, "dur": 1e300},
+    ]
+    with open(src, "wb") as f:
+        f.write(b"\xef\xbb\xbf" + json.dumps({"traceEvents": evs}).encode())
+    trace = c.import_(src)
+    s = c.summary(trace)
+    eq(s["traces"][0]["drop_reasons"], {"timestamp out of range": 1, "timestamp not a number": 1,
+                                        "negative duration": 2, "duration out of range": 1},
+       "summary's drop reasons")
+    eq(s["events"]["dropped"], 2, "events dropped")
+    eq(s["events"]["total"], 4, "events kept")
+    info = c.run("info", trace).stdout.decode()
+    for line in ("dropped            1 event: timestamp out of range",
+                 "dropped            1 event: timestamp not a number",
+                 "repaired           2 events: negative duration",
+                 "repaired           1 event: duration out of range",
+                 "drops              2 records lost in 1 thread, 0 of them to a full ring"):
+        check(line in info, f"info lacks {line!r}:\n{info}")
+    text = c.run("summary", trace).stdout.decode()
+    check("2 events repaired by its import: negative duration" in text, f"summary text:\n{text}")
+    check("full ring" not in text, "the import's drops said to be a full ring's")
 
 
 def case_torch_shapes(c):
@@ -341,6 +461,7 @@ def main():
     ap.add_argument("--gprof-dl", required=True)
     ap.add_argument("--example-prog", default="")
     ap.add_argument("--case", required=True)
+    ap.add_argument("--python", default="", help="torch_phases: the Python whose torch to use")
     args = ap.parse_args()
     fn = globals().get("case_" + args.case)
     if not fn:

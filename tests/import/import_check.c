@@ -189,6 +189,8 @@ void chk_read(const char *trace_path, struct got *g)
 		}
 	}
 	g->drops = trace_reader_total_drops(r);
+	for (unsigned i = 0; i <= TRACE_DROP_REASON_COUNT; i++)
+		g->by_reason[i] = trace_reader_drops_by_reason(r, i);
 	trace_reader_close(r);
 }
 

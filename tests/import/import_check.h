@@ -53,6 +53,7 @@ struct got {
 	uint32_t nctr;
 	uint64_t drops;
 	uint64_t thread_drops[64]; /* by thread index, from the DROPS records */
+	uint64_t by_reason[TRACE_DROP_REASON_COUNT + 1]; /* the DROP records' counts */
 	char category_names[8][64]; /* by category number, default domain or any */
 	struct import_stats st;
 };

@@ -10,6 +10,7 @@
  * order across long spans, and memory that stays flat as the input grows.
  */
 #include "formats/import/import_num.h"
+#include "formats/trace/trace_format.h"
 #include "formats/import/trace_open.h"
 #include "tests/import/import_check.h"
 
@@ -110,9 +111,16 @@ static void check_kineto(const struct got *g)
 	const struct got_event *e;
 
 	assert_int_equal(g->st.format, IMPORT_FMT_KINETO);
+	/* the file's 13 (the profiler's span is the window, no event) and the
+	 * step's Forward, recovered (no backward function: the step's work) */
 	assert_int_equal(g->n, 14);
-	assert_int_equal(g->st.events, 14);
+	assert_int_equal(g->st.events, 13);
+	assert_int_equal(g->st.phases, 1);
 	assert_int_equal(g->st.ignored, 4); /* two ac2g flow ends, two global instants */
+	e = chk_find(g, "Forward", 0);
+	assert_int_equal(e->type, TRACE_EV_FORWARD);
+	assert_int_equal(e->start, KB + 1020001 * 1000 / 1000); /* aten::addmm .. */
+	assert_int_equal(e->start + e->dur, KB + 1071000); /* .. aten::addmm's end */
 
 	/* types */
 	assert_int_equal(chk_find(g, "ProfilerStep#5", 0)->type, TRACE_EV_PROFILE_STEP);
@@ -126,7 +134,7 @@ static void check_kineto(const struct got *g)
 	assert_int_equal(chk_count_type(g, TRACE_EV_COMMUNICATION), 1);
 	assert_int_equal(chk_find(g, "Memcpy HtoD (Pageable -> Device)", 0)->type, TRACE_EV_MEMCPY);
 	assert_int_equal(chk_find(g, "Memset (Device)", 0)->type, TRACE_EV_MEMSET);
-	assert_int_equal(chk_find(g, "PyTorch Profiler (0)", 0)->type, TRACE_EV_USER_DEFINED);
+	assert_int_equal(chk_count(g, "PyTorch Profiler (0)"), 0);
 
 	/* nanoseconds from the decimal text */
 	e = chk_find(g, "ProfilerStep#5", 0);
@@ -150,8 +158,9 @@ static void check_kineto(const struct got *g)
 	assert_int_equal(e->start, KB + 1010125);
 	assert_false(e->has_ext);
 
-	/* tracks: two host threads of 4242, two streams, the profiler's span */
-	assert_int_equal(g->nthreads, 5);
+	/* tracks: two host threads of 4242, two streams (the profiler's span
+	 * is on none) */
+	assert_int_equal(g->nthreads, 4);
 	const struct got_thread *main_t = chk_thread_of(g, chk_find(g, "aten::addmm", 0));
 	assert_int_equal(main_t->t.kind, TRACE_TRACK_HOST);
 	assert_int_equal(main_t->t.pid, 4242);
@@ -222,12 +231,8 @@ static void check_kineto(const struct got *g)
 	assert_int_equal(e->dur, 20127);
 	assert_int_equal(e->ext.external_id, 3);
 
-	/* the span of the profiler itself, on a process named by its string pid */
-	const struct got_thread *spans = chk_thread_of(g, chk_find(g, "PyTorch Profiler (0)", 0));
-	assert_int_equal(spans->t.kind, TRACE_TRACK_HOST);
-	assert_string_equal(spans->name, "PyTorch Profiler");
-
-	/* header */
+	/* header: the recorded interval is the profiler's span, [990, 1990] us,
+	 * wider than the events' [1000, 1900.5] */
 	assert_int_equal(g->h.pid, 4242);
 	assert_int_equal(g->h.rank, 1);
 	assert_int_equal(g->h.world_size, 4);
@@ -237,10 +242,9 @@ static void check_kineto(const struct got *g)
 	assert_int_equal(g->h.wall_offset_ns, 0); /* on Unix time (baseTimeNanoseconds) */
 	assert_string_equal(g->clock, "CLOCK_REALTIME");
 	assert_string_equal(g->cmdline, "python3");
-	assert_int_equal(g->nprocs, 2);
+	assert_int_equal(g->nprocs, 1); /* no "Spans" process of the span */
 	assert_int_equal(g->procs[0].pid, 4242);
 	assert_string_equal(g->proc_names[0], "python3");
-	assert_string_equal(g->proc_names[1], "Spans");
 	/* 1.3: the file is rank 1's: so is each process; no local rank given */
 	assert_int_equal(g->h.local_rank, -1);
 	for (uint32_t i = 0; i < g->nprocs; i++) {
@@ -320,7 +324,9 @@ static void test_old_kineto(void **state)
 	struct got g;
 	chk_import_text(old_kineto_json, 0, &g);
 	assert_int_equal(g.st.format, IMPORT_FMT_KINETO);
-	assert_int_equal(g.n, 6);
+	assert_int_equal(g.n, 5); /* the "PyTorch Profiler (0)" span is the window */
+	assert_int_equal(chk_count(&g, "PyTorch Profiler (0)"), 0);
+	assert_int_equal(g.end_ns, 1621401187223100000ull);
 	assert_int_equal(g.st.ignored, 3);
 	const struct got_event *e = chk_find(&g, "aten::mm", 0);
 	assert_int_equal(e->type, TRACE_EV_OPERATOR);
@@ -350,7 +356,7 @@ static void test_old_kineto(void **state)
 	e = chk_find(&g, "my_annotation", 0);
 	assert_int_equal(e->type, TRACE_EV_USER_DEFINED);
 	assert_ptr_equal(chk_thread_of(&g, e), s7);
-	assert_int_equal(g.nthreads, 3);
+	assert_int_equal(g.nthreads, 2); /* none of the span's */
 	assert_int_equal(g.h.pid, 500);
 	assert_string_equal(g.clock, "CLOCK_REALTIME");
 	assert_int_equal(g.h.wall_offset_ns, 0);
@@ -453,8 +459,10 @@ static void test_legacy(void **state)
 	struct got g;
 	chk_import_text(legacy_json, 0, &g);
 	assert_int_equal(g.st.format, IMPORT_FMT_TORCH_LEGACY);
-	assert_int_equal(g.n, 4);
+	assert_int_equal(g.n, 5); /* and the step's Forward: aten::addmm, its thread's */
 	assert_int_equal(g.st.ignored, 2);
+	assert_int_equal(chk_find(&g, "Forward", 0)->start, 110 * US);
+	assert_int_equal(chk_find(&g, "Forward", 0)->dur, 7 * US);
 	assert_int_equal(chk_find(&g, "ProfilerStep#0", 0)->type, TRACE_EV_PROFILE_STEP);
 	const struct got_event *e = chk_find(&g, "aten::addmm", 0);
 	assert_int_equal(e->type, TRACE_EV_OPERATOR);
@@ -1051,12 +1059,221 @@ static void test_unknown_and_ignored(void **state)
 	assert_int_equal(chk_find(&g, "string time", 0)->dur, 1000);
 	assert_int_equal(chk_find(&g, "process mark", 0)->flags, TRACE_EVF_MARK);
 	assert_int_equal(chk_find(&g, "", 0)->start, 7000);
-	/* no time, a bad time, B, b, an unknown counter, an object without ph */
-	assert_int_equal(g.st.ignored, 6);
+	/* no time, B, b, an unknown counter, an object without ph; the bad
+	 * time is dropped and said so, the negative duration repaired */
+	assert_int_equal(g.st.ignored, 5);
+	assert_int_equal(g.st.fixed[TRACE_DROP_TIME_NAN], 1);
+	assert_int_equal(g.st.fixed[TRACE_DROP_NEGATIVE_DURATION], 1);
+	assert_int_equal(g.by_reason[TRACE_DROP_TIME_NAN], 1);
+	assert_int_equal(g.by_reason[TRACE_DROP_NEGATIVE_DURATION], 1);
+	assert_int_equal(g.drops, 1); /* only the dropped one is lost */
 	assert_int_equal(g.nctr, 0);
 	assert_int_equal(g.ndevs, 1);
 	assert_int_equal(g.devs[0].d.id, 1);
 	chk_free(&g);
+}
+
+/* Every event dropped or repaired is counted by reason, per thread, in the
+ * trace's DROP records (D11). */
+static void test_fixes_counted(void **state)
+{
+	(void)state;
+	struct got g;
+	chk_import_text(
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"ok\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"neg1\", \"pid\": 1, \"tid\": 1, \"ts\": 11, \"dur\": -1},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"neg2\", \"pid\": 1, \"tid\": 2, \"ts\": 12, \"dur\": -0.5},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"neg3\", \"pid\": 1, \"tid\": 2, \"ts\": 13, \"dur\": \"-7\"},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"far\", \"pid\": 1, \"tid\": 1, \"ts\": 1e300, \"dur\": 1},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"far2\", \"pid\": 1, \"tid\": 2, \"ts\": 99999999999999999999, \"dur\": 1},\n"
+		"{\"ph\": \"i\", \"s\": \"t\", \"name\": \"far3\", \"pid\": 1, \"tid\": 3, \"ts\": \"-1e30\"},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"nan\", \"pid\": 1, \"tid\": 1, \"ts\": \"later\", \"dur\": 1},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"dnan\", \"pid\": 1, \"tid\": 1, \"ts\": 14, \"dur\": \"long\"},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"dfar\", \"pid\": 1, \"tid\": 1, \"ts\": 15, \"dur\": 1e300},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"dfar2\", \"pid\": 1, \"tid\": 1, \"ts\": 16, \"dur\": 9223372036854775.807},\n"
+		"{\"name\": \"RSS\", \"ph\": \"C\", \"ts\": 1e400, \"pid\": 1, \"args\": {\"bytes\": 1}},\n"
+		"{\"name\": \"RSS\", \"ph\": \"C\", \"ts\": 17, \"pid\": 1, \"args\": {\"bytes\": 2}}\n"
+		"]}\n",
+		0, &g);
+	/* kept: ok, the three negative, the two of bad durations and two far ones */
+	assert_int_equal(g.n, 7);
+	assert_int_equal(g.nctr, 1);
+	assert_int_equal(g.st.fixed[TRACE_DROP_NEGATIVE_DURATION], 3);
+	assert_int_equal(g.st.fixed[TRACE_DROP_TIME_RANGE], 4); /* far, far2, far3, the counter */
+	assert_int_equal(g.st.fixed[TRACE_DROP_TIME_NAN], 1);
+	assert_int_equal(g.st.fixed[TRACE_DROP_DURATION_NAN], 1);
+	assert_int_equal(g.st.fixed[TRACE_DROP_DURATION_RANGE], 2);
+	assert_int_equal(g.st.fixed[TRACE_DROP_RING_FULL], 0);
+	assert_int_equal(g.st.ignored, 0);
+	for (unsigned r = 0; r < TRACE_DROP_REASON_COUNT; r++)
+		assert_int_equal(g.by_reason[r], g.st.fixed[r]);
+	assert_int_equal(g.by_reason[TRACE_DROP_REASON_COUNT], 0);
+	assert_int_equal(g.drops, 5); /* the lost ones: 4 out of range, 1 not a number */
+	assert_int_equal(chk_find(&g, "neg2", 0)->dur, 0);
+	assert_int_equal(chk_find(&g, "neg3", 0)->dur, 0);
+	assert_int_equal(chk_find(&g, "dnan", 0)->dur, 0);
+	/* the longest a record holds */
+	assert_int_equal(chk_find(&g, "dfar", 0)->dur, TRACE_EVENT_DUR_MAX);
+	assert_int_equal(chk_find(&g, "dfar2", 0)->dur, TRACE_EVENT_DUR_MAX);
+	/* per thread: (1, 1) lost far, nan; (1, 2) far2; (1, 3) far3 (a thread
+	 * of its own, with no event); the counter's on the first thread */
+	uint32_t t1 = chk_find(&g, "ok", 0)->thread, t2 = chk_find(&g, "neg2", 0)->thread;
+	assert_int_equal(g.thread_drops[t1], 2 + (t1 == 0));
+	assert_int_equal(g.thread_drops[t2], 1 + (t2 == 0));
+	assert_int_equal(g.nthreads, 3);
+	chk_free(&g);
+
+	/* gprof-dl's own export: ts are relative to start_ns, and one before
+	 * it is moved to the start and counted */
+	chk_import_text(
+		"{\"traceEvents\": [\n"
+		"{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"early\", \"pid\": 100, \"tid\": 100,"
+		" \"ts\": -6000000, \"dur\": 1, \"args\": {\"type\": \"Operator\"}},\n"
+		"{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"ok\", \"pid\": 100, \"tid\": 100,"
+		" \"ts\": 1, \"dur\": 1, \"args\": {\"type\": \"Operator\"}}\n"
+		"], \"otherData\": {\"format_version\": \"1.1\", \"recorded_by\": \"gprof-dl 0.1.0\","
+		" \"exported_by\": \"gprof-dl 0.1.0\", \"pid\": 100, \"start_ns\": 5000000000}}\n",
+		0, &g);
+	assert_int_equal(g.st.format, IMPORT_FMT_GPROF_DL);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(chk_find(&g, "early", 0)->start, 0);
+	assert_int_equal(chk_find(&g, "ok", 0)->start, 5000001000ull);
+	assert_int_equal(g.st.fixed[TRACE_DROP_BEFORE_START], 1);
+	assert_int_equal(g.by_reason[TRACE_DROP_BEFORE_START], 1);
+	assert_int_equal(g.drops, 0);
+	chk_free(&g);
+}
+
+/* ---- the phases of a PyTorch profiler trace ---------------------------------- */
+
+#define PH_X(cat, name, tid, ts, dur)                                                  \
+	"{\"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"" name "\", \"pid\": 7, \"tid\": " #tid \
+	", \"ts\": " #ts ", \"dur\": " #dur "},\n"
+
+/* Two steps of a training loop as torch.profiler records it: zero_grad
+ * first in step 1 and last in step 2, a DataLoader fetch, backward functions
+ * on the step's thread and on an autograd thread (tid 2), an optimizer step
+ * with one nested in it, and the profiler's own span. */
+static const char phases_json[] =
+	"{\"traceEvents\": [\n"
+	PH_X("user_annotation", "ProfilerStep#1", 1, 100, 100)
+	PH_X("cpu_op", "aten::zeros", 1, 100.5, 0.3)
+	PH_X("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", 1, 101, 3)
+	PH_X("cpu_op", "aten::zero_", 1, 102, 1)
+	PH_X("cpu_op", "aten::linear", 1, 110, 20)
+	PH_X("cpu_op", "aten::addmm", 1, 111, 18)
+	PH_X("cpu_op", "aten::mse_loss", 1, 131, 4)
+	PH_X("cpu_op", "autograd::engine::evaluate_function: MseLossBackward0", 1, 140, 10)
+	PH_X("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", 2, 145, 15)
+	PH_X("cpu_op", "aten::mm", 2, 146, 4)
+	PH_X("user_annotation", "Optimizer.step#SGD.step", 1, 170, 20)
+	PH_X("user_annotation", "Optimizer.step#SGD.step", 1, 172, 8)
+	PH_X("cpu_op", "aten::add_", 1, 181, 2)
+	PH_X("user_annotation", "ProfilerStep#2", 1, 200, 100)
+	PH_X("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1, 201, 4)
+	PH_X("cpu_op", "aten::stack", 1, 202, 2)
+	PH_X("cpu_op", "aten::linear", 1, 210, 10)
+	PH_X("cpu_op", "autograd::engine::evaluate_function: AddmmBackward0", 1, 230, 10)
+	PH_X("user_annotation", "Optimizer.step#SGD.step", 1, 250, 10)
+	PH_X("user_annotation", "Optimizer.zero_grad#SGD.zero_grad", 1, 262, 3)
+	"{\"ph\": \"X\", \"cat\": \"Trace\", \"ts\": 90, \"dur\": 220, \"pid\": \"Spans\","
+	" \"tid\": \"PyTorch Profiler\", \"name\": \"PyTorch Profiler (0)\", \"args\": {\"Op count\": 0}}\n"
+	"]}\n";
+
+static void check_phase(const struct got *g, const char *name, int nth, uint8_t type,
+			uint64_t start_us, uint64_t end_us)
+{
+	const struct got_event *e = chk_find(g, name, nth);
+	assert_int_equal(e->type, type);
+	assert_int_equal(e->start, start_us * US);
+	assert_int_equal(e->start + e->dur, end_us * US);
+	assert_int_equal(chk_thread_of(g, e)->t.tid, 1); /* the step's thread */
+}
+
+/* Optimizer.step/zero_grad are Operators, the span is the window, and the
+ * Model view's phases are recovered as gprof-dl's Python package records
+ * them (issue 14). */
+static void test_torch_phases(void **state)
+{
+	(void)state;
+	struct got g;
+	chk_import_text(phases_json, 0, &g);
+	/* one vocabulary: torch.optim's record_functions are operators */
+	assert_int_equal(chk_count(&g, "Optimizer.step#SGD.step"), 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(chk_find(&g, "Optimizer.step#SGD.step", i)->type, TRACE_EV_OPERATOR);
+	assert_int_equal(chk_find(&g, "Optimizer.zero_grad#SGD.zero_grad", 0)->type,
+			 TRACE_EV_OPERATOR);
+	assert_int_equal(chk_find(&g, "Optimizer.zero_grad#SGD.zero_grad", 1)->type,
+			 TRACE_EV_OPERATOR);
+	/* the profiler's span: the recorded interval, no event, no thread */
+	assert_int_equal(chk_count(&g, "PyTorch Profiler (0)"), 0);
+	assert_int_equal(g.h.start_ns, 90 * US);
+	assert_int_equal(g.end_ns, 310 * US);
+	assert_int_equal(g.nthreads, 2);
+	assert_int_equal(g.nprocs, 1);
+	/* the phases: 20 events of the file, 2 x (Forward, Backward, Optimization) */
+	assert_int_equal(g.st.events, 20);
+	assert_int_equal(g.st.phases, 6);
+	assert_int_equal(g.n, 26);
+	assert_int_equal(chk_count(&g, "Forward"), 2);
+	assert_int_equal(chk_count(&g, "Backward"), 2);
+	assert_int_equal(chk_count(&g, "Optimization#SGD.step"), 2); /* outermost only */
+	/* step 1: after zero_grad, up to the backward; the backward of both
+	 * threads; the outer optimizer step */
+	check_phase(&g, "Forward", 0, TRACE_EV_FORWARD, 110, 135);
+	check_phase(&g, "Backward", 0, TRACE_EV_BACKWARD, 140, 160);
+	check_phase(&g, "Optimization#SGD.step", 0, TRACE_EV_OPTIMIZATION, 170, 190);
+	/* step 2: after the fetch; zero_grad at the end is no bound */
+	check_phase(&g, "Forward", 1, TRACE_EV_FORWARD, 210, 220);
+	check_phase(&g, "Backward", 1, TRACE_EV_BACKWARD, 230, 240);
+	check_phase(&g, "Optimization#SGD.step", 1, TRACE_EV_OPTIMIZATION, 250, 260);
+	chk_free(&g);
+
+	/* a trace with phases of its own gets none recovered */
+	size_t n = strlen(phases_json);
+	char *own = malloc(n + 128);
+	memcpy(own, phases_json, n + 1);
+	char *end = strstr(own, "\n]}");
+	strcpy(end, ",\n" PH_X("Forward", "my forward", 1, 110, 25) "{}]}\n");
+	chk_import_text(own, 0, &g);
+	assert_int_equal(g.st.phases, 0);
+	assert_int_equal(chk_count(&g, "Forward"), 0);
+	assert_int_equal(chk_count(&g, "Backward"), 0);
+	assert_int_equal(chk_count(&g, "Optimization#SGD.step"), 0);
+	assert_int_equal(chk_find(&g, "my forward", 0)->type, TRACE_EV_FORWARD);
+	assert_int_equal(chk_find(&g, "Optimizer.step#SGD.step", 0)->type, TRACE_EV_OPERATOR);
+	chk_free(&g);
+	free(own);
+}
+
+/* A UTF-8 byte order mark before the JSON is no error; an error after it
+ * names the file's byte (D11). */
+static void test_bom(void **state)
+{
+	(void)state;
+	struct got g;
+	char err[512];
+	for (int gz = 0; gz <= 1; gz++) {
+		chk_import_text("\xef\xbb\xbf{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\","
+				" \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2}]}",
+				gz, &g);
+		assert_int_equal(g.n, 1);
+		assert_int_equal(chk_find(&g, "a", 0)->dur, 2000);
+		chk_free(&g);
+	}
+	chk_import_text("\xef\xbb\xbf\n  [{\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1,"
+			" \"ts\": 1, \"dur\": 2}]", 0, &g);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.st.format, IMPORT_FMT_TORCH_LEGACY);
+	chk_free(&g);
+	/* the 'x' is byte 20 of the file (from 0), the BOM's 3 included */
+	chk_import_error("\xef\xbb\xbf{\"traceEvents\": [x]}", 0, err, sizeof(err));
+	assert_non_null(strstr(err, "byte 20"));
+	/* a BOM only once, at the start */
+	chk_import_error("\xef\xbb\xbf\xef\xbb\xbf{\"traceEvents\": []}", 0, err, sizeof(err));
+	assert_non_null(strstr(err, "byte 3"));
 }
 
 static void test_empty_and_negative(void **state)
@@ -1209,10 +1426,12 @@ static void test_mutations(void **state)
 		fwrite(text, 1, len, f);
 		fclose(f);
 		unlink(out);
-		if (import_chrome_trace(in, out, 0, NULL, err, sizeof(err)) == 0) {
+		struct import_stats st;
+		if (import_chrome_trace(in, out, 0, &st, err, sizeof(err)) == 0) {
 			struct got g;
 			chk_read(out, &g);
-			assert_true(g.n <= 14);
+			assert_true(st.events <= 14);
+			assert_int_equal(g.n, st.events + st.phases);
 			chk_free(&g);
 			ok++;
 		} else {
@@ -1567,7 +1786,8 @@ static void test_input_dims(void **state)
 		"]}\n";
 	struct got g;
 	chk_import_text(json, 0, &g);
-	assert_int_equal(g.n, 8);
+	assert_int_equal(g.n, 9); /* and the step's Forward, a..g */
+	assert_int_equal(chk_find(&g, "Forward", 0)->dur, 7 * US);
 	static const struct {
 		const char *name, *shapes;
 		int has_seq;
@@ -1666,6 +1886,9 @@ int main(void)
 		cmocka_unit_test(test_ours),
 		cmocka_unit_test(test_ours_lists),
 		cmocka_unit_test(test_unknown_and_ignored),
+		cmocka_unit_test(test_fixes_counted),
+		cmocka_unit_test(test_bom),
+		cmocka_unit_test(test_torch_phases),
 		cmocka_unit_test(test_empty_and_negative),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_gzip_damage),
