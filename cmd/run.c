@@ -10,7 +10,9 @@
  *
  * The target is forked before the output file is opened, so that -o's %p
  * can be its pid; it waits, before it executes anything, for the launcher
- * to hand it the rings' path (or to close the pipe: no trace, no run). A
+ * to hand it the rings' path (or to close the pipe: no trace, no run). It
+ * inherits the rings' memfd itself too (made before the fork), and dies
+ * with the launcher unless --keep-target. A
  * per-rank pattern (%p, %q{VAR}) has the collector report the variables it
  * uses (RING_VARS_ENV) and the recorder split the trace at the end.
  */
@@ -51,6 +53,7 @@ static const char run_usage[] =
 	"        --buffer-size SIZE   ring buffer per thread, e.g. 1M (default 1M; rounded up to a power of two)\n"
 	"        --max-threads N      threads that can record at once (default 256)\n"
 	"        --sample-interval MS CPU utilisation sampling period (default 100)\n"
+	"        --keep-target        let the target run on if gprof-dl is killed (default: it is killed too)\n"
 	"\n"
 	"what to record in full detail (steps and Dataloader ranges are always recorded):\n"
 	"        --steps A:B          only in steps A to B-1 (0-based; B may be left out)\n"
@@ -211,12 +214,23 @@ static void set_env_prepend(const char *name, const char *value)
 	free(v);
 }
 
+/* The child, unless --keep-target: killed when the launcher dies (SIGKILL,
+ * the OOM killer, a CI timeout), not left running orphaned. The signal
+ * comes when the thread that forked dies: the launcher's main thread, which
+ * lives as long as it does. A launcher already gone before the signal was
+ * set would never send it: leave then. */
+static void die_with_launcher(pid_t launcher)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher)
+		_exit(1);
+}
+
 /* The child: wait for the launcher to hand over the rings' path, then
  * become CMD; nothing handed over (the trace could not be created): leave.
  * An exec failure is reported through err_fd (close-on-exec, so success
  * closes it). */
 static void __attribute__((noreturn)) exec_target(char **argv, const char *collector, const char *pydir,
-						  int gpu, int go_fd, int err_fd)
+						  int gpu, int go_fd, int err_fd, int shm_fd)
 {
 	char shm[256];
 	size_t n = 0;
@@ -239,6 +253,13 @@ static void __attribute__((noreturn)) exec_target(char **argv, const char *colle
 	if (gpu)
 		setenv("CUDA_INJECTION64_PATH", collector, 1);
 	setenv(RING_ENV, shm, 1);
+	/* inherited by the command, for its images that cannot open the path */
+	char fdnum[16];
+	snprintf(fdnum, sizeof(fdnum), "%d", shm_fd);
+	if (fcntl(shm_fd, F_SETFD, 0) == 0)
+		setenv(RING_FD_ENV, fdnum, 1);
+	else
+		unsetenv(RING_FD_ENV);
 	execvp(argv[0], argv);
 	int e = errno;
 	if (write(err_fd, &e, sizeof(e)) < 0)
@@ -385,6 +406,7 @@ int cmd_run(int argc, char **argv)
 		{"no-python", no_argument, NULL, 'N'},
 		{"no-gpu", no_argument, NULL, 'G'},
 		{"cupti-lib", required_argument, NULL, 'C'},
+		{"keep-target", no_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -396,7 +418,7 @@ int cmd_run(int argc, char **argv)
 	const char *out = NULL;
 	struct outname *pattern = NULL;
 	char errbuf[512];
-	int quiet = 0, c, no_python = 0, gpu = GPDL_HAVE_CUPTI;
+	int quiet = 0, c, no_python = 0, gpu = GPDL_HAVE_CUPTI, keep_target = 0;
 	char envbuf[64];
 
 	/* Only this run's options reach the target, not those of an outer run. */
@@ -449,6 +471,7 @@ int cmd_run(int argc, char **argv)
 				usage_error("--cupti-lib: empty path");
 			setenv("GPROF_DL_CUPTI_PATH", optarg, 1);
 			break;
+		case 'K': keep_target = 1; break;
 		case 'h': fputs(run_usage, stdout); return 0;
 		default:
 			if (optopt)
@@ -487,14 +510,21 @@ int cmd_run(int argc, char **argv)
 	int go[2], err[2];
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
 		die_errno("cannot create a pipe");
+	/* before the fork, so that the command inherits it */
+	int shm_fd = recorder_shm_create();
+	if (shm_fd < 0)
+		die_errno("cannot create the shared memory for the collector");
 	fflush(NULL);
+	pid_t launcher = getpid();
 	pid_t pid = fork();
 	if (pid < 0)
 		die_errno("cannot fork");
 	if (pid == 0) {
+		if (!keep_target)
+			die_with_launcher(launcher);
 		close(go[1]);
 		close(err[0]);
-		exec_target(target, collector, pydir, gpu, go[0], err[1]);
+		exec_target(target, collector, pydir, gpu, go[0], err[1], shm_fd);
 	}
 	close(go[0]);
 	close(err[1]);
@@ -502,6 +532,7 @@ int cmd_run(int argc, char **argv)
 	char *path = pattern ? output_path(pattern, pid) : default_output(target[0]);
 	ro.out_path = path;
 	ro.pattern = per_rank ? pattern : NULL;
+	ro.shm_fd = shm_fd;
 	struct recorder *rec = recorder_create(&ro);
 	if (!rec) {
 		int status;
@@ -567,6 +598,12 @@ int cmd_run(int argc, char **argv)
 		if (stats.nranks && stats.ranks[0].path && strcmp(stats.ranks[0].path, shown) != 0)
 			shown = stats.ranks[0].path;
 		report_run_summary(shown, stderr, (unsigned)pid);
+		if (stats.no_slot_threads)
+			fprintf(stderr,
+				"==%d== Warning: %llu threads found every ring slot taken (--max-threads %u): "
+				"their %llu events were dropped\n",
+				(int)pid, (unsigned long long)stats.no_slot_threads, (unsigned)ro.nslots,
+				(unsigned long long)stats.no_slot_events);
 		if (stats.nranks)
 			report_ranks(&stats, (unsigned)pid, pid);
 	}

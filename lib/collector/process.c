@@ -3,7 +3,9 @@
  * exit.
  *
  *  - start: the constructor (or the first entry point to run, whichever comes
- *    first) maps the launcher's ring from GPROF_DL_SHM and writes PROCESS_START
+ *    first) maps the launcher's ring from GPROF_DL_SHM (or, where that path
+ *    may no longer be opened, after a setuid, from the inherited descriptor
+ *    GPROF_DL_SHM_FD names) and writes PROCESS_START
  *    (pid, ppid, command line) and the calling thread's THREAD_START. Without a
  *    valid ring the collector stays inert.
  *  - fork: the child's thread keeps its state (its cache: ids are global; its
@@ -46,6 +48,55 @@ struct collector coll;
 
 static _Atomic int init_state; /* 0: not run, 1: running, 2: done */
 
+/* Maps the ring behind fd: 0, or -1 when it is none this collector
+ * understands. */
+static int attach_fd(int fd, const char *what)
+{
+	struct stat st;
+	void *p = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(struct ring_shm))
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		coll_log("cannot map '%s': inert", what);
+		return -1;
+	}
+	if (ring_shm_check(p, (size_t)st.st_size) != 0) {
+		coll_log("'%s' is not a gprof-dl ring this collector understands: inert", what);
+		munmap(p, (size_t)st.st_size);
+		return -1;
+	}
+	coll.shm = p;
+	coll.shm_len = (size_t)st.st_size;
+	coll.shm_mapped = 1;
+	return 0;
+}
+
+/* The launcher's memfd as this process inherited it (RING_FD_ENV), for an
+ * image that may not open the launcher's /proc/<pid>/fd any more: one
+ * exec'd after a setuid to another user. It is the run's only if its
+ * header names the launcher the path names. The descriptor stays open,
+ * for the images this one execs. */
+static void attach_inherited(const char *path, int why)
+{
+	const char *v = getenv(RING_FD_ENV);
+	char *end = NULL;
+	unsigned long launcher = strncmp(path, "/proc/", 6) ? 0 : strtoul(path + 6, &end, 10);
+	if (!v || !*v || !launcher || strncmp(end, "/fd/", 4) != 0) {
+		coll_log("cannot open '%s' (errno %d): inert", path, why);
+		return;
+	}
+	long fd = strtol(v, &end, 10);
+	if (*end || fd < 0 || fd > INT32_MAX || attach_fd((int)fd, v) != 0)
+		return;
+	if (coll.shm->launcher_pid != launcher) {
+		coll_log("descriptor %s is another run's ring: inert", v);
+		munmap(coll.shm, coll.shm_len);
+		coll.shm = NULL;
+		return;
+	}
+	coll_log("'%s' cannot be opened (errno %d): attached through descriptor %s", path, why, v);
+}
+
 static void attach_from_env(void)
 {
 	const char *path = getenv(RING_ENV);
@@ -55,26 +106,11 @@ static void attach_from_env(void)
 	}
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
-		coll_log("cannot open '%s' (errno %d): inert", path, errno);
+		attach_inherited(path, errno);
 		return;
 	}
-	struct stat st;
-	void *p = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(struct ring_shm))
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	attach_fd(fd, path);
 	close(fd);
-	if (p == MAP_FAILED) {
-		coll_log("cannot map '%s': inert", path);
-		return;
-	}
-	if (ring_shm_check(p, (size_t)st.st_size) != 0) {
-		coll_log("'%s' is not a gprof-dl ring this collector understands: inert", path);
-		munmap(p, (size_t)st.st_size);
-		return;
-	}
-	coll.shm = p;
-	coll.shm_len = (size_t)st.st_size;
-	coll.shm_mapped = 1;
 }
 
 /* /proc/self/cmdline, arguments joined by single spaces. */

@@ -29,6 +29,7 @@
 #define FLUSH_INTERVAL_NS 1000000000ull
 #define LIVENESS_INTERVAL_NS 100000000ull
 #define WATCH_INTERVAL_NS 1000000ull /* how often the processes' watches are polled */
+#define FINAL_DRAIN_NS 1000000000ull  /* the end drains what processes still write for this long */
 #define NO_THREAD UINT32_MAX
 /* External ids are kept for this many correlation ids after the newest
  * (CUDA calls of the process): GPU work completes, and CUPTI delivers it,
@@ -74,6 +75,9 @@ struct rec_process {
 	int32_t zombie_status; /* code or 128+signal read from /proc as a zombie, -1: not seen */
 	int32_t root;          /* the image of its rank root (resolve_ranks()), -1: no rank's */
 	int pidfd;             /* readable once it ended (process_watch()); -1: none */
+	uint64_t start_ticks;  /* /proc's start time of the process its pid names (stat field 22):
+				* a pid that names another by now is a reused one; 0: unknown,
+				* UINT64_MAX: already reused when it was added */
 	struct trace_process written; /* as last written; written.pid 0: never */
 };
 
@@ -167,6 +171,7 @@ struct recorder {
 	} *execs;
 	size_t nexecs, execs_cap;
 	uint64_t unknown_strings;
+	uint64_t no_slot_threads, no_slot_events; /* as the collector counted them, at the end */
 
 	struct cpu_sampler cpu;
 	uint64_t next_sample, next_flush, next_liveness, next_watch;
@@ -177,15 +182,31 @@ struct recorder {
 	pid_t root;
 	uint64_t events, start_ns;
 	int failed;
+	int write_errno; /* why the trace could not be written (sticky in the writer), 0: it could */
 };
 
 /* ---- creation ------------------------------------------------------------ */
+
+/* The writer failed (a full disk, a file size limit): its error is
+ * sticky, nothing more reaches the file. The first cause is kept for the
+ * end's report of what was lost. */
+static void write_failed(struct recorder *r)
+{
+	if (!r->write_errno)
+		r->write_errno = errno ? errno : EIO;
+	r->failed = 1;
+}
+
+int recorder_shm_create(void)
+{
+	return memfd_create("gprof-dl-rings", MFD_CLOEXEC);
+}
 
 struct recorder *recorder_create(const struct recorder_opts *opts)
 {
 	struct recorder *r = xcalloc(1, sizeof(*r));
 	r->opts = *opts;
-	r->memfd = -1;
+	r->memfd = opts->shm_fd > 0 ? opts->shm_fd : -1;
 	r->out_path = xstrdup(opts->out_path);
 	r->w = trace_writer_open(opts->out_path, opts->force);
 	if (!r->w) {
@@ -194,11 +215,14 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 			      opts->out_path);
 		else
 			error("cannot create '%s': %s", opts->out_path, strerror(errno));
+		if (r->memfd >= 0)
+			close(r->memfd);
 		free(r->out_path);
 		free(r);
 		return NULL;
 	}
-	r->memfd = memfd_create("gprof-dl-rings", MFD_CLOEXEC);
+	if (r->memfd < 0)
+		r->memfd = recorder_shm_create();
 	r->shm_len = ring_shm_size(opts->nslots, opts->ring_bytes);
 	if (r->memfd < 0 || ftruncate(r->memfd, (off_t)r->shm_len) != 0) {
 		error("cannot create the shared memory for the collector: %s", strerror(errno));
@@ -269,6 +293,67 @@ static int process_watch(uint32_t pid)
 #endif
 }
 
+/* What /proc/PID/stat says of the process pid names now: its state (field
+ * 3), start time in clock ticks after boot (22) and, for a zombie, its exit
+ * status in waitpid's form (52; -1 when not a zombie or not given). -1 when
+ * there is no such process, -2 when it cannot be told (out of descriptors). */
+static int proc_stat(uint32_t pid, char *state, uint64_t *start_ticks, long *wstatus)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -1 : -2;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	p += 2; /* fields from 3 (the state) on, separated by single spaces */
+	*state = *p;
+	*start_ticks = 0;
+	*wstatus = -1;
+	for (int field = 3; field < 52 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+		if (p && field + 1 == 22)
+			*start_ticks = strtoull(p, NULL, 10);
+	}
+	if (p && (*state == 'Z' || *state == 'X')) {
+		char *end;
+		long code = strtol(p, &end, 10);
+		if (end != p && code >= 0)
+			*wstatus = code;
+	}
+	return 0;
+}
+
+/* Whether a process that started at start_ticks (after boot) started after
+ * ts on the trace's clock: then it is not the one that wrote a record at
+ * ts, but a later process given the same pid. */
+static int started_after(uint64_t start_ticks, uint64_t ts)
+{
+	static long hz;
+	struct timespec b, m;
+	if (!hz)
+		hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	int64_t boot_minus_mono = ((int64_t)b.tv_sec - (int64_t)m.tv_sec) * 1000000000 +
+				  ((int64_t)b.tv_nsec - (int64_t)m.tv_nsec);
+	/* /proc's start time is cut down to a tick, so never later than the
+	 * true start; the margin covers the two clocks' reading */
+	uint64_t start_ns = start_ticks / (uint64_t)hz * 1000000000u +
+			    start_ticks % (uint64_t)hz * (1000000000u / (uint64_t)hz);
+	return (int64_t)start_ns > (int64_t)ts + boot_minus_mono + 1000000;
+}
+
 static void process_unwatch(struct rec_process *p)
 {
 	if (p->pidfd >= 0)
@@ -294,6 +379,16 @@ static struct rec_process *process_add(struct recorder *r, uint32_t pid, uint32_
 	p->root = -1;
 	p->alive = 1;
 	p->pidfd = process_watch(pid);
+	/* Which process the pid names: the one that wrote at ts started before
+	 * ts. One that started later took the pid of ours, which ended before
+	 * the launcher learnt of it: neither its pidfd nor /proc is ours. */
+	char state;
+	long wstatus;
+	int known = proc_stat(pid, &state, &p->start_ticks, &wstatus); /* -2: the next look decides */
+	if (known == -1 || (known == 0 && started_after(p->start_ticks, ts))) {
+		process_unwatch(p);
+		p->start_ticks = UINT64_MAX; /* the next look finds it gone */
+	}
 	r->procs_dirty = 1;
 	return p;
 }
@@ -389,12 +484,19 @@ static void string_define(struct recorder *r, uint32_t ring_id, const char *s, s
 		r->strmap_cap = cap;
 	}
 	uint32_t id = trace_writer_string(r->w, s, len);
+	if (!id) {
+		/* the file is lost from here on: the name counts as known, so
+		 * that records naming it are written (and fail, counted) rather
+		 * than wait for it and be counted as names lost */
+		write_failed(r);
+		id = UINT32_MAX;
+	}
 	r->strmap[ring_id] = id;
 	r->strcomm[ring_id] = (uint8_t)((trace_name_is_comm_work(s, len) ? STR_COMM_WORK : 0) |
 					(trace_name_comm_call(s, len) ? STR_COMM_CALL : 0));
 	if (!r->gprofdl_domain && len == strlen(GPROF_DL_NVTX_DOMAIN) && memcmp(s, GPROF_DL_NVTX_DOMAIN, len) == 0)
 		r->gprofdl_domain = id;
-	if (id && len <= SHORT_STR_MAX && !hmap_get(&r->short_strs, id, 0)) {
+	if (id != UINT32_MAX && len <= SHORT_STR_MAX && !hmap_get(&r->short_strs, id, 0)) {
 		char *text = xmalloc(len + 1);
 		memcpy(text, s, len);
 		text[len] = '\0';
@@ -455,7 +557,7 @@ static uint32_t desc_of(struct recorder *r, uint32_t name, uint32_t domain, uint
 static void thread_write(struct recorder *r, struct rec_thread *t)
 {
 	if (trace_writer_thread(r->w, &t->t) != 0)
-		r->failed = 1;
+		write_failed(r);
 }
 
 /* A new track (pid, tid), not yet written. Invalidates pointers into threads. */
@@ -517,7 +619,7 @@ static void event_write_ext(struct recorder *r, uint64_t start, uint64_t end, ui
 		.ext = ext,
 	};
 	if (trace_writer_event(r->w, &e) != 0)
-		r->failed = 1;
+		write_failed(r);
 	r->events++;
 }
 
@@ -864,7 +966,7 @@ static void gpu_device(struct recorder *r, const struct ring_gpu_device *x)
 		r->devs = xrealloc(r->devs, ++r->ndevs * sizeof(*r->devs));
 	memcpy(&r->devs[i], &d, sizeof(d)); /* padding too, for the memcmp */
 	if (trace_writer_device(r->w, &d) != 0)
-		r->failed = 1;
+		write_failed(r);
 }
 
 static void gpu_drops(struct recorder *r, uint32_t pid, const struct ring_gpu_drops *x)
@@ -876,7 +978,7 @@ static void gpu_drops(struct recorder *r, uint32_t pid, const struct ring_gpu_dr
 	r->threads[th].dropped += x->dropped;
 	r->gpu_dropped += x->dropped;
 	if (trace_writer_drops(r->w, th, x->dropped) != 0)
-		r->failed = 1;
+		write_failed(r);
 }
 
 /* Status messages: the ring string of one is kept as text when a drain
@@ -1221,7 +1323,7 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 			return 1;
 		struct trace_category c = {string_file_id(r, x->domain_str), x->category, string_file_id(r, x->name_str)};
 		if (trace_writer_category(r->w, &c) != 0)
-			r->failed = 1;
+			write_failed(r);
 		r->cats = xrealloc(r->cats, (r->ncats + 1) * sizeof(*r->cats));
 		r->cats[r->ncats++] = c;
 		return 0;
@@ -1410,13 +1512,13 @@ static const uint32_t *record_string_ids(const struct ring_rec *h, unsigned *n)
 
 /* Records wait for the STRING record another thread's ring holds; after a few
  * polls, or at the end, the names that never came are given up on. */
-static void retry_deferred(struct recorder *r, int final)
+static void retry_deferred(struct recorder *r, int final, int count)
 {
 	size_t keep = 0;
 	for (size_t i = 0; i < r->ndeferred; i++) {
 		struct deferred *d = &r->deferred[i];
 		const struct ring_rec *h = d->big ? (const void *)d->big : (const void *)d->rec;
-		if (final || ++d->polls >= DEFER_POLLS) {
+		if (final || (count && ++d->polls >= DEFER_POLLS)) {
 			unsigned n;
 			const uint32_t *ids = record_string_ids(h, &n);
 			for (unsigned k = 0; k < n; k++)
@@ -1433,6 +1535,10 @@ static void retry_deferred(struct recorder *r, int final)
 
 /* ---- slots and processes ---------------------------------------------- */
 
+/* Drains what the slot holds, at most two rings' worth: all that a thread
+ * that ended left, and no more than that of one that writes on as fast as
+ * it is drained, which must not keep the launcher from the other slots and
+ * from seeing processes end. */
 static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 {
 	struct ring_slot *slot = ring_shm_slot(r->shm, slot_idx);
@@ -1442,7 +1548,7 @@ static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 
 	if (st->thread >= 0 && st->generation != slot->generation)
 		st->thread = -1; /* reused by a new thread: cannot happen before we free it */
-	while ((n = ring_read(r->shm, slot, r->buf, r->opts.ring_bytes)) > 0) {
+	while (total < 2 * r->opts.ring_bytes && (n = ring_read(r->shm, slot, r->buf, r->opts.ring_bytes)) > 0) {
 		uint32_t pid = slot->pid;
 		gpu_prescan(r, pid, r->buf, n);
 		for (size_t off = 0; off < n;) {
@@ -1488,7 +1594,7 @@ static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 	if (dropped) {
 		t->dropped += dropped;
 		if (trace_writer_drops(r->w, t->t.index, dropped) != 0)
-			r->failed = 1;
+			write_failed(r);
 	}
 	thread_write(r, t);
 	r->slots[slot_idx].thread = -1;
@@ -1530,6 +1636,11 @@ static void process_started(struct recorder *r, const struct ring_process *x)
 {
 	struct rec_process *p = process_find(r, x->pid, 1);
 	uint32_t cmd = string_file_id(r, x->cmdline_str);
+	if (!p) { /* the launcher's guess of one it reaped before this start was drained */
+		struct rec_process *last = process_find(r, x->pid, 0);
+		if (last && !last->seen_start && last->p.end_ns && x->ts_ns <= last->p.end_ns)
+			p = last;
+	}
 	if (p && !p->seen_start) { /* the launcher's own guess, now confirmed */
 		p->p.ppid = x->ppid;
 		if (cmd)
@@ -1563,25 +1674,54 @@ static void process_started(struct recorder *r, const struct ring_process *x)
 	}
 }
 
-/* The process of image i is gone: what its slots still hold is drained
- * first (its PROCESS_EXIT among it), then its threads end. By index:
- * draining may add images. */
-static void process_ended(struct recorder *r, uint32_t i, uint64_t end_ns)
+/* Drains what every slot holds before a process counts as ended: its
+ * PROCESS_START among it when the launcher had not seen it yet (and the
+ * STRING its command line needs, which its parent may have written, in
+ * its own slot, before the fork), an exec, its PROCESS_EXIT. So a start
+ * drained late confirms the process rather than adds a second one. The
+ * records that still wait for a string are tried again (not counted as a
+ * poll: only polls give a string up). */
+static void drain_pending(struct recorder *r)
 {
-	uint32_t pid = r->procs[i].p.pid;
-	r->procs[i].alive = 0;
-	process_unwatch(&r->procs[i]);
-	r->procs_dirty = 1;
 	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
 	for (uint32_t k = 0; k < used && k < r->shm->nslots; k++) {
-		struct ring_slot *s = ring_shm_slot(r->shm, k);
-		if (s->pid == pid && atomic_load_explicit(&s->state, memory_order_acquire) != RING_SLOT_FREE)
+		uint32_t state = atomic_load_explicit(&ring_shm_slot(r->shm, k)->state, memory_order_acquire);
+		if (state == RING_SLOT_ACTIVE || state == RING_SLOT_EXITED)
 			drain_slot(r, k);
 	}
+	if (r->ndeferred)
+		retry_deferred(r, 0, 0);
+}
+
+/* The live image of the process of image i once its slots are drained (an
+ * exec drained there makes a new one), by index: draining may move procs.
+ * -1 when none is alive. */
+static int32_t process_drained(struct recorder *r, uint32_t i)
+{
+	uint32_t pid = r->procs[i].p.pid;
+	drain_pending(r);
+	const struct rec_process *p = process_find(r, pid, 1);
+	return p ? (int32_t)(p - r->procs) : -1;
+}
+
+/* The process of image i is gone: what its slots still hold is drained
+ * first (its PROCESS_START, its PROCESS_EXIT among it), then its threads
+ * end. By index: draining may add images. Returns the image that ended
+ * (the latest, after an exec drained here). */
+static uint32_t process_ended(struct recorder *r, uint32_t i, uint64_t end_ns)
+{
+	int32_t live = process_drained(r, i);
+	if (live >= 0)
+		i = (uint32_t)live;
+	uint32_t pid = r->procs[i].p.pid;
 	struct rec_process *p = &r->procs[i];
+	p->alive = 0;
+	process_unwatch(p);
+	r->procs_dirty = 1;
 	if (!p->p.end_ns)
 		p->p.end_ns = end_ns;
 	finish_process_slots(r, pid, p->p.end_ns);
+	return i;
 }
 
 /* The exit status of a process the launcher did not reap, once it is
@@ -1604,6 +1744,9 @@ void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const st
 	uint64_t now = clock_now_ns();
 	if (usage)
 		cpu_sampler_reaped(&r->cpu, usage);
+	/* first what it wrote: its PROCESS_START, when the launcher was too
+	 * busy to drain it while it ran */
+	drain_pending(r);
 	struct rec_process *p = process_find(r, (uint32_t)pid, 1);
 	if (!p) { /* seen dead (a zombie) before it was reaped: the same process */
 		p = process_find(r, (uint32_t)pid, 0);
@@ -1623,54 +1766,45 @@ void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const st
 }
 
 /* A process the launcher does not reap (its parent does) is dead once /proc
- * says so: gone, or a zombie, whose exit status (field 52, exit_code, in
- * waitpid's form) goes to *status as a code or 128 + signal; -1 when gone. */
-static int process_is_dead(uint32_t pid, int32_t *status)
+ * says so: gone, a zombie, or its pid names a process that started later
+ * (start_ticks, when known, differs: the pid was reused). A zombie's exit
+ * status (waitpid's form) goes to *status as a code or 128 + signal; -1
+ * otherwise. */
+static int process_is_dead(uint32_t pid, uint64_t start_ticks, int32_t *status)
 {
-	char path[64], buf[2048];
+	char state;
+	uint64_t ticks;
+	long code;
 	*status = -1;
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	int known = proc_stat(pid, &state, &ticks, &code);
+	if (known == -2)
+		return 0; /* cannot tell now (out of descriptors): the next look will */
+	if (known != 0 || (start_ticks && ticks != start_ticks))
 		return 1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || (p[2] != 'Z' && p[2] != 'X'))
+	if (state != 'Z' && state != 'X')
 		return 0;
-	/* fields from 3 (the state) on, separated by single spaces */
-	p += 2;
-	for (int field = 3; field < 52 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	char *end;
-	long code = p ? strtol(p, &end, 10) : -1;
-	if (p && end != p && code >= 0) {
-		if (WIFEXITED((int)code))
-			*status = WEXITSTATUS((int)code);
-		else if (WIFSIGNALED((int)code))
-			*status = 128 + WTERMSIG((int)code);
-	}
+	if (code >= 0 && WIFEXITED((int)code))
+		*status = WEXITSTATUS((int)code);
+	else if (code >= 0 && WIFSIGNALED((int)code))
+		*status = 128 + WTERMSIG((int)code);
 	return 1;
 }
 
 /* Process i, which the launcher does not reap, is gone or a zombie (whose
- * status, or -1): it ended at now, with the status it can be given. */
+ * status, or -1): it ended at now, with the status it can be given. The
+ * status goes to the image that ended (an exec may be drained first). */
 static void process_found_dead(struct recorder *r, uint32_t i, int32_t status, uint64_t now)
 {
+	i = process_ended(r, i, now);
 	r->procs[i].zombie_status = status;
-	process_ended(r, i, now);
 	process_unreaped_status(&r->procs[i]);
 }
 
 /* The processes whose watch (process_watch()) says they ended: ended now,
- * with the status a zombie shows. Indices, not pointers: ending a process
- * drains its rings, which may add processes. */
+ * with the status a zombie shows. A readable pidfd is proof enough: by the
+ * time /proc is read the zombie may be reaped and its pid taken. Indices,
+ * not pointers: ending a process drains its rings, which may add
+ * processes. */
 static void check_watches(struct recorder *r, uint64_t now)
 {
 	size_t n = 0;
@@ -1690,8 +1824,10 @@ static void check_watches(struct recorder *r, uint64_t now)
 	for (size_t k = 0; k < n; k++) {
 		uint32_t i = r->watch_procs[k];
 		int32_t status;
-		if (r->watch_fds[k].revents && r->procs[i].alive && process_is_dead(r->procs[i].p.pid, &status))
-			process_found_dead(r, i, status, now);
+		if (!(r->watch_fds[k].revents & (POLLIN | POLLHUP)) || !r->procs[i].alive)
+			continue;
+		process_is_dead(r->procs[i].p.pid, r->procs[i].start_ticks, &status);
+		process_found_dead(r, i, status, now);
 	}
 }
 
@@ -1699,7 +1835,7 @@ static void check_liveness(struct recorder *r, uint64_t now)
 {
 	for (uint32_t i = 0; i < r->nprocs; i++) {
 		int32_t status;
-		if (r->procs[i].alive && process_is_dead(r->procs[i].p.pid, &status))
+		if (r->procs[i].alive && process_is_dead(r->procs[i].p.pid, r->procs[i].start_ticks, &status))
 			process_found_dead(r, i, status, now);
 	}
 }
@@ -1743,7 +1879,7 @@ static void sample_rank_counters(struct recorder *r, uint64_t now, const struct 
 		};
 		for (int k = 0; k < 2; k++)
 			if (trace_writer_counter(r->w, &c[k]) != 0)
-				r->failed = 1;
+				write_failed(r);
 		ranks_pct += pct;
 		ranks_rss += bytes;
 	}
@@ -1784,7 +1920,7 @@ static void sample_counters(struct recorder *r, uint64_t now)
 		if (i == 2 && r->rank_sampled)
 			c[i].value = r->launcher_rss;
 		if (trace_writer_counter(r->w, &c[i]) != 0)
-			r->failed = 1;
+			write_failed(r);
 	}
 }
 
@@ -1804,7 +1940,7 @@ uint64_t recorder_poll(struct recorder *r)
 	if (r->nexecs)
 		finish_exec_images(r);
 	if (r->ndeferred)
-		retry_deferred(r, 0);
+		retry_deferred(r, 0, 1);
 	uint64_t now = clock_now_ns();
 	if (now >= r->next_watch) {
 		check_watches(r, now);
@@ -1822,7 +1958,7 @@ uint64_t recorder_poll(struct recorder *r)
 		if (r->procs_dirty)
 			write_processes(r);
 		if (trace_writer_flush(r->w) != 0)
-			r->failed = 1;
+			write_failed(r);
 		r->next_flush = now + FLUSH_INTERVAL_NS;
 	}
 	return total;
@@ -1931,7 +2067,7 @@ static void write_processes(struct recorder *r)
 		    a->world_size == b->world_size && a->backend_str == b->backend_str)
 			continue; /* the file says so already */
 		if (trace_writer_process(r->w, a) != 0)
-			r->failed = 1;
+			write_failed(r);
 		p->written = *a;
 	}
 	r->procs_dirty = 0;
@@ -1964,22 +2100,75 @@ static void finish_pending_ranges(struct recorder *r, uint64_t end_ns)
 	hmap_free(&r->end_threads);
 }
 
-/* Threads that found no free slot lost their events: the count goes to a
- * thread of its own, so every reader shows it. */
+/* Threads that found no free slot (more alive at once than --max-threads)
+ * lost their events: a track of their own, named with how many threads they
+ * were, carries the events' count as its drops, so that every reader shows
+ * both. The track is added before any pointer into the table is taken:
+ * adding may move it. */
 static void write_no_slot_drops(struct recorder *r, uint64_t end_ns)
 {
-	uint64_t lost = atomic_load(&r->shm->no_slot_events) + atomic_load(&r->shm->no_slot_threads);
-	if (!lost)
+	uint64_t threads = atomic_load(&r->shm->no_slot_threads);
+	uint64_t events = atomic_load(&r->shm->no_slot_events);
+	r->no_slot_threads = threads;
+	r->no_slot_events = events;
+	if (!threads && !events)
 		return;
-	struct rec_thread *t = &r->threads[thread_add(r, (uint32_t)r->root, 0)];
+	char name[64];
+	int len = snprintf(name, sizeof(name), "<%llu thread%s without a ring slot>", (unsigned long long)threads,
+			   threads == 1 ? "" : "s");
+	uint32_t i = thread_add(r, (uint32_t)r->root, 0);
+	struct rec_thread *t = &r->threads[i];
 	t->bound = 1; /* ended here, not by finish_gpu_tracks() */
-	t->t.name_str = trace_writer_string(r->w, "<threads without a ring slot>", 29);
+	t->t.name_str = trace_writer_string(r->w, name, (size_t)len);
 	t->t.start_ns = r->start_ns;
 	t->t.end_ns = end_ns;
 	thread_write(r, t);
-	if (trace_writer_drops(r->w, t->t.index, lost) != 0)
-		r->failed = 1;
-	t->dropped = lost;
+	if (events && trace_writer_drops(r->w, t->t.index, events) != 0)
+		write_failed(r);
+	t->dropped = events;
+}
+
+static int count_event(void *ctx, const struct trace_event *e)
+{
+	(void)e;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+/* The trace could not be written in full: what of it is there, read back
+ * as any reader will read it (up to its last whole chunk), and what was
+ * lost. An event that reached the file has its name: the writer puts a
+ * name before the first event that uses it. */
+static void report_write_failure(const struct recorder *r)
+{
+	char err[512];
+	const char *why = strerror(r->write_errno);
+	struct trace_reader *tr = trace_reader_open(r->out_path, err, sizeof(err));
+	if (!tr) {
+		error("cannot write '%s': %s: nothing of the run could be written (%llu events lost)", r->out_path,
+		      why, (unsigned long long)r->events);
+		return;
+	}
+	uint64_t kept = 0, at = 0;
+	struct trace_visitor v = {.event = count_event};
+	trace_reader_run(tr, &v, &kept);
+	const char *damage = trace_reader_damage(tr, &at);
+	if (!damage)
+		at = trace_reader_file_size(tr);
+	trace_reader_close(tr);
+	if (!kept && r->events)
+		error("cannot write '%s': %s: the trace is readable up to byte %llu, before any event: "
+		      "all %llu events recorded were lost",
+		      r->out_path, why, (unsigned long long)at, (unsigned long long)r->events);
+	else if (kept < r->events)
+		error("cannot write '%s': %s: the trace is readable up to byte %llu; %llu of the %llu events "
+		      "recorded were lost, the %llu before it are whole, with their names",
+		      r->out_path, why, (unsigned long long)at, (unsigned long long)(r->events - kept),
+		      (unsigned long long)r->events, (unsigned long long)kept);
+	else
+		error("cannot write '%s': %s: the trace is readable up to byte %llu and holds every event "
+		      "recorded (%llu) with its name: only its end was lost",
+		      r->out_path, why, (unsigned long long)at, (unsigned long long)kept);
 }
 
 static void stats_gpu(const struct recorder *r, struct recorder_stats *stats)
@@ -2227,8 +2416,10 @@ static int split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 {
 	uint64_t end = clock_now_ns();
-	/* Whatever is still pending, in every slot, live or not. */
-	while (recorder_poll(r) > 0)
+	/* Whatever is still pending, in every slot, live or not: for a second
+	 * at most, as a process left running (a daemon, an orphaned worker)
+	 * may write on for ever. */
+	while (recorder_poll(r) > 0 && clock_now_ns() - end < FINAL_DRAIN_NS)
 		;
 	end = clock_now_ns();
 	sample_counters(r, end);
@@ -2242,7 +2433,7 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 	for (uint32_t i = 0; i < r->shm->nslots; i++)
 		if (atomic_load(&ring_shm_slot(r->shm, i)->state) != RING_SLOT_FREE)
 			finish_slot(r, i, end);
-	retry_deferred(r, 1);
+	retry_deferred(r, 1, 1);
 	finish_gpu_tracks(r, end);
 	finish_pending_ranges(r, end);
 	write_no_slot_drops(r, end);
@@ -2264,17 +2455,19 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		stats->dropped = dropped;
 		stats->processes = r->nprocs;
 		stats->threads = r->nthreads;
+		stats->no_slot_threads = r->no_slot_threads;
+		stats->no_slot_events = r->no_slot_events;
 		stats_gpu(r, stats);
 	}
-	if (r->unknown_strings)
+	if (r->unknown_strings && !r->write_errno)
 		warning("%llu names were lost with records that did not fit in the rings",
 			(unsigned long long)r->unknown_strings);
 	int rc = trace_writer_close(r->w, end);
 	r->w = NULL;
 	if (rc != 0)
-		error("cannot write '%s': %s", r->out_path, strerror(errno));
-	else if (r->failed)
-		error("cannot write '%s': a write failed during the run", r->out_path);
+		write_failed(r);
+	if (r->write_errno)
+		report_write_failure(r);
 	uint32_t *roots;
 	collect_ranks(r, &roots);
 	r->launcher_path = NULL;

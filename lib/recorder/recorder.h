@@ -61,7 +61,10 @@
  * tree's subreaper: orphans too); a process its parent reaps gets the
  * status /proc showed while it was a zombie, else the code it reported on
  * its way out (exit, _exit, main's return), else TRACE_EXIT_KILLED: it died
- * without exiting.
+ * without exiting. A process is ended only once what its slots hold was
+ * drained (a start drained late confirms it, never adds it twice), and a
+ * pid whose /proc start time is later than the process's own start was
+ * reused: it is not watched as that process.
  *
  * Single-threaded: every call comes from the launcher's one loop.
  */
@@ -85,6 +88,10 @@ struct recorder_opts {
 	 * out_path is its expansion in gprof-dl's own environment, for the
 	 * root process; the end splits it. NULL: one file. */
 	const struct outname *pattern;
+	/* The shared memory, when the caller made it (recorder_shm_create())
+	 * before forking the target, which inherits it: the recorder takes it
+	 * over. 0: the recorder makes its own. */
+	int shm_fd;
 };
 
 /* A rank of the run, as resolved at the end. */
@@ -103,6 +110,9 @@ struct recorder_gpu_status {
 
 struct recorder_stats {
 	uint64_t events, dropped, processes, threads, bytes;
+	/* Threads that found every ring slot taken (more alive at once than
+	 * --max-threads), and their events, which were dropped (in dropped too). */
+	uint64_t no_slot_threads, no_slot_events;
 	/* GPU collection (CUPTI). Pointers are valid until recorder_destroy(). */
 	uint64_t gpu_events;  /* events made of GPU records (in events too) */
 	uint64_t gpu_dropped; /* activity records CUPTI lost (in dropped too) */
@@ -122,6 +132,8 @@ struct recorder_stats {
 	int32_t root_exit_status; /* the root process's */
 };
 
+/* A memfd for recorder_opts.shm_fd (close-on-exec); -1 with errno. */
+int recorder_shm_create(void);
 /* Creates the shared memory and opens the output file (before the target
  * starts, so an existing file is an error without --force). NULL with a
  * message already printed. */

@@ -5,8 +5,10 @@
  * The launcher creates one memfd, sized for RING_SLOTS thread slots, and tells
  * the target where it is through GPROF_DL_SHM=/proc/<launcher>/fd/<n> (a path,
  * so that children which close inherited descriptors, and exec'd programs, can
- * still open it). Every thread of every process of the target claims a slot of
- * its own with a compare-and-swap: no lock anywhere.
+ * still open it). The target also inherits the memfd itself, named by
+ * GPROF_DL_SHM_FD, for the processes that lose the right to open that path
+ * (a setuid to another user). Every thread of every process of the target
+ * claims a slot of its own with a compare-and-swap: no lock anywhere.
  *
  * A slot is a single-producer single-consumer byte ring. The producer is the one
  * thread that owns it; the consumer is the launcher. head and tail count bytes
@@ -66,6 +68,10 @@
 
 #define RING_MAGIC "GPDLSHM1"
 #define RING_ENV "GPROF_DL_SHM"
+/* The same memfd, inherited as this descriptor: for an image exec'd after
+ * the process dropped its privileges, which may no longer open the
+ * launcher's /proc/<pid>/fd (it belongs to another user). */
+#define RING_FD_ENV "GPROF_DL_SHM_FD"
 #define RING_DEFAULT_SLOTS 256u
 #define RING_DEFAULT_BYTES (1u << 20) /* per thread */
 #define RING_STACK_MAX 128u

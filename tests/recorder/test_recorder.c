@@ -745,6 +745,146 @@ static void test_split_root_is_rank(void **state)
 	outname_free(o);
 }
 
+/* ---- processes that end before their records are drained ------------------- */
+
+struct procs_seen {
+	uint32_t n;
+	struct trace_process p[8];
+};
+
+static int note_process(void *ctx, const struct trace_process *p)
+{
+	struct procs_seen *c = ctx;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->p[i].pid == p->pid && c->p[i].start_ns == p->start_ns) {
+			c->p[i] = *p; /* written again: its end */
+			return 0;
+		}
+	}
+	if (c->n < 8)
+		c->p[c->n] = *p;
+	c->n++;
+	return 0;
+}
+
+/* A launcher starved of the CPU (16 runs on 2 cores): the root, a child
+ * and an orphaned grandchild (which the launcher, their subreaper, reaps)
+ * write their PROCESS_START and end before the launcher drains a thing.
+ * Each process is in the trace once, with its parent and its status: the
+ * reaped ones' records are drained before they are ended, not after (once
+ * made a second root, and a grandchild of parent 0 beside its real one). */
+static void test_reaped_before_drained(void **state)
+{
+	(void)state;
+	const uint32_t root = P0 + 10, child = P0 + 11, grandchild = P0 + 12;
+	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
+	struct recorder *r = recorder_create(&o);
+	assert_non_null(r);
+	assert_int_equal(recorder_begin(r, (pid_t)root, 0, NULL, 0), 0);
+	size_t len;
+	struct ring_shm *shm = attach(r, &len);
+	uint64_t t0 = clock_now_ns();
+	struct ring_slot *sr = ring_slot_claim(shm, root, root);
+	struct ring_slot *sc = ring_slot_claim(shm, child, child);
+	struct ring_slot *sg = ring_slot_claim(shm, grandchild, grandchild);
+	put_string(shm, sr, 1, "fork_tree");
+	struct ring_process pr = {{RING_REC_PROCESS_START, sizeof(pr), 0}, t0, root, (uint32_t)getpid(), 1, 0};
+	struct ring_process pc = {{RING_REC_PROCESS_START, sizeof(pc), 0}, t0 + 10, child, root, 1, 0};
+	struct ring_process pg = {{RING_REC_PROCESS_START, sizeof(pg), 0}, t0 + 20, grandchild, child, 1, 0};
+	assert_int_equal(ring_write(shm, sr, &pr), 0);
+	assert_int_equal(ring_write(shm, sc, &pc), 0);
+	assert_int_equal(ring_write(shm, sg, &pg), 0);
+	put_exit(shm, sg, grandchild, t0 + 30, RING_EXIT_KNOWN | 13);
+	put_exit(shm, sc, child, t0 + 40, RING_EXIT_KNOWN | 11);
+	put_exit(shm, sr, root, t0 + 50, RING_EXIT_KNOWN | 4);
+	ring_slot_release(sg);
+	ring_slot_release(sc);
+	ring_slot_release(sr);
+	/* nothing drained yet: the orphan, then the root, are reaped */
+	recorder_process_reaped(r, (pid_t)grandchild, 13 << 8, NULL);
+	recorder_process_reaped(r, (pid_t)root, 4 << 8, NULL);
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	assert_int_equal(st.processes, 3);
+	assert_int_equal(st.root_exit_status, 4);
+	recorder_destroy(r);
+	munmap(shm, len);
+
+	char err[256];
+	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(tr);
+	struct procs_seen c = {0};
+	struct trace_visitor v = {.process = note_process};
+	assert_int_equal(trace_reader_run(tr, &v, &c), 0);
+	trace_reader_close(tr);
+	assert_int_equal(c.n, 3);
+	const uint32_t pids[3] = {root, child, grandchild}, ppids[3] = {(uint32_t)getpid(), root, child};
+	const int32_t status[3] = {4, 11, 13};
+	for (int k = 0; k < 3; k++) {
+		int found = 0;
+		for (uint32_t i = 0; i < c.n; i++) {
+			if (c.p[i].pid != pids[k])
+				continue;
+			found++;
+			assert_int_equal(c.p[i].ppid, ppids[k]);
+			assert_int_equal(c.p[i].exit_status, status[k]);
+			assert_true(c.p[i].end_ns != 0);
+		}
+		assert_int_equal(found, 1);
+	}
+}
+
+/* A process whose start the launcher drains only after it ended and its
+ * pid went to a later process (here: this test's own pid, which a process
+ * "started" long before this test ran can only have had before it): that
+ * later process is not watched as if it were ours, so the one recorded
+ * ends when the launcher looks, with the code it reported, not at the end
+ * of the run with its status unknown. */
+static void test_pid_reused(void **state)
+{
+	(void)state;
+	const uint32_t root = P0 + 20, reused = (uint32_t)getpid();
+	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
+	struct recorder *r = recorder_create(&o);
+	assert_non_null(r);
+	assert_int_equal(recorder_begin(r, (pid_t)root, 0, NULL, 0), 0);
+	size_t len;
+	struct ring_shm *shm = attach(r, &len);
+	uint64_t t0 = clock_now_ns();
+	assert_true(t0 > 4000000000ull); /* 4 s after boot at least */
+	struct ring_slot *sr = ring_slot_claim(shm, root, root);
+	struct ring_slot *sx = ring_slot_claim(shm, reused, reused);
+	put_string(shm, sr, 1, "cmd");
+	struct ring_process px = {{RING_REC_PROCESS_START, sizeof(px), 0}, t0 - 3000000000ull, reused, root, 1, 0};
+	assert_int_equal(ring_write(shm, sx, &px), 0);
+	put_exit(shm, sx, reused, t0 - 2000000000ull, RING_EXIT_KNOWN | 3);
+	ring_slot_release(sx);
+	recorder_poll(r);
+	recorder_process_reaped(r, (pid_t)root, 0, NULL);
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	recorder_destroy(r);
+	munmap(shm, len);
+
+	char err[256];
+	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(tr);
+	struct procs_seen c = {0};
+	struct trace_visitor v = {.process = note_process};
+	assert_int_equal(trace_reader_run(tr, &v, &c), 0);
+	trace_reader_close(tr);
+	assert_int_equal(c.n, 2);
+	int found = 0;
+	for (uint32_t i = 0; i < c.n; i++) {
+		if (c.p[i].pid != reused)
+			continue;
+		found++;
+		assert_int_equal(c.p[i].exit_status, 3);
+		assert_int_equal(c.p[i].end_ns, t0 - 2000000000ull);
+	}
+	assert_int_equal(found, 1);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -772,6 +912,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ranks_and_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_collisions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_root_is_rank, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reaped_before_drained, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pid_reused, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

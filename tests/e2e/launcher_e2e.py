@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `gprof-dl run` as a launcher under stress: more
+threads than ring slots, its own death (SIGKILL), many runs at once, a
+target that drops its privileges, a trace that cannot be written in full.
+Programs and helpers as in e2e.py, whose command line it takes.
+
+Exit status: 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE)."""
+import argparse
+import concurrent.futures
+import os
+import re
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e import SKIP, Ctx, Failure, check, eq, info  # noqa: E402
+
+
+def run_report(stderr):
+    """The threads without a slot and their dropped events, from the run's report."""
+    m = re.search(rb"Warning: (\d+) threads found every ring slot taken \(--max-threads (\d+)\): "
+                  rb"their (\d+) events were dropped", stderr)
+    return (int(m[1]), int(m[2]), int(m[3])) if m else (0, 0, 0)
+
+
+def summary_counts(c, trace):
+    """(calls of "work", events dropped) from summary --format json."""
+    s = c.summary(trace)
+    eq(len(s["traces"]), 1, "traces summarised")
+    eq(s["traces"][0].get("damage"), None, "damage")
+    calls = 0
+    for sec in s["tables"]["userdefined"]["sections"]:
+        if sec.get("title") == "Thread: All threads merged":
+            calls = sum(r["calls"] for r in sec["rows"] if r["name"] == "work")
+    return calls, s["events"]["dropped"]
+
+
+def no_slot_track(c, trace):
+    """The number in the name of the track of the threads without a slot, 0: none."""
+    _, _, text = info(c, trace)
+    m = re.search(r"<(\d+) threads? without a ring slot>", text)
+    return int(m[1]) if m else 0
+
+
+def case_many_threads(c):
+    """More live threads than --max-threads: the launcher survives, the program's
+    output and status are its own, and every lost event is counted."""
+    prog = c.prog("many_threads")
+    # 300 at once, 256 slots: main holds one, 255 workers record, 45 cannot
+    trace, p = c.record([prog, "concurrent", "300"], "concurrent", status=5)
+    eq(p.stdout, b"concurrent 300 threads, 3 ranges each\n", "target stdout")
+    calls, dropped = summary_counts(c, trace)
+    eq(calls, 255 * 3, "work ranges recorded")
+    eq(dropped, 45 * 3, "events dropped")
+    eq(run_report(p.stderr), (45, 256, 135), "run report of the threads without a slot")
+    eq(no_slot_track(c, trace), 45, "threads without a slot, in the trace")
+    # 1,000 one after the other: slots are reused; what is lost is counted exactly
+    for opts in ((), ("--max-threads", "2")):
+        out = os.path.join(c.tmp, "sequential.gpdl")
+        p = c.gprof("run", "-o", out, "--force", *opts, "--", prog, "sequential", "1000", check_status=5)
+        eq(p.stdout, b"sequential 1000 threads, 3 ranges each\n", "target stdout")
+        calls, dropped = summary_counts(c, out)
+        threads, _, events = run_report(p.stderr)
+        eq(calls + dropped, 3000, f"{opts}: ranges recorded + dropped")
+        eq(dropped, events, f"{opts}: dropped events are the slotless threads'")
+        eq(events, 3 * threads, f"{opts}: 3 events per slotless thread")
+        eq(no_slot_track(c, out), threads, f"{opts}: slotless threads in the trace")
+        if not opts:
+            eq(threads, 0, "sequential threads with 256 slots: none without a slot")
+
+
+def proc_state(pid):
+    """The state letter of /proc/PID/stat, or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
+def launch_and_kill(c, keep):
+    """Starts `sleep 60` under gprof-dl run, SIGKILLs gprof-dl; returns the target's pid."""
+    out = os.path.join(c.tmp, "killed-launcher.gpdl")
+    args = [c.gpdl, "run", "-o", out, "--force"] + (["--keep-target"] if keep else []) + ["--", "sleep", "60"]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    banner = p.stderr.readline()
+    m = re.match(rb"==(\d+)== gprof-dl .* is profiling process (\d+)", banner)
+    check(m, f"no banner: {banner!r}")
+    target = int(m[2])
+    time.sleep(0.3)  # the target is running sleep, not waiting for its start
+    eq(proc_state(target) not in (None, "Z", "X"), True, "target running before the kill")
+    p.kill()
+    p.wait()
+    return target
+
+
+def case_launcher_killed(c):
+    """gprof-dl SIGKILLed: its target goes with it, unless --keep-target."""
+    target = launch_and_kill(c, keep=False)
+    deadline = time.monotonic() + 2.0
+    while proc_state(target) not in (None, "Z", "X") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    state = proc_state(target)
+    if state not in (None, "Z", "X"):
+        os.kill(target, signal.SIGKILL)
+        raise Failure(f"target {target} still running ({state}) 2 s after gprof-dl was killed")
+    target = launch_and_kill(c, keep=True)
+    time.sleep(1.0)
+    state = proc_state(target)
+    try:
+        check(state not in (None, "Z", "X"), f"--keep-target: target {target} did not survive ({state})")
+    finally:
+        if state not in (None, "Z", "X"):
+            os.kill(target, signal.SIGKILL)
+
+
+def tree_run(c, i):
+    """One run of fork_tree: (status, the tree it printed, the tree its trace holds)."""
+    out = os.path.join(c.tmp, f"tree-{i}.gpdl")
+    p = subprocess.run([c.gpdl, "run", "-q", "-o", out, "--", c.prog("fork_tree")], capture_output=True)
+    real = {}
+    for line in p.stdout.decode().splitlines():
+        m = re.match(r"pid (\d+) ppid (\d+) exit (\d+)$", line)
+        check(m, f"run {i}: unexpected output {line!r}")
+        real[int(m[1])] = (int(m[2]), m[3])
+    _, procs, text = info(c, out)
+    got = [(pr["pid"], pr["ppid"], pr["exit"]) for pr in procs]
+    return p.returncode, real, got, text
+
+
+def case_concurrent_trees(c):
+    """32 runs at once of a program that forks a known tree: every trace holds
+    exactly that tree, each process once, with its parent and exit code."""
+    n = 32
+    with concurrent.futures.ThreadPoolExecutor(n) as ex:
+        results = list(ex.map(lambda i: tree_run(c, i), range(n)))
+    bad = []
+    for i, (status, real, got, text) in enumerate(results):
+        want = sorted((pid, ppid, code) for pid, (ppid, code) in real.items())
+        if status != 4 or len(real) != 4 or sorted(got) != want:
+            bad.append(f"run {i}: status {status}, printed {want}, trace {sorted(got)}\n{text}")
+    eq(len(bad), 0, f"runs whose trace has another tree than the program's: {''.join(bad[:2])}")
+
+
+def nobody_can_run(path):
+    """Whether every directory above path can be searched, and path read and run, by others."""
+    path = os.path.realpath(path)
+    parts = path.split(os.sep)
+    for k in range(2, len(parts)):
+        if not os.stat(os.sep.join(parts[:k])).st_mode & stat.S_IXOTH:
+            return False
+    return os.stat(path).st_mode & (stat.S_IROTH | stat.S_IXOTH) == (stat.S_IROTH | stat.S_IXOTH)
+
+
+def case_drop_privileges(c):
+    """A target that becomes nobody keeps recording: on its threads, in a fork
+    child, and in the image that child executes."""
+    if os.geteuid() != 0:
+        print("SKIP: dropping privileges needs root")
+        sys.exit(SKIP)
+    collector = os.environ.get("GPROF_DL_COLLECTOR") or ""
+    for path in [c.prog("drop_privileges")] + ([collector] if collector else []):
+        if not nobody_can_run(path):
+            print(f"SKIP: {path} cannot be run by nobody (a directory above it is not searchable)")
+            sys.exit(SKIP)
+    trace, p = c.record([c.prog("drop_privileges")], "privileges")
+    eq(p.stdout, b"uid 65534, child exited 6\n", "target stdout")
+    ch = c.chrome(trace)
+    for name in ("before", "after", "thread-after", "child", "exec-after"):
+        eq(ch.count(name), 5, f"{name} ranges")
+    eq({e["pid"] for e in ch.named("child")}, {e["pid"] for e in ch.named("exec-after")},
+       "the exec'd image is the child's pid")
+
+
+def case_full_disk(c):
+    """The trace cannot be written past a file size limit: the run says what
+    was lost, exits 1, and the trace reads up to its last whole chunk."""
+    limit = 60000
+    out = os.path.join(c.tmp, "full.gpdl")
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    # two small rings: the shared memory (a file too) stays under the limit
+    p = subprocess.run([c.gpdl, "run", "--max-threads", "2", "--buffer-size", "4K", "-o", out, "--",
+                        c.prog("many_names"), "40000"], capture_output=True, preexec_fn=limited)
+    err = p.stderr.decode(errors="replace")
+    eq(p.returncode, 1, f"status when the trace cannot be written (target exits 0); stderr: {err}")
+    eq(p.stdout, b"40000 ranges\n", "target stdout")
+    check("names were lost" not in err, f"names said to be lost: {err}")
+    m = re.search(r"gprof-dl: cannot write '([^']+)': File too large: the trace is readable up to byte (\d+)"
+                  r"(?:, before any event: all (\d+) events recorded were lost"
+                  r"|; (\d+) of the (\d+) events recorded were lost, the (\d+) before it are whole)", err)
+    check(m, f"no message naming what was lost: {err}")
+    eq(m[1], out, "file named")
+    at = int(m[2])
+    if m[3]:
+        kept, total = 0, int(m[3])
+    else:
+        kept, total = int(m[6]), int(m[5])
+        eq(int(m[4]) + kept, total, "lost + kept")
+    check(0 < total <= 40000, f"events recorded: {total}")
+    size = os.path.getsize(out)
+    check(at <= size <= limit, f"readable up to {at}, file {size} bytes, limit {limit}")
+    s = c.summary(out)
+    eq(s["traces"][0].get("damage", {}).get("offset"), at, "summary: where the trace is damaged")
+    eq(s["events"]["total"], kept, "summary: events read")
+
+
+def case_orphan_writer(c):
+    """The command ends, a child it left behind records on without pause: the
+    run ends all the same (the last drain is bounded), with the command's
+    status and what the child wrote so far."""
+    out = os.path.join(c.tmp, "orphan.gpdl")
+    t0 = time.monotonic()
+    p = subprocess.Popen([c.gpdl, "run", "-q", "-o", out, "--", c.prog("orphan_writer")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = int(p.stdout.readline())
+    try:
+        p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise Failure("gprof-dl run still draining the orphan 15 s after the command ended")
+    finally:
+        os.kill(child, signal.SIGKILL)
+    eq(p.returncode, 0, "status")
+    check(time.monotonic() - t0 < 10, f"run took {time.monotonic() - t0:.1f} s")
+    s = c.summary(out)
+    eq(s["traces"][0].get("damage"), None, "damage")
+    check(s["events"]["total"] > 0, "the orphan's events")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("--gprof-dl", "--progs", "--src", "--case"):
+        ap.add_argument(opt, required=True)
+    for opt in ("--have-nvtx", "--nvtx-lib", "--build", "--torch2-python"):
+        ap.add_argument(opt, default="")
+    args = ap.parse_args()
+    if args.have_nvtx != "1":
+        print("SKIP: built without NVTX headers (no CUDA toolkit)")
+        return SKIP
+    fn = globals().get("case_" + args.case)
+    if not fn:
+        print(f"unknown case {args.case}")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="gpdl-launcher-") as tmp:
+        os.chmod(tmp, 0o755)
+        try:
+            fn(Ctx(args, tmp))
+        except Failure as e:
+            print(f"FAIL {args.case}: {e}")
+            return 1
+    print(f"PASS {args.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
