@@ -655,7 +655,13 @@ NEEDS_NVTX = {"installed", "ctypes", "threads", "domains", "unbalanced", "exit_c
               "dist_killed_reaped", "dist_placeholders", "dist_copy_per_rank", "dist_launcher_killed"}
 
 
-def main():
+def main(cases=None, needs_nvtx=None, prefix="gpdl-e2e-"):
+    """Runs the case --case of CASES (a module's globals: its case_* functions),
+    skipping when it needs NVTX (NEEDS_NVTX, or every case when NEEDS_NVTX is
+    True) and the build has none. The temporary directory is world-readable:
+    a case may run a program that drops its privileges."""
+    cases = globals() if cases is None else cases
+    needs_nvtx = NEEDS_NVTX if needs_nvtx is None else needs_nvtx
     ap = argparse.ArgumentParser()
     ap.add_argument("--gprof-dl", required=True)
     ap.add_argument("--progs", required=True)
@@ -666,14 +672,15 @@ def main():
     ap.add_argument("--torch2-python", default="")
     ap.add_argument("--case", required=True)
     args = ap.parse_args()
-    if args.case in NEEDS_NVTX and args.have_nvtx != "1":
+    if (needs_nvtx is True or args.case in needs_nvtx) and args.have_nvtx != "1":
         print("SKIP: built without NVTX headers (no CUDA toolkit)")
         return SKIP
-    fn = globals().get("case_" + args.case)
+    fn = cases.get("case_" + args.case)
     if not fn:
         print(f"unknown case {args.case}")
         return 1
-    with tempfile.TemporaryDirectory(prefix="gpdl-e2e-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        os.chmod(tmp, 0o755)
         try:
             fn(Ctx(args, tmp))
         except Failure as e:

@@ -5,7 +5,6 @@ target that drops its privileges, a trace that cannot be written in full.
 Programs and helpers as in e2e.py, whose command line it takes.
 
 Exit status: 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE)."""
-import argparse
 import concurrent.futures
 import os
 import re
@@ -14,11 +13,11 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e import SKIP, Ctx, Failure, check, eq, info  # noqa: E402
+from e2e import SKIP, Failure, check, eq, info  # noqa: E402
+from e2e import main as e2e_main  # noqa: E402
 
 
 def run_report(stderr):
@@ -236,30 +235,5 @@ def case_orphan_writer(c):
     check(s["events"]["total"] > 0, "the orphan's events")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    for opt in ("--gprof-dl", "--progs", "--src", "--case"):
-        ap.add_argument(opt, required=True)
-    for opt in ("--have-nvtx", "--nvtx-lib", "--build", "--torch2-python"):
-        ap.add_argument(opt, default="")
-    args = ap.parse_args()
-    if args.have_nvtx != "1":
-        print("SKIP: built without NVTX headers (no CUDA toolkit)")
-        return SKIP
-    fn = globals().get("case_" + args.case)
-    if not fn:
-        print(f"unknown case {args.case}")
-        return 1
-    with tempfile.TemporaryDirectory(prefix="gpdl-launcher-") as tmp:
-        os.chmod(tmp, 0o755)
-        try:
-            fn(Ctx(args, tmp))
-        except Failure as e:
-            print(f"FAIL {args.case}: {e}")
-            return 1
-    print(f"PASS {args.case}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(e2e_main(globals(), needs_nvtx=True, prefix="gpdl-launcher-"))
