@@ -66,7 +66,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	job_gen_defaults(&o->g);
 	o->jobs = 2;
 	o->bin = GPDL_BIN;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!v)
 			usage();
@@ -86,7 +86,6 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->bin = v;
 		else
 			usage();
-		i++;
 	}
 	if (!o->g.ranks || !o->g.steps || !o->jobs)
 		usage();

@@ -50,9 +50,10 @@ static int count(const char *text, const char *what)
 static void expect_usage(struct cmd_result r, const char *message)
 {
 	assert_int_equal(r.status, 2);
-	char want[512];
-	snprintf(want, sizeof(want), "gprof-dl: %s\nsee 'gprof-dl diff --help'\n", message);
+	char *want = NULL;
+	assert_true(asprintf(&want, "gprof-dl: %s\nsee 'gprof-dl diff --help'\n", message) > 0);
 	assert_string_equal(r.err, want);
+	free(want);
 	assert_string_equal(r.out, "");
 	cmd_result_free(&r);
 }

@@ -502,7 +502,7 @@ static void test_gpu_tables(void **state)
 	struct want w = {0};
 	/* trace.csv */
 	assert_int_equal(x->t[CSV_FILE_TRACE].n, 2);
-	const char *v[] = {FIX_FORMAT_VERSION, "0.1.0", "gprof-dl " GPDL_VERSION, "gpu-host",
+	const char *v[] = {FIX_FORMAT_VERSION, "0.1.0", ("gprof-dl " GPDL_VERSION), "gpu-host",
 			   "200", "0", "0", "1", "nccl", "python train.py", "CLOCK_MONOTONIC"};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		w_str(&w, v[i]);

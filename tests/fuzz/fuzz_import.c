@@ -1,6 +1,8 @@
 /*
- * fuzz_import.c - libFuzzer target: any bytes, imported as a chrome trace,
- * and what an import writes read back with the trace reader.
+ * fuzz_import.c - fuzz target: any bytes, imported as a chrome trace
+ * (Kineto, the older torch.autograd.profiler, Paddle, gprof-dl's own
+ * export: formats/import), and what an import writes read back with the
+ * trace reader.
  *
  * The input's first byte chooses how the rest reaches the importer: 'g'
  * gzip-wraps the rest (so that the JSON behind a .json.gz is fuzzed as
@@ -17,15 +19,12 @@
  *    with no damage, whose every event's desc and thread resolve, and whose
  *    event and counter counts are those the import reported.
  *
- * Build with clang and -DGPDL_FUZZ=ON; seeds are the import tests' fixtures
- * (test_import and test_import_roundtrip write them when GPDL_IMPORT_SEEDS
- * names a directory). For example:
- *
- *   mkdir -p corpus
- *   GPDL_IMPORT_SEEDS=corpus BUILD/tests/test_import
- *   GPDL_IMPORT_SEEDS=corpus BUILD/tests/test_import_roundtrip
- *   BUILD/tests/fuzz_import -max_total_time=300 -max_len=65536 -timeout=10 \
- *       -dict=tests/import/fuzz_import.dict corpus
+ * Seeds: tests/fuzz/corpus/import/ (see tests/fuzz/README); more come from
+ * the import tests' fixtures (test_import and test_import_roundtrip write
+ * them when GPDL_IMPORT_SEEDS names a directory). Run it with
+ * tests/fuzz/run-bounded, or by hand:
+ *   build-fuzz/tests/fuzz/fuzz_import -max_total_time=300 -max_len=65536 \
+ *       -timeout=10 -dict=tests/fuzz/fuzz_import.dict tests/fuzz/corpus/import
  */
 #include "formats/import/import.h"
 #include "formats/trace/trace.h"
@@ -83,10 +82,12 @@ static void fuzz_check_output(const char *path, const struct import_stats *st)
 			(unsigned long long)off);
 		abort();
 	}
-	if (c.events != st->events || c.counters != st->counters) {
+	/* the file's events and the phases recovered from them */
+	if (c.events != st->events + st->phases || c.counters != st->counters) {
 		fprintf(stderr, "fuzz_import: %llu events and %llu counters read, %llu and %llu "
 			"imported\n", (unsigned long long)c.events, (unsigned long long)c.counters,
-			(unsigned long long)st->events, (unsigned long long)st->counters);
+			(unsigned long long)(st->events + st->phases),
+			(unsigned long long)st->counters);
 		abort();
 	}
 	for (uint32_t i = 0; i < trace_reader_process_count(c.r); i++)
@@ -116,10 +117,21 @@ static void fuzz_put_input(int fd, const unsigned char *data, size_t size, int g
 		abort();
 }
 
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+static char dir[64], out[96];
+
+/* The temporary directory goes when the fuzzer or the corpus run ends. */
+static void fuzz_remove_dir(void)
+{
+	unlink(out);
+	rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	static int fd = -1;
-	static char in[64], dir[64], out[96];
+	static char in[64];
 	struct import_stats st;
 	char err[1024];
 	struct stat sb;
@@ -131,6 +143,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			 t && *t && strlen(t) < 32 ? t : "/tmp");
 		if (fd < 0 || !mkdtemp(dir))
 			abort();
+		atexit(fuzz_remove_dir);
 		snprintf(in, sizeof(in), "/proc/self/fd/%d", fd);
 		snprintf(out, sizeof(out), "%s/out.gpdl", dir);
 	}
