@@ -100,6 +100,12 @@ int cpu_sampler_sample(struct cpu_sampler *s, const pid_t *pids, unsigned npids,
 	char buf[4096], path[64];
 	uint64_t proc_ticks = s->reaped_ticks, rss_pages = 0, busy = 0, total = 0;
 
+	/* CPU time comes in clock ticks (10 ms): over a shorter interval one
+	 * tick more or less is hundreds of percent (a sample taken as a process
+	 * ends, just after the periodic one, read 53,287 %). Such an interval
+	 * is no sample; the next one covers it. */
+	if (s->primed && now_ns - s->last_ts < CPU_SAMPLER_MIN_TICKS * 1000000000ull / (uint64_t)s->ticks_per_sec)
+		return 0;
 	for (unsigned i = 0; i < npids; i++) {
 		uint64_t t, rss;
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);

@@ -35,8 +35,12 @@ struct cpu_sampler {
 void cpu_sampler_init(struct cpu_sampler *s);
 /* The process has ended and was reaped with this usage. */
 void cpu_sampler_reaped(struct cpu_sampler *s, const struct rusage *usage);
+/* The shortest interval a sample is taken over, in clock ticks. */
+#define CPU_SAMPLER_MIN_TICKS 5
 /* Takes a sample over the live pids. Returns 1 and fills out when a previous
- * sample exists to take the difference from, 0 for the first call. */
+ * sample exists to take the difference from, at least CPU_SAMPLER_MIN_TICKS
+ * ago; 0 for the first call, and for one too soon after the last (which
+ * leaves the sampler as it was: the next sample covers the interval). */
 int cpu_sampler_sample(struct cpu_sampler *s, const pid_t *pids, unsigned npids, uint64_t now_ns,
 		       struct cpu_sample *out);
 

@@ -47,6 +47,8 @@ static void test_sample_own_process(void **state)
 	for (long i = 0; i < 60000000L; i++)
 		x += (double)i * 1e-9;
 	assert_true(x > 0);
+	/* 1 ms later: too short to measure in clock ticks, no sample */
+	assert_int_equal(cpu_sampler_sample(&s, &self, 1, 1000000000ull + 1000000ull, &out), 0);
 	assert_int_equal(cpu_sampler_sample(&s, &self, 1, 1000000000ull + 500000000ull, &out), 1);
 	assert_true(out.process_pct >= 0.0);
 	assert_true(out.system_pct >= 0.0 && out.system_pct <= 100.0);

@@ -561,6 +561,13 @@ static void test_ranks_and_split(void **state)
 			put_exit(shm, s, sp->pid, t++, (uint32_t)sp->exit_aux);
 		recorder_poll(r);
 	}
+	/* two samples of the counters, each over more than the sampler's
+	 * shortest interval (CPU_SAMPLER_MIN_TICKS) */
+	for (int k = 0; k < 2; k++) {
+		struct timespec ts = {0, 80 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		recorder_poll(r);
+	}
 	recorder_process_reaped(r, (pid_t)P0, 9 << 8, NULL);
 	struct recorder_stats st;
 	assert_int_equal(recorder_finish(r, &st), 0);
