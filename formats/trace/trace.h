@@ -62,6 +62,7 @@ enum trace_drop_reason {
 	TRACE_DROP_DURATION_RANGE = 4,   /* kept, its end clamped to the largest time */
 	TRACE_DROP_DURATION_NAN = 5,     /* kept, its duration set to 0 */
 	TRACE_DROP_BEFORE_START = 6,     /* kept, moved to the trace's time 0 */
+	TRACE_DROP_NO_SLOT = 7,          /* lost: its thread found every ring slot taken (the recorder) */
 	TRACE_DROP_REASON_COUNT          /* readers count larger values here, as lost */
 };
 

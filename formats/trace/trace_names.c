@@ -37,6 +37,7 @@ static const char *const trace_drop_reason_names[TRACE_DROP_REASON_COUNT] = {
 	[TRACE_DROP_DURATION_RANGE] = "duration out of range",
 	[TRACE_DROP_DURATION_NAN] = "duration not a number",
 	[TRACE_DROP_BEFORE_START] = "timestamp before the trace's start",
+	[TRACE_DROP_NO_SLOT] = "no ring slot for its thread (more threads than --max-threads)",
 };
 
 const char *trace_drop_reason_name(unsigned reason)

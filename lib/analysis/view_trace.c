@@ -55,24 +55,24 @@ static void trace_notes(struct table *t, const struct analysis *a, const struct 
 		table_note(t, "%u traces are summarised together, on %s.", s->nfiles,
 			   s->wall_clock ? "wall time (they come from several hosts)"
 					 : "their host's CLOCK_MONOTONIC");
-	/* an import's drops are said with their reason, below */
-	uint64_t imported = 0;
+	/* drops of any other reason (no ring slot, an import's) are said with
+	 * their reason, below */
+	uint64_t other = 0;
 	for (uint32_t i = 0; i < s->nfiles; i++)
 		for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++)
 			if (trace_drop_reason_is_loss(why))
-				imported += s->files[i].drop_reasons[why];
-	if (a->dropped > imported)
+				other += s->files[i].drop_reasons[why];
+	if (a->dropped > other)
 		table_note(t, "%llu events were dropped (full ring or CUPTI buffers): every table below is "
 			      "missing them.",
-			   (unsigned long long)(a->dropped - imported));
+			   (unsigned long long)(a->dropped - other));
 	for (uint32_t i = 0; i < s->nfiles; i++)
 		for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++)
 			if (s->files[i].drop_reasons[why])
-				table_note(t, "trace '%s': %llu events %s by its import: %s.",
-					   s->files[i].path,
+				table_note(t, "trace '%s': %llu events %s: %s.", s->files[i].path,
 					   (unsigned long long)s->files[i].drop_reasons[why],
 					   trace_drop_reason_is_loss(why) ? "dropped (missing below)"
-									   : "repaired",
+									   : "repaired by its import",
 					   trace_drop_reason_name(why));
 	for (uint32_t i = 0; i < s->nfiles; i++)
 		if (s->files[i].damage)

@@ -2123,7 +2123,7 @@ static void write_no_slot_drops(struct recorder *r, uint64_t end_ns)
 	t->t.start_ns = r->start_ns;
 	t->t.end_ns = end_ns;
 	thread_write(r, t);
-	if (events && trace_writer_drops(r->w, t->t.index, events) != 0)
+	if (events && trace_writer_drops_reason(r->w, t->t.index, events, TRACE_DROP_NO_SLOT) != 0)
 		write_failed(r);
 	t->dropped = events;
 }
