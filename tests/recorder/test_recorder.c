@@ -774,6 +774,17 @@ static int note_process(void *ctx, const struct trace_process *p)
 	return 0;
 }
 
+/* The processes of the trace at path, each as last written. */
+static void read_processes(const char *path, struct procs_seen *c)
+{
+	char err[256];
+	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(tr);
+	struct trace_visitor v = {.process = note_process};
+	assert_int_equal(trace_reader_run(tr, &v, c), 0);
+	trace_reader_close(tr);
+}
+
 /* A launcher starved of the CPU (16 runs on 2 cores): the root, a child
  * and an orphaned grandchild (which the launcher, their subreaper, reaps)
  * write their PROCESS_START and end before the launcher drains a thing.
@@ -817,13 +828,8 @@ static void test_reaped_before_drained(void **state)
 	recorder_destroy(r);
 	munmap(shm, len);
 
-	char err[256];
-	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
-	assert_non_null(tr);
 	struct procs_seen c = {0};
-	struct trace_visitor v = {.process = note_process};
-	assert_int_equal(trace_reader_run(tr, &v, &c), 0);
-	trace_reader_close(tr);
+	read_processes(path, &c);
 	assert_int_equal(c.n, 3);
 	const uint32_t pids[3] = {root, child, grandchild}, ppids[3] = {(uint32_t)getpid(), root, child};
 	const int32_t status[3] = {4, 11, 13};
@@ -873,13 +879,8 @@ static void test_pid_reused(void **state)
 	recorder_destroy(r);
 	munmap(shm, len);
 
-	char err[256];
-	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
-	assert_non_null(tr);
 	struct procs_seen c = {0};
-	struct trace_visitor v = {.process = note_process};
-	assert_int_equal(trace_reader_run(tr, &v, &c), 0);
-	trace_reader_close(tr);
+	read_processes(path, &c);
 	assert_int_equal(c.n, 2);
 	int found = 0;
 	for (uint32_t i = 0; i < c.n; i++) {
