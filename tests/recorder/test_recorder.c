@@ -38,6 +38,18 @@ static struct ring_shm *attach(struct recorder *r, size_t *len)
 	return shm;
 }
 
+/* A recorder writing to path (8 slots of 64 KiB), begun with root as its
+ * root process, and its rings mapped into *shm (*len bytes). */
+static struct recorder *start(uint32_t root, struct ring_shm **shm, size_t *len)
+{
+	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
+	struct recorder *r = recorder_create(&o);
+	assert_non_null(r);
+	assert_int_equal(recorder_begin(r, (pid_t)root, 0, NULL, 0), 0);
+	*shm = attach(r, len);
+	return r;
+}
+
 static void put_string(struct ring_shm *shm, struct ring_slot *s, uint32_t id, const char *text)
 {
 	unsigned char buf[128] = {0};
@@ -89,13 +101,10 @@ static int count_event(void *ctx, const struct trace_event *e)
 static void test_exec_with_records_pending_above(void **state)
 {
 	(void)state;
-	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
-	struct recorder *r = recorder_create(&o);
-	assert_non_null(r);
 	uint32_t pid = (uint32_t)getpid();
-	assert_int_equal(recorder_begin(r, (pid_t)pid, 0, NULL, 0), 0);
 	size_t len;
-	struct ring_shm *shm = attach(r, &len);
+	struct ring_shm *shm;
+	struct recorder *r = start(pid, &shm, &len);
 	uint64_t t0 = clock_now_ns();
 
 	/* Slot 0: a short-lived thread of the old image; slot 1: its main thread. */
@@ -203,13 +212,10 @@ static int ext_event(void *ctx, const struct trace_event *e)
 static void test_range_ext_and_mirror(void **state)
 {
 	(void)state;
-	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
-	struct recorder *r = recorder_create(&o);
-	assert_non_null(r);
 	uint32_t pid = (uint32_t)getpid();
-	assert_int_equal(recorder_begin(r, (pid_t)pid, 0, NULL, 0), 0);
 	size_t len;
-	struct ring_shm *shm = attach(r, &len);
+	struct ring_shm *shm;
+	struct recorder *r = start(pid, &shm, &len);
 	struct ring_slot *a = ring_slot_claim(shm, pid, pid);
 	struct ring_slot *b = ring_slot_claim(shm, pid, pid + 1);
 	put_string(shm, a, 1, "cmd");
@@ -311,13 +317,10 @@ static int comm_visit(void *ctx, const struct trace_event *e)
 static void test_communication(void **state)
 {
 	(void)state;
-	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
-	struct recorder *r = recorder_create(&o);
-	assert_non_null(r);
 	uint32_t pid = (uint32_t)getpid();
-	assert_int_equal(recorder_begin(r, (pid_t)pid, 0, NULL, 0), 0);
 	size_t len;
-	struct ring_shm *shm = attach(r, &len);
+	struct ring_shm *shm;
+	struct recorder *r = start(pid, &shm, &len);
 	struct ring_slot *a = ring_slot_claim(shm, pid, 100);
 	struct ring_slot *b = ring_slot_claim(shm, pid, 101);
 	static const char *const strs[] = {"cmd", "gloo:all_reduce", "gprof-dl", "NCCL:broadcast",
@@ -795,12 +798,9 @@ static void test_reaped_before_drained(void **state)
 {
 	(void)state;
 	const uint32_t root = P0 + 10, child = P0 + 11, grandchild = P0 + 12;
-	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
-	struct recorder *r = recorder_create(&o);
-	assert_non_null(r);
-	assert_int_equal(recorder_begin(r, (pid_t)root, 0, NULL, 0), 0);
 	size_t len;
-	struct ring_shm *shm = attach(r, &len);
+	struct ring_shm *shm;
+	struct recorder *r = start(root, &shm, &len);
 	uint64_t t0 = clock_now_ns();
 	struct ring_slot *sr = ring_slot_claim(shm, root, root);
 	struct ring_slot *sc = ring_slot_claim(shm, child, child);
@@ -857,12 +857,9 @@ static void test_pid_reused(void **state)
 {
 	(void)state;
 	const uint32_t root = P0 + 20, reused = (uint32_t)getpid();
-	struct recorder_opts o = {path, 1, 8, 1u << 16, 1000000000ull};
-	struct recorder *r = recorder_create(&o);
-	assert_non_null(r);
-	assert_int_equal(recorder_begin(r, (pid_t)root, 0, NULL, 0), 0);
 	size_t len;
-	struct ring_shm *shm = attach(r, &len);
+	struct ring_shm *shm;
+	struct recorder *r = start(root, &shm, &len);
 	uint64_t t0 = clock_now_ns();
 	assert_true(t0 > 4000000000ull); /* 4 s after boot at least */
 	struct ring_slot *sr = ring_slot_claim(shm, root, root);
