@@ -257,6 +257,25 @@ static void compare_devices(const struct got *orig, const struct got *back)
 	}
 }
 
+/* The trace WRITE makes, exported to Kineto JSON and imported back into g
+ * (the files removed): the values an import gives, for the tests that
+ * check them one by one. */
+static void reimported(int (*write)(const char *path), const char *name, struct got *g)
+{
+	char base[64];
+	snprintf(base, sizeof(base), "%s.gpdl", name);
+	char *trace = chk_path(base);
+	snprintf(base, sizeof(base), "%s.json", name);
+	char *json = chk_path(base);
+	assert_int_equal(write(trace), 0);
+	export_chrome(trace, json);
+	chk_import(json, g);
+	unlink(trace);
+	unlink(json);
+	free(trace);
+	free(json);
+}
+
 static void roundtrip(int (*write)(const char *path))
 {
 	char *trace = chk_path("orig.gpdl"), *json = chk_path("orig.json");
@@ -298,11 +317,8 @@ static void test_roundtrip_ops(void **state)
 	roundtrip(fix_write_ops);
 
 	/* and the values themselves */
-	char *trace = chk_path("ops.gpdl"), *json = chk_path("ops.json");
-	assert_int_equal(fix_write_ops(trace), 0);
-	export_chrome(trace, json);
 	struct got g;
-	chk_import(json, &g);
+	reimported(fix_write_ops, "ops", &g);
 	assert_int_equal(g.n, fixo_nevents);
 	for (size_t k = 0; k < fixo_nevents; k++) {
 		const struct fixo_event *f = &fixo_events[k];
@@ -314,10 +330,6 @@ static void test_roundtrip_ops(void **state)
 		assert_int_equal(e->ext.samples, f->samples);
 	}
 	chk_free(&g);
-	unlink(trace);
-	unlink(json);
-	free(trace);
-	free(json);
 }
 
 /* ---- processes, lifetimes, drops, streams: a fixture of its own ---------- */
@@ -432,11 +444,8 @@ static void test_roundtrip_lifetimes(void **state)
 
 	/* and the values themselves, so that a fixture that wrote nothing
 	 * could not pass the comparison */
-	char *trace = chk_path("lt.gpdl"), *json = chk_path("lt.json");
-	assert_int_equal(write_lifetimes(trace), 0);
-	export_chrome(trace, json);
 	struct got g;
-	chk_import(json, &g);
+	reimported(write_lifetimes, "lt", &g);
 	assert_int_equal(g.nprocs, 3);
 	assert_int_equal(g.procs[1].pid, LT_PID + 1);
 	assert_int_equal(g.procs[1].ppid, LT_PID);
@@ -486,10 +495,6 @@ static void test_roundtrip_lifetimes(void **state)
 	assert_int_equal(g.ctr[5].ts_ns, LT_START + 30 * LT_MS);
 	assert_int_equal(g.st.tracks, 6);
 	chk_free(&g);
-	unlink(trace);
-	unlink(json);
-	free(trace);
-	free(json);
 }
 
 /* ---- a rank's trace with collectives (1.3) ----------------------------- */
@@ -582,11 +587,8 @@ static void test_roundtrip_rank_comms(void **state)
 	(void)state;
 	roundtrip(write_rank_comms);
 	/* the values themselves */
-	char *trace = chk_path("rc.gpdl"), *json = chk_path("rc.json");
-	assert_int_equal(write_rank_comms(trace), 0);
-	export_chrome(trace, json);
 	struct got g;
-	chk_import(json, &g);
+	reimported(write_rank_comms, "rc", &g);
 	assert_int_equal(g.h.rank, 1);
 	assert_int_equal(g.h.local_rank, 1);
 	assert_int_equal(g.h.world_size, 4);
@@ -618,10 +620,6 @@ static void test_roundtrip_rank_comms(void **state)
 	assert_int_equal(e->ext.coll_seq, 13);
 	assert_int_equal(e->ext.bytes, 1 << 20);
 	chk_free(&g);
-	unlink(trace);
-	unlink(json);
-	free(trace);
-	free(json);
 }
 
 static int teardown(void **state)
