@@ -73,32 +73,26 @@ static int taken_12(const char *path, void *ctx)
 	return strstr(path, "-1.") || strstr(path, "-2.") || !strcmp(path, "a1b1");
 }
 
+/* PATTERN expands, with t-1 and t-2 taken, to WANT after WANT_CALLS questions. */
+static void expect_sequence(const char *pattern, const char *want, int want_calls)
+{
+	struct outname *o = parse_ok(pattern);
+	int calls = 0;
+	char *p = outname_expand(o, 1, "h", NULL, taken_12, &calls);
+	assert_string_equal(p, want);
+	assert_int_equal(calls, want_calls);
+	free(p);
+	outname_free(o);
+}
+
 static void test_sequence(void **state)
 {
 	(void)state;
-	struct outname *o = parse_ok("t-%n.gpdl");
-	int calls = 0;
-	char *p = outname_expand(o, 1, "h", NULL, taken_12, &calls);
-	assert_string_equal(p, "t-3.gpdl");
-	assert_int_equal(calls, 3);
-	free(p);
-	outname_free(o);
+	expect_sequence("t-%n.gpdl", "t-3.gpdl", 3);
 	/* every %n takes the same N */
-	o = parse_ok("a%nb%n");
-	calls = 0;
-	p = outname_expand(o, 1, "h", NULL, taken_12, &calls);
-	assert_string_equal(p, "a2b2");
-	assert_int_equal(calls, 2);
-	free(p);
-	outname_free(o);
+	expect_sequence("a%nb%n", "a2b2", 2);
 	/* without %n nothing is asked */
-	o = parse_ok("t.gpdl");
-	calls = 0;
-	p = outname_expand(o, 1, "h", NULL, taken_12, &calls);
-	assert_string_equal(p, "t.gpdl");
-	assert_int_equal(calls, 0);
-	free(p);
-	outname_free(o);
+	expect_sequence("t.gpdl", "t.gpdl", 0);
 }
 
 struct bad_case {
