@@ -175,11 +175,7 @@ static void report_facts(const struct analysis *a, const char *path, FILE *out, 
 		(unsigned long long)a->events, (unsigned long long)a->marks,
 		(unsigned long long)a->dropped);
 	/* drops of another reason (no ring slot) are the caller's to say */
-	uint64_t other = 0;
-	for (uint32_t i = 0; i < a->store.nfiles; i++)
-		for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++)
-			if (trace_drop_reason_is_loss(why))
-				other += a->store.files[i].drop_reasons[why];
+	uint64_t other = store_drops_not_ring(&a->store);
 	if (a->dropped > other)
 		fprintf(out, "==%u== Warning: %llu events were dropped (full ring or CUPTI buffers): the figures "
 			     "above are missing them\n",

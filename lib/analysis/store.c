@@ -845,3 +845,13 @@ void store_finish(struct store *s)
 	free(job.order);
 	s->finished = 1;
 }
+
+uint64_t store_drops_not_ring(const struct store *s)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < s->nfiles; i++)
+		for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++)
+			if (trace_drop_reason_is_loss(why))
+				n += s->files[i].drop_reasons[why];
+	return n;
+}

@@ -392,6 +392,10 @@ int store_is_step_name(const char *name, size_t len);
  * extras' positions in it); it returns whether any event moved. */
 int store_sort_track(struct store_track *t);
 void store_nest_track(struct store_track *t);
+/* Events lost for a reason other than a full ring (enum trace_drop_reason:
+ * no ring slot, an import's drops), over every file: said apart from the
+ * full rings' by the views that report drops. */
+uint64_t store_drops_not_ring(const struct store *s);
 /* Marks the events of a nested host track that fold into their parent. */
 void store_fold_track(const struct store *s, struct store_track *t);
 

@@ -57,11 +57,7 @@ static void trace_notes(struct table *t, const struct analysis *a, const struct 
 					 : "their host's CLOCK_MONOTONIC");
 	/* drops of any other reason (no ring slot, an import's) are said with
 	 * their reason, below */
-	uint64_t other = 0;
-	for (uint32_t i = 0; i < s->nfiles; i++)
-		for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++)
-			if (trace_drop_reason_is_loss(why))
-				other += s->files[i].drop_reasons[why];
+	uint64_t other = store_drops_not_ring(s);
 	if (a->dropped > other)
 		table_note(t, "%llu events were dropped (full ring or CUPTI buffers): every table below is "
 			      "missing them.",
