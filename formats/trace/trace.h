@@ -22,8 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACE_FORMAT_VERSION_MAJOR 1
-#define TRACE_FORMAT_VERSION_MINOR 3 /* 1.1: GPU tracks, event details, devices;
+#define TRACE_FORMAT_VERSION_MAJOR 2 /* 2.0: 12-byte events (EVNS), which a 1.x
+                                        reader would skip without a word */
+#define TRACE_FORMAT_VERSION_MINOR 0 /* 1.1: GPU tracks, event details, devices;
                                         1.2: sequence numbers, input shapes, samples;
                                         1.3: ranks (META's local rank, PROC's rank
                                         fields), collectives' details */

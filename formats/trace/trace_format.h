@@ -73,6 +73,8 @@ enum trace_chunk_type {
 	TRACE_CHUNK_EVENTS_EXT = TRACE_FOURCC('E', 'V', 'N', 'X'),
 	TRACE_CHUNK_DEVICES = TRACE_FOURCC('D', 'E', 'V', 'P'),
 	TRACE_CHUNK_LAUNCHES = TRACE_FOURCC('L', 'C', 'F', 'G'),
+	/* 2.0 */
+	TRACE_CHUNK_EVENTS_SHORT = TRACE_FOURCC('E', 'V', 'N', 'S'),
 };
 
 /* ---- META payload (48 bytes in v1) --------------------------------------- */
@@ -134,6 +136,17 @@ enum trace_chunk_type {
 #define TRACE_EVENT_SIZE 16         /* u64 dur|flags<<56, u32 start - base, u32 desc */
 #define TRACE_EVENT_DUR_BITS 56
 #define TRACE_EVENT_DUR_MAX ((UINT64_C(1) << TRACE_EVENT_DUR_BITS) - 1)
+
+/* ---- EVNS payload (2.0): the EVNT sub-header, then 12-byte records --------
+ * The events of a chunk whose durations all fit in 32 bits (4.29 s) and
+ * whose desc ids all fit in 24: the same fields as an EVNT record, 4 bytes
+ * fewer. */
+#define TRACE_EVENT_SHORT_SIZE 12 /* u32 start - base, u32 dur, u32 desc | flags << 24 */
+#define TRACE_EVS_START 0
+#define TRACE_EVS_DUR 4
+#define TRACE_EVS_DESC_FLAGS 8
+#define TRACE_EVENT_SHORT_DESC_BITS 24
+#define TRACE_EVENT_SHORT_DESC_MAX ((1u << TRACE_EVENT_SHORT_DESC_BITS) - 1)
 
 /* ---- EVNX payload (1.1): 40-byte sub-header, then records ------------------
  * Events with details (1.2 adds the sequence, shapes and samples groups; 1.3

@@ -683,10 +683,13 @@ static int reader_threads(struct trace_reader *r, const struct reader_chunk *c,
 	return 0;
 }
 
-/* Checks an events chunk's thread, record size and descs: the parts EVNT and
- * EVNX share. hsize is the sub-header's size, min_rs the least record size. */
+/* Checks an events chunk's thread, record size and descs: the parts EVNT,
+ * EVNS and EVNX share. hsize is the sub-header's size, min_rs the least
+ * record size; a record's desc id is the bits of desc_mask in the u32 at
+ * desc_at. */
 static int reader_events_check(struct trace_reader *r, const struct reader_chunk *c,
-			       const char *what, uint32_t hsize, uint32_t min_rs)
+			       const char *what, uint32_t hsize, uint32_t min_rs,
+			       uint32_t desc_at, uint32_t desc_mask)
 {
 	const unsigned char *p, *end = c->p + c->len;
 	uint32_t thread = trace_le32(c->p), rs = trace_le32(c->p + 4), ndesc = r->descs.n;
@@ -698,7 +701,7 @@ static int reader_events_check(struct trace_reader *r, const struct reader_chunk
 				     what, rs);
 	/* Whole chunk first, so that it is delivered entirely or not at all. */
 	for (p = c->p + hsize; p < end; p += rs) {
-		uint32_t desc = trace_le32(p + 12);
+		uint32_t desc = trace_le32(p + desc_at) & desc_mask;
 		if (desc - 1 >= ndesc) /* 0 wraps to UINT32_MAX */
 			return reader_damage(r, c->off, "event refers to unknown desc %u", desc);
 	}
@@ -715,9 +718,23 @@ static void reader_get_event(struct trace_event *ev, const unsigned char *p, uin
 	ev->desc = trace_le32(p + 12);
 }
 
+/* An EVNS record (2.0): the same fields in 12 bytes. */
+static void reader_get_short_event(struct trace_event *ev, const unsigned char *p, uint64_t base)
+{
+	uint32_t df = trace_le32(p + TRACE_EVS_DESC_FLAGS);
+
+	ev->start_ns = base + trace_le32(p + TRACE_EVS_START);
+	ev->dur_ns = trace_le32(p + TRACE_EVS_DUR);
+	ev->desc = df & TRACE_EVENT_SHORT_DESC_MAX;
+	ev->flags = (uint8_t)(df >> TRACE_EVENT_SHORT_DESC_BITS);
+}
+
+/* An EVNT chunk, or an EVNS chunk (2.0: its records 12 bytes, or more). */
 static int reader_events(struct trace_reader *r, const struct reader_chunk *c,
 			 const struct trace_visitor *v, void *ctx)
 {
+	const int shrt = c->type == TRACE_CHUNK_EVENTS_SHORT;
+	const char *what = shrt ? "EVNS" : "EVNT";
 	const unsigned char *p, *end = c->p + c->len;
 	struct trace_event ev = { 0 };
 	uint32_t rs;
@@ -725,8 +742,11 @@ static int reader_events(struct trace_reader *r, const struct reader_chunk *c,
 	int rc;
 
 	if (c->len < TRACE_EVENTS_HEADER_SIZE)
-		return reader_damage(r, c->off, "EVNT chunk shorter than its header");
-	if (reader_events_check(r, c, "EVNT", TRACE_EVENTS_HEADER_SIZE, TRACE_EVENT_SIZE) < 0)
+		return reader_damage(r, c->off, "%s chunk shorter than its header", what);
+	if (reader_events_check(r, c, what, TRACE_EVENTS_HEADER_SIZE,
+				shrt ? TRACE_EVENT_SHORT_SIZE : TRACE_EVENT_SIZE,
+				shrt ? TRACE_EVS_DESC_FLAGS : 12,
+				shrt ? TRACE_EVENT_SHORT_DESC_MAX : UINT32_MAX) < 0)
 		return -1;
 	if (!v->event)
 		return 0;
@@ -734,7 +754,10 @@ static int reader_events(struct trace_reader *r, const struct reader_chunk *c,
 	rs = trace_le32(c->p + 4);
 	base = trace_le64(c->p + 8);
 	for (p = c->p + TRACE_EVENTS_HEADER_SIZE; p < end; p += rs) {
-		reader_get_event(&ev, p, base);
+		if (shrt)
+			reader_get_short_event(&ev, p, base);
+		else
+			reader_get_event(&ev, p, base);
 		if ((rc = v->event(ctx, &ev)) != 0)
 			return rc;
 	}
@@ -861,7 +884,7 @@ static int reader_events_ext(struct trace_reader *r, const struct reader_chunk *
 		return reader_damage(r, c->off, "EVNX chunk shorter than its header");
 	groups = trace_le32(c->p + TRACE_EVX_GROUPS);
 	if (reader_events_check(r, c, "EVNX", TRACE_EVENTS_EXT_HEADER_SIZE,
-				TRACE_EVENT_SIZE + trace_ext_groups_size(groups)) < 0)
+				TRACE_EVENT_SIZE + trace_ext_groups_size(groups), 12, UINT32_MAX) < 0)
 		return -1;
 	rs = trace_le32(c->p + TRACE_EVX_RECORD_SIZE);
 	if (groups & TRACE_EXTG_LAUNCH) {
@@ -1060,6 +1083,7 @@ static int reader_dispatch(struct trace_reader *r, const struct reader_chunk *c,
 	case TRACE_CHUNK_THREADS:
 		return reader_threads(r, c, v, ctx);
 	case TRACE_CHUNK_EVENTS:
+	case TRACE_CHUNK_EVENTS_SHORT:
 		return reader_events(r, c, v, ctx);
 	case TRACE_CHUNK_EVENTS_EXT:
 		return reader_events_ext(r, c, v, ctx);

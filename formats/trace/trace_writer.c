@@ -856,11 +856,35 @@ static void writer_put_event(unsigned char *p, const struct wevent *e, uint64_t 
 	trace_put32(p + 12, e->desc);
 }
 
-/* Writes one thread's buffered compact events as a chunk, base = their earliest start. */
+/* The 12-byte record of EVNS (2.0). */
+static void writer_put_short_event(unsigned char *p, const struct wevent *e, uint64_t base)
+{
+	trace_put32(p + TRACE_EVS_START, (uint32_t)(e->start - base));
+	trace_put32(p + TRACE_EVS_DUR, (uint32_t)(e->dur_flags & TRACE_EVENT_DUR_MAX));
+	trace_put32(p + TRACE_EVS_DESC_FLAGS,
+		    e->desc | (uint32_t)(e->dur_flags >> TRACE_EVENT_DUR_BITS)
+				      << TRACE_EVENT_SHORT_DESC_BITS);
+}
+
+/* Whether every buffered event fits an EVNS record: a duration of 32 bits
+ * (4.29 s: all but the longest ranges) and a desc id of 24. */
+static int writer_fits_short(const struct wthread *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		if ((t->ev[i].dur_flags & TRACE_EVENT_DUR_MAX) > UINT32_MAX ||
+		    t->ev[i].desc > TRACE_EVENT_SHORT_DESC_MAX)
+			return 0;
+	return 1;
+}
+
+/* Writes one thread's buffered compact events as a chunk, base = their
+ * earliest start: EVNS when they all fit its records, EVNT otherwise. */
 static int writer_flush_compact(struct trace_writer *w, uint32_t index)
 {
 	struct wthread *t = &w->threads[index];
-	size_t len = TRACE_EVENTS_HEADER_SIZE + (size_t)t->n * TRACE_EVENT_SIZE;
+	const int shrt = writer_fits_short(t);
+	const uint32_t rs = shrt ? TRACE_EVENT_SHORT_SIZE : TRACE_EVENT_SIZE;
+	size_t len = TRACE_EVENTS_HEADER_SIZE + (size_t)t->n * rs;
 	unsigned char *p;
 
 	if (!t->n)
@@ -872,14 +896,19 @@ static int writer_flush_compact(struct trace_writer *w, uint32_t index)
 	if (!p)
 		return -1;
 	trace_put32(p, index);
-	trace_put32(p + 4, TRACE_EVENT_SIZE);
+	trace_put32(p + 4, rs);
 	trace_put64(p + 8, t->min_start);
 	p += TRACE_EVENTS_HEADER_SIZE;
-	for (uint32_t i = 0; i < t->n; i++, p += TRACE_EVENT_SIZE)
-		writer_put_event(p, &t->ev[i], t->min_start);
+	for (uint32_t i = 0; i < t->n; i++, p += rs) {
+		if (shrt)
+			writer_put_short_event(p, &t->ev[i], t->min_start);
+		else
+			writer_put_event(p, &t->ev[i], t->min_start);
+	}
 	w->events_buffered -= t->n;
 	t->n = 0;
-	return writer_emit(w, TRACE_CHUNK_EVENTS, w->scratch.p, len);
+	return writer_emit(w, shrt ? TRACE_CHUNK_EVENTS_SHORT : TRACE_CHUNK_EVENTS, w->scratch.p,
+			   len);
 }
 
 /* The same for a buffer of events with details: an EVNX chunk. */

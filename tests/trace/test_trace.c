@@ -677,6 +677,146 @@ static void test_far_starts_and_long_durations(void **state)
 	got_free(&g);
 }
 
+/* The chunks of each type in a file, walked by their headers. */
+static size_t count_chunks(const unsigned char *f, size_t size, uint32_t type)
+{
+	size_t off = TRACE_FILE_HEADER_SIZE, n = 0;
+	while (off + TRACE_CHUNK_HEADER_SIZE <= size) {
+		n += trace_le32(f + off) == type;
+		off += TRACE_CHUNK_HEADER_SIZE + trace_le32(f + off + 4);
+	}
+	return n;
+}
+
+/* 2.0: a buffer whose durations fit 32 bits and desc ids 24 is written as
+ * 12-byte EVNS records, one that does not as EVNT; both read back exactly,
+ * flags included. */
+static void test_short_events(void **state)
+{
+	const char *path = tmp_path("short.gpdl");
+	struct trace_writer *w = open_writer(path);
+	const uint64_t durs[] = { 0, 1, 500, UINT32_MAX - 1ull, UINT32_MAX };
+	const uint8_t flags[] = { TRACE_EVF_MARK, 0, TRACE_EVF_START_END, 0x80, 0xff };
+	struct got g = { 0 };
+	char err[256];
+	struct trace_reader *r;
+	unsigned char *f;
+	size_t size;
+	uint32_t d[2];
+	(void)state;
+
+	d[0] = trace_writer_desc(w, trace_writer_string(w, "a", 1), 0, 0, TRACE_EV_OPERATOR);
+	d[1] = trace_writer_desc(w, trace_writer_string(w, "b", 1), 0, 0, TRACE_EV_OPERATOR);
+	add_thread(w, 0, 1);
+	add_thread(w, 1, 2);
+	for (int i = 0; i < 5; i++) /* thread 0: all fit */
+		add_event(w, 0, d[i & 1], 1000 + (uint64_t)i * 1000000000ull, durs[i], flags[i]);
+	add_event(w, 1, d[1], 2000, 7, TRACE_EVF_OPEN_AT_EXIT); /* thread 1: one too long */
+	add_event(w, 1, d[0], 3000, UINT32_MAX + 1ull, 0);
+	assert_int_equal(trace_writer_close(w, 1), 0);
+
+	f = slurp(path, &size);
+	assert_int_equal(count_chunks(f, size, TRACE_CHUNK_EVENTS_SHORT), 1);
+	assert_int_equal(count_chunks(f, size, TRACE_CHUNK_EVENTS), 1);
+	assert_int_equal(trace_le16(f + TRACE_FH_VERSION_MAJOR), 2);
+	assert_int_equal(trace_le16(f + TRACE_FH_VERSION_MINOR), 0);
+	free(f);
+
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	assert_int_equal(g.nev, 7);
+	size_t k0 = 0, k1 = 0;
+	for (size_t i = 0; i < g.nev; i++) {
+		const struct trace_event *e = &g.ev[i];
+		if (e->thread == 0) {
+			assert_true(e->start_ns == 1000 + k0 * 1000000000ull);
+			assert_true(e->dur_ns == durs[k0]);
+			assert_int_equal(e->flags, flags[k0]);
+			assert_int_equal(e->desc, d[k0 & 1]);
+			k0++;
+		} else {
+			assert_int_equal(e->start_ns, k1 ? 3000 : 2000);
+			assert_true(e->dur_ns == (k1 ? UINT32_MAX + 1ull : 7));
+			assert_int_equal(e->flags, k1 ? 0 : TRACE_EVF_OPEN_AT_EXIT);
+			assert_int_equal(e->desc, d[k1 ? 0 : 1]);
+			k1++;
+		}
+	}
+	assert_int_equal(k0, 5);
+	assert_int_equal(k1, 2);
+	trace_reader_close(r);
+	got_free(&g);
+}
+
+/* A 1.3 file's EVNT events read as they did; a 2.0 EVNS chunk whose records
+ * are longer than 12 bytes (a later version's field) reads its 12. */
+static void test_v1_3_and_evns_records(void **state)
+{
+	const char *path = tmp_path("v1.3.gpdl");
+	unsigned char strs[] = { 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 'x' };
+	unsigned char meta[TRACE_META_SIZE] = { 0 };
+	unsigned char desc[8 + TRACE_DESC_SIZE] = { 1, 0, 0, 0, TRACE_DESC_SIZE, 0, 0, 0,
+						    1, 0, 0, 0, 1, 0, 0, 0 };
+	unsigned char thrd[8 + TRACE_THREAD_SIZE] = { 1, 0, 0, 0, TRACE_THREAD_SIZE, 0, 0, 0 };
+	unsigned char evs[TRACE_EVENTS_HEADER_SIZE + 2 * 16] = { 0 };
+	struct craft c;
+	struct got g = { 0 };
+	char err[256];
+	struct trace_reader *r;
+	(void)state;
+
+	craft_file_header(&c, 1, 3);
+	craft_chunk(&c, TRACE_CHUNK_STRINGS, strs, sizeof(strs));
+	craft_chunk(&c, TRACE_CHUNK_META, meta, sizeof(meta));
+	craft_chunk(&c, TRACE_CHUNK_DESCS, desc, sizeof(desc));
+	craft_chunk(&c, TRACE_CHUNK_THREADS, thrd, sizeof(thrd));
+	craft_events(&c, 0, 1, 3);
+	craft_end(&c);
+	spew(path, c.buf, c.len);
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	assert_int_equal(trace_reader_header(r)->version_minor, 3);
+	assert_int_equal(g.nev, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(g.ev[i].start_ns, 100 + i);
+		assert_int_equal(g.ev[i].dur_ns, 10);
+		assert_int_equal(g.ev[i].desc, 1);
+		assert_int_equal(g.ev[i].flags, 0);
+	}
+	trace_reader_close(r);
+	got_free(&g);
+
+	craft_base(&c);
+	trace_put32(evs + 4, 16);
+	trace_put64(evs + 8, 1000);
+	for (uint32_t i = 0; i < 2; i++) {
+		unsigned char *e = evs + TRACE_EVENTS_HEADER_SIZE + i * 16;
+		trace_put32(e + TRACE_EVS_START, 5 + i);
+		trace_put32(e + TRACE_EVS_DUR, 0x12345678u + i);
+		trace_put32(e + TRACE_EVS_DESC_FLAGS, 1u | (0x81u + i) << 24);
+		trace_put32(e + 12, 0xdeadbeefu);
+	}
+	craft_chunk(&c, TRACE_CHUNK_EVENTS_SHORT, evs, sizeof(evs));
+	craft_end(&c);
+	spew(path, c.buf, c.len);
+	memset(&g, 0, sizeof(g));
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	assert_int_equal(g.nev, 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		assert_int_equal(g.ev[i].start_ns, 1005 + i);
+		assert_int_equal(g.ev[i].dur_ns, 0x12345678u + i);
+		assert_int_equal(g.ev[i].desc, 1);
+		assert_int_equal(g.ev[i].flags, 0x81 + i);
+		assert_int_equal(g.ev[i].thread, 0);
+	}
+	trace_reader_close(r);
+	got_free(&g);
+}
+
 static void test_marks_and_flags(void **state)
 {
 	const char *path = tmp_path("flags.gpdl");
@@ -1491,7 +1631,7 @@ static void test_ranks_round_trip(void **state)
 	assert_non_null(r);
 	assert_null(trace_reader_damage(r, NULL));
 	const struct trace_header *rh = trace_reader_header(r);
-	assert_int_equal(rh->version_minor, 3);
+	assert_int_equal(rh->version_minor, TRACE_FORMAT_VERSION_MINOR);
 	assert_int_equal(rh->rank, 1);
 	assert_int_equal(rh->local_rank, 1);
 	assert_int_equal(rh->world_size, 2);
@@ -1833,7 +1973,8 @@ static void test_bytes_per_event(void **state)
 	assert_int_equal(trace_writer_close(w, 1), 0);
 	assert_int_equal(stat(path, &st), 0);
 	print_message("bytes per event: %.2f\n", (double)st.st_size / N);
-	assert_true((double)st.st_size / N <= 17.0); /* budget 24, design 16 + chunk overhead */
+	/* 2.0: 12-byte EVNS records and the chunk overhead (was 16 + overhead) */
+	assert_true((double)st.st_size / N <= 12.2);
 }
 
 /* A GPU-heavy trace as PyTorch makes one: per operator a compact range, a
@@ -1892,7 +2033,7 @@ static void test_bytes_per_event_gpu(void **state)
 
 /* ---- damage ---------------------------------------------------------------------------- */
 
-/* The events in EVNT chunks that lie wholly within the first len bytes. */
+/* The events in EVNT, EVNS and EVNX chunks that lie wholly within the first len bytes. */
 static size_t events_before(const unsigned char *f, size_t size, size_t len, size_t *damage_at)
 {
 	size_t off = TRACE_FILE_HEADER_SIZE, n = 0;
@@ -1902,8 +2043,9 @@ static size_t events_before(const unsigned char *f, size_t size, size_t len, siz
 		size_t end = off + TRACE_CHUNK_HEADER_SIZE + clen;
 		if (end > len)
 			break;
-		if (type == TRACE_CHUNK_EVENTS)
-			n += (clen - TRACE_EVENTS_HEADER_SIZE) / TRACE_EVENT_SIZE;
+		if (type == TRACE_CHUNK_EVENTS || type == TRACE_CHUNK_EVENTS_SHORT)
+			n += (clen - TRACE_EVENTS_HEADER_SIZE) /
+			     trace_le32(f + off + TRACE_CHUNK_HEADER_SIZE + 4);
 		if (type == TRACE_CHUNK_EVENTS_EXT)
 			n += (clen - TRACE_EVENTS_EXT_HEADER_SIZE) /
 			     trace_le32(f + off + TRACE_CHUNK_HEADER_SIZE + 4);
@@ -2099,7 +2241,10 @@ static void test_not_a_trace(void **state)
 	craft_file_header(&c, TRACE_FORMAT_VERSION_MAJOR + 1, 0);
 	spew(path, c.buf, c.len);
 	assert_null(trace_reader_open(path, err, sizeof(err)));
-	assert_non_null(strstr(err, "unsupported trace format version 2.0"));
+	assert_non_null(strstr(err, "unsupported trace format version 3.0"));
+	/* a 1.x reader's view of a 2.0 file: refused, never read without its EVNS
+	 * events (what this reader says of 3.0, a 1.x reader says of 2.0) */
+	assert_int_equal(TRACE_FORMAT_VERSION_MAJOR, 2);
 	craft_file_header(&c, 0, 9);
 	spew(path, c.buf, c.len);
 	assert_null(trace_reader_open(path, err, sizeof(err)));
@@ -2399,6 +2544,16 @@ static void test_forged_chunks(void **state)
 		{ "record size 0", TRACE_CHUNK_EVENTS, { 0 }, 32 },
 		{ "ragged events", TRACE_CHUNK_EVENTS, { 0, 0, 0, 0, 16, 0, 0, 0, [16 + 12] = 1 }, 33 },
 		{ "short events", TRACE_CHUNK_EVENTS, { 0 }, 15 },
+		/* 2.0: desc ids in the low 24 bits of the third u32 */
+		{ "EVNS unknown desc", TRACE_CHUNK_EVENTS_SHORT,
+		  { 0, 0, 0, 0, 12, 0, 0, 0, [16 + 8] = 2, [16 + 11] = 0xff }, 28, 0, "unknown desc 2" },
+		{ "EVNS desc 0 under flags", TRACE_CHUNK_EVENTS_SHORT,
+		  { 0, 0, 0, 0, 12, 0, 0, 0, [16 + 11] = 1 }, 28, 0, "unknown desc 0" },
+		{ "EVNS record size 11", TRACE_CHUNK_EVENTS_SHORT,
+		  { 0, 0, 0, 0, 11, 0, 0, 0, [16 + 8] = 1 }, 27, 0, "EVNS record size 11" },
+		{ "EVNS ragged", TRACE_CHUNK_EVENTS_SHORT,
+		  { 0, 0, 0, 0, 12, 0, 0, 0, [16 + 8] = 1 }, 29, 0, "EVNS record size 12" },
+		{ "EVNS short", TRACE_CHUNK_EVENTS_SHORT, { 0 }, 15, 0, "EVNS chunk shorter" },
 		{ "count vs length", TRACE_CHUNK_DESCS, { 2, 0, 0, 0, 20, 0, 0, 0, 2 }, 28 },
 		{ "huge count", TRACE_CHUNK_COUNTERS, { 0xff, 0xff, 0xff, 0xff, 24 }, 32 },
 		{ "desc id gap", TRACE_CHUNK_DESCS, { 1, 0, 0, 0, 20, 0, 0, 0, 5 }, 28 },
@@ -2784,6 +2939,8 @@ int main(void)
 		cmocka_unit_test(test_many_threads),
 		cmocka_unit_test(test_writer_memory_cap),
 		cmocka_unit_test(test_far_starts_and_long_durations),
+		cmocka_unit_test(test_short_events),
+		cmocka_unit_test(test_v1_3_and_evns_records),
 		cmocka_unit_test(test_marks_and_flags),
 		cmocka_unit_test(test_string_bytes),
 		cmocka_unit_test(test_bytes_per_event),
