@@ -332,6 +332,16 @@ uint32_t trace_writer_string(struct trace_writer *w, const char *s, size_t len);
 /* Interns a desc by (name, domain, category, type); returns its id (>= 1). */
 uint32_t trace_writer_desc(struct trace_writer *w, uint32_t name_str, uint32_t domain_str,
 			   uint32_t category, uint8_t type);
+/* The same with no lookup: a new id whatever the table holds (the recorder's
+ * names from the rings, which it knows to be new; readers take names by
+ * their text, so one text under two ids is the same name). Not entered in
+ * the lookup of trace_writer_string/_desc. 0 on error. */
+uint32_t trace_writer_string_append(struct trace_writer *w, const char *s, size_t len);
+uint32_t trace_writer_desc_append(struct trace_writer *w, uint32_t name_str, uint32_t domain_str,
+				  uint32_t category, uint8_t type);
+/* The text of string id (len bytes, not NUL-terminated; "" for 0 or an
+ * unknown id), valid until the next string is added. */
+const char *trace_writer_string_text(const struct trace_writer *w, uint32_t id, size_t *len);
 int trace_writer_category(struct trace_writer *w, const struct trace_category *c);
 int trace_writer_process(struct trace_writer *w, const struct trace_process *p);
 int trace_writer_thread(struct trace_writer *w, const struct trace_thread *t);

@@ -128,11 +128,13 @@ struct trace_writer {
 	uint32_t nstr, str_cap;
 	uint32_t *str_hash; /* open addressing, string ids, 0: empty */
 	uint32_t str_hash_cap;
+	uint32_t nstr_hashed; /* ids in str_hash (appended strings are not) */
 
 	struct wdesc *descs; /* descs[id - 1] */
 	uint32_t ndesc, desc_cap;
 	uint32_t *desc_hash;
 	uint32_t desc_hash_cap;
+	uint32_t ndesc_hashed; /* ids in desc_hash */
 
 	struct wlaunch *launches; /* launches[id - 1] */
 	uint32_t nlaunch, launch_cap;
@@ -492,7 +494,7 @@ uint32_t trace_writer_string(struct trace_writer *w, const char *s, size_t len)
 	}
 	if (len > TRACE_STRING_MAX)
 		len = TRACE_STRING_MAX;
-	if ((w->nstr + 1) * 2 > w->str_hash_cap &&
+	if ((w->nstr_hashed + 1) * 2 > w->str_hash_cap &&
 	    writer_hash_grow(w, &w->str_hash, &w->str_hash_cap, writer_str_hash_of) < 0)
 		return 0;
 	h = writer_hash_bytes(s, len);
@@ -502,7 +504,33 @@ uint32_t trace_writer_string(struct trace_writer *w, const char *s, size_t len)
 	if (writer_str_add(w, s, len) < 0)
 		return 0;
 	w->str_hash[j] = w->nstr;
+	w->nstr_hashed++;
 	return w->nstr;
+}
+
+uint32_t trace_writer_string_append(struct trace_writer *w, const char *s, size_t len)
+{
+	if (w->err) {
+		writer_fail(w, w->err);
+		return 0;
+	}
+	if (!s && len) {
+		writer_reject();
+		return 0;
+	}
+	if (len > TRACE_STRING_MAX)
+		len = TRACE_STRING_MAX;
+	return writer_str_add(w, s, len) < 0 ? 0 : w->nstr;
+}
+
+const char *trace_writer_string_text(const struct trace_writer *w, uint32_t id, size_t *len)
+{
+	if (id == 0 || id > w->nstr || !w->strs[id].len) {
+		*len = 0;
+		return "";
+	}
+	*len = w->strs[id].len;
+	return (const char *)w->str_arena.p + w->strs[id].off;
 }
 
 static int writer_str_known(const struct trace_writer *w, uint32_t id)
@@ -515,11 +543,35 @@ static int writer_pending_full(struct trace_writer *w, const struct wbuf *b)
 	return b->len >= WRITER_TABLE_FLUSH ? writer_flush_tables(w) : 0;
 }
 
+/* Adds a desc with no lookup: its id, 0 on error. */
+static uint32_t writer_desc_add(struct trace_writer *w, const struct wdesc *d)
+{
+	unsigned char *rec;
+	uint32_t id;
+
+	if (writer_grow_array(w, (void **)&w->descs, &w->desc_cap, w->ndesc + 1, sizeof(*d)) < 0)
+		return 0;
+	rec = wbuf_reserve(w, &w->pend_descs, TRACE_DESC_SIZE);
+	if (!rec)
+		return 0;
+	id = ++w->ndesc;
+	w->descs[id - 1] = *d;
+	trace_put32(rec, id);
+	trace_put32(rec + 4, d->name_str);
+	trace_put32(rec + 8, d->domain_str);
+	trace_put32(rec + 12, d->category);
+	rec[16] = d->type;
+	rec[17] = rec[18] = rec[19] = 0;
+	w->n_pend_descs++;
+	if (writer_pending_full(w, &w->pend_descs) < 0)
+		return 0;
+	return id;
+}
+
 uint32_t trace_writer_desc(struct trace_writer *w, uint32_t name_str, uint32_t domain_str,
 			   uint32_t category, uint8_t type)
 {
 	struct wdesc d = { name_str, domain_str, category, type };
-	unsigned char *rec;
 	uint32_t j, id;
 
 	if (w->err) {
@@ -530,31 +582,35 @@ uint32_t trace_writer_desc(struct trace_writer *w, uint32_t name_str, uint32_t d
 		writer_reject();
 		return 0;
 	}
-	if ((w->ndesc + 1) * 2 > w->desc_hash_cap &&
+	if ((w->ndesc_hashed + 1) * 2 > w->desc_hash_cap &&
 	    writer_hash_grow(w, &w->desc_hash, &w->desc_hash_cap, writer_desc_hash_of) < 0)
 		return 0;
 	for (j = writer_hash_desc(&d) & (w->desc_hash_cap - 1); w->desc_hash[j];
 	     j = (j + 1) & (w->desc_hash_cap - 1))
 		if (writer_desc_equal(&w->descs[w->desc_hash[j] - 1], &d))
 			return w->desc_hash[j];
-	if (writer_grow_array(w, (void **)&w->descs, &w->desc_cap, w->ndesc + 1, sizeof(d)) < 0)
-		return 0;
-	rec = wbuf_reserve(w, &w->pend_descs, TRACE_DESC_SIZE);
-	if (!rec)
-		return 0;
-	id = ++w->ndesc;
-	w->descs[id - 1] = d;
-	w->desc_hash[j] = id;
-	trace_put32(rec, id);
-	trace_put32(rec + 4, name_str);
-	trace_put32(rec + 8, domain_str);
-	trace_put32(rec + 12, category);
-	rec[16] = type;
-	rec[17] = rec[18] = rec[19] = 0;
-	w->n_pend_descs++;
-	if (writer_pending_full(w, &w->pend_descs) < 0)
-		return 0;
+	id = writer_desc_add(w, &d);
+	if (id) {
+		w->desc_hash[j] = id;
+		w->ndesc_hashed++;
+	}
 	return id;
+}
+
+uint32_t trace_writer_desc_append(struct trace_writer *w, uint32_t name_str, uint32_t domain_str,
+				  uint32_t category, uint8_t type)
+{
+	struct wdesc d = { name_str, domain_str, category, type };
+
+	if (w->err) {
+		writer_fail(w, w->err);
+		return 0;
+	}
+	if (!writer_str_known(w, name_str) || !writer_str_known(w, domain_str)) {
+		writer_reject();
+		return 0;
+	}
+	return writer_desc_add(w, &d);
 }
 
 /* ---- records ---------------------------------------------------------------- */

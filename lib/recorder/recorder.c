@@ -42,11 +42,11 @@
 /* Strings up to this long are also kept as text: a rank's backend ("gloo")
  * goes into the header of its file, written before the recorded file is
  * read back. */
-#define SHORT_STR_MAX 32u
 
 /* What a name says about communication (recorder.strcomm). */
 #define STR_COMM_WORK 1u /* GPU work of NCCL or RCCL (trace_name_is_comm_work) */
 #define STR_COMM_CALL 2u /* a backend's collective, "gloo:all_reduce" (trace_name_comm_call) */
+#define STR_COMM_WORK_KNOWN 4u /* STR_COMM_WORK was looked for (only kernels' names need it) */
 
 struct rec_thread {
 	struct trace_thread t;
@@ -101,6 +101,12 @@ struct deferred {
 	unsigned char *big; /* records larger than rec[] (strings never defer) */
 };
 
+/* A ring name's desc, for its first domain and category (ring ids). */
+struct ring_desc {
+	uint32_t desc; /* 0: none yet */
+	uint32_t domain, category;
+};
+
 struct recorder {
 	struct recorder_opts opts;
 	char *out_path;
@@ -112,8 +118,10 @@ struct recorder {
 
 	uint32_t *strmap; /* ring string id -> file string id */
 	size_t strmap_cap;
-	uint32_t gprofdl_domain; /* file string id of "gprof-dl", 0 until seen */
-	struct hmap descs;       /* (name | domain << 32, category) -> desc id */
+	uint32_t gprofdl_domain; /* file string id of "gprof-dl" (domain_file_id()), 0 until seen */
+	uint32_t *domfile;       /* ring string id -> its file id as a domain (domain_file_id()), 0: not yet */
+	struct ring_desc *rdescs; /* ring string id -> the desc of its first (domain, category) */
+	struct hmap descs;       /* (name | domain << 32, category) -> desc id, for the other ones */
 	struct hmap starts;      /* range id -> struct pending_start * */
 	struct hmap ends;        /* range id -> end ts, for an End drained before its Start */
 	struct hmap end_threads; /* range id -> thread of that End */
@@ -131,7 +139,7 @@ struct recorder {
 	struct hmap blocks;   /* (pid | device << 32, address) -> bytes allocated */
 	struct hmap in_use;   /* (pid | device << 32, 0) -> bytes in use */
 	struct hmap status_strs; /* ring string id of a status message -> its text, 0 not seen */
-	struct hmap short_strs;  /* file string id -> its text, for strings of SHORT_STR_MAX bytes at most */
+	struct hmap backend_strs; /* file string id of a rank's backend -> its text, for the split's headers */
 	uint32_t mem_desc, sync_desc[RING_GPU_SYNC_CONTEXT + 1];
 	struct trace_device *devs; /* written */
 	uint32_t ndevs;
@@ -257,7 +265,7 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 	hmap_init(&r->blocks);
 	hmap_init(&r->in_use);
 	hmap_init(&r->status_strs);
-	hmap_init(&r->short_strs);
+	hmap_init(&r->backend_strs);
 	hmap_init(&r->pid_ticks);
 	cpu_sampler_init(&r->cpu);
 	return r;
@@ -467,23 +475,35 @@ static uint32_t string_file_id(const struct recorder *r, uint32_t ring_id)
 	return ring_id < r->strmap_cap ? r->strmap[ring_id] : 0;
 }
 
-/* Whether a kernel's name makes it communication, as the importer reads
- * Kineto's kernels: "nccl" or "rccl" in it, any case. */
+/* Grows the arrays indexed by ring string id to hold ring_id. */
+static void strmap_grow(struct recorder *r, uint32_t ring_id)
+{
+	size_t old = r->strmap_cap, cap = old ? old : 1024;
+	while (cap <= ring_id)
+		cap *= 2;
+	r->strmap = xrealloc(r->strmap, cap * sizeof(*r->strmap));
+	memset(r->strmap + old, 0, (cap - old) * sizeof(*r->strmap));
+	r->domfile = xrealloc(r->domfile, cap * sizeof(*r->domfile));
+	memset(r->domfile + old, 0, (cap - old) * sizeof(*r->domfile));
+	r->rdescs = xrealloc(r->rdescs, cap * sizeof(*r->rdescs));
+	memset(r->rdescs + old, 0, (cap - old) * sizeof(*r->rdescs));
+	r->strcomm = xrealloc(r->strcomm, cap);
+	memset(r->strcomm + old, 0, cap - old);
+	r->strmap_cap = cap;
+}
+
+/* A name from a ring becomes a string of the file, appended: ring ids are
+ * not shared between threads' caches (nor processes' images), so a text may
+ * come under several ids, and the readers take names by text. Nothing here
+ * looks at the text but a few bytes: this runs for every new name the
+ * target makes, as fast as it makes them. */
 static void string_define(struct recorder *r, uint32_t ring_id, const char *s, size_t len)
 {
 	if (ring_id == 0 || ring_id > (1u << 30))
 		return;
-	if (ring_id >= r->strmap_cap) {
-		size_t cap = r->strmap_cap ? r->strmap_cap : 1024;
-		while (cap <= ring_id)
-			cap *= 2;
-		r->strmap = xrealloc(r->strmap, cap * sizeof(*r->strmap));
-		memset(r->strmap + r->strmap_cap, 0, (cap - r->strmap_cap) * sizeof(*r->strmap));
-		r->strcomm = xrealloc(r->strcomm, cap);
-		memset(r->strcomm + r->strmap_cap, 0, cap - r->strmap_cap);
-		r->strmap_cap = cap;
-	}
-	uint32_t id = trace_writer_string(r->w, s, len);
+	if (ring_id >= r->strmap_cap)
+		strmap_grow(r, ring_id);
+	uint32_t id = trace_writer_string_append(r->w, s, len);
 	if (!id) {
 		/* the file is lost from here on: the name counts as known, so
 		 * that records naming it are written (and fail, counted) rather
@@ -492,23 +512,73 @@ static void string_define(struct recorder *r, uint32_t ring_id, const char *s, s
 		id = UINT32_MAX;
 	}
 	r->strmap[ring_id] = id;
-	r->strcomm[ring_id] = (uint8_t)((trace_name_is_comm_work(s, len) ? STR_COMM_WORK : 0) |
-					(trace_name_comm_call(s, len) ? STR_COMM_CALL : 0));
-	if (!r->gprofdl_domain && len == strlen(GPROF_DL_NVTX_DOMAIN) && memcmp(s, GPROF_DL_NVTX_DOMAIN, len) == 0)
-		r->gprofdl_domain = id;
-	if (id != UINT32_MAX && len <= SHORT_STR_MAX && !hmap_get(&r->short_strs, id, 0)) {
-		char *text = xmalloc(len + 1);
-		memcpy(text, s, len);
-		text[len] = '\0';
-		hmap_put(&r->short_strs, id, 0, (uint64_t)(uintptr_t)text);
-	}
+	/* a backend's collective is "gloo:OP", "nccl:OP", "mpi:OP", "ucc:OP":
+	 * a ':' third or fourth, else it cannot be one */
+	int maybe_call = (len > 3 && s[3] == ':') || (len > 4 && s[4] == ':');
+	r->strcomm[ring_id] = maybe_call && trace_name_comm_call(s, len) ? STR_COMM_CALL : 0;
 }
 
-/* The text of a short string of the file (a rank's backend, for the
- * headers of the split), "" when unknown. */
-static const char *short_text(const struct recorder *r, uint32_t file_id)
+/* Whether a GPU kernel's name makes it communication, as the importer
+ * reads Kineto's kernels: "nccl" or "rccl" in it, any case. Looked for
+ * once per name, and only for kernels' names. */
+static int string_comm_work(struct recorder *r, uint32_t ring_id)
 {
-	const uint64_t *v = file_id ? hmap_get(&r->short_strs, file_id, 0) : NULL;
+	if (ring_id >= r->strmap_cap)
+		return 0;
+	if (!(r->strcomm[ring_id] & STR_COMM_WORK_KNOWN)) {
+		size_t len;
+		const char *s = trace_writer_string_text(r->w, r->strmap[ring_id], &len);
+		r->strcomm[ring_id] |= STR_COMM_WORK_KNOWN | (trace_name_is_comm_work(s, len) ? STR_COMM_WORK : 0);
+	}
+	return (r->strcomm[ring_id] & STR_COMM_WORK) != 0;
+}
+
+/* A ring string used as a domain: one file id per text, whichever thread
+ * or process named it, so that a domain's categories and the gprof-dl
+ * domain are found by id. Interned by content, once per ring id. */
+static uint32_t domain_file_id(struct recorder *r, uint32_t ring_id)
+{
+	if (ring_id == 0 || ring_id >= r->strmap_cap || !r->strmap[ring_id])
+		return 0;
+	if (r->domfile[ring_id])
+		return r->domfile[ring_id];
+	uint32_t id = r->strmap[ring_id];
+	if (id != UINT32_MAX) {
+		size_t len;
+		const char *text = trace_writer_string_text(r->w, id, &len);
+		char *copy = xmalloc(len + 1); /* the writer's arena may move as it interns */
+		memcpy(copy, text, len);
+		id = trace_writer_string(r->w, copy, len);
+		if (!id) {
+			write_failed(r);
+			id = UINT32_MAX;
+		} else if (len == strlen(GPROF_DL_NVTX_DOMAIN) && memcmp(copy, GPROF_DL_NVTX_DOMAIN, len) == 0) {
+			r->gprofdl_domain = id;
+		}
+		free(copy);
+	}
+	r->domfile[ring_id] = id;
+	return id;
+}
+
+/* Keeps the text of a rank's backend (file string id), which the split's
+ * headers need after the file is closed. */
+static void backend_keep(struct recorder *r, uint32_t file_id)
+{
+	if (!file_id || file_id == UINT32_MAX || hmap_get(&r->backend_strs, file_id, 0))
+		return;
+	size_t len;
+	const char *s = trace_writer_string_text(r->w, file_id, &len);
+	char *text = xmalloc(len + 1);
+	memcpy(text, s, len);
+	text[len] = '\0';
+	hmap_put(&r->backend_strs, file_id, 0, (uint64_t)(uintptr_t)text);
+}
+
+/* A rank's backend by its file string id, "" when unknown. */
+static const char *backend_text(const struct recorder *r, uint32_t file_id)
+{
+	const uint64_t *v = file_id ? hmap_get(&r->backend_strs, file_id, 0) : NULL;
 	return v ? (const char *)(uintptr_t)*v : "";
 }
 
@@ -541,16 +611,29 @@ static uint8_t event_type_of(const struct recorder *r, uint32_t domain_file, uin
 	return TRACE_EV_USER_DEFINED;
 }
 
+/* The desc of a ring name in a domain and category: nearly always the
+ * name's first, kept beside it; a name that a new ring id has just defined
+ * cannot have one yet, so it is appended with no lookup. */
 static uint32_t desc_of(struct recorder *r, uint32_t name, uint32_t domain, uint32_t category)
 {
+	struct ring_desc *d = name < r->strmap_cap ? &r->rdescs[name] : NULL;
+	if (d && d->desc && d->domain == domain && d->category == category)
+		return d->desc;
 	uint64_t k1 = (uint64_t)name | (uint64_t)domain << 32;
-	uint64_t *v = hmap_get(&r->descs, k1, category);
+	uint64_t *v = d && d->desc ? hmap_get(&r->descs, k1, category) : NULL;
 	if (v)
 		return (uint32_t)*v;
-	uint32_t dom = string_file_id(r, domain);
-	uint32_t id = trace_writer_desc(r->w, string_file_id(r, name), dom, category,
-					event_type_of(r, dom, category, name));
-	hmap_put(&r->descs, k1, category, id);
+	uint32_t dom = domain_file_id(r, domain);
+	uint8_t type = event_type_of(r, dom, category, name);
+	uint32_t nm = string_file_id(r, name);
+	uint32_t id;
+	if (d && !d->desc) {
+		id = trace_writer_desc_append(r->w, nm, dom, category, type);
+		*d = (struct ring_desc){id, domain, category};
+	} else {
+		id = trace_writer_desc(r->w, nm, dom, category, type);
+		hmap_put(&r->descs, k1, category, id);
+	}
 	return id;
 }
 
@@ -906,8 +989,7 @@ static void gpu_work(struct recorder *r, uint32_t pid, const struct ring_gpu_wor
 		ext.dynamic_smem = x->dynamic_smem;
 		if (!trace_event_type_is_device(type))
 			type = TRACE_EV_KERNEL;
-		if (type == TRACE_EV_KERNEL && x->name_str < r->strmap_cap &&
-		    (r->strcomm[x->name_str] & STR_COMM_WORK))
+		if (type == TRACE_EV_KERNEL && string_comm_work(r, x->name_str))
 			type = TRACE_EV_COMMUNICATION; /* an NCCL kernel, as imports have it */
 		desc = desc_typed(r, string_file_id(r, x->name_str), type);
 	}
@@ -1209,8 +1291,10 @@ static void process_identity(struct recorder *r, struct rec_process *p, const st
 	p->rank = x->rank;
 	p->local_rank = x->local_rank;
 	p->world_size = x->world_size;
-	if (x->backend_str || x->h.aux == RING_RANK_INIT)
+	if (x->backend_str || x->h.aux == RING_RANK_INIT) {
 		p->backend = string_file_id(r, x->backend_str);
+		backend_keep(r, p->backend);
+	}
 	r->procs_dirty = 1;
 }
 
@@ -1278,7 +1362,7 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		if (h->kind == RING_REC_POP_UNBALANCED) {
 			flags |= TRACE_EVF_UNBALANCED_POP;
 			uint32_t s = trace_writer_string(r->w, "<pop without push>", 18);
-			desc = trace_writer_desc(r->w, s, string_file_id(r, x->domain_str), 0,
+			desc = trace_writer_desc(r->w, s, domain_file_id(r, x->domain_str), 0,
 						 TRACE_EV_USER_DEFINED);
 		} else {
 			desc = desc_of(r, name, x->domain_str, x->category);
@@ -1321,7 +1405,7 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		const struct ring_category *x = (const void *)h;
 		if (!names_known(r, x->domain_str, x->name_str, 0))
 			return 1;
-		struct trace_category c = {string_file_id(r, x->domain_str), x->category, string_file_id(r, x->name_str)};
+		struct trace_category c = {domain_file_id(r, x->domain_str), x->category, string_file_id(r, x->name_str)};
 		if (trace_writer_category(r->w, &c) != 0)
 			write_failed(r);
 		r->cats = xrealloc(r->cats, (r->ncats + 1) * sizeof(*r->cats));
@@ -2350,7 +2434,7 @@ static int split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 		o->h.rank = root->p.rank;
 		o->h.local_rank = root->p.local_rank;
 		o->h.world_size = root->p.world_size;
-		o->h.dist_backend = short_text(r, root->p.backend_str);
+		o->h.dist_backend = backend_text(r, root->p.backend_str);
 		/* from its first process's start (the image before an exec
 		 * included) to its last one's end */
 		o->h.start_ns = root->p.start_ns;
@@ -2537,10 +2621,10 @@ void recorder_destroy(struct recorder *r)
 		if (r->status_strs.e[i].used)
 			free((void *)(uintptr_t)r->status_strs.e[i].value);
 	hmap_free(&r->status_strs);
-	for (size_t i = 0; i < r->short_strs.cap; i++)
-		if (r->short_strs.e[i].used)
-			free((void *)(uintptr_t)r->short_strs.e[i].value);
-	hmap_free(&r->short_strs);
+	for (size_t i = 0; i < r->backend_strs.cap; i++)
+		if (r->backend_strs.e[i].used)
+			free((void *)(uintptr_t)r->backend_strs.e[i].value);
+	hmap_free(&r->backend_strs);
 	hmap_free(&r->pid_ticks);
 	for (uint32_t i = 0; i < r->nprocs; i++)
 		for (unsigned k = 0; k < RING_VARS_MAX; k++)
@@ -2561,6 +2645,8 @@ void recorder_destroy(struct recorder *r)
 	free(r->deferred);
 	free(r->execs);
 	free(r->strmap);
+	free(r->domfile);
+	free(r->rdescs);
 	free(r->threads);
 	free(r->procs);
 	free(r->slots);

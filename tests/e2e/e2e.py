@@ -169,6 +169,25 @@ def case_threads(c):
           "--thread-sep: per-thread counts")
 
 
+def case_distinct_names(c):
+    """A name of its own for every range (paced, so that no ring fills):
+    each recorded once, with its own name, as one row of the summary."""
+    n = 3000
+    trace, p = c.record([c.prog("many_names"), str(n)], "distinct")
+    eq(p.stdout, f"{n} ranges\n".encode(), "target stdout")
+    m = re.search(rb"Events: (\d+) \((\d+) marks\), (\d+) dropped", p.stderr)
+    check(m is not None, "no Events line from gprof-dl run")
+    eq((int(m[1]), int(m[3])), (n, 0), "events and drops")
+    ch = c.chrome(trace)
+    names = {}
+    for e in ch.x:
+        names[e["name"]] = names.get(e["name"], 0) + 1
+    eq(sum(1 for i in range(n) if names.get(f"range-{i}") == 1), n, "ranges named range-N once each")
+    eq(len(names), n, "names in the export")
+    rows = userdefined_rows(c.summary(trace))
+    eq(sum(1 for i in range(n) if rows.get(f"range-{i}", {}).get("calls") == 1), n, "summary rows of one call")
+
+
 def case_domains(c):
     trace, _ = c.record([c.prog("nvtx_domains")], "domains")
     ch = c.chrome(trace)
@@ -650,7 +669,7 @@ def case_dist_torchrun(c):
     eq({x["rank"] for x in procs}, {-1}, "launcher file: process ranks")
 
 
-NEEDS_NVTX = {"installed", "ctypes", "threads", "domains", "unbalanced", "exit_code", "killed", "killed_segv", "forker", "execer",
+NEEDS_NVTX = {"installed", "ctypes", "threads", "distinct_names", "domains", "unbalanced", "exit_code", "killed", "killed_segv", "forker", "execer",
               "signals", "stdout_passthrough", "dist_files", "dist_single_file", "dist_killed",
               "dist_killed_reaped", "dist_placeholders", "dist_copy_per_rank", "dist_launcher_killed"}
 

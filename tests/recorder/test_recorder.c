@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include "formats/trace/trace.h"
+#include "lib/analysis/store.h"
+#include "lib/collector/gprof-dl-nvtx.h"
 #include "lib/common/clock.h"
 #include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
@@ -890,6 +892,132 @@ static void test_pid_reused(void **state)
 	assert_int_equal(found, 1);
 }
 
+/* ---- names as the rings define them ---------------------------------------- */
+
+#define DISTINCT_N 3000u
+
+struct names_seen {
+	const struct trace_reader *r;
+	unsigned distinct[DISTINCT_N];
+	unsigned steps, step_typed, cat_named, other;
+};
+
+static int names_event(void *ctx, const struct trace_event *e)
+{
+	struct names_seen *c = ctx;
+	const struct trace_desc *d = trace_reader_desc(c->r, e->desc);
+	const char *name = trace_reader_string(c->r, d->name_str);
+	unsigned k;
+	char tail;
+	if (sscanf(name, "range %u%c", &k, &tail) == 1 && k < DISTINCT_N) {
+		c->distinct[k]++;
+	} else if (!strcmp(name, "step")) {
+		c->steps++;
+		c->step_typed += d->type == TRACE_EV_PROFILE_STEP;
+	} else if (!strcmp(name, "in cat")) {
+		const char *cat = trace_reader_category_name(c->r, d->domain_str, 7);
+		c->cat_named += cat && !strcmp(cat, "seven");
+	} else {
+		c->other++;
+	}
+	return 0;
+}
+
+static void put_domain_range(struct ring_shm *shm, struct ring_slot *s, uint32_t name, uint32_t domain,
+			     uint32_t category, uint64_t start)
+{
+	struct ring_range x = {{RING_REC_RANGE, sizeof(x), 0}, start, start + 50, name, domain, category, 0};
+	assert_int_equal(ring_write(shm, s, &x), 0);
+}
+
+/* Every name a ring defines is a string of the file, with no lookup by
+ * content: DISTINCT_N names, each once, each come out once with its text;
+ * one text under several ring ids (two threads' caches, two processes'
+ * domains) is one name to the analysis; a domain is one id in the file
+ * whichever ring id named it, so the gprof-dl domain's types and a
+ * category's name are found for all of its ring ids; a name defined after
+ * the range that uses it (another thread's ring) still names it. */
+static void test_ring_names(void **state)
+{
+	(void)state;
+	uint32_t pid = (uint32_t)getpid();
+	size_t len;
+	struct ring_shm *shm;
+	struct recorder *r = start(pid, &shm, &len);
+	uint64_t t0 = clock_now_ns();
+	struct ring_slot *a = ring_slot_claim(shm, pid, pid);
+	struct ring_slot *b = ring_slot_claim(shm, pid, pid + 1);
+	put_string(shm, a, 1, "prog");
+	put_process(shm, a, pid, t0, 1);
+	put_thread(shm, a, t0);
+	put_thread(shm, b, t0);
+	/* thread a: the domain as id 2, "step" as 3; thread b: 4 and 5 */
+	put_string(shm, a, 2, GPROF_DL_NVTX_DOMAIN);
+	put_string(shm, a, 3, "step");
+	put_string(shm, b, 4, GPROF_DL_NVTX_DOMAIN);
+	put_string(shm, b, 5, "step");
+	put_domain_range(shm, a, 3, 2, GPROF_DL_CAT_PROFILE_STEP, t0 + 10);
+	put_domain_range(shm, b, 5, 4, GPROF_DL_CAT_PROFILE_STEP, t0 + 20);
+	/* a category named under b's id of the domain, used under a's; its
+	 * name, id 7, comes in b's ring after a's range that uses it */
+	put_string(shm, a, 6, "in cat");
+	put_domain_range(shm, a, 6, 2, 7, t0 + 30);
+	put_domain_range(shm, a, 7, 2, 7, t0 + 35);
+	recorder_poll(r);
+	put_string(shm, b, 7, "seven");
+	struct ring_category cat = {{RING_REC_CATEGORY, sizeof(cat), 0}, 4, 7, 7, 0};
+	assert_int_equal(ring_write(shm, b, &cat), 0);
+	recorder_poll(r);
+	for (uint32_t i = 0; i < DISTINCT_N; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "range %u", i);
+		put_string(shm, a, 100 + i, name);
+		put_range(shm, a, 100 + i, t0 + 100 + i * 200);
+		if (i % 500 == 499)
+			recorder_poll(r); /* 64 KiB rings */
+	}
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	recorder_destroy(r);
+	munmap(shm, len);
+
+	char err[256];
+	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(tr);
+	struct names_seen *c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	c->r = tr;
+	struct trace_visitor v = {.event = names_event};
+	assert_int_equal(trace_reader_run(tr, &v, c), 0);
+	assert_null(trace_reader_damage(tr, NULL));
+	unsigned once = 0;
+	for (unsigned k = 0; k < DISTINCT_N; k++)
+		once += c->distinct[k] == 1;
+	assert_int_equal(once, DISTINCT_N);
+	assert_int_equal(c->steps, 2);
+	assert_int_equal(c->step_typed, 2);
+	assert_int_equal(c->cat_named, 1); /* "in cat": "seven" was named under the other id */
+	assert_int_equal(c->other, 1);     /* the range named "seven" */
+	/* appended, not looked up: "step" has a desc under each of its two ids */
+	unsigned step_ids = 0;
+	for (uint32_t id = 1; id <= trace_reader_desc_count(tr); id++)
+		step_ids += !strcmp(trace_reader_string(tr, trace_reader_desc(tr, id)->name_str), "step");
+	assert_int_equal(step_ids, 2);
+	trace_reader_close(tr);
+	free(c);
+
+	/* "step" is two strings of the file and one name of the analysis */
+	struct store s;
+	store_init(&s);
+	assert_int_equal(store_load(&s, path, err, sizeof(err)), 0);
+	store_finish(&s);
+	unsigned step_descs = 0;
+	for (uint32_t i = 0; i < s.ndescs; i++)
+		step_descs += !strcmp(names_get(&s.names, s.descs[i].name), "step");
+	assert_int_equal(step_descs, 1);
+	store_free(&s);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -919,6 +1047,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_split_root_is_rank, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reaped_before_drained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_names, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
