@@ -19,7 +19,7 @@
  * clock before it reads *detail sees --delay/--duration take effect. */
 static uint64_t api_now(void)
 {
-	uint64_t now = clock_now_ns();
+	uint64_t now = coll_clock_now(); /* the clock NVTX ranges are stamped with */
 	coll_window_refresh_now(now);
 	return now;
 }

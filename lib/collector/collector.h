@@ -49,6 +49,7 @@
 #define COLL_CACHE_PROBES 4u
 #define COLL_CACHE_ARENA (128u * 1024u) /* bytes of cached names; full: the cache starts over */
 #define COLL_PTR_SLOTS 256u           /* front of the cache, by address: a power of two */
+#define COLL_ID_BLOCK_MAX 1024u       /* string ids a thread takes at once, at most */
 
 #define COLL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define COLL_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -126,6 +127,11 @@ struct coll_thread {
 	uint32_t inherited; /* stack[0, inherited): pushed before a fork, the parent's to record */
 	uint32_t overflow;  /* pushes beyond COLL_STACK_MAX, not recorded */
 	uint32_t arena_used;
+	/* String ids taken from the ring header's counter a block at a time
+	 * (1, 2, 4, ... up to COLL_ID_BLOCK_MAX): [ids_next, ids_end) are this
+	 * thread's to hand out, so that threads making new names do not all
+	 * write that one cache line. A fork child starts with none. */
+	uint32_t ids_next, ids_end, ids_block;
 	struct coll_ptr_ent ptrs[COLL_PTR_SLOTS];
 	struct coll_cache_ent cache[COLL_CACHE_SLOTS];
 	char arena[COLL_CACHE_ARENA];
@@ -261,6 +267,51 @@ struct coll_torch_msg {
 
 /* Parses len bytes of s; always succeeds (a message with no part is NAME alone). */
 void coll_torch_parse(const char *s, size_t len, struct coll_torch_msg *m);
+
+/* ---- clock.c: the clock events are stamped with --------------------------- */
+
+#define COLL_TSC_ANCHOR_NS 1000000ull /* a thread's anchor is used for about 1 ms */
+
+struct coll_tsc {
+	_Atomic uint64_t mult; /* ns per TSC cycle, 32.32 fixed point; 0: not measured yet */
+	_Atomic uint64_t span; /* cycles in COLL_TSC_ANCHOR_NS */
+	uint64_t base_tsc, base_ns; /* the process's start, where the rate is measured from */
+	int usable;            /* the kernel keeps CLOCK_MONOTONIC on the TSC */
+};
+
+/* A thread's anchor: the TSC and the clock read together; and the last
+ * value it was given. */
+struct coll_clk {
+	uint64_t tsc, ns, last;
+};
+
+extern struct coll_tsc coll_tsc;
+extern __thread struct coll_clk coll_clk __attribute__((tls_model("initial-exec")));
+
+/* Decides whether the TSC may be read (at process start). */
+void coll_clock_init(void);
+/* clock_gettime, and a new anchor for this thread. */
+uint64_t coll_clock_slow(void);
+
+/* CLOCK_MONOTONIC in ns, as clock_now_ns() but for a TSC read where the
+ * kernel's clock is the TSC; never less than this thread's previous value. */
+static inline uint64_t coll_clock_now(void)
+{
+#if defined(__x86_64__)
+	uint64_t mult = atomic_load_explicit(&coll_tsc.mult, memory_order_relaxed);
+	if (COLL_LIKELY(mult != 0)) {
+		uint64_t d = __builtin_ia32_rdtsc() - coll_clk.tsc;
+		if (COLL_LIKELY(d < atomic_load_explicit(&coll_tsc.span, memory_order_relaxed))) {
+			uint64_t ns = coll_clk.ns + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+			if (COLL_UNLIKELY(ns < coll_clk.last))
+				return coll_clk.last;
+			coll_clk.last = ns;
+			return ns;
+		}
+	}
+#endif
+	return coll_clock_slow();
+}
 
 /* ---- log.c -------------------------------------------------------------- */
 

@@ -202,7 +202,7 @@ static void process_started(struct coll_thread *t)
 		.ppid = (uint32_t)getppid(),
 		.cmdline_str = coll_intern(t, coll.cmdline, coll.cmdline_len),
 	};
-	p.ts_ns = clock_now_ns();
+	p.ts_ns = coll_clock_now();
 	coll_emit(t, &p);
 	write_env_rank(t);
 	write_output_vars(t);
@@ -281,6 +281,7 @@ void coll_init(void)
 	const char *dbg = getenv("GPROF_DL_DEBUG");
 	coll.debug = dbg && !strcmp(dbg, "1");
 	resolve_real();
+	coll_clock_init();
 	attach_from_env();
 	coll_busy = 0;
 	if (coll.shm)

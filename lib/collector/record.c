@@ -216,7 +216,7 @@ int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t categ
 	struct coll_thread *t = enter();
 	if (!t)
 		return -1;
-	uint64_t now = clock_now_ns();
+	uint64_t now = coll_clock_now();
 	uint32_t state = coll_window_state();
 	uint32_t flags = 0, name = 0, dom = 0, shapes = 0;
 	int64_t seq = -1;
@@ -255,7 +255,7 @@ void coll_api_push(uint32_t category, uint32_t name, int64_t seq, uint32_t shape
 	struct coll_thread *t = gpdl ? enter() : NULL;
 	if (!t)
 		return;
-	uint64_t now = clock_now_ns();
+	uint64_t now = coll_clock_now();
 	uint32_t flags = 0, dom = 0;
 	if (gated(gpdl, category, now)) {
 		flags = COLL_OPEN_GATED;
@@ -315,7 +315,7 @@ int coll_pop(struct coll_str *domain)
 	struct coll_thread *t = enter();
 	if (!t)
 		return -1;
-	uint64_t now = clock_now_ns();
+	uint64_t now = coll_clock_now();
 	if (COLL_UNLIKELY(t->overflow)) {
 		int level = (int)(COLL_STACK_MAX + --t->overflow);
 		coll_drop(t);
@@ -375,7 +375,7 @@ void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t cate
 	struct coll_thread *t = enter();
 	if (!t)
 		return;
-	uint64_t now = clock_now_ns();
+	uint64_t now = coll_clock_now();
 	if (gated(domain, category, now)) {
 		leave();
 		return;
@@ -406,7 +406,7 @@ uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, ui
 	struct coll_thread *t = enter();
 	if (!t)
 		return 0;
-	uint64_t now = clock_now_ns();
+	uint64_t now = coll_clock_now();
 	if (gated(domain, category, now)) {
 		leave();
 		return 0; /* its end, given id 0, writes nothing either */
@@ -445,7 +445,7 @@ void coll_range_end(uint64_t id)
 	struct ring_range_end r = {
 		.h = {RING_REC_RANGE_END, sizeof(r), 0},
 		.id = id,
-		.ts_ns = clock_now_ns(),
+		.ts_ns = coll_clock_now(),
 	};
 	coll_emit(t, &r);
 	leave();
@@ -520,7 +520,7 @@ void coll_api_range(uint32_t category, uint32_t name, uint64_t start_ns, uint64_
 	struct coll_thread *t = gpdl ? enter() : NULL;
 	if (!t)
 		return;
-	uint32_t dom = api_event_domain(t, gpdl, category, name, clock_now_ns());
+	uint32_t dom = api_event_domain(t, gpdl, category, name, coll_clock_now());
 	if (dom && samples) {
 		struct ring_range_ext r = {
 			.h = {RING_REC_RANGE_EXT, sizeof(r), 0},
@@ -553,7 +553,7 @@ void coll_api_mark(uint32_t category, uint32_t name)
 	struct coll_thread *t = gpdl ? enter() : NULL;
 	if (!t)
 		return;
-	uint64_t now = clock_now_ns();
+	uint64_t now = coll_clock_now();
 	uint32_t dom = api_event_domain(t, gpdl, category, name, now);
 	if (dom) {
 		struct ring_mark m = {
@@ -575,7 +575,7 @@ void coll_api_comm(const struct gprof_dl_comm *c)
 	struct coll_thread *t = c ? enter() : NULL;
 	if (!t)
 		return;
-	if (!coll_detail_at(coll_window_state(), clock_now_ns())) {
+	if (!coll_detail_at(coll_window_state(), coll_clock_now())) {
 		leave();
 		return;
 	}

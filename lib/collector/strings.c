@@ -2,9 +2,11 @@
  * strings.c - names to string ids: the per-thread cache, wide-string
  * conversion, and the registry of registered strings and domains.
  *
- * String ids are global (one atomic counter in the ring header) and the
- * launcher interns them by content, so the cache only has to avoid writing a
- * name again and again: it is per thread (no lock), keyed by content (hash,
+ * String ids are global (one atomic counter in the ring header, taken a
+ * block at a time) and the launcher takes a name as its id defines it, so
+ * the cache only has to avoid writing a name again and again (the same
+ * text under two ids is one name to every reader of the trace): it is per
+ * thread (no lock), keyed by content (hash,
  * then compare against its own copy: a program may free and reuse the memory
  * of a name), and when it is full it forgets, which costs one more STRING
  * record. A fork child keeps its parent thread's cache: those records were
@@ -82,11 +84,26 @@ static int emit_string(struct coll_thread *t, uint32_t id, const char *s, size_t
 	return coll_emit(t, &r);
 }
 
+/* A new string id: from this thread's block, taking a twice larger one
+ * when it is used up (a thread of few names wastes few ids). */
+static uint32_t string_id_new(struct coll_thread *t)
+{
+	if (COLL_UNLIKELY(t->ids_next == t->ids_end)) {
+		uint32_t n = t->ids_block ? t->ids_block * 2 : 1;
+		if (n > COLL_ID_BLOCK_MAX)
+			n = COLL_ID_BLOCK_MAX;
+		t->ids_next = atomic_fetch_add_explicit(&coll.shm->next_string_id, n, memory_order_relaxed);
+		t->ids_end = t->ids_next + n;
+		t->ids_block = n;
+	}
+	return t->ids_next++;
+}
+
 static const struct coll_cache_ent *intern_miss(struct coll_thread *t, const char *s, size_t len, uint32_t h)
 {
 	if (!t->slot)
 		return NULL; /* its events are counted as no_slot_events */
-	uint32_t id = atomic_fetch_add_explicit(&coll.shm->next_string_id, 1, memory_order_relaxed);
+	uint32_t id = string_id_new(t);
 	if (emit_string(t, id, s, len) != 0)
 		return NULL;
 

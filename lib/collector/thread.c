@@ -63,7 +63,7 @@ void coll_thread_started(struct coll_thread *t)
 		return; /* the thread is counted in no_slot_threads, its events in no_slot_events */
 	struct ring_thread r = {
 		.h = {RING_REC_THREAD_START, sizeof(r), 0},
-		.ts_ns = clock_now_ns(),
+		.ts_ns = coll_clock_now(), /* the thread's events' clock */
 		.pid = t->pid,
 		.tid = t->tid,
 	};
@@ -116,7 +116,7 @@ void coll_thread_finish(struct coll_thread *t, struct ring_process *exit_rec)
 		}
 		struct ring_thread e = {
 			.h = {RING_REC_THREAD_END, sizeof(e), 0},
-			.ts_ns = clock_now_ns(),
+			.ts_ns = coll_clock_now(), /* the thread's events' clock */
 			.pid = t->pid,
 			.tid = t->tid,
 		};
@@ -141,6 +141,7 @@ void coll_thread_forked(struct coll_thread *t)
 {
 	t->pid = coll.pid;
 	t->tid = current_tid();
+	t->ids_next = t->ids_end = t->ids_block = 0; /* the parent hands those out */
 	t->slot = ring_slot_claim(coll.shm, t->pid, t->tid);
 	if (!t->slot) {
 		atomic_fetch_add_explicit(&coll.shm->no_slot_threads, 1, memory_order_relaxed);

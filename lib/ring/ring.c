@@ -70,6 +70,7 @@ struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t t
 		s->pid = pid;
 		s->tid = tid;
 		s->generation++;
+		s->tail_seen = 0;
 		atomic_store_explicit(&s->depth, 0, memory_order_relaxed);
 		/* The launcher drained and reset the positions before freeing it. */
 		uint32_t used = atomic_load_explicit(&shm->slots_used, memory_order_relaxed);
@@ -95,10 +96,14 @@ int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec)
 	const struct ring_rec *h = rec;
 	uint64_t size = h->size, cap = shm->ring_bytes;
 	uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
-	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
+	uint64_t tail = slot->tail_seen;
 	if (cap - (head - tail) < size) {
-		atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
-		return -1;
+		tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
+		slot->tail_seen = tail;
+		if (cap - (head - tail) < size) {
+			atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
+			return -1;
+		}
 	}
 	unsigned char *data = ring_slot_data(slot);
 	uint64_t off = head & (cap - 1);

@@ -23,9 +23,13 @@
  * since when, and records them as open at exit.
  *
  * Records are 8-byte aligned and start with struct ring_rec. String ids are
- * global (one atomic counter in the header), so a STRING record written by one
- * thread defines an id any thread may use afterwards; the launcher interns them
- * by content.
+ * global (one atomic counter in the header, which a thread may take ids
+ * from a block at a time), so a STRING record written by one thread defines
+ * an id any thread may use afterwards. Each STRING record defines a new id:
+ * the launcher appends it to the trace's strings without looking its text
+ * up (the same text under several ids is one name to the trace's readers);
+ * only an id used as a domain is looked up, so that a domain has one id in
+ * the trace.
  *
  * Version 2 (the header's version; a collector and a launcher of different
  * versions do not attach) adds what PyTorch operators and training steps
@@ -101,7 +105,11 @@ struct ring_slot {
 	uint32_t pid, tid;
 	uint32_t generation; /* bumped at every claim, so the launcher can tell reuse */
 	_Atomic uint64_t head;
-	uint64_t pad0[7]; /* head and tail on separate cache lines */
+	/* The producer's own: tail as it last read it (the space it knows is
+	 * free), so that a write reads the consumer's cache line only when
+	 * that space runs out. Set to 0 at a claim, as head and tail are. */
+	uint64_t tail_seen;
+	uint64_t pad0[6]; /* head and tail on separate cache lines */
 	_Atomic uint64_t tail;
 	uint64_t pad1[7];
 	_Atomic uint64_t dropped; /* records that did not fit */

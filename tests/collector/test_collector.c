@@ -1035,6 +1035,77 @@ static void test_errno_preserved(void **state)
 	assert_int_equal(errno, 4242);
 }
 
+/* ---- string ids, a block per thread ----------------------------------------- */
+
+#define NAMES_PER_THREAD 50
+
+static void define_names(const char *prefix)
+{
+	for (int i = 0; i < NAMES_PER_THREAD; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s %d", prefix, i);
+		nvtxRangePushA(name);
+		nvtxRangePop();
+	}
+}
+
+static void *names_thread(void *p)
+{
+	define_names(p);
+	return NULL;
+}
+
+/* Threads take string ids a block at a time: every id is defined once,
+ * whichever thread or process defined it (a fork child takes blocks of its
+ * own, not the rest of its parent's), and every range's name is its own. */
+static void test_string_ids_unique(void **state)
+{
+	struct fixture *f = *state;
+	define_names("main");
+	pthread_t th[2];
+	char *prefix[2] = {"one", "two"};
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, names_thread, prefix[i]), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		define_names("child");
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	define_names("parent");
+
+	struct view v;
+	view_load(&v, f->shm);
+	static unsigned defined[VIEW_MAX_STRINGS];
+	memset(defined, 0, sizeof(defined));
+	unsigned twice = 0, ranges = 0, named = 0;
+	for (uint32_t k = 0; k < v.nslots; k++) {
+		const struct view_slot *s = &v.slot[k];
+		for (size_t j = 0; j < s->n; j++) {
+			const struct ring_rec *h = s->r[j];
+			if (h->kind == RING_REC_STRING && h->aux < VIEW_MAX_STRINGS)
+				twice += defined[h->aux]++ == 1;
+			if (h->kind != RING_REC_RANGE)
+				continue;
+			const struct ring_range *x = (const void *)h;
+			const char *name = view_str(&v, x->name_str);
+			int i;
+			char prefix[16];
+			ranges++;
+			named += name && sscanf(name, "%15s %d", prefix, &i) == 2 && i >= 0 && i < NAMES_PER_THREAD;
+		}
+	}
+	assert_int_equal(twice, 0);
+	assert_int_equal(ranges, 5 * NAMES_PER_THREAD);
+	assert_int_equal(named, 5 * NAMES_PER_THREAD);
+	view_free(&v);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1055,6 +1126,7 @@ int main(void)
 		T(test_string_written_before_use_and_once),
 		T(test_threads),
 		T(test_fork_child),
+		T(test_string_ids_unique),
 		cmocka_unit_test_setup_teardown(test_full_ring_counts_drops, setup_small, teardown),
 		cmocka_unit_test_setup_teardown(test_stack_mirror, setup_big, teardown),
 		T(test_busy_thread_drops),
