@@ -30,6 +30,7 @@
  * written in full (partial files are removed), 2 usage.
  */
 #include "cmd/cmd.h"
+#include "formats/async_out.h"
 #include "formats/chrome/chrome_writer.h"
 #include "formats/csv/csv_export.h"
 #include "formats/csv/csv_out.h"
@@ -198,7 +199,8 @@ static FILE *open_output(const char *path, const struct export_opts *o, int *rem
 		return NULL;
 	}
 	*removable = fstat(fd, &out) == 0 && S_ISREG(out.st_mode);
-	FILE *f = fdopen(fd, "w");
+	/* a file: written on a thread while the next block is formatted */
+	FILE *f = *removable ? async_out_fdopen(fd, EXPORT_BUFFER) : fdopen(fd, "w");
 	if (!f) {
 		error("cannot create '%s': %s", path, strerror(errno));
 		close(fd);
@@ -703,7 +705,7 @@ static FILE *csv_dir_open(struct csv_dir *d, unsigned i, int force)
 {
 	int fd = open(d->paths[i], O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL),
 		      0666);
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	FILE *f = fd < 0 ? NULL : async_out_fdopen(fd, CSV_BUFFER);
 	if (!f) {
 		error("cannot create '%s': %s", d->paths[i], strerror(errno));
 		if (fd >= 0)
@@ -711,7 +713,6 @@ static FILE *csv_dir_open(struct csv_dir *d, unsigned i, int force)
 		return NULL;
 	}
 	d->files[i] = f;
-	setvbuf(f, NULL, _IOFBF, CSV_BUFFER);
 	return f;
 }
 

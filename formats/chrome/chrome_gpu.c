@@ -102,9 +102,9 @@ static void launch_args(struct chrome_writer *c, const struct trace_thread *t,
 					      : NULL;
 	if (export_launch_measure(dev, x, &l) != 0)
 		return; /* the device's properties are not known (yet) */
-	json_key(j, "blocks per SM");
+	chrome_key(j, "blocks per SM");
 	json_fixed(j, l.blocks_per_sm, MEASURE_DECIMALS);
-	json_key(j, "warps per SM");
+	chrome_key(j, "warps per SM");
 	json_fixed(j, l.warps_per_sm, MEASURE_DECIMALS);
 	if (l.occupancy_pct >= 0) /* an integer, as the PyTorch profiler writes it */
 		chrome_key_uint(j, "est. achieved occupancy %", (uint64_t)(l.occupancy_pct + 0.5));
@@ -116,10 +116,10 @@ static void transfer_args(struct chrome_writer *c, const struct trace_desc *d,
 	struct json_writer *j = &c->json;
 	const struct trace_event_ext *x = e->ext;
 	chrome_key_uint(j, "bytes", x->bytes);
-	json_key(j, "memory bandwidth (GB/s)");
+	chrome_key(j, "memory bandwidth (GB/s)");
 	json_fixed(j, export_bandwidth_gbps(x->bytes, e->dur_ns), MEASURE_DECIMALS);
 	if (x->is_async) {
-		json_key(j, "async");
+		chrome_key(j, "async");
 		json_bool(j, 1);
 	}
 	/* the kinds a composed name does not carry */
@@ -204,7 +204,7 @@ void chrome_memory_event(struct chrome_writer *c, const struct trace_desc *d,
 	chrome_key_us(j, "ts", chrome_rel_ns(c, e->start_ns));
 	chrome_key_uint(j, "pid", chrome_pid(c, t));
 	chrome_key_uint(j, "tid", chrome_tid(c, t));
-	json_key(j, "args");
+	chrome_key(j, "args");
 	json_begin_object(j);
 	chrome_key_string(j, "type", trace_event_type_name(d->type));
 	if (strcmp(recorded, "[memory]") != 0)
@@ -260,15 +260,12 @@ void chrome_write_distributed(struct chrome_writer *c)
 	if (h->world_size > 0)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, ", \"world_size\": %d",
 			      (int)h->world_size);
-	if (fputs_unlocked(line, c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, line);
 	if (h->dist_backend && *h->dist_backend) {
-		fputs_unlocked(", \"backend\": \"", c->out);
-		json_escape_to(c->out, h->dist_backend, strlen(h->dist_backend));
-		fputc_unlocked('"', c->out);
+		chrome_raw(c, ", \"backend\": ");
+		json_string(&c->json, h->dist_backend); /* at depth 0: just the string */
 	}
-	if (fputs_unlocked("},\n", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "},\n");
 }
 
 static void gpu_meta(struct chrome_writer *c, const char *name, uint64_t pid, uint64_t tid)
@@ -278,11 +275,11 @@ static void gpu_meta(struct chrome_writer *c, const char *name, uint64_t pid, ui
 	json_begin_object(j);
 	chrome_key_string(j, "name", name);
 	chrome_key_string(j, "ph", "M");
-	json_key(j, "ts");
+	chrome_key(j, "ts");
 	json_uint(j, 0);
 	chrome_key_uint(j, "pid", pid);
 	chrome_key_uint(j, "tid", tid);
-	json_key(j, "args");
+	chrome_key(j, "args");
 	json_begin_object(j);
 }
 
@@ -369,8 +366,7 @@ void chrome_write_devices(struct chrome_writer *c)
 	uint32_t n = trace_reader_device_count(c->reader);
 	if (n == 0)
 		return;
-	if (fputs_unlocked("\"deviceProperties\":", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "\"deviceProperties\":");
 	/* a fresh top-level value for the JSON writer, which tracks nesting */
 	struct json_writer *j = &c->json;
 	json_begin_array(j);
@@ -380,6 +376,5 @@ void chrome_write_devices(struct chrome_writer *c)
 			device_properties(j, c->reader, d);
 	}
 	json_end_array(j);
-	if (fputs_unlocked(",\n", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, ",\n");
 }

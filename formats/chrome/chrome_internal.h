@@ -21,6 +21,13 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+
+struct chrome_cached {
+	char *bytes;          /* head, then tail; NULL: not built */
+	uint32_t head, tail;  /* their lengths */
+	uint32_t flags;       /* the event flags they were built for */
+};
 
 struct chrome_writer {
 	struct export_writer ops; /* first: export_writer_container() */
@@ -33,12 +40,20 @@ struct chrome_writer {
 	uint64_t items;        /* values in traceEvents so far */
 	uint64_t *drops;       /* per thread index; grows with threads, not events */
 	uint32_t ndrops;
+	/* per desc id of the trace being read: a plain event's bytes before
+	 * its ts and after its tid (chrome_writer.c); grows with descs */
+	struct chrome_cached *cache;
+	uint32_t ncache;
 	uint64_t flows;        /* ac2g flow events written */
 	int64_t shift_ns;      /* added to a trace time before base_ns is taken off */
 	struct chrome_job *job; /* NULL: one trace (chrome_writer_new) */
 	uint64_t job_pid;      /* a job: the current part's pid in the output */
 	uint64_t flow_base;    /* a job: added to a correlation id for an ac2g id */
 };
+
+/* The JSON writer's own buffer: big blocks to the stream, which the export
+ * buffers again (cmd/export.c). */
+#define CHROME_BUFFER (256u << 10)
 
 /* A stream's tid in a job: its thread index above any Linux tid (at most
  * 2^22), so that it shares its part's process with the host threads. */
@@ -53,29 +68,51 @@ void chrome_meta_end(struct chrome_writer *c);
 /* key: a Unix time in ns as "2023-11-14T22:13:20.000000000Z". */
 void chrome_key_wall_time(struct json_writer *j, const char *key, int64_t wall_ns);
 
+/* Bytes outside the JSON grammar: the file's framing. */
+static inline void chrome_raw(struct chrome_writer *c, const char *s)
+{
+	json_raw(&c->json, s, strlen(s));
+}
+
+/* Keys are literals of plain ASCII: written without the escaping scan. */
+static inline void chrome_key(struct json_writer *j, const char *k)
+{
+	json_key_plain(j, k, strlen(k));
+}
+
 static inline void chrome_key_string(struct json_writer *j, const char *k, const char *v)
 {
-	json_key(j, k);
+	chrome_key(j, k);
 	json_string(j, v);
 }
 
 static inline void chrome_key_uint(struct json_writer *j, const char *k, uint64_t v)
 {
-	json_key(j, k);
+	chrome_key(j, k);
 	json_uint(j, v);
 }
 
 static inline void chrome_key_int(struct json_writer *j, const char *k, int64_t v)
 {
-	json_key(j, k);
+	chrome_key(j, k);
 	json_int(j, v);
 }
 
-/* Microseconds, three decimals: exact for any span under about 104 days. */
+/* Microseconds, three decimals: exact for any span under about 104 days.
+ * Below 2^50 ns (13 days) the double's two roundings are off by under a
+ * quarter of a nanosecond, so the integer digits are the same bytes. */
+static inline void chrome_us(struct json_writer *j, int64_t ns)
+{
+	if (ns > -(INT64_C(1) << 50) && ns < (INT64_C(1) << 50))
+		json_decimal(j, ns, 3);
+	else
+		json_fixed(j, (double)ns / 1000.0, 3);
+}
+
 static inline void chrome_key_us(struct json_writer *j, const char *k, int64_t ns)
 {
-	json_key(j, k);
-	json_fixed(j, (double)ns / 1000.0, 3);
+	chrome_key(j, k);
+	chrome_us(j, ns);
 }
 
 static inline int64_t chrome_rel_ns(const struct chrome_writer *c, uint64_t ns)

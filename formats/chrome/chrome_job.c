@@ -101,8 +101,7 @@ int chrome_job_begin(struct chrome_writer *c, struct trace_reader *r,
 	c->ndrops = 0;
 	if (!job->opened) {
 		job->opened = 1;
-		if (fputs_unlocked("{\"traceEvents\":[", c->out) == EOF)
-			c->json.error = 1;
+		chrome_raw(c, "{\"traceEvents\":[");
 	}
 	return c->json.error ? -1 : 0;
 }
@@ -249,7 +248,7 @@ static void write_part(struct json_writer *j, const struct job_part *p)
 {
 	json_begin_object(j);
 	chrome_key_string(j, "name", p->p.name);
-	json_key(j, "rank");
+	chrome_key(j, "rank");
 	if (p->p.rank >= 0)
 		json_int(j, p->p.rank);
 	else
@@ -261,7 +260,7 @@ static void write_part(struct json_writer *j, const struct job_part *p)
 	chrome_key_uint(j, "events", p->events);
 	chrome_key_uint(j, "counters", p->counters);
 	chrome_key_uint(j, "drops", p->drops);
-	json_key(j, "damage");
+	chrome_key(j, "damage");
 	if (p->damage) {
 		json_begin_object(j);
 		chrome_key_uint(j, "offset", p->damage_offset);
@@ -280,16 +279,16 @@ static void write_other_data(struct chrome_writer *c)
 	json_begin_object(j);
 	chrome_key_string(j, "exported_by", "gprof-dl " GPDL_VERSION);
 	chrome_key_uint(j, "start_ns", c->base_ns);
-	json_key(j, "wall_offset_ns");
+	chrome_key(j, "wall_offset_ns");
 	json_int(j, job->o.wall_offset_ns);
 	chrome_key_wall_time(j, "start_time", (int64_t)c->base_ns + job->o.wall_offset_ns);
 	chrome_key_uint(j, "events", job->events);
 	chrome_key_uint(j, "counters", job->counters);
-	json_key(j, "job");
+	chrome_key(j, "job");
 	json_begin_object(j);
 	chrome_key_string(j, "clock", job->clock);
 	chrome_key_uint(j, "collective_flow_events", job->coll_flows);
-	json_key(j, "parts");
+	chrome_key(j, "parts");
 	json_begin_array(j);
 	for (uint32_t i = 0; i < job->nparts; i++)
 		write_part(j, &job->parts[i]);
@@ -306,16 +305,16 @@ int chrome_job_finish(struct export_writer *w)
 	if (job->closed)
 		BUG("chrome_job_finish() twice");
 	job->closed = 1;
-	if (!job->opened && fputs_unlocked("{\"traceEvents\":[", c->out) == EOF)
-		c->json.error = 1;
+	if (!job->opened)
+		chrome_raw(c, "{\"traceEvents\":[");
 	snprintf(line, sizeof(line), "\"baseTimeNanoseconds\":%lld,\n",
 		 (long long)((int64_t)c->base_ns + job->o.wall_offset_ns));
-	if (fputs_unlocked("\n],\n\"displayTimeUnit\":\"ms\",\n", c->out) == EOF ||
-	    fputs_unlocked(line, c->out) == EOF || fputs_unlocked("\"otherData\":", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "\n],\n\"displayTimeUnit\":\"ms\",\n");
+	chrome_raw(c, line);
+	chrome_raw(c, "\"otherData\":");
 	write_other_data(c);
-	if (fputs_unlocked("}\n", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "}\n");
+	json_writer_flush(&c->json);
 	return json_writer_error(&c->json) ? -1 : 0;
 }
 

@@ -6,8 +6,10 @@
  * sees one event per line, and the writer's escaping covers every string.
  *
  * Per-event work is kept small because an export is as fast as this loop:
- * desc, thread and category are array or table look-ups in the reader, and
- * numbers are formatted without printf.
+ * desc, thread and category are array or table look-ups in the reader,
+ * numbers are formatted without printf, the JSON writer fills a buffer of
+ * its own, and a host event without details is its desc's bytes, made once
+ * by the ordinary calls (cache_get), with its times, pid and tid between.
  */
 #include "formats/chrome/chrome_internal.h"
 
@@ -32,25 +34,35 @@ static int failed(struct chrome_writer *c)
 
 void chrome_next_item(struct chrome_writer *c)
 {
-	if (fputs_unlocked(c->items++ ? ",\n" : "\n", c->out) == EOF)
-		c->json.error = 1;
+	if (c->items++)
+		json_raw(&c->json, ",\n", 2);
+	else
+		json_raw(&c->json, "\n", 1);
+}
+
+static void cache_clear(struct chrome_writer *c)
+{
+	for (uint32_t i = 0; i < c->ncache; i++)
+		free(c->cache[i].bytes);
+	free(c->cache);
+	c->cache = NULL;
+	c->ncache = 0;
 }
 
 static int chrome_begin(struct export_writer *w, struct trace_reader *r,
 			const struct trace_header *h)
 {
 	struct chrome_writer *c = chrome_of(w);
+	cache_clear(c); /* desc ids are the reader's: a job's next part has others */
 	if (c->job)
 		return chrome_job_begin(c, r, h);
 	c->reader = r;
 	c->header = h;
 	c->base_ns = h->start_ns;
 	c->root_pid = h->pid;
-	if (fputc_unlocked('{', c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "{");
 	chrome_write_distributed(c);
-	if (fputs_unlocked("\"traceEvents\":[", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "\"traceEvents\":[");
 	return failed(c);
 }
 
@@ -122,7 +134,7 @@ static void dims_args(struct chrome_writer *c, const char *shapes)
 {
 	struct json_writer *j = &c->json;
 	size_t len = strlen(shapes);
-	json_key(j, "Input Dims");
+	chrome_key(j, "Input Dims");
 	if (chrome_dims_canonical(shapes, len)) {
 		const char *p = shapes;
 		dims_value(j, &p, shapes + len, 0);
@@ -147,7 +159,7 @@ static void write_event_args(struct chrome_writer *c, const struct trace_desc *d
 			     const struct trace_thread *t, const struct trace_event *e)
 {
 	struct json_writer *j = &c->json;
-	json_key(j, "args");
+	chrome_key(j, "args");
 	json_begin_object(j);
 	chrome_key_string(j, "type", trace_event_type_name(d->type));
 	if (d->domain_str)
@@ -155,26 +167,26 @@ static void write_event_args(struct chrome_writer *c, const struct trace_desc *d
 	if (d->category) {
 		const char *cat =
 			trace_reader_category_name(c->reader, d->domain_str, d->category);
-		json_key(j, "category");
+		chrome_key(j, "category");
 		if (cat)
 			json_string(j, cat);
 		else
 			json_uint(j, d->category);
 	}
 	if (e->flags & TRACE_EVF_OPEN_AT_EXIT) {
-		json_key(j, "open_at_exit");
+		chrome_key(j, "open_at_exit");
 		json_bool(j, 1);
 	}
 	if (e->flags & TRACE_EVF_UNBALANCED_POP) {
-		json_key(j, "unbalanced_pop");
+		chrome_key(j, "unbalanced_pop");
 		json_bool(j, 1);
 	}
 	if (e->flags & TRACE_EVF_START_END) {
-		json_key(j, "start_end");
+		chrome_key(j, "start_end");
 		json_bool(j, 1);
 	}
 	if (e->flags & TRACE_EVF_NAME_TRUNCATED) {
-		json_key(j, "name_truncated");
+		chrome_key(j, "name_truncated");
 		json_bool(j, 1);
 	}
 	if (e->ext || t->kind == TRACE_TRACK_STREAM)
@@ -184,6 +196,82 @@ static void write_event_args(struct chrome_writer *c, const struct trace_desc *d
 	if (e->ext && chrome_has_comm(e->ext))
 		chrome_comm_args(c, d, e->ext);
 	json_end_object(j);
+}
+
+/* An event's keys up to "ph" (and a mark's "s"), as an object begun. */
+static void write_event_head(struct chrome_writer *c, const char *name, const char *cat, int mark)
+{
+	struct json_writer *j = &c->json;
+	json_begin_object(j);
+	chrome_key_string(j, "name", name);
+	chrome_key_string(j, "cat", cat);
+	chrome_key_string(j, "ph", mark ? "i" : "X");
+	if (mark)
+		chrome_key_string(j, "s", "t");
+}
+
+/* ---- plain events: their fixed bytes, once per desc ---------------------- */
+
+/* A host event without details is its desc's bytes, ts, dur, pid and tid.
+ * Those bytes are made once, by the same writer calls as any event's, into
+ * memory: head is the object up to "ph" (or "s"), tail from the comma
+ * before "args" to the object's end. */
+static const struct chrome_cached *cache_get(struct chrome_writer *c, const struct trace_desc *d,
+					     const struct trace_thread *t,
+					     const struct trace_event *e)
+{
+	if (e->desc >= c->ncache) {
+		uint32_t n = e->desc + 1 > 2 * c->ncache ? e->desc + 1 : 2 * c->ncache;
+		c->cache = xrealloc(c->cache, (size_t)n * sizeof(*c->cache));
+		memset(c->cache + c->ncache, 0, (size_t)(n - c->ncache) * sizeof(*c->cache));
+		c->ncache = n;
+	}
+	struct chrome_cached *k = &c->cache[e->desc];
+	if (k->bytes && k->flags == e->flags)
+		return k;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (!m)
+		return NULL;
+	struct json_writer keep = c->json;
+	json_writer_init(&c->json, m, 0);
+	write_event_head(c, trace_reader_string(c->reader, d->name_str),
+			 chrome_category(d->type, 0), (e->flags & TRACE_EVF_MARK) != 0);
+	int bad = fflush(m) != 0;
+	size_t head = len;
+	write_event_args(c, d, t, e);
+	json_end_object(&c->json);
+	bad |= json_writer_error(&c->json) || fclose(m) != 0;
+	c->json = keep;
+	if (bad || len > UINT32_MAX) {
+		free(text);
+		return NULL;
+	}
+	free(k->bytes);
+	*k = (struct chrome_cached){text, (uint32_t)head, (uint32_t)(len - head), e->flags};
+	return k;
+}
+
+static void write_plain_event(struct chrome_writer *c, const struct chrome_cached *k,
+			      const struct trace_thread *t, const struct trace_event *e)
+{
+	struct json_writer *j = &c->json;
+	chrome_next_item(c);
+	json_raw(j, k->bytes, k->head);
+	/* at depth 0 the writer adds nothing around a value: the separators
+	 * and keys are these bytes, as json_key would write them */
+	json_raw(j, ",\"ts\":", 6);
+	chrome_us(j, chrome_rel_ns(c, e->start_ns));
+	if (!(e->flags & TRACE_EVF_MARK)) {
+		json_raw(j, ",\"dur\":", 7);
+		chrome_us(j, (int64_t)e->dur_ns);
+	}
+	json_raw(j, ",\"pid\":", 7);
+	json_uint(j, chrome_pid(c, t));
+	json_raw(j, ",\"tid\":", 7);
+	json_uint(j, chrome_tid(c, t));
+	json_raw(j, k->bytes + k->head, k->tail);
 }
 
 static int chrome_event(struct export_writer *w, const struct trace_event *e)
@@ -200,18 +288,20 @@ static int chrome_event(struct export_writer *w, const struct trace_event *e)
 	}
 	int mark = (e->flags & TRACE_EVF_MARK) != 0;
 	int stream = t->kind == TRACE_TRACK_STREAM;
+	const struct chrome_cached *k;
+	if (!e->ext && !stream && (k = cache_get(c, d, t, e)) != NULL) {
+		write_plain_event(c, k, t, e);
+		if (c->job)
+			chrome_job_event(c, d, t, e);
+		return failed(c);
+	}
 	char buf[128];
 	const char *name = trace_reader_string(c->reader, d->name_str);
 	if (e->ext)
 		name = chrome_gpu_name(d, e, name, buf, sizeof(buf));
 
 	chrome_next_item(c);
-	json_begin_object(j);
-	chrome_key_string(j, "name", name);
-	chrome_key_string(j, "cat", chrome_category(d->type, stream));
-	chrome_key_string(j, "ph", mark ? "i" : "X");
-	if (mark)
-		chrome_key_string(j, "s", "t");
+	write_event_head(c, name, chrome_category(d->type, stream), mark);
 	chrome_key_us(j, "ts", chrome_rel_ns(c, e->start_ns));
 	if (!mark)
 		chrome_key_us(j, "dur", (int64_t)e->dur_ns);
@@ -248,7 +338,7 @@ static int chrome_counter(struct export_writer *w, const struct trace_counter *c
 	chrome_key_string(j, "ph", "C");
 	chrome_key_us(j, "ts", chrome_rel_ns(c, ctr->ts_ns));
 	chrome_key_uint(j, "pid", pid);
-	json_key(j, "args");
+	chrome_key(j, "args");
 	json_begin_object(j);
 	json_key(j, unit);
 	json_double(j, ctr->value);
@@ -279,11 +369,11 @@ void chrome_meta_begin(struct chrome_writer *c, const char *name, uint64_t pid, 
 	json_begin_object(j);
 	chrome_key_string(j, "name", name);
 	chrome_key_string(j, "ph", "M");
-	json_key(j, "ts");
+	chrome_key(j, "ts");
 	json_uint(j, 0);
 	chrome_key_uint(j, "pid", pid);
 	chrome_key_uint(j, "tid", tid);
-	json_key(j, "args");
+	chrome_key(j, "args");
 	json_begin_object(j);
 }
 
@@ -370,7 +460,7 @@ void chrome_key_wall_time(struct json_writer *j, const char *key, int64_t wall_n
 
 static void write_sources(struct json_writer *j, uint32_t sources)
 {
-	json_key(j, "sources");
+	chrome_key(j, "sources");
 	json_begin_array(j);
 	if (sources & TRACE_SRC_NVTX)
 		json_string(j, "nvtx");
@@ -401,7 +491,7 @@ static void write_drops(struct chrome_writer *c)
 {
 	struct json_writer *j = &c->json;
 	chrome_key_uint(j, "drops", trace_reader_total_drops(c->reader));
-	json_key(j, "drops_by_thread");
+	chrome_key(j, "drops_by_thread");
 	json_begin_array(j);
 	for (uint32_t i = 0; i < c->ndrops; i++) {
 		const struct trace_thread *t = trace_reader_thread(c->reader, i);
@@ -420,7 +510,7 @@ static void write_drops(struct chrome_writer *c)
 static void write_processes_data(struct chrome_writer *c)
 {
 	struct json_writer *j = &c->json;
-	json_key(j, "processes");
+	chrome_key(j, "processes");
 	json_begin_array(j);
 	uint32_t n = trace_reader_process_count(c->reader);
 	for (uint32_t i = 0; i < n; i++) {
@@ -431,12 +521,12 @@ static void write_processes_data(struct chrome_writer *c)
 		chrome_key_uint(j, "pid", p->pid);
 		chrome_key_uint(j, "ppid", p->ppid);
 		chrome_key_uint(j, "start_ns", p->start_ns);
-		json_key(j, "end_ns");
+		chrome_key(j, "end_ns");
 		if (p->end_ns)
 			json_uint(j, p->end_ns);
 		else
 			json_null(j);
-		json_key(j, "exit_status");
+		chrome_key(j, "exit_status");
 		if (p->exit_status >= 0)
 			json_int(j, p->exit_status);
 		else if (p->exit_status == TRACE_EXIT_KILLED)
@@ -460,7 +550,7 @@ static void write_processes_data(struct chrome_writer *c)
 static void write_threads_data(struct chrome_writer *c)
 {
 	struct json_writer *j = &c->json;
-	json_key(j, "threads");
+	chrome_key(j, "threads");
 	json_begin_array(j);
 	uint32_t n = trace_reader_thread_count(c->reader);
 	for (uint32_t i = 0; i < n; i++) {
@@ -470,7 +560,7 @@ static void write_threads_data(struct chrome_writer *c)
 		json_begin_object(j);
 		track_ids(j, t);
 		chrome_key_uint(j, "start_ns", t->start_ns);
-		json_key(j, "end_ns");
+		chrome_key(j, "end_ns");
 		if (t->end_ns)
 			json_uint(j, t->end_ns);
 		else
@@ -493,31 +583,31 @@ static void write_other_data(struct chrome_writer *c)
 	chrome_key_string(j, "exported_by", "gprof-dl " GPDL_VERSION);
 	chrome_key_string(j, "host", h->hostname);
 	chrome_key_uint(j, "pid", h->pid);
-	json_key(j, "rank");
+	chrome_key(j, "rank");
 	if (h->rank >= 0)
 		json_int(j, h->rank);
 	else
 		json_null(j);
 	if (h->rank >= 0 && h->local_rank >= 0) /* 1.3 */
 		chrome_key_int(j, "local_rank", h->local_rank);
-	json_key(j, "world_size");
+	chrome_key(j, "world_size");
 	if (h->world_size > 0)
 		json_int(j, h->world_size);
 	else
 		json_null(j);
-	json_key(j, "dist_backend");
+	chrome_key(j, "dist_backend");
 	if (h->dist_backend && *h->dist_backend)
 		json_string(j, h->dist_backend);
 	else
 		json_null(j);
 	chrome_key_string(j, "command_line", h->cmdline);
 	chrome_key_string(j, "clock_domain", h->clock_domain);
-	json_key(j, "wall_offset_ns");
+	chrome_key(j, "wall_offset_ns");
 	json_int(j, h->wall_offset_ns);
 	chrome_key_uint(j, "start_ns", h->start_ns);
 	chrome_key_uint(j, "end_ns", h->end_ns);
 	chrome_key_wall_time(j, "start_time", (int64_t)h->start_ns + h->wall_offset_ns);
-	json_key(j, "duration_ns");
+	chrome_key(j, "duration_ns");
 	if (h->end_ns >= h->start_ns && h->end_ns)
 		json_uint(j, h->end_ns - h->start_ns);
 	else
@@ -532,7 +622,7 @@ static void write_other_data(struct chrome_writer *c)
 	write_threads_data(c);
 	uint64_t offset = 0;
 	const char *damage = trace_reader_damage(c->reader, &offset);
-	json_key(j, "damage");
+	chrome_key(j, "damage");
 	if (damage) {
 		json_begin_object(j);
 		chrome_key_uint(j, "offset", offset);
@@ -551,8 +641,7 @@ static void write_base_time(struct chrome_writer *c)
 	char line[64];
 	snprintf(line, sizeof(line), "\"baseTimeNanoseconds\":%lld,\n",
 		 (long long)((int64_t)c->base_ns + c->header->wall_offset_ns));
-	if (fputs_unlocked(line, c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, line);
 }
 
 static int chrome_end(struct export_writer *w)
@@ -563,15 +652,13 @@ static int chrome_end(struct export_writer *w)
 	write_processes(c);
 	write_threads(c);
 	chrome_write_gpu_tracks(c);
-	if (fputs_unlocked("\n],\n\"displayTimeUnit\":\"ms\",\n", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "\n],\n\"displayTimeUnit\":\"ms\",\n");
 	chrome_write_devices(c);
 	write_base_time(c);
-	if (fputs_unlocked("\"otherData\":", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "\"otherData\":");
 	write_other_data(c);
-	if (fputs_unlocked("}\n", c->out) == EOF)
-		c->json.error = 1;
+	chrome_raw(c, "}\n");
+	json_writer_flush(&c->json);
 	return json_writer_error(&c->json) ? -1 : 0;
 }
 
@@ -580,6 +667,8 @@ static void chrome_destroy(struct export_writer *w)
 	struct chrome_writer *c = chrome_of(w);
 	if (c->job)
 		chrome_job_destroy(c);
+	json_writer_release(&c->json);
+	cache_clear(c);
 	free(c->drops);
 	free(c);
 }
@@ -595,6 +684,6 @@ struct export_writer *chrome_writer_new(FILE *out)
 	c->ops.end = chrome_end;
 	c->ops.destroy = chrome_destroy;
 	c->out = out;
-	json_writer_init(&c->json, out, 0);
+	json_writer_init_buffered(&c->json, out, 0, CHROME_BUFFER);
 	return &c->ops;
 }

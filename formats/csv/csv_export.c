@@ -19,6 +19,8 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 /* Derived measures (blocks per SM, bandwidth, ...) to the millionth. */
 #define MEASURE_DECIMALS 6
+/* Each file's own buffer, which goes to its stream in big blocks. */
+#define CSV_EXPORT_BUFFER (64u << 10)
 
 const char *const csv_export_file_names[CSV_FILE_COUNT] = {
 	[CSV_FILE_TRACE] = "trace.csv",         [CSV_FILE_PROCESSES] = "processes.csv",
@@ -142,6 +144,15 @@ struct csv_export {
 	const struct trace_header *header;
 	uint64_t *events, *drops; /* per thread index: grow with threads, not events */
 	uint32_t nthreads;
+	/* per desc id: its name and type fields, then its domain and category
+	 * fields, as CSV (csv_desc()); grows with descs, not events */
+	struct csv_desc *descs;
+	uint32_t ndescs;
+};
+
+struct csv_desc {
+	char *bytes; /* NULL: not made yet */
+	uint32_t name_type, domain_category; /* the two runs' lengths */
 };
 
 static struct csv_export *csv_of(struct export_writer *w)
@@ -169,9 +180,19 @@ static void grow(struct csv_export *x, uint32_t thread)
 	x->nthreads = n;
 }
 
+static void descs_clear(struct csv_export *x)
+{
+	for (uint32_t i = 0; i < x->ndescs; i++)
+		free(x->descs[i].bytes);
+	free(x->descs);
+	x->descs = NULL;
+	x->ndescs = 0;
+}
+
 static int csv_begin(struct export_writer *w, struct trace_reader *r, const struct trace_header *h)
 {
 	struct csv_export *x = csv_of(w);
+	descs_clear(x); /* desc ids are the reader's */
 	x->reader = r;
 	x->header = h;
 	for (int i = 0; i < CSV_FILE_COUNT; i++)
@@ -207,20 +228,18 @@ static void int_or_empty(struct csv_out *c, int32_t v)
 
 static void flag(struct csv_out *c, unsigned flags, unsigned bit)
 {
-	csv_out_uint(c, (flags & bit) != 0);
+	csv_out_raw(c, flags & bit ? "1" : "0", 1);
 }
 
-static void event_columns(struct csv_export *x, struct csv_out *c, const struct trace_desc *d,
-			  const struct trace_thread *t, const struct trace_event *e)
+static void name_type_columns(struct csv_export *x, struct csv_out *c, const struct trace_desc *d)
 {
-	csv_out_uint(c, e->start_ns);
-	csv_out_uint(c, e->start_ns + e->dur_ns);
-	csv_out_uint(c, e->dur_ns);
 	csv_out_text(c, trace_reader_string(x->reader, d->name_str));
 	csv_out_text(c, trace_event_type_name(d->type));
-	csv_out_uint(c, t->pid);
-	csv_out_uint(c, t->tid);
-	csv_out_uint(c, t->index);
+}
+
+static void domain_category_columns(struct csv_export *x, struct csv_out *c,
+				    const struct trace_desc *d)
+{
 	if (d->domain_str)
 		csv_out_text(c, trace_reader_string(x->reader, d->domain_str));
 	else
@@ -232,6 +251,61 @@ static void event_columns(struct csv_export *x, struct csv_out *c, const struct 
 		csv_out_text(c, cat);
 	else
 		uint_or_empty(c, d->category);
+}
+
+/* A desc's fields, made once by the same calls as any row's, into memory:
+ * every event of the desc repeats them. NULL when memory fails. */
+static const struct csv_desc *csv_desc(struct csv_export *x, uint32_t id,
+				       const struct trace_desc *d)
+{
+	if (id >= x->ndescs) {
+		uint32_t n = id + 1 > 2 * x->ndescs ? id + 1 : 2 * x->ndescs;
+		x->descs = xrealloc(x->descs, (size_t)n * sizeof(*x->descs));
+		memset(x->descs + x->ndescs, 0, (size_t)(n - x->ndescs) * sizeof(*x->descs));
+		x->ndescs = n;
+	}
+	struct csv_desc *k = &x->descs[id];
+	if (k->bytes)
+		return k;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (!m)
+		return NULL;
+	struct csv_out mc;
+	csv_out_init(&mc, m);
+	name_type_columns(x, &mc, d);
+	int bad = fflush(m) != 0;
+	size_t first = len;
+	mc.row_started = 0; /* the second run is a field list of its own */
+	domain_category_columns(x, &mc, d);
+	bad |= csv_out_error(&mc) || fclose(m) != 0;
+	if (bad || len > UINT32_MAX) {
+		free(text);
+		return NULL;
+	}
+	*k = (struct csv_desc){text, (uint32_t)first, (uint32_t)(len - first)};
+	return k;
+}
+
+static void event_columns(struct csv_export *x, struct csv_out *c, const struct trace_desc *d,
+			  const struct trace_thread *t, const struct trace_event *e)
+{
+	const struct csv_desc *k = csv_desc(x, e->desc, d);
+	csv_out_uint(c, e->start_ns);
+	csv_out_uint(c, e->start_ns + e->dur_ns);
+	csv_out_uint(c, e->dur_ns);
+	if (k)
+		csv_out_raw(c, k->bytes, k->name_type);
+	else
+		name_type_columns(x, c, d);
+	csv_out_uint(c, t->pid);
+	csv_out_uint(c, t->tid);
+	csv_out_uint(c, t->index);
+	if (k)
+		csv_out_raw(c, k->bytes + k->name_type, k->domain_category);
+	else
+		domain_category_columns(x, c, d);
 	flag(c, e->flags, TRACE_EVF_OPEN_AT_EXIT);
 	flag(c, e->flags, TRACE_EVF_UNBALANCED_POP);
 	flag(c, e->flags, TRACE_EVF_START_END);
@@ -594,7 +668,7 @@ static int csv_end(struct export_writer *w)
 	write_threads(x);
 	write_devices(x);
 	for (int i = 0; i < CSV_FILE_COUNT; i++)
-		if (csv_out_error(&x->files[i]))
+		if (csv_out_flush(&x->files[i]) != 0 || csv_out_error(&x->files[i]))
 			return -1;
 	return 0;
 }
@@ -602,6 +676,9 @@ static int csv_end(struct export_writer *w)
 static void csv_destroy(struct export_writer *w)
 {
 	struct csv_export *x = csv_of(w);
+	for (int i = 0; i < CSV_FILE_COUNT; i++)
+		csv_out_release(&x->files[i]);
+	descs_clear(x);
 	free(x->events);
 	free(x->drops);
 	free(x);
@@ -618,6 +695,6 @@ struct export_writer *csv_export_new(FILE *const outs[CSV_FILE_COUNT])
 	x->ops.end = csv_end;
 	x->ops.destroy = csv_destroy;
 	for (int i = 0; i < CSV_FILE_COUNT; i++)
-		csv_out_init(&x->files[i], outs[i]);
+		csv_out_init_buffered(&x->files[i], outs[i], CSV_EXPORT_BUFFER);
 	return &x->ops;
 }

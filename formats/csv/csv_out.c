@@ -3,6 +3,7 @@
  */
 #include "formats/csv/csv_out.h"
 
+#include "lib/common/error.h"
 #include "lib/common/textsafe.h"
 
 #include <csv.h>
@@ -14,15 +15,77 @@
 
 void csv_out_init(struct csv_out *c, FILE *out)
 {
+	memset(c, 0, sizeof(*c));
 	c->out = out;
-	c->row_started = 0;
-	c->error = 0;
+}
+
+void csv_out_init_buffered(struct csv_out *c, FILE *out, size_t cap)
+{
+	csv_out_init(c, out);
+	c->cap = cap < 4096 ? 4096 : cap;
+	c->buf = xmalloc(c->cap);
+}
+
+int csv_out_flush(struct csv_out *c)
+{
+	if (c->buf && c->len) {
+		if (fwrite_unlocked(c->buf, 1, c->len, c->out) != c->len)
+			c->error = 1;
+		c->len = 0;
+	}
+	return c->error ? -1 : 0;
+}
+
+void csv_out_release(struct csv_out *c)
+{
+	csv_out_flush(c);
+	free(c->buf);
+	c->buf = NULL;
+	c->len = c->cap = 0;
+}
+
+/* The buffered output's slow path: s does not fit in what is left. */
+static void out_spill(struct csv_out *c, const char *s, size_t n)
+{
+	csv_out_flush(c);
+	if (n >= c->cap) {
+		if (fwrite_unlocked(s, 1, n, c->out) != n)
+			c->error = 1;
+		return;
+	}
+	memcpy(c->buf, s, n);
+	c->len = n;
+}
+
+static inline void out_bytes(struct csv_out *c, const char *s, size_t n)
+{
+	if (c->buf) {
+		if (n <= c->cap - c->len) {
+			memcpy(c->buf + c->len, s, n);
+			c->len += n;
+		} else {
+			out_spill(c, s, n);
+		}
+	} else if (n && fwrite_unlocked(s, 1, n, c->out) != n) {
+		c->error = 1;
+	}
+}
+
+static inline void out_comma(struct csv_out *c)
+{
+	if (!c->row_started)
+		return;
+	if (c->buf && c->len < c->cap)
+		c->buf[c->len++] = ',';
+	else
+		out_bytes(c, ",", 1);
 }
 
 void csv_out_field(struct csv_out *c, const char *s)
 {
 	char *clean = NULL;
 	size_t len = strlen(s);
+	csv_out_flush(c); /* what the fast path buffered goes first */
 	if (!utf8_valid(s, len)) { /* the same U+FFFD as csv_out_text */
 		clean = malloc(3 * len + 1);
 		if (!clean) {
@@ -52,7 +115,9 @@ void csv_out_fieldf(struct csv_out *c, const char *fmt, ...)
 
 void csv_out_end_row(struct csv_out *c)
 {
-	if (fputs("\r\n", c->out) == EOF)
+	if (c->buf)
+		out_bytes(c, "\r\n", 2);
+	else if (fputs("\r\n", c->out) == EOF)
 		c->error = 1;
 	c->row_started = 0;
 }
@@ -69,12 +134,10 @@ int csv_out_error(const struct csv_out *c)
 
 /* ---- the fast path ------------------------------------------------------- */
 
-static void put(struct csv_out *c, const char *s, size_t n)
+static inline void put(struct csv_out *c, const char *s, size_t n)
 {
-	if (c->row_started && fputc_unlocked(',', c->out) == EOF)
-		c->error = 1;
-	if (n && fwrite_unlocked(s, 1, n, c->out) != n)
-		c->error = 1;
+	out_comma(c);
+	out_bytes(c, s, n);
 	c->row_started = 1;
 }
 
@@ -83,22 +146,64 @@ void csv_out_empty(struct csv_out *c)
 	put(c, "", 0);
 }
 
-/* Digits of v ending at end; returns where they start. */
-static char *digits(char *end, uint64_t v)
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				     "25262728293031323334353637383940414243444546474849"
+				     "50515253545556575859606162636465666768697071727374"
+				     "75767778798081828384858687888990919293949596979899";
+
+/* Digits of v ending at end, two at a time; returns where they start. */
+static inline char *digits(char *end, uint64_t v)
 {
 	char *p = end;
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
 	return p;
+}
+
+/* How many decimal digits v has: log10 from its bit length, corrected. */
+static inline size_t digit_count(uint64_t v)
+{
+	static const uint64_t p10[20] = {
+		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+		1000000000000ull, 10000000000000ull, 100000000000000ull,
+		1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	if (v < 10)
+		return 1;
+	unsigned t = ((unsigned)(64 - __builtin_clzll(v)) * 1233u) >> 12;
+	return t + 1 - (v < p10[t]);
 }
 
 void csv_out_uint(struct csv_out *c, uint64_t v)
 {
 	char buf[24];
+	out_comma(c);
+	c->row_started = 1;
+	if (c->buf && c->cap - c->len >= sizeof(buf)) { /* in place: no copy */
+		size_t n = digit_count(v);
+		digits(c->buf + c->len + n, v);
+		c->len += n;
+		return;
+	}
 	char *p = digits(buf + sizeof(buf), v);
-	put(c, p, (size_t)(buf + sizeof(buf) - p));
+	out_bytes(c, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+void csv_out_raw(struct csv_out *c, const char *s, size_t n)
+{
+	put(c, s, n);
 }
 
 void csv_out_int(struct csv_out *c, int64_t v)
@@ -174,11 +279,27 @@ size_t csv_utf8_clean(char *buf, const char *s, size_t len)
 	return utf8_sanitize(buf, s, len);
 }
 
+size_t csv_quote(char *dst, const char *s, size_t len)
+{
+	size_t o = 0;
+	dst[o++] = '"';
+	for (size_t i = 0; i < len; i++) {
+		dst[o++] = s[i];
+		if (s[i] == '"')
+			dst[o++] = '"';
+	}
+	dst[o++] = '"';
+	return o;
+}
+
 void csv_out_text(struct csv_out *c, const char *s)
 {
 	char small[512], *clean = NULL, *quoted = small;
-	size_t len = strlen(s);
-	if (!utf8_valid(s, len)) {
+	size_t len = strlen(s), i = 0;
+	while (i < len && (unsigned char)s[i] < 0x80)
+		i++;
+	/* from the first byte above ASCII, which starts a character */
+	if (i < len && !utf8_valid(s + i, len - i)) {
 		clean = malloc(3 * len + 1);
 		if (!clean) {
 			c->error = 1;
@@ -187,15 +308,19 @@ void csv_out_text(struct csv_out *c, const char *s)
 		len = csv_utf8_clean(clean, s, len);
 		s = clean;
 	}
-	/* libcsv quotes into memory; the rare long field gets a bigger buffer */
-	size_t need = csv_write(small, sizeof(small), s, len);
-	if (need > sizeof(small)) {
-		quoted = malloc(need);
-		if (quoted)
-			csv_write(quoted, need, s, len);
+	out_comma(c);
+	c->row_started = 1;
+	if (c->buf && c->cap - c->len >= 2 && len <= (c->cap - c->len - 2) / 2) {
+		/* quoted in place */
+		c->len += csv_quote(c->buf + c->len, s, len);
+		free(clean);
+		return;
 	}
+	size_t need = 2 * len + 2;
+	if (need > sizeof(small))
+		quoted = malloc(need);
 	if (quoted)
-		put(c, quoted, need);
+		out_bytes(c, quoted, csv_quote(quoted, s, len));
 	else
 		c->error = 1;
 	if (quoted != small)

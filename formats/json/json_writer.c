@@ -17,6 +17,7 @@
  */
 #include "formats/json/json_writer.h"
 
+#include "lib/common/error.h"
 #include "lib/common/textsafe.h"
 
 #include <float.h>
@@ -37,16 +38,64 @@ static int write_run(FILE *out, const void *p, size_t n)
 	return 0;
 }
 
-static void put_bytes(struct json_writer *w, const char *s, size_t n)
+int json_writer_flush(struct json_writer *w)
 {
+	if (!w->buf || !w->len)
+		return w->error ? -1 : 0;
+	if (fwrite_unlocked(w->buf, 1, w->len, w->out) != w->len)
+		w->error = 1;
+	w->len = 0;
+	return w->error ? -1 : 0;
+}
+
+/* The buffered writer's slow path: s does not fit in what is left. */
+static void put_spill(struct json_writer *w, const char *s, size_t n)
+{
+	json_writer_flush(w);
+	if (n >= w->cap) {
+		if (fwrite_unlocked(s, 1, n, w->out) != n)
+			w->error = 1;
+		return;
+	}
+	memcpy(w->buf, s, n);
+	w->len = n;
+}
+
+static inline void put_bytes(struct json_writer *w, const char *s, size_t n)
+{
+	if (w->buf) {
+		if (n <= w->cap - w->len) {
+			char *o = w->buf + w->len;
+			if (n <= 16) /* keys, numbers, punctuation: no call */
+				for (size_t i = 0; i < n; i++)
+					o[i] = s[i];
+			else
+				memcpy(o, s, n);
+			w->len += n;
+		} else {
+			put_spill(w, s, n);
+		}
+		return;
+	}
 	if (write_run(w->out, s, n) < 0)
 		w->error = 1;
 }
 
-static void put_char(struct json_writer *w, char c)
+static inline void put_char(struct json_writer *w, char c)
 {
+	if (w->buf) {
+		if (w->len == w->cap)
+			json_writer_flush(w);
+		w->buf[w->len++] = c;
+		return;
+	}
 	if (putc_unlocked(c, w->out) == EOF)
 		w->error = 1;
+}
+
+void json_raw(struct json_writer *w, const char *s, size_t n)
+{
+	put_bytes(w, s, n);
 }
 
 static void newline_indent(struct json_writer *w, int depth)
@@ -59,7 +108,7 @@ static void newline_indent(struct json_writer *w, int depth)
 
 /* Before every value or key: the comma its container needs, and in pretty
  * mode its own line. A value right after its key needs neither. */
-static void before_item(struct json_writer *w)
+static inline void before_item(struct json_writer *w)
 {
 	if (w->after_key) {
 		w->after_key = 0;
@@ -80,6 +129,21 @@ void json_writer_init(struct json_writer *w, FILE *out, int pretty)
 	memset(w, 0, sizeof(*w));
 	w->out = out;
 	w->pretty = pretty;
+}
+
+void json_writer_init_buffered(struct json_writer *w, FILE *out, int pretty, size_t cap)
+{
+	json_writer_init(w, out, pretty);
+	w->cap = cap < 4096 ? 4096 : cap;
+	w->buf = xmalloc(w->cap);
+}
+
+void json_writer_release(struct json_writer *w)
+{
+	json_writer_flush(w);
+	free(w->buf);
+	w->buf = NULL;
+	w->len = w->cap = 0;
 }
 
 static void begin(struct json_writer *w, char open)
@@ -119,13 +183,28 @@ static int is_plain(unsigned char c)
 	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
 
-static void escape(FILE *out, const char *str, size_t len, int *error)
+/* The escaped form of the byte c that is not plain (below 0x80) into e:
+ * its length. */
+static size_t escape_ascii(unsigned char c, char *e)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = (const unsigned char *)str;
+	if (c == '"' || c == '\\') {
+		e[0] = '\\';
+		e[1] = (char)c;
+		return 2;
+	}
+	memcpy(e, "\\u00", 4);
+	e[4] = hex[c >> 4];
+	e[5] = hex[c & 15];
+	return 6;
+}
+
+/* The general path: runs of bytes that go out as they are, between the
+ * escapes and replacements. */
+static void escape_runs(struct json_writer *w, const unsigned char *s, size_t len)
+{
 	size_t run = 0; /* start of the bytes not yet written */
 	size_t i = 0;
-	int failed = 0;
 
 	while (i < len) {
 		unsigned char c = s[i];
@@ -138,40 +217,59 @@ static void escape(FILE *out, const char *str, size_t len, int *error)
 			i += ok;
 			continue;
 		}
-		if (write_run(out, s + run, i - run) < 0)
-			failed = 1;
+		put_bytes(w, (const char *)s + run, i - run);
 		if (c >= 0x80) {
-			if (write_run(out, "\xef\xbf\xbd", 3) < 0)
-				failed = 1;
+			put_bytes(w, "\xef\xbf\xbd", 3);
 			i += bad;
 		} else {
-			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-			size_t n = 6;
-			if (c == '"' || c == '\\') {
-				e[1] = (char)c;
-				n = 2;
-			}
-			if (write_run(out, e, n) < 0)
-				failed = 1;
+			char e[6];
+			put_bytes(w, e, escape_ascii(c, e));
 			i++;
 		}
 		run = i;
 	}
-	if (write_run(out, s + run, i - run) < 0)
-		failed = 1;
-	if (failed && error)
-		*error = 1;
+	put_bytes(w, (const char *)s + run, i - run);
+}
+
+/* Names are short and almost always plain: with room for the worst case
+ * (6 bytes out per byte in), they are copied and checked in one pass
+ * straight into the buffer; anything else takes the general path from the
+ * first byte that is not plain ASCII. */
+static void escape(struct json_writer *w, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	if (w->buf && len <= (w->cap - w->len) / 6) {
+		char *o = w->buf + w->len;
+		size_t i = 0;
+		for (; i < len; i++) {
+			unsigned char c = s[i];
+			if (is_plain(c))
+				*o++ = (char)c;
+			else if (c < 0x80)
+				o += escape_ascii(c, o);
+			else
+				break;
+		}
+		w->len = (size_t)(o - w->buf);
+		s += i;
+		len -= i;
+		if (!len)
+			return;
+	}
+	escape_runs(w, s, len);
 }
 
 void json_escape_to(FILE *out, const char *s, size_t len)
 {
-	escape(out, s, len, NULL);
+	struct json_writer w;
+	json_writer_init(&w, out, 0);
+	escape(&w, s, len);
 }
 
 static void quoted(struct json_writer *w, const char *s, size_t len)
 {
 	put_char(w, '"');
-	escape(w->out, s, len, &w->error);
+	escape(w, s, len);
 	put_char(w, '"');
 }
 
@@ -185,6 +283,31 @@ void json_key(struct json_writer *w, const char *key)
 		put_bytes(w, ": ", 2);
 	else
 		put_char(w, ':');
+	w->after_key = 1;
+}
+
+void json_key_plain(struct json_writer *w, const char *key, size_t len)
+{
+	before_item(w);
+	if (w->buf && !w->pretty && w->depth && len + 3 <= w->cap - w->len) {
+		char *o = w->buf + w->len;
+		o[0] = '"';
+		for (size_t i = 0; i < len; i++)
+			o[1 + i] = key[i];
+		o[len + 1] = '"';
+		o[len + 2] = ':';
+		w->len += len + 3;
+		w->after_key = 1;
+		return;
+	}
+	if (w->depth == 0)
+		w->error = 1;
+	put_char(w, '"');
+	put_bytes(w, key, len);
+	if (w->pretty)
+		put_bytes(w, "\": ", 3);
+	else
+		put_bytes(w, "\":", 2);
 	w->after_key = 1;
 }
 
@@ -205,14 +328,29 @@ void json_string(struct json_writer *w, const char *s)
 
 /* ---- numbers ------------------------------------------------------------- */
 
-/* Digits of v at the end of buf[0..n); returns where they start. */
-static char *format_u64(char *end, uint64_t v)
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				     "25262728293031323334353637383940414243444546474849"
+				     "50515253545556575859606162636465666768697071727374"
+				     "75767778798081828384858687888990919293949596979899";
+
+/* Digits of v ending at end, two at a time; returns where they start. */
+static inline char *format_u64(char *end, uint64_t v)
 {
 	char *p = end;
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		p[0] = digit_pairs[2 * r];
+		p[1] = digit_pairs[2 * r + 1];
+	}
+	if (v >= 10) {
+		p -= 2;
+		p[0] = digit_pairs[2 * v];
+		p[1] = digit_pairs[2 * v + 1];
+	} else {
+		*--p = (char)('0' + v);
+	}
 	return p;
 }
 
@@ -266,9 +404,33 @@ void json_double(struct json_writer *w, double v)
 	put_bytes(w, buf, strlen(buf));
 }
 
+static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+
+void json_decimal(struct json_writer *w, int64_t q, int decimals)
+{
+	char buf[32];
+	if (decimals > 9)
+		decimals = 9;
+	if (decimals < 0)
+		decimals = 0;
+	uint64_t mag = q < 0 ? (uint64_t)0 - (uint64_t)q : (uint64_t)q;
+	uint64_t unit = (uint64_t)pow10[decimals];
+	char *end = buf + sizeof(buf), *p = end;
+	if (decimals > 0) {
+		uint64_t frac = mag % unit;
+		for (int d = 0; d < decimals; d++, frac /= 10)
+			*--p = (char)('0' + frac % 10);
+		*--p = '.';
+	}
+	p = format_u64(p, mag / unit);
+	if (q < 0)
+		*--p = '-';
+	before_item(w);
+	put_bytes(w, p, (size_t)(end - p));
+}
+
 void json_fixed(struct json_writer *w, double v, int decimals)
 {
-	static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 	char buf[400]; /* DBL_MAX has 309 digits before the point */
 	if (!isfinite(v)) {
 		json_null(w);
@@ -283,21 +445,7 @@ void json_fixed(struct json_writer *w, double v, int decimals)
 	 * the last decimal, then integer formatting. */
 	double scaled = v * (decimals <= 9 ? pow10[decimals] : 0);
 	if (decimals <= 9 && fabs(scaled) < 9007199254740992.0) {
-		int64_t q = (int64_t)llround(scaled);
-		uint64_t mag = q < 0 ? (uint64_t)0 - (uint64_t)q : (uint64_t)q;
-		uint64_t unit = (uint64_t)pow10[decimals];
-		char *end = buf + sizeof(buf), *p = end;
-		if (decimals > 0) {
-			uint64_t frac = mag % unit;
-			for (int d = 0; d < decimals; d++, frac /= 10)
-				*--p = (char)('0' + frac % 10);
-			*--p = '.';
-		}
-		p = format_u64(p, mag / unit);
-		if (q < 0)
-			*--p = '-';
-		before_item(w);
-		put_bytes(w, p, (size_t)(end - p));
+		json_decimal(w, (int64_t)llround(scaled), decimals);
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%.*f", decimals, v);

@@ -393,6 +393,75 @@ static void test_write_error(void **state)
 	trace_reader_close(r);
 }
 
+/* ---- events of one desc: its bytes are made once ---------------------- */
+
+static void ns_as_us(char *buf, size_t size, uint64_t ns)
+{
+	if (ns < (UINT64_C(1) << 50))
+		snprintf(buf, size, "%llu.%03llu", (unsigned long long)(ns / 1000),
+			 (unsigned long long)(ns % 1000));
+	else
+		snprintf(buf, size, "%.3f", (double)ns / 1000.0);
+}
+
+/* Every event of a desc repeats its name, category and args, whatever the
+ * events of the same desc before it were: flags, marks and times are each
+ * event's own. */
+static void test_repeated_descs(void **state)
+{
+	(void)state;
+	char *path = fix_path("repeats.gpdl");
+	assert_int_equal(fix_write_repeats(path), 0);
+	int rc;
+	char *text = export_text(path, &rc);
+	assert_int_equal(rc, 0);
+	yajl_val doc = parse(text);
+	struct evlist evs = events_of(doc);
+	unsigned seen = 0, open = 0, marks = 0;
+	char want[64];
+	for (size_t k = 0; k < evs.len; k++) {
+		yajl_val ev = evs.values[k];
+		const char *ph = get_str(ev, "ph");
+		if (strcmp(ph, "X") != 0 && strcmp(ph, "i") != 0)
+			continue;
+		unsigned i = seen++;
+		assert_true(i < FIXR_EVENTS);
+		uint8_t flags = fixr_flags[i % FIXR_NFLAGS];
+		int mark = (flags & TRACE_EVF_MARK) != 0;
+		assert_str(ev, "name", fixr_names[i % 2]);
+		assert_str(ev, "cat", i % 2 ? "cpu_op" : "user_annotation");
+		assert_string_equal(ph, mark ? "i" : "X");
+		ns_as_us(want, sizeof(want), fixr_start_rel(i));
+		assert_num(ev, "ts", want);
+		if (mark) {
+			assert_null(get(ev, "dur"));
+			assert_str(ev, "s", "t");
+			marks++;
+		} else {
+			ns_as_us(want, sizeof(want), fixr_dur(i));
+			assert_num(ev, "dur", want);
+		}
+		assert_int_equal(get_int(ev, "pid"), FIX_PID);
+		assert_int_equal(get_int(ev, "tid"), FIX_PID);
+		yajl_val args = get(ev, "args");
+		assert_str(args, "type", i % 2 ? "Operator" : "UserDefined");
+		assert_int_equal(get(args, "open_at_exit") != NULL,
+				 (flags & TRACE_EVF_OPEN_AT_EXIT) != 0);
+		assert_int_equal(get(args, "unbalanced_pop") != NULL,
+				 (flags & TRACE_EVF_UNBALANCED_POP) != 0);
+		assert_int_equal(get(args, "start_end") != NULL, (flags & TRACE_EVF_START_END) != 0);
+		assert_int_equal(get(args, "name_truncated") != NULL,
+				 (flags & TRACE_EVF_NAME_TRUNCATED) != 0);
+		open += get(args, "open_at_exit") != NULL;
+	}
+	assert_int_equal(seen, FIXR_EVENTS);
+	assert_int_equal(open, FIXR_EVENTS / FIXR_NFLAGS);
+	assert_int_equal(marks, 2 * FIXR_EVENTS / FIXR_NFLAGS);
+	yajl_tree_free(doc);
+	free(text);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_metadata),
 		cmocka_unit_test(test_other_data),
+		cmocka_unit_test(test_repeated_descs),
 		cmocka_unit_test(test_one_event_per_line),
 		cmocka_unit_test(test_truncated_trace),
 		cmocka_unit_test(test_trace_without_end),

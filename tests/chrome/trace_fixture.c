@@ -176,6 +176,50 @@ int fix_write_two_batches(const char *path, unsigned n1, unsigned n2, long *flus
 	return rc;
 }
 
+/* ---- many events of few descs ------------------------------------------- */
+
+const char *const fixr_names[2] = {"op \"q\",\t1", "plain_op"};
+const uint8_t fixr_flags[FIXR_NFLAGS] = {
+	0,
+	TRACE_EVF_MARK,
+	TRACE_EVF_OPEN_AT_EXIT,
+	TRACE_EVF_START_END | TRACE_EVF_NAME_TRUNCATED,
+	TRACE_EVF_MARK | TRACE_EVF_UNBALANCED_POP,
+};
+
+uint64_t fixr_start_rel(unsigned i)
+{
+	return i + 1 == FIXR_EVENTS ? (UINT64_C(1) << 50) + 123456 : (uint64_t)i * 1000 + 7;
+}
+
+uint64_t fixr_dur(unsigned i)
+{
+	return fixr_flags[i % FIXR_NFLAGS] & TRACE_EVF_MARK ? 0 : i;
+}
+
+int fix_write_repeats(const char *path)
+{
+	struct trace_writer *w = trace_writer_open(path, 1);
+	if (!w)
+		return -1;
+	struct trace_thread t = {0, FIX_PID, FIX_PID, 0, FIX_START_NS, 0};
+	int rc = write_header(w) < 0 || trace_writer_thread(w, &t) < 0 ? -1 : 0;
+	uint32_t desc[2] = {0, 0};
+	for (int k = 0; rc == 0 && k < 2; k++)
+		if (!(desc[k] = trace_writer_desc(w, str(w, fixr_names[k]), 0, 0,
+						  k ? TRACE_EV_OPERATOR : TRACE_EV_USER_DEFINED)))
+			rc = -1;
+	for (unsigned i = 0; rc == 0 && i < FIXR_EVENTS; i++) {
+		struct trace_event e = {FIX_START_NS + fixr_start_rel(i), fixr_dur(i), desc[i % 2], 0,
+					fixr_flags[i % FIXR_NFLAGS], NULL};
+		if (trace_writer_event(w, &e) < 0)
+			rc = -1;
+	}
+	if (trace_writer_close(w, FIX_START_NS + fixr_start_rel(FIXR_EVENTS - 1) + 1) < 0)
+		rc = -1;
+	return rc;
+}
+
 /* ---- the GPU fixture ----------------------------------------------------- */
 
 #define MS UINT64_C(1000000)

@@ -127,6 +127,23 @@ extern const size_t fixo_nevents;
 
 int fix_write_ops(const char *path);
 
+/* ---- many events of few descs ------------------------------------------
+ *
+ * The exporters make a desc's fixed bytes once and reuse them: FIXR_EVENTS
+ * events on one thread (tid FIX_PID) of two descs, fixr_names[i % 2] (one
+ * needs escaping in JSON and quoting in CSV), with the flags cycling
+ * through fixr_flags[i % FIXR_NFLAGS] (marks, never-ended ranges, ...), so
+ * that events of one desc differ in flags from one to the next. Event i
+ * starts fixr_start_rel(i) after FIX_START_NS (the last one beyond 2^50 ns,
+ * where chrome's ts leaves integer formatting) and lasts i ns (a mark 0). */
+#define FIXR_EVENTS 1000
+#define FIXR_NFLAGS 5
+extern const char *const fixr_names[2];
+extern const uint8_t fixr_flags[FIXR_NFLAGS];
+uint64_t fixr_start_rel(unsigned i);
+uint64_t fixr_dur(unsigned i);
+int fix_write_repeats(const char *path);
+
 /* A fresh temporary directory (mkdtemp under TMPDIR) and files in it. */
 const char *fix_tmpdir(void);
 char *fix_path(const char *name); /* malloc'ed */

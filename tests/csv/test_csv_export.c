@@ -823,6 +823,108 @@ static void test_ops_events(void **state)
 	exported_free(&x);
 }
 
+/* ---- events of one desc: its fields are made once ------------------------ */
+
+/* Every event repeats its desc's name, type, domain and category, whatever
+ * the events of the same desc before it were; flags and times are its own. */
+static void test_repeated_descs(void **state)
+{
+	(void)state;
+	char *path = fix_path("repeats.gpdl");
+	assert_int_equal(fix_write_repeats(path), 0);
+	struct exported x;
+	export_csv(&x, path);
+	free(path);
+	size_t n[CSV_FILE_COUNT] = {0};
+	for (unsigned i = 0; i < FIXR_EVENTS; i++) {
+		uint8_t flags = fixr_flags[i % FIXR_NFLAGS];
+		enum csv_export_file file = flags & TRACE_EVF_MARK ? CSV_FILE_MARKS
+					    : i % 2		 ? CSV_FILE_OPERATORS
+								 : CSV_FILE_RANGES;
+		n[file]++;
+		uint64_t start = FIX_START_NS + fixr_start_rel(i);
+		struct want w = {0};
+		common_cols(&w, fixr_names[i % 2], i % 2 ? "Operator" : "UserDefined", start,
+			    fixr_dur(i), FIX_PID, FIX_PID, 0, NONE, NONE, flags);
+		for (int k = 0; k < 5; k++) /* ids, seq_nr, input_shapes, samples */
+			w_str(&w, NONE);
+		assert_row(csv_export_file_names[file], row_at(&x, file, start, 0), &w);
+	}
+	assert_int_equal(n[CSV_FILE_MARKS], 2 * FIXR_EVENTS / FIXR_NFLAGS);
+	assert_int_equal(x.t[CSV_FILE_MARKS].n - 1, n[CSV_FILE_MARKS]);
+	assert_int_equal(x.t[CSV_FILE_OPERATORS].n - 1, n[CSV_FILE_OPERATORS]);
+	assert_int_equal(x.t[CSV_FILE_RANGES].n - 1, n[CSV_FILE_RANGES]);
+	exported_free(&x);
+}
+
+/* csv_quote() is libcsv's csv_write() quoting, byte for byte. */
+static void test_quote_as_libcsv(void **state)
+{
+	(void)state;
+	char s[300], mine[2 * sizeof(s) + 2], theirs[2 * sizeof(s) + 2];
+	unsigned seed = 12345;
+	for (int round = 0; round < 2000; round++) {
+		size_t len = (size_t)(round % 7 == 0 ? round % 300 : round % 23);
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245u + 12345u;
+			unsigned b = (seed >> 16) & 0xff;
+			s[i] = (char)(b % 4 == 0 ? '"' : b);
+		}
+		size_t a = csv_quote(mine, s, len);
+		size_t b = csv_write(theirs, sizeof(theirs), s, len);
+		assert_int_equal(a, b);
+		assert_memory_equal(mine, theirs, a);
+	}
+}
+
+static void write_rows(struct csv_out *c)
+{
+	char text[5000];
+	for (int r = 0; r < 200; r++) {
+		csv_out_uint(c, UINT64_MAX - (uint64_t)r * 977);
+		csv_out_int(c, INT64_MIN + r);
+		csv_out_empty(c);
+		memset(text, r % 2 ? '"' : 'x', sizeof(text) - 1);
+		text[(size_t)r * 20 % (sizeof(text) - 1)] = '\xc3';
+		text[sizeof(text) - 1 - (size_t)r * 20] = '\0';
+		csv_out_text(c, text);
+		csv_out_raw(c, "\"a\",", 4);
+		csv_out_fixed(c, r * 0.125 - 3, 6);
+		csv_out_uint(c, (uint64_t)r);
+		if (r % 50 == 0)
+			csv_out_field(c, "field, \"quoted\"");
+		csv_out_end_row(c);
+	}
+}
+
+/* The buffered output writes the bytes of the plain one, whatever falls
+ * across its buffer's end, csv_out_field's stdio path included. */
+static void test_buffered_same_bytes(void **state)
+{
+	(void)state;
+	char *a = NULL, *b = NULL;
+	size_t alen = 0, blen = 0;
+	FILE *fa = open_memstream(&a, &alen), *fb = open_memstream(&b, &blen);
+	assert_non_null(fa);
+	assert_non_null(fb);
+	struct csv_out plain, buffered;
+	csv_out_init(&plain, fa);
+	csv_out_init_buffered(&buffered, fb, 4096);
+	write_rows(&plain);
+	write_rows(&buffered);
+	assert_int_equal(csv_out_flush(&buffered), 0);
+	assert_false(csv_out_error(&plain));
+	assert_false(csv_out_error(&buffered));
+	csv_out_release(&buffered);
+	assert_int_equal(fclose(fa), 0);
+	assert_int_equal(fclose(fb), 0);
+	assert_true(alen > 200 * 4096);
+	assert_int_equal(alen, blen);
+	assert_memory_equal(a, b, alen);
+	free(a);
+	free(b);
+}
+
 /* ---- ranks and collectives (1.3) ------------------------------------------ */
 
 /* A launcher's recording of two gloo ranks: processes.csv says which rank
@@ -966,6 +1068,9 @@ int main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_ops_events),
+		cmocka_unit_test(test_repeated_descs),
+		cmocka_unit_test(test_quote_as_libcsv),
+		cmocka_unit_test(test_buffered_same_bytes),
 		cmocka_unit_test(test_comm_events),
 	};
 	int failed = cmocka_run_group_tests_name("gpu", gpu, gpu_setup, gpu_teardown);

@@ -113,6 +113,103 @@ static int utf8_valid(const void *s, size_t n)
 	return r != (size_t)-1 && il == 0;
 }
 
+/* ---- the buffered writer ------------------------------------------------- */
+
+/* One document of every kind of value, strings of every byte, escapes and
+ * ill-formed UTF-8 among them, some longer than the buffer, written by w. */
+static void write_mixed(struct json_writer *w)
+{
+	char s[9000];
+	json_begin_array(w);
+	for (int round = 0; round < 40; round++) {
+		json_begin_object(w);
+		json_key(w, "name");
+		for (size_t i = 0; i < 300; i++)
+			s[i] = (char)((i * 7 + (size_t)round) & 0xff);
+		json_string_len(w, s, 300);
+		json_key_plain(w, "ts", 2);
+		json_decimal(w, (int64_t)round * 1234567 - 5000000, 3);
+		json_key(w, "q\"\\k\x01");
+		json_fixed(w, round * 0.001 - 0.0125, 3);
+		json_key(w, "n");
+		json_int(w, INT64_MIN + round);
+		json_key(w, "u");
+		json_uint(w, UINT64_MAX - (uint64_t)round);
+		json_key(w, "long");
+		memset(s, round % 3 ? 'a' : '"', sizeof(s));
+		s[100] = '\xff';
+		json_string_len(w, s, sizeof(s));
+		json_end_object(w);
+		json_raw(w, " ", 1);
+	}
+	json_end_array(w);
+}
+
+/* The buffered writer writes exactly the bytes of the plain one, whatever
+ * falls across its buffer's end, and nothing before it is flushed. */
+static void test_buffered_same_bytes(void **state)
+{
+	(void)state;
+	struct doc plain, buffered;
+	doc_open(&plain, 0);
+	write_mixed(&plain.w);
+	char *want = doc_close(&plain);
+
+	memset(&buffered, 0, sizeof(buffered));
+	buffered.f = open_memstream(&buffered.text, &buffered.len);
+	assert_non_null(buffered.f);
+	json_writer_init_buffered(&buffered.w, buffered.f, 0, 4096);
+	write_mixed(&buffered.w);
+	assert_int_equal(fflush(buffered.f), 0);
+	assert_true(buffered.len < plain.len); /* the rest still in the writer's buffer */
+	assert_int_equal(json_writer_flush(&buffered.w), 0);
+	json_writer_release(&buffered.w);
+	char *got = doc_close(&buffered);
+	assert_int_equal(buffered.len, plain.len);
+	assert_memory_equal(got, want, plain.len);
+	free(got);
+	free(want);
+}
+
+/* json_decimal writes json_fixed's digits for any count of the last
+ * decimal that a double holds exactly, and is exact beyond. */
+static void test_decimal(void **state)
+{
+	(void)state;
+	static const int64_t v[] = {0, 1, -1, 999, 1000, -1000, 1001, 123456789, -987654321,
+				    (INT64_C(1) << 50) - 1, -(INT64_C(1) << 50) + 1};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		for (int dec = 0; dec <= 9; dec++) {
+			struct doc a, b;
+			doc_open(&a, 0);
+			json_decimal(&a.w, v[i], dec);
+			char *x = doc_close(&a);
+			doc_open(&b, 0);
+			double scale = 1;
+			for (int k = 0; k < dec; k++)
+				scale *= 10;
+			json_fixed(&b.w, (double)v[i] / scale, dec);
+			char *y = doc_close(&b);
+			if (v[i] > -(INT64_C(1) << 50) / 1000000000 && v[i] < (INT64_C(1) << 50) / 1000000000)
+				assert_string_equal(x, y);
+			free(x);
+			free(y);
+		}
+	}
+	struct doc d;
+	doc_open(&d, 0);
+	json_decimal(&d.w, INT64_MIN, 3);
+	json_raw(&d.w, " ", 1);
+	json_decimal(&d.w, -5, 3);
+	json_raw(&d.w, " ", 1);
+	json_decimal(&d.w, 1234567, 3);
+	json_raw(&d.w, " ", 1);
+	json_decimal(&d.w, 42, 0);
+	char *t = doc_close(&d);
+	assert_string_equal(t, "-9223372036854775.808 -0.005 1234.567 42");
+	free(t);
+}
+
 /* ---- strings ------------------------------------------------------------- */
 
 static void test_every_byte(void **state)
@@ -639,6 +736,8 @@ static void test_write_error_is_sticky(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buffered_same_bytes),
+		cmocka_unit_test(test_decimal),
 		cmocka_unit_test(test_every_byte),
 		cmocka_unit_test(test_escape_forms),
 		cmocka_unit_test(test_nasty_sequences),
