@@ -4,6 +4,7 @@
  * memory depends on distinct names and threads, never on events).
  *
  *   bench-import [JSON] [-s SIZE_MB] [--gzip] [--keep]
+ *   bench-import --generate OUT EVENTS
  *   bench-import --threads [N...]
  *
  * Without JSON, a Kineto-style file (the PyTorch profiler's layout, one
@@ -14,7 +15,12 @@
  * copy is imported as well. The import runs in this process while a thread
  * samples its resident memory four times a second. Prints figures: MB/s of
  * JSON, events/s, output bytes per event, peak and sampled RSS. Never fails
- * on time.
+ * on time. The first line of each import is the one the benchmark suite
+ * reads:
+ *   import: <bytes> bytes in <s> s = <MB/s> MB/s, peak RSS <MB> MB
+ *
+ * --generate writes the Kineto-style file of EVENTS imported events (ranges
+ * and instants; the flows beside them are not counted) to OUT, and stops.
  *
  * --threads measures how the import scales with the number of threads (it
  * must be linear: DESIGN.md): for each N (default 1000, 10000 and 100000) a
@@ -152,7 +158,9 @@ static void gen_step(struct out *o, uint64_t step, uint64_t *t, uint64_t *corr, 
 	*t += 1000;
 }
 
-static void generate(const char *path, const char *gz_path, uint64_t target)
+/* Steps until target bytes, or target_events events when that is not 0. */
+static void generate(const char *path, const char *gz_path, uint64_t target,
+		     uint64_t target_events)
 {
 	struct out o = {0};
 	static char buf[1 << 20];
@@ -178,7 +186,7 @@ static void generate(const char *path, const char *gz_path, uint64_t target)
 		"  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 8},\n"
 		"  \"traceEvents\": [\n";
 	emit(&o, head, (int)strlen(head));
-	while (o.bytes < target)
+	while (target_events ? o.events < target_events : o.bytes < target)
 		gen_step(&o, step++, &t, &corr, &ext);
 	const char *tail =
 		"  {\n    \"name\": \"Record Window End\", \"ph\": \"i\", \"s\": \"g\",\n    \"pid\": \"\", \"tid\": \"\","
@@ -250,6 +258,9 @@ static int measure(const char *json, const char *what)
 		     (double)(ru.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6 +
 		     (double)(ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
 		     (double)(ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+	printf("import: %llu bytes in %.3f s = %.1f MB/s, peak RSS %.1f MB\n",
+	       (unsigned long long)in_bytes, secs, (double)in_bytes / 1e6 / secs,
+	       (double)ru.ru_maxrss / 1024);
 	printf("import of %s (%s)\n", json, what);
 	printf("  format            %s\n", import_format_name(st.format));
 	printf("  JSON              %.1f MB (%.1f MB on disk)\n", (double)st.json_bytes / 1e6,
@@ -398,6 +409,15 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--threads"))
 		return bench_threads(argc - 2, argv + 2);
+	if (argc == 4 && !strcmp(argv[1], "--generate")) {
+		uint64_t n = strtoull(argv[3], NULL, 10);
+		if (!n) {
+			fprintf(stderr, "bench-import: --generate OUT EVENTS: EVENTS must be a number\n");
+			return 2;
+		}
+		generate(argv[2], NULL, 0, n);
+		return 0;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-s") && i + 1 < argc)
 			size_mb = strtoull(argv[++i], NULL, 10);
@@ -409,6 +429,7 @@ int main(int argc, char **argv)
 			json = argv[i];
 		else {
 			fprintf(stderr, "usage: bench-import [JSON] [-s SIZE_MB] [--gzip] [--keep]\n"
+				"       bench-import --generate OUT EVENTS\n"
 				"       bench-import --threads [N...]\n");
 			return 2;
 		}
@@ -421,7 +442,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/bench-import-%d.json", dir, (int)getpid());
 	snprintf(gz_path, sizeof(gz_path), "%s.gz", path);
 	double t0 = bench_now();
-	generate(path, gz ? gz_path : NULL, size_mb * 1000000ull);
+	generate(path, gz ? gz_path : NULL, size_mb * 1000000ull, 0);
 	printf("  (generated in %.1f s)\n", bench_now() - t0);
 	int rc = measure(path, "plain");
 	if (rc == 0 && gz)
