@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end tests of gprof-dl on PyTorch programs, against real torch:
-Debian's python3-torch 1.13 (CPU build: operators through the gprof_dl
-package's RecordFunction observer) and torch 2.x from PyPI (CUDA build run
-without a GPU: operators through torch's NVTX emission). Each case runs a
+Debian's python3-torch 1.13 (CPU build) and torch 2.x from PyPI (CUDA build
+run without a GPU), operators through the gprof_dl package's RecordFunction
+observer on both (torch's NVTX emission on the CUDA build: case_mechanism). Each case runs a
 program from progs/ bare and under `gprof-dl run`, reads the trace back
 through `summary --format json`, `bench --format json` and `export --chrome`,
 all parsed with Python's json module, and asserts exact counts.
@@ -251,6 +251,59 @@ def case_plain(c):
     eq(len(set(seq)), len(seq), "distinct aten::addmm sequence numbers")
     eq(sorted(e.get("args", {}).get("Sequence number", -1) for e in ch.named("AddmmBackward0")), sorted(seq),
        "AddmmBackward0 sequence numbers (those of the forward aten::addmm)")
+
+
+def case_mechanism(c):
+    """Operators through the package's RecordFunction observer on every build
+    of torch: a run with a fresh cache compiles the observer into it and
+    records the loop's operators, as many as torch.profiler sees. When the
+    observer cannot be compiled (CXX=false, another fresh cache), a CUDA build
+    falls back to torch's NVTX emission with the same counts, and says so in
+    one line; a CPU build, or GPROF_DL_TORCH_OPERATORS=observer, records no
+    operator and says why; GPROF_DL_TORCH_OPERATORS=nvtx takes the NVTX way
+    on a CUDA build without the observer."""
+    n = 4
+    args = loop(c, "--batches", str(n))
+    bare, ref = c.torch_profiler(args)
+    want = ref["counts"]["aten::addmm"]
+    eq(want, n * LINEAR_LAYERS, "torch.profiler's aten::addmm count (the reference)")
+
+    def run(tag, **env):
+        cache = os.path.join(c.tmp, "cache-" + tag)
+        os.makedirs(cache)
+        e = dict(c.env, GPROF_DL_CACHE_DIR=cache, **env)
+        c.n += 1
+        out = os.path.join(c.tmp, f"t{c.n}.gpdl")
+        p = c.gprof("run", "-q", "-o", out, "--force", "--", c.py, *args, env=e)
+        c.same_output(bare, p, f"operators, {tag}")
+        built = sorted(f for f in os.listdir(cache) if f.startswith("observer-") and f.endswith(".so"))
+        s = c.summary(out)
+        ops = s.operators() if "operator" in s.doc["tables"] else {}
+        return ops, text(p.stderr), built
+
+    ops, err, built = run("default")
+    eq(len(built), 1, f"observers compiled into a fresh cache: {built}")
+    eq(err, "", "default: stderr (the program writes none)")
+    eq(ops.get("aten::addmm"), want, "default (observer): aten::addmm calls")
+    eq(ops.get("AddmmBackward0"), want, "default (observer): AddmmBackward0 calls")
+
+    ops, err, built = run("nocxx", CXX="false")
+    eq(built, [], "CXX=false: observers compiled")
+    eq(err.count("\n"), 1, f"CXX=false: one line on stderr: {err!r}")
+    if c.torch == "2":
+        must(err.startswith("gprof-dl: operators recorded from torch's NVTX ranges: the observer did not compile"),
+             f"CXX=false, CUDA build: {err!r}")
+        eq(ops.get("aten::addmm"), want, "CXX=false, CUDA build (NVTX): aten::addmm calls")
+        ops, err, _ = run("nvtx", GPROF_DL_TORCH_OPERATORS="nvtx")
+        eq(err, "", "GPROF_DL_TORCH_OPERATORS=nvtx: stderr")
+        eq(ops.get("aten::addmm"), want, "GPROF_DL_TORCH_OPERATORS=nvtx: aten::addmm calls")
+        ops, err, _ = run("strict", CXX="false", GPROF_DL_TORCH_OPERATORS="observer")
+        must(err.startswith("gprof-dl: operators not recorded: the observer did not compile"),
+             f"CXX=false, GPROF_DL_TORCH_OPERATORS=observer: {err!r}")
+    else:
+        must(err.startswith("gprof-dl: operators not recorded: the observer did not compile"),
+             f"CXX=false, CPU build: {err!r}")
+    eq(ops.get("aten::addmm"), None, "aten::addmm calls without the observer or NVTX")
 
 
 THROUGHPUT = re.compile(r"throughput: ([0-9.]+) samples/s, ([0-9.]+) steps/s "

@@ -4,19 +4,23 @@ recorded only while the collector records full detail; and communication:
 c10d's work ("gloo:all_reduce", ...) as Communication events with bytes and
 element type.
 
-CUDA builds of torch emit NVTX ranges themselves (what emit_nvtx turns on),
-which the collector's NVTX injection records; it is told to read their
-"aten::addmm, seq = 12, op_id = 3, sizes = [...]" form as Operator ranges.
-CPU builds have no NVTX: a RecordFunction observer (_observer.cpp) calls the
-collector directly. It must be compiled against the running torch's headers, so
-it is built at first use and cached per torch version, C++ ABI and source.
+Every build of torch records them through a RecordFunction observer
+(_observer.cpp) that calls the collector directly. It must be compiled against
+the running torch's headers, so it is built at first use and cached per torch
+version, C++ ABI and source. The same observer records communication calls
+(its second callback).
 
-The same observer records communication calls (its second callback): on CPU
-builds always, with the operators; on CUDA builds once the program calls
-init_process_group (_torch.py), when the collector is then told to leave the
-NVTX copies of those calls out (GPROF_DL_TORCH_NVTX_NO_COMM). Where the
-observer cannot be built there, the NVTX copies stay, which the recorder types
-Communication by their name (without bytes).
+CUDA builds of torch can also emit NVTX ranges themselves (what emit_nvtx turns
+on), which the collector's NVTX injection records when told to read their
+"aten::addmm, seq = 12, op_id = 3, sizes = [...]" form as Operator ranges: the
+way CUDA builds are recorded when the observer cannot be built there, or with
+GPROF_DL_TORCH_OPERATORS=nvtx. Torch formats a string per operator for it, so
+it costs more than the observer. Communication calls are then recorded through
+the observer's second callback alone once the program calls
+init_process_group (_torch.py), and the collector is told to leave the NVTX
+copies of those calls out (GPROF_DL_TORCH_NVTX_NO_COMM); where the observer
+cannot be built, the NVTX copies stay, which the recorder types Communication
+by their name (without bytes).
 
 When operators cannot be recorded, one line on stderr says why and what fixes
 it, and the rest of the profile goes on; likewise for communication calls.
@@ -47,7 +51,7 @@ class _Unavailable(Exception):
         self.cause, self.fix = cause, fix
 
 
-# ---- CUDA builds: torch's NVTX emission ----------------------------------------
+# ---- CUDA builds, the alternative: torch's NVTX emission ------------------------
 
 
 class _Nvtx:
@@ -123,7 +127,7 @@ class _Nvtx:
                 wrap(mod, "_enable_profiler_legacy", "_disable_profiler_legacy")
 
 
-# ---- CPU builds: a RecordFunction observer ------------------------------------
+# ---- every build: a RecordFunction observer -----------------------------------
 
 
 def _cache_dir():
@@ -193,9 +197,12 @@ def _child_env():
     return env
 
 
-def _build_observer(torch):
-    """The path of the observer library for this torch, compiled if need be."""
-    src = os.path.join(_HERE, "_observer.cpp")
+def _build_observer(torch, src=None):
+    """The path of the observer library for this torch, compiled if need be
+    (SRC: another RecordFunction observer built the same way, such as the
+    benchmarks' do-nothing one)."""
+    src = src or os.path.join(_HERE, "_observer.cpp")
+    stem = os.path.splitext(os.path.basename(src))[0].lstrip("_")
     header = os.path.join(_HERE, "gprof-dl-api.h")
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
     include = os.path.join(torch_dir, "include")
@@ -216,7 +223,7 @@ def _build_observer(torch):
     flags = ["-O2", "-std=c++17", "-shared", "-fPIC", "-DNDEBUG", "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi]
     h.update(("\0".join([torch.__version__, torch_dir] + flags + libs)).encode())
     version = "".join(c if c.isalnum() or c in ".+-_" else "_" for c in torch.__version__)
-    name = "observer-torch%s-abi%d-%s.so" % (version, abi, h.hexdigest()[:16])
+    name = "%s-torch%s-abi%d-%s.so" % (stem, version, abi, h.hexdigest()[:16])
     cache = _cache_dir()
     path = os.path.join(cache, name)
     if os.path.exists(path):
@@ -324,13 +331,21 @@ class Operators:
         self.torch = torch
         version = getattr(torch, "version", None)
         cuda = getattr(version, "cuda", None) and not getattr(version, "hip", None)
-        how = os.environ.get("GPROF_DL_TORCH_OPERATORS", "")  # observer | nvtx: for measurements
+        # observer (the default) | nvtx: torch's own NVTX emission, on CUDA
+        # builds only, slower per operator (torch formats a string for each);
+        # CUDA builds fall back to it when the observer cannot be built.
+        how = os.environ.get("GPROF_DL_TORCH_OPERATORS", "")
         try:
-            if how == "nvtx" or (cuda and how != "observer"):
+            if how != "nvtx":
+                try:
+                    self.mech = _Observer(torch, shapes)
+                except _Unavailable as e:
+                    if not cuda or how == "observer":
+                        raise
+                    _say(e.cause, e.fix, "operators recorded from torch's NVTX ranges")
+            if self.mech is None:
                 self.mech = _Nvtx(torch, shapes)
                 self.mech.yield_to_programs_profiler(torch, self)
-            else:
-                self.mech = _Observer(torch, shapes)
         except _Unavailable as e:
             _say(e.cause, e.fix)
         except Exception as e:
