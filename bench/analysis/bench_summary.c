@@ -1,7 +1,7 @@
 /*
  * bench_summary.c - how long `gprof-dl summary` takes and how much memory it
- * holds (DESIGN.md: 10 million events in about a second, memory under 2x the
- * trace file), on a host-only trace and on one with GPU work, side by side.
+ * holds (DESIGN.md: 30 million events a second on 2 cores, memory under 1.5x
+ * the trace file), on a host-only trace and on one with GPU work, side by side.
  *
  *   bench-analysis-summary [TRACE] [-n EVENTS] [-t THREADS] [--host-only | --gpu-only]
  *                          [--thread-sep] [--op-detail] [--format F]
@@ -13,7 +13,9 @@
  * (Trace Summary and every view) runs in a child process of its own, so that
  * its peak resident memory is its own, and goes to /dev/null. Prints the time
  * of each phase, events per second, and the peak resident memory against the
- * file size. Never fails on time. GPDL_THREADS limits the threads the views
+ * file size, then per trace the line the benchmark suite reads:
+ *   summary: N events in S s = R M events/s, peak RSS M MB = X x the file
+ * Never fails on time. GPDL_THREADS limits the threads the views
  * use (parallel.h); `taskset -c 0,1` the cores.
  */
 #include "bench/bench.h"
@@ -164,6 +166,15 @@ CELL(c_rate, "%.1f M events/s",
 CELL(c_rss, "%.1f MB = %.2f x the file", f->rss / 1e6,
      f->bytes ? f->rss / (double)f->bytes : 0.0)
 
+/* The one line the benchmark suite reads, per trace: keep its format. */
+static void report_line(const struct figures *f)
+{
+	const double s = f->load + f->prepare + f->views;
+	printf("summary: %llu events in %.3f s = %.1f M events/s, peak RSS %.1f MB = %.2fx the file\n",
+	       (unsigned long long)f->events, s, s > 0 ? (double)f->events / s / 1e6 : 0.0,
+	       f->rss / 1e6, f->bytes ? f->rss / (double)f->bytes : 0.0);
+}
+
 static void report(const char *const *names, const struct figures *f, unsigned n)
 {
 	printf("\n%-16s", "");
@@ -180,8 +191,10 @@ static void report(const char *const *names, const struct figures *f, unsigned n
 	row("peak RSS", f, n, c_rss);
 	printf("\nprepare: sort, nest, window, GPU work tied to its calls; views: the Trace "
 	       "Summary and every view, side by side on up to %u threads.\n"
-	       "Budget: about 1 s for 10 million events on 2 cores, peak RSS under 2x the file.\n",
+	       "Budget (DESIGN.md): 30 M events/s on 2 cores, peak RSS under 1.5x the file.\n\n",
 	       parallel_threads());
+	for (unsigned i = 0; i < n; i++)
+		report_line(&f[i]);
 }
 
 static void usage(void)

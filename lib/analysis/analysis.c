@@ -73,18 +73,6 @@ int analysis_clip(const struct analysis *a, const struct store_track *t, size_t 
 	return *clipped > 0;
 }
 
-int analysis_clip_next(struct ivl_cursor *c, const struct store_track *t, size_t i,
-		       uint64_t *clipped)
-{
-	uint64_t start = t->start[i], dur = t->dur[i];
-	if (dur == 0) {
-		*clipped = 0;
-		return ivl_cursor_contains(c, start);
-	}
-	*clipped = ivl_cursor_overlap(c, start, start + dur);
-	return *clipped > 0;
-}
-
 void analysis_walk_init(struct analysis_walk *w, const struct analysis *a)
 {
 	w->s = &a->store;

@@ -82,8 +82,17 @@ int analysis_clip(const struct analysis *a, const struct store_track *t, size_t 
 		  uint64_t *clipped);
 /* The same for events visited in start order, through a cursor on the window
  * (ivl_cursor_init(c, &a->window) before the first). */
-int analysis_clip_next(struct ivl_cursor *c, const struct store_track *t, size_t i,
-		       uint64_t *clipped);
+static inline int analysis_clip_next(struct ivl_cursor *c, const struct store_track *t,
+				     size_t i, uint64_t *clipped)
+{
+	uint64_t start = t->start[i], dur = t->dur[i];
+	if (dur == 0) {
+		*clipped = 0;
+		return ivl_cursor_contains(c, start);
+	}
+	*clipped = ivl_cursor_overlap(c, start, start + dur);
+	return *clipped > 0;
+}
 /* Every event of every track in start order, merged across tracks, with its
  * length inside the window; events wholly outside the window are skipped. */
 struct analysis_walk {

@@ -181,32 +181,6 @@ void ivl_cursor_init(struct ivl_cursor *c, const struct ivl_set *s)
 	c->i = 0;
 }
 
-static inline void ivl_cursor_seek(struct ivl_cursor *c, uint64_t start)
-{
-	const struct ivl_set *s = c->s;
-	while (c->i < s->n && s->v[c->i].end < start)
-		c->i++;
-}
-
-uint64_t ivl_cursor_overlap(struct ivl_cursor *c, uint64_t start, uint64_t end)
-{
-	ivl_cursor_seek(c, start);
-	const struct ivl_set *s = c->s;
-	if (c->i == s->n || end <= start)
-		return 0;
-	const struct ivl *v = &s->v[c->i];
-	if (end > v->end) /* reaches past this interval: the general case */
-		return ivl_set_overlap(s, start, end);
-	uint64_t a = start > v->start ? start : v->start;
-	return end > a ? end - a : 0;
-}
-
-int ivl_cursor_contains(struct ivl_cursor *c, uint64_t t)
-{
-	ivl_cursor_seek(c, t);
-	return c->i < c->s->n && c->s->v[c->i].start <= t;
-}
-
 void ivl_union_init(struct ivl_union *u, const struct ivl_set *clip)
 {
 	memset(u, 0, sizeof(*u));
@@ -234,15 +208,10 @@ static uint64_t ivl_union_close(struct ivl_union *u)
 	return ivl_cursor_overlap(&u->at, u->run_start, u->run_end);
 }
 
-void ivl_union_add(struct ivl_union *u, uint64_t start, uint64_t end)
+void ivl_union_restart(struct ivl_union *u, uint64_t start, uint64_t end)
 {
 	if (end < start)
 		end = start;
-	if (u->open && start <= u->run_end) {
-		if (end > u->run_end)
-			u->run_end = end;
-		return;
-	}
 	u->measure += ivl_union_close(u);
 	u->run_start = start;
 	u->run_end = end;

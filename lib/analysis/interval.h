@@ -52,8 +52,34 @@ struct ivl_cursor {
 };
 
 void ivl_cursor_init(struct ivl_cursor *c, const struct ivl_set *s);
-uint64_t ivl_cursor_overlap(struct ivl_cursor *c, uint64_t start, uint64_t end);
-int ivl_cursor_contains(struct ivl_cursor *c, uint64_t t);
+
+/* Inlined: every view asks once an event, and mostly finds the answer in
+ * the interval it is at. */
+static inline void ivl_cursor_seek(struct ivl_cursor *c, uint64_t start)
+{
+	const struct ivl_set *s = c->s;
+	while (c->i < s->n && s->v[c->i].end < start)
+		c->i++;
+}
+
+static inline uint64_t ivl_cursor_overlap(struct ivl_cursor *c, uint64_t start, uint64_t end)
+{
+	ivl_cursor_seek(c, start);
+	const struct ivl_set *s = c->s;
+	if (c->i == s->n || end <= start)
+		return 0;
+	const struct ivl *v = &s->v[c->i];
+	if (end > v->end) /* reaches past this interval: the general case */
+		return ivl_set_overlap(s, start, end);
+	uint64_t a = start > v->start ? start : v->start;
+	return end > a ? end - a : 0;
+}
+
+static inline int ivl_cursor_contains(struct ivl_cursor *c, uint64_t t)
+{
+	ivl_cursor_seek(c, t);
+	return c->i < c->s->n && c->s->v[c->i].start <= t;
+}
 
 /* The union of a stream of intervals given in non-decreasing start order,
  * measured only inside clip (NULL: everywhere). Holds one open run. */
@@ -66,7 +92,20 @@ struct ivl_union {
 };
 
 void ivl_union_init(struct ivl_union *u, const struct ivl_set *clip);
-void ivl_union_add(struct ivl_union *u, uint64_t start, uint64_t end);
+/* Closes the open run and opens [start, end): ivl_union_add()'s slow path. */
+void ivl_union_restart(struct ivl_union *u, uint64_t start, uint64_t end);
+/* Inlined: the Overview adds every event of the window to a union or two. */
+static inline void ivl_union_add(struct ivl_union *u, uint64_t start, uint64_t end)
+{
+	if (end < start)
+		end = start;
+	if (u->open && start <= u->run_end) {
+		if (end > u->run_end)
+			u->run_end = end;
+		return;
+	}
+	ivl_union_restart(u, start, end);
+}
 /* The measure of the union inside clip; the union may go on afterwards. */
 uint64_t ivl_union_measure(const struct ivl_union *u);
 

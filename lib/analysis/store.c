@@ -193,8 +193,9 @@ static void track_grow(struct store_track *t)
 	t->cap = cap;
 }
 
-/* The one way an event enters the store; inlined into the loader's hot path. */
-static inline void track_push(struct store *s, struct store_track *t, uint64_t start, uint64_t dur,
+/* The one way an event enters the store; inlined into the loader's hot path
+ * (forced: left to itself, the compiler calls one shared copy). */
+static inline __attribute__((always_inline)) void track_push(struct store *s, struct store_track *t, uint64_t start, uint64_t dur,
 			      uint32_t desc, unsigned flags)
 {
 	struct store_file *f = &s->files[t->file];

@@ -126,6 +126,16 @@ static void test_running_union_clipped(void **state)
 	ivl_union_add(&u, 5, 20);
 	ivl_union_add(&u, 30, 40);
 	assert_int_equal(ivl_union_measure(&u), 30);
+	/* the slow path on its own: a reversed range is empty, and closes the run */
+	ivl_union_restart(&u, 60, 50);
+	assert_int_equal(ivl_union_measure(&u), 30);
+	ivl_union_add(&u, 60, 75); /* extends the empty run [60,60) */
+	ivl_union_add(&u, 75, 80); /* touching: the same run */
+	assert_int_equal(ivl_union_measure(&u), 50);
+	ivl_union_restart(&u, 100, 110); /* a new run, the old one closed */
+	assert_int_equal(ivl_union_measure(&u), 60);
+	ivl_union_add(&u, 105, 120); /* inside it: extends it */
+	assert_int_equal(ivl_union_measure(&u), 70);
 	ivl_set_free(&win);
 }
 
