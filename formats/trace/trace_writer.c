@@ -480,20 +480,29 @@ static int writer_str_add(struct trace_writer *w, const char *s, size_t len)
 	return 0;
 }
 
+/* What every string must pass before it is added: 0 to go on (*len cut to
+ * TRACE_STRING_MAX), -1 when the writer has failed or the string is bad. */
+static int writer_string_ok(struct trace_writer *w, const char *s, size_t *len)
+{
+	if (w->err) {
+		writer_fail(w, w->err);
+		return -1;
+	}
+	if (!s && *len) {
+		writer_reject();
+		return -1;
+	}
+	if (*len > TRACE_STRING_MAX)
+		*len = TRACE_STRING_MAX;
+	return 0;
+}
+
 uint32_t trace_writer_string(struct trace_writer *w, const char *s, size_t len)
 {
 	uint32_t h, j;
 
-	if (w->err) {
-		writer_fail(w, w->err);
+	if (writer_string_ok(w, s, &len) < 0)
 		return 0;
-	}
-	if (!s && len) {
-		writer_reject();
-		return 0;
-	}
-	if (len > TRACE_STRING_MAX)
-		len = TRACE_STRING_MAX;
 	if ((w->nstr_hashed + 1) * 2 > w->str_hash_cap &&
 	    writer_hash_grow(w, &w->str_hash, &w->str_hash_cap, writer_str_hash_of) < 0)
 		return 0;
@@ -510,16 +519,8 @@ uint32_t trace_writer_string(struct trace_writer *w, const char *s, size_t len)
 
 uint32_t trace_writer_string_append(struct trace_writer *w, const char *s, size_t len)
 {
-	if (w->err) {
-		writer_fail(w, w->err);
+	if (writer_string_ok(w, s, &len) < 0)
 		return 0;
-	}
-	if (!s && len) {
-		writer_reject();
-		return 0;
-	}
-	if (len > TRACE_STRING_MAX)
-		len = TRACE_STRING_MAX;
 	return writer_str_add(w, s, len) < 0 ? 0 : w->nstr;
 }
 
