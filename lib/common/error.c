@@ -113,3 +113,11 @@ char *xstrdup(const char *s)
 		die("out of memory");
 	return p;
 }
+
+char *xmemdup0(const void *p, unsigned long len)
+{
+	char *c = xmalloc(len + 1);
+	memcpy(c, p, len);
+	c[len] = '\0';
+	return c;
+}

@@ -13,6 +13,8 @@
 #ifndef GPDL_COMMON_ERROR_H
 #define GPDL_COMMON_ERROR_H
 
+#include <stdint.h>
+
 #define GPDL_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 /* The subcommand currently running, for usage_error's pointer to its --help. */
@@ -32,5 +34,7 @@ void *xmalloc(unsigned long n);
 void *xcalloc(unsigned long n, unsigned long size);
 void *xrealloc(void *p, unsigned long n);
 char *xstrdup(const char *s);
+/* A copy of len bytes with a NUL after them (the bytes may hold NULs). */
+char *xmemdup0(const void *p, unsigned long len);
 
 #endif

@@ -34,11 +34,8 @@ static void add_part(struct outname *o, enum part_kind kind, const char *text, s
 	p->kind = kind;
 	p->var = var;
 	p->text = NULL;
-	if (kind == PART_TEXT) {
-		p->text = xmalloc(len + 1);
-		memcpy(p->text, text, len);
-		p->text[len] = '\0';
-	}
+	if (kind == PART_TEXT)
+		p->text = xmemdup0(text, len);
 }
 
 static struct outname *fail(struct outname *o, char *err, size_t errlen, const char *fmt, ...)
@@ -59,9 +56,7 @@ static int var_index(struct outname *o, const char *name, size_t len)
 			return (int)i;
 	if (o->nvars == RING_VARS_MAX)
 		return -1;
-	o->vars[o->nvars] = xmalloc(len + 1);
-	memcpy(o->vars[o->nvars], name, len);
-	o->vars[o->nvars][len] = '\0';
+	o->vars[o->nvars] = xmemdup0(name, len);
 	return (int)o->nvars++;
 }
 

@@ -39,10 +39,6 @@
 /* The stream id of a context's track, where synchronizations of no one
  * stream go: CUPTI's own "invalid" stream id, which Kineto writes as -1. */
 #define SYNC_STREAM UINT32_MAX
-/* Strings up to this long are also kept as text: a rank's backend ("gloo")
- * goes into the header of its file, written before the recorded file is
- * read back. */
-
 /* What a name says about communication (recorder.strcomm). */
 #define STR_COMM_WORK 1u /* GPU work of NCCL or RCCL (trace_name_is_comm_work) */
 #define STR_COMM_CALL 2u /* a backend's collective, "gloo:all_reduce" (trace_name_comm_call) */
@@ -546,8 +542,7 @@ static uint32_t domain_file_id(struct recorder *r, uint32_t ring_id)
 	if (id != UINT32_MAX) {
 		size_t len;
 		const char *text = trace_writer_string_text(r->w, id, &len);
-		char *copy = xmalloc(len + 1); /* the writer's arena may move as it interns */
-		memcpy(copy, text, len);
+		char *copy = xmemdup0(text, len); /* the writer's arena may move as it interns */
 		id = trace_writer_string(r->w, copy, len);
 		if (!id) {
 			write_failed(r);
@@ -569,10 +564,7 @@ static void backend_keep(struct recorder *r, uint32_t file_id)
 		return;
 	size_t len;
 	const char *s = trace_writer_string_text(r->w, file_id, &len);
-	char *text = xmalloc(len + 1);
-	memcpy(text, s, len);
-	text[len] = '\0';
-	hmap_put(&r->backend_strs, file_id, 0, (uint64_t)(uintptr_t)text);
+	hmap_put(&r->backend_strs, file_id, 0, (uint64_t)(uintptr_t)xmemdup0(s, len));
 }
 
 /* A rank's backend by its file string id, "" when unknown. */
@@ -1068,12 +1060,8 @@ static void gpu_drops(struct recorder *r, uint32_t pid, const struct ring_gpu_dr
 static void status_text_keep(struct recorder *r, uint32_t ring_id, const char *s, size_t len)
 {
 	uint64_t *v = hmap_get(&r->status_strs, ring_id, 0);
-	if (v && !*v) {
-		char *text = xmalloc(len + 1);
-		memcpy(text, s, len);
-		text[len] = '\0';
-		*v = (uint64_t)(uintptr_t)text;
-	}
+	if (v && !*v)
+		*v = (uint64_t)(uintptr_t)xmemdup0(s, len);
 }
 
 static void status_want(struct recorder *r, uint32_t ring_id)
