@@ -68,12 +68,7 @@ struct info {
 
 static struct thread_stats *thread_stats(struct info *in, uint32_t index)
 {
-	if (index >= in->nthreads) {
-		uint32_t n = index + 1 > 2 * in->nthreads ? index + 1 : 2 * in->nthreads;
-		in->threads = xrealloc(in->threads, (unsigned long)n * sizeof(*in->threads));
-		memset(in->threads + in->nthreads, 0, (size_t)(n - in->nthreads) * sizeof(*in->threads));
-		in->nthreads = n;
-	}
+	in->threads = xgrow_zeroed(in->threads, &in->nthreads, index, sizeof(*in->threads));
 	return &in->threads[index];
 }
 

@@ -220,12 +220,7 @@ static const struct chrome_cached *cache_get(struct chrome_writer *c, const stru
 					     const struct trace_thread *t,
 					     const struct trace_event *e)
 {
-	if (e->desc >= c->ncache) {
-		uint32_t n = e->desc + 1 > 2 * c->ncache ? e->desc + 1 : 2 * c->ncache;
-		c->cache = xrealloc(c->cache, (size_t)n * sizeof(*c->cache));
-		memset(c->cache + c->ncache, 0, (size_t)(n - c->ncache) * sizeof(*c->cache));
-		c->ncache = n;
-	}
+	c->cache = xgrow_zeroed(c->cache, &c->ncache, e->desc, sizeof(*c->cache));
 	struct chrome_cached *k = &c->cache[e->desc];
 	if (k->bytes && k->flags == e->flags)
 		return k;
@@ -350,12 +345,7 @@ static int chrome_counter(struct export_writer *w, const struct trace_counter *c
 static int chrome_drops(struct export_writer *w, uint32_t thread, uint64_t dropped)
 {
 	struct chrome_writer *c = chrome_of(w);
-	if (thread >= c->ndrops) {
-		uint32_t n = thread + 1 > 2 * c->ndrops ? thread + 1 : 2 * c->ndrops;
-		c->drops = xrealloc(c->drops, (unsigned long)n * sizeof(*c->drops));
-		memset(c->drops + c->ndrops, 0, (size_t)(n - c->ndrops) * sizeof(*c->drops));
-		c->ndrops = n;
-	}
+	c->drops = xgrow_zeroed(c->drops, &c->ndrops, thread, sizeof(*c->drops));
 	c->drops[thread] += dropped;
 	return 0;
 }

@@ -170,14 +170,9 @@ static int failed(const struct csv_export *x)
 
 static void grow(struct csv_export *x, uint32_t thread)
 {
-	if (thread < x->nthreads)
-		return;
-	uint32_t n = thread + 1 > 2 * x->nthreads ? thread + 1 : 2 * x->nthreads;
-	x->events = xrealloc(x->events, (unsigned long)n * sizeof(*x->events));
-	x->drops = xrealloc(x->drops, (unsigned long)n * sizeof(*x->drops));
-	memset(x->events + x->nthreads, 0, (size_t)(n - x->nthreads) * sizeof(*x->events));
-	memset(x->drops + x->nthreads, 0, (size_t)(n - x->nthreads) * sizeof(*x->drops));
-	x->nthreads = n;
+	uint32_t n = x->nthreads; /* the two arrays grow alike */
+	x->events = xgrow_zeroed(x->events, &n, thread, sizeof(*x->events));
+	x->drops = xgrow_zeroed(x->drops, &x->nthreads, thread, sizeof(*x->drops));
 }
 
 static void descs_clear(struct csv_export *x)
@@ -258,12 +253,7 @@ static void domain_category_columns(struct csv_export *x, struct csv_out *c,
 static const struct csv_desc *csv_desc(struct csv_export *x, uint32_t id,
 				       const struct trace_desc *d)
 {
-	if (id >= x->ndescs) {
-		uint32_t n = id + 1 > 2 * x->ndescs ? id + 1 : 2 * x->ndescs;
-		x->descs = xrealloc(x->descs, (size_t)n * sizeof(*x->descs));
-		memset(x->descs + x->ndescs, 0, (size_t)(n - x->ndescs) * sizeof(*x->descs));
-		x->ndescs = n;
-	}
+	x->descs = xgrow_zeroed(x->descs, &x->ndescs, id, sizeof(*x->descs));
 	struct csv_desc *k = &x->descs[id];
 	if (k->bytes)
 		return k;

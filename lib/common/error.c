@@ -114,6 +114,17 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+void *xgrow_zeroed(void *p, uint32_t *n, uint32_t index, unsigned long size)
+{
+	if (index < *n)
+		return p;
+	uint32_t old = *n, grown = index + 1 > 2 * old ? index + 1 : 2 * old;
+	unsigned char *q = xrealloc(p, (unsigned long)grown * size);
+	memset(q + (size_t)old * size, 0, (size_t)(grown - old) * size);
+	*n = grown;
+	return q;
+}
+
 char *xmemdup0(const void *p, unsigned long len)
 {
 	char *c = xmalloc(len + 1);

@@ -36,5 +36,9 @@ void *xrealloc(void *p, unsigned long n);
 char *xstrdup(const char *s);
 /* A copy of len bytes with a NUL after them (the bytes may hold NULs). */
 char *xmemdup0(const void *p, unsigned long len);
+/* An array of *n elements of size bytes grown, where index is beyond it, to
+ * index + 1 or twice *n elements, whichever is more, the new ones zeroed;
+ * returns it (moved or not) and sets *n. */
+void *xgrow_zeroed(void *p, uint32_t *n, uint32_t index, unsigned long size);
 
 #endif
