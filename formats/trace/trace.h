@@ -379,6 +379,10 @@ int trace_name_is_comm_work(const char *name, size_t len);
  * prefix before the ':' (4 for "gloo"), 0 when the name is not one. The
  * op is what follows the ':'. Shared like the rule above. */
 size_t trace_name_comm_call(const char *name, size_t len);
+/* A UserDefined range named as a step ("ProfileStep", "ProfilerStep#12"):
+ * imports type Paddle's and PyTorch's step ranges either way, so the name
+ * decides. The one rule the analysis and the exports' steps share. */
+int trace_name_is_step(const char *name, size_t len);
 const char *trace_counter_name(unsigned id);
 /* 1.1: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", ...; "Unknown" for 0, "?" beyond. */
 const char *trace_copy_kind_name(unsigned kind);

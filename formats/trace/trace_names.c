@@ -140,3 +140,22 @@ size_t trace_name_comm_call(const char *name, size_t len)
 			return n;
 	return 0;
 }
+
+int trace_name_is_step(const char *name, size_t len)
+{
+	static const char *const prefixes[] = {"ProfileStep", "ProfilerStep"};
+	for (unsigned k = 0; k < 2; k++) {
+		size_t n = strlen(prefixes[k]);
+		if (len < n || memcmp(name, prefixes[k], n) != 0)
+			continue;
+		if (len == n)
+			return 1;
+		if (name[n] != '#' || len == n + 1)
+			return 0;
+		for (size_t i = n + 1; i < len; i++)
+			if (name[i] < '0' || name[i] > '9')
+				return 0;
+		return 1;
+	}
+	return 0;
+}

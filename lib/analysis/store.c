@@ -89,21 +89,7 @@ static void desc_rehash(struct store *s)
 
 int store_is_step_name(const char *name, size_t len)
 {
-	static const char *const prefixes[] = {"ProfileStep", "ProfilerStep"};
-	for (unsigned k = 0; k < 2; k++) {
-		size_t n = strlen(prefixes[k]);
-		if (len < n || memcmp(name, prefixes[k], n) != 0)
-			continue;
-		if (len == n)
-			return 1;
-		if (name[n] != '#' || len == n + 1)
-			return 0;
-		for (size_t i = n + 1; i < len; i++)
-			if (name[i] < '0' || name[i] > '9')
-				return 0;
-		return 1;
-	}
-	return 0;
+	return trace_name_is_step(name, len);
 }
 
 uint32_t store_desc_intern(struct store *s, const char *name, size_t len, unsigned type)
