@@ -379,7 +379,7 @@ static void test_export_damaged(void **state)
 static const char *const raw_files[] = {
 	"trace.csv",  "processes.csv", "threads.csv", "devices.csv", "counters.csv",
 	"ranges.csv", "operators.csv", "runtime.csv", "marks.csv",   "kernels.csv",
-	"memcpy.csv", "memset.csv",    "memory.csv",    "communication.csv",
+	"memcpy.csv", "memset.csv",    "memory.csv",    "communication.csv", "steps.csv",
 };
 #define NRAW (sizeof(raw_files) / sizeof(raw_files[0]))
 

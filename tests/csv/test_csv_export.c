@@ -98,7 +98,8 @@ struct exported {
 	struct table t[CSV_FILE_COUNT];
 };
 
-static void export_csv(struct exported *x, const char *path)
+static void export_csv_opts(struct exported *x, const char *path,
+			    const struct csv_export_opts *o)
 {
 	char err[512];
 	FILE *outs[CSV_FILE_COUNT];
@@ -108,7 +109,7 @@ static void export_csv(struct exported *x, const char *path)
 	memset(x, 0, sizeof(*x));
 	for (int i = 0; i < CSV_FILE_COUNT; i++)
 		assert_non_null(outs[i] = open_memstream(&x->text[i], &x->len[i]));
-	struct export_writer *w = csv_export_new(outs);
+	struct export_writer *w = o ? csv_export_new_opts(outs, o) : csv_export_new(outs);
 	assert_int_equal(export_writer_run(w, r), 0);
 	export_writer_destroy(w);
 	trace_reader_close(r);
@@ -116,6 +117,11 @@ static void export_csv(struct exported *x, const char *path)
 		assert_int_equal(fclose(outs[i]), 0);
 		x->t[i] = parse_csv(x->text[i], x->len[i]);
 	}
+}
+
+static void export_csv(struct exported *x, const char *path)
+{
+	export_csv_opts(x, path, NULL);
 }
 
 static void exported_free(struct exported *x)
@@ -239,6 +245,8 @@ static const char *const h_memory[] = {EV, "correlation", "external_id", "bytes"
 				       "device", "memory_kind", "total_allocated"};
 static const char *const h_comm[] = {EV, "correlation", "external_id", "backend", "op", "bytes",
 				     "coll_seq", "process_group", "group_size", "dtype", "peer"};
+static const char *const h_steps[] = {"step",   "name",    "start_ns", "end_ns",
+				      "dur_ns", "samples", "thread"};
 #define H(a) a, sizeof(a) / sizeof(a[0])
 
 static void assert_headers(const struct exported *x)
@@ -257,6 +265,21 @@ static void assert_headers(const struct exported *x)
 	assert_header(&x->t[CSV_FILE_MEMSET], CSV_FILE_MEMSET, H(h_memset));
 	assert_header(&x->t[CSV_FILE_MEMORY], CSV_FILE_MEMORY, H(h_memory));
 	assert_header(&x->t[CSV_FILE_COMMUNICATION], CSV_FILE_COMMUNICATION, H(h_comm));
+	assert_header(&x->t[CSV_FILE_STEPS], CSV_FILE_STEPS, H(h_steps));
+}
+
+static void assert_step(const struct row *r, const char *step, const char *name, uint64_t start,
+			uint64_t dur, const char *samples, const char *thread)
+{
+	struct want w = {0};
+	w_str(&w, step);
+	w_str(&w, name);
+	w_u64(&w, start);
+	w_u64(&w, start + dur);
+	w_u64(&w, dur);
+	w_str(&w, samples);
+	w_str(&w, thread);
+	assert_row("steps.csv", r, &w);
 }
 
 /* An i32 whose negative values are none (ranks, exit statuses). */
@@ -488,9 +511,10 @@ static void test_gpu_events(void **state)
 		}
 		assert_row(csv_export_file_names[file], r, &w);
 	}
-	/* nothing else in any event file */
-	for (int i = CSV_FILE_RANGES; i < CSV_FILE_COUNT; i++)
+	/* nothing else in any event file; the two ProfileSteps are the steps */
+	for (int i = CSV_FILE_RANGES; i <= CSV_FILE_COMMUNICATION; i++)
 		assert_int_equal(x->t[i].n - 1, per_file[i]);
+	assert_int_equal(x->t[CSV_FILE_STEPS].n - 1, 2);
 	assert_int_equal(per_file[CSV_FILE_KERNELS], 5);
 	assert_int_equal(per_file[CSV_FILE_MEMORY], 3);
 	assert_int_equal(per_file[CSV_FILE_MARKS], 1);
@@ -641,7 +665,18 @@ static void test_host_events(void **state)
 	assert_int_equal(x->t[CSV_FILE_RANGES].n - 1, FIX_BYTE_RANGES + fix_ncases - marks - ops);
 	assert_int_equal(x->t[CSV_FILE_MARKS].n - 1, marks);
 	assert_int_equal(x->t[CSV_FILE_OPERATORS].n - 1, ops);
-	for (int f = CSV_FILE_RUNTIME; f < CSV_FILE_COUNT; f++)
+	/* its one ProfileStep, with a name in UTF-8, is steps.csv's one row */
+	assert_int_equal(x->t[CSV_FILE_STEPS].n, 2);
+	for (size_t i = 0; i < fix_ncases; i++) {
+		const struct fix_case *c = &fix_cases[i];
+		if (c->type != TRACE_EV_PROFILE_STEP)
+			continue;
+		char thread[16];
+		snprintf(thread, sizeof(thread), "%u", c->thread);
+		assert_step(&x->t[CSV_FILE_STEPS].rows[1], "0", c->expect,
+			    FIX_START_NS + c->start_rel_ns, c->dur_ns, NONE, thread);
+	}
+	for (int f = CSV_FILE_RUNTIME; f <= CSV_FILE_COMMUNICATION; f++)
 		if (f != CSV_FILE_MARKS)
 			assert_int_equal(x->t[f].n, 1); /* a header and nothing else */
 	assert_int_equal(x->t[CSV_FILE_DEVICES].n, 1);
@@ -820,6 +855,113 @@ static void test_ops_events(void **state)
 	const struct row *blank = row_at(&x, CSV_FILE_OPERATORS, FIX_START_NS + 8 * 1000000 + 1000, 0);
 	assert_non_null(blank->f[17]);
 	assert_string_equal(blank->f[17], "");
+	exported_free(&x);
+}
+
+/* ---- steps.csv: the part's steps in start order ----------------------------- */
+
+/* The ops fixture's two ProfilerSteps, numbered in start order with their
+ * samples (64, then none); its Dataloader is no step. */
+static void test_steps(void **state)
+{
+	(void)state;
+	char *path = fix_path("ops-steps.gpdl");
+	assert_int_equal(fix_write_ops(path), 0);
+	struct exported x;
+	export_csv(&x, path);
+	assert_header(&x.t[CSV_FILE_STEPS], CSV_FILE_STEPS, H(h_steps));
+	assert_int_equal(x.t[CSV_FILE_STEPS].n, 3);
+	assert_step(&x.t[CSV_FILE_STEPS].rows[1], "0", "ProfilerStep#0", FIX_START_NS, 10000000,
+		    "64", "0");
+	assert_step(&x.t[CSV_FILE_STEPS].rows[2], "1", "ProfilerStep#1", FIX_START_NS + 10000000,
+		    10000000, NONE, "0");
+	exported_free(&x);
+
+	/* the SQL variant: times on the job clock, no rank column of its own */
+	const struct csv_export_opts o = {.sql = 1, .time_offset_ns = -1000, .rank = 3};
+	export_csv_opts(&x, path, &o);
+	free(path);
+	assert_step(&x.t[CSV_FILE_STEPS].rows[2], "1", "ProfilerStep#1",
+		    FIX_START_NS + 10000000 - 1000, 10000000, NONE, "0");
+	for (int f = 0; f < CSV_FILE_COUNT; f++) {
+		const struct csv_column *cols;
+		size_t n = csv_export_columns((enum csv_export_file)f, 1, &cols);
+		const char *names[MAXCOLS];
+		assert_true(n > 0 && n <= MAXCOLS);
+		for (size_t k = 0; k < n; k++) {
+			names[k] = cols[k].name;
+			assert_string_not_equal(names[k], "rank");
+		}
+		assert_header(&x.t[f], (enum csv_export_file)f, names, n);
+	}
+	assert_int_equal(x.t[CSV_FILE_TRACE].rows[0].n, sizeof(h_trace) / sizeof(h_trace[0]) - 1);
+	assert_int_equal(x.t[CSV_FILE_PROCESSES].rows[0].n,
+			 sizeof(h_processes) / sizeof(h_processes[0]) - 1);
+	const struct row *op = row_at(&x, CSV_FILE_OPERATORS, FIX_START_NS + 1000000 - 1000, 0);
+	assert_int_equal(strtoull(op->f[1], NULL, 10), FIX_START_NS + 1100000 - 1000); /* end_ns */
+	assert_string_equal(op->f[2], "100000");  /* a duration stays */
+	assert_string_equal(csv_export_table_name(CSV_FILE_TRACE, 1), "ranks");
+	assert_string_equal(csv_export_table_name(CSV_FILE_TRACE, 0), "trace");
+	assert_string_equal(csv_export_table_name(CSV_FILE_STEPS, 1), "steps");
+	exported_free(&x);
+}
+
+/* Nested, empty, unfinished and instant ProfileSteps are no steps, as the
+ * analysis counts them; a UserDefined range with a step's name is one. */
+static void test_steps_rule(void **state)
+{
+	(void)state;
+	char *path = fix_path("steps-rule.gpdl");
+	struct trace_writer *tw = trace_writer_open(path, 1);
+	assert_non_null(tw);
+	struct trace_header h = {
+		.version_major = TRACE_FORMAT_VERSION_MAJOR,
+		.version_minor = TRACE_FORMAT_VERSION_MINOR,
+		.clock_domain = "CLOCK_MONOTONIC",
+		.hostname = "h",
+		.pid = 7,
+		.rank = -1,
+		.local_rank = -1,
+		.world_size = -1,
+		.dist_backend = "",
+		.cmdline = "x",
+		.start_ns = 1000,
+	};
+	assert_int_equal(trace_writer_header(tw, &h), 0);
+	uint32_t name = trace_writer_string(tw, "t", 1);
+	for (uint32_t k = 0; k < 2; k++) {
+		struct trace_thread t = {.index = k, .pid = 7, .tid = 7 + k, .name_str = name,
+					 .start_ns = 1000};
+		assert_int_equal(trace_writer_thread(tw, &t), 0);
+	}
+	uint32_t step = trace_writer_desc(tw, trace_writer_string(tw, "ProfileStep", 11), 0, 0,
+					  TRACE_EV_PROFILE_STEP);
+	uint32_t named = trace_writer_desc(tw, trace_writer_string(tw, "ProfilerStep#5", 14), 0, 0,
+					   TRACE_EV_USER_DEFINED);
+	uint32_t odd = trace_writer_desc(tw, trace_writer_string(tw, "ProfilerStep#x", 14), 0, 0,
+					 TRACE_EV_USER_DEFINED);
+	const struct trace_event ev[] = {
+		{.thread = 0, .desc = step, .start_ns = 5000, .dur_ns = 1000},   /* step 2 */
+		{.thread = 0, .desc = step, .start_ns = 5100, .dur_ns = 100},    /* nested */
+		{.thread = 0, .desc = named, .start_ns = 5500, .dur_ns = 500},   /* nested */
+		{.thread = 0, .desc = step, .start_ns = 2000, .dur_ns = 1000},   /* step 0 */
+		{.thread = 1, .desc = named, .start_ns = 3000, .dur_ns = 1500},  /* step 1 */
+		{.thread = 1, .desc = odd, .start_ns = 7000, .dur_ns = 100},     /* no step */
+		{.thread = 0, .desc = step, .start_ns = 8000, .dur_ns = 0},      /* empty */
+		{.thread = 0, .desc = step, .start_ns = 9000, .dur_ns = 0, .flags = TRACE_EVF_MARK},
+		{.thread = 1, .desc = step, .start_ns = 9500, .dur_ns = 100,
+		 .flags = TRACE_EVF_OPEN_AT_EXIT},
+	};
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		assert_int_equal(trace_writer_event(tw, &ev[i]), 0);
+	assert_int_equal(trace_writer_close(tw, 20000), 0);
+	struct exported x;
+	export_csv(&x, path);
+	free(path);
+	assert_int_equal(x.t[CSV_FILE_STEPS].n, 4);
+	assert_step(&x.t[CSV_FILE_STEPS].rows[1], "0", "ProfileStep", 2000, 1000, NONE, "0");
+	assert_step(&x.t[CSV_FILE_STEPS].rows[2], "1", "ProfilerStep#5", 3000, 1500, NONE, "1");
+	assert_step(&x.t[CSV_FILE_STEPS].rows[3], "2", "ProfileStep", 5000, 1000, NONE, "0");
 	exported_free(&x);
 }
 
@@ -1072,6 +1214,8 @@ int main(void)
 		cmocka_unit_test(test_quote_as_libcsv),
 		cmocka_unit_test(test_buffered_same_bytes),
 		cmocka_unit_test(test_comm_events),
+		cmocka_unit_test(test_steps),
+		cmocka_unit_test(test_steps_rule),
 	};
 	int failed = cmocka_run_group_tests_name("gpu", gpu, gpu_setup, gpu_teardown);
 	failed += cmocka_run_group_tests_name("host", host, host_setup, gpu_teardown);
