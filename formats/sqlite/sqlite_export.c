@@ -1,0 +1,623 @@
+/*
+ * sqlite_export.c - a job as one sqlite file (see sqlite_export.h and
+ * formats/SQL-SCHEMA.md).
+ *
+ * The rows come from csv_export_new_sink(): this file only binds the values
+ * the CSV export's row writers produce to prepared INSERTs, one per table,
+ * with the part's rank first. Writing is tuned for one writer that owns the
+ * file: no journal, no sync, BATCH_ROWS rows per INSERT, a commit every
+ * CHUNK_ROWS rows and at each part's end.
+ *
+ * The computed columns of ranges and operators (parent, depth, step) are
+ * known only once a part's last range has ended (a collector writes a range
+ * when it ends, after everything inside it), and rewriting every row with
+ * them would cost as much as writing it. So the rows go to ranges_data and
+ * operators_data as they stream, the sink keeps each one's (thread, start,
+ * end, id) and the part's steps (32 and 24 bytes a row), and at the part's
+ * end one ordered pass per thread with a stack gives the nesting table
+ * (id, parent, depth, step), written in id order; the views ranges and
+ * operators join the two. Indices come at the end; a file that never got
+ * there is removed.
+ */
+#include "formats/sqlite/sqlite_export.h"
+
+#include "lib/common/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Rows per transaction: big enough that commits cost nothing, small enough
+ * that sqlite's page cache holds the dirty pages. */
+#define CHUNK_ROWS (64u << 10)
+/* Rows per INSERT: one statement's start and end cost as much as a few
+ * rows; a batch not full at a part's end is run with the rank of its unused
+ * rows NULL, which INSERT OR IGNORE skips (rank is NOT NULL). */
+#define BATCH_ROWS 16
+
+/* A range or operator of the part, for its nesting. */
+struct nest_range {
+	int64_t thread, start, end, id;
+};
+
+struct nest_step {
+	int64_t step, start, end;
+};
+
+/* Where the columns the nesting needs are, in a file's SQL columns (-1: not there). */
+struct capture_cols {
+	int start, end, thread, step;
+};
+
+/* A parameter's value as last bound: sqlite keeps bindings across
+ * sqlite3_reset(), and rows of a table repeat most of theirs (rank, name,
+ * type, thread, flags, the NULLs), so a value equal to the bound one is not
+ * bound again. Text is compared up to BOUND_TEXT bytes. */
+#define BOUND_TEXT 48
+enum bound_kind { BOUND_NONE, BOUND_NULL, BOUND_INT, BOUND_TEXT_KIND };
+
+struct bound {
+	enum bound_kind kind;
+	uint32_t len;
+	int64_t i;
+	char text[BOUND_TEXT];
+};
+
+struct sqlite_export {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *insert[CSV_FILE_COUNT], *nesting;
+	struct bound *bound[CSV_FILE_COUNT]; /* by parameter number */
+	int per_row[CSV_FILE_COUNT];         /* parameters of one row */
+	unsigned pending[CSV_FILE_COUNT];    /* rows bound in the batch */
+	struct capture_cols cap[CSV_FILE_COUNT];
+	int in_txn, finished, failed;
+	uint64_t chunk_rows; /* rows since the last commit */
+	int64_t next_id;     /* ranges and operators share one id space */
+	/* the row being bound */
+	sqlite3_stmt *row;
+	struct bound *row_bound;
+	enum csv_export_file file;
+	int param, col, keep; /* keep: the row is a range or a step, for the nesting */
+	struct nest_range cur;
+	int64_t cur_step;
+	int32_t rank;
+	/* the part's ranges and steps */
+	struct nest_range *ranges;
+	size_t nranges, ranges_cap;
+	struct nest_step *steps;
+	size_t nsteps, steps_cap;
+	char err[512];
+};
+
+/* Whether file f has the computed columns id, parent, depth, step. */
+static int nested(enum csv_export_file f)
+{
+	return f == CSV_FILE_RANGES || f == CSV_FILE_OPERATORS;
+}
+
+/* The table rows of f go to: "ranges_data" for the view ranges. */
+static void table_of(enum csv_export_file f, char *buf, size_t size)
+{
+	snprintf(buf, size, nested(f) ? "%s_data" : "%s", csv_export_table_name(f, 1));
+}
+
+static int fail(struct sqlite_export *s, const char *what)
+{
+	if (!s->failed) /* the first error is the one to tell */
+		snprintf(s->err, sizeof(s->err), "cannot %s '%s': %s", what, s->path,
+			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	s->failed = 1;
+	return -1;
+}
+
+static int exec(struct sqlite_export *s, const char *sql)
+{
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : fail(s, "write");
+}
+
+static const char *sql_type(enum csv_coltype t)
+{
+	return t == CSV_COL_INT ? "INTEGER" : t == CSV_COL_REAL ? "REAL" : "TEXT";
+}
+
+/* The CREATE TABLE (and CREATE VIEW) and the INSERT of file f, into
+ * strings of their own (from open_memstream). */
+static int table_sql(enum csv_export_file f, char **create, char **insert)
+{
+	const struct csv_column *cols;
+	size_t n = csv_export_columns(f, 1, &cols), lc = 0, li = 0;
+	char table[64];
+	table_of(f, table, sizeof(table));
+	FILE *c = open_memstream(create, &lc), *i = open_memstream(insert, &li);
+	if (!c || !i) {
+		if (c)
+			fclose(c);
+		if (i)
+			fclose(i);
+		return -1;
+	}
+	fprintf(c, "CREATE TABLE \"%s\" (\"rank\" INTEGER NOT NULL", table);
+	fprintf(i, "INSERT OR IGNORE INTO \"%s\" (\"rank\"", table);
+	if (nested(f)) {
+		fputs(", \"id\" INTEGER PRIMARY KEY", c);
+		fputs(", \"id\"", i);
+	}
+	for (size_t k = 0; k < n; k++) {
+		fprintf(c, ", \"%s\" %s", cols[k].name, sql_type(cols[k].type));
+		fprintf(i, ", \"%s\"", cols[k].name);
+	}
+	fputs(");\n", c);
+	fputs(") VALUES ", i);
+	for (int r = 0; r < BATCH_ROWS; r++) {
+		fputs(r ? ", (?" : "(?", i);
+		for (size_t k = nested(f) ? 0 : 1; k <= n; k++)
+			fputs(", ?", i);
+		fputs(")", i);
+	}
+	if (nested(f)) {
+		fprintf(c, "CREATE VIEW \"%s\" AS SELECT d.\"rank\", d.\"id\"",
+			csv_export_table_name(f, 1));
+		for (size_t k = 0; k < n; k++)
+			fprintf(c, ", d.\"%s\"", cols[k].name);
+		fprintf(c, ", n.parent, n.depth, n.step FROM \"%s\" d JOIN nesting n ON n.id = d.id",
+			table);
+	}
+	int bad = fclose(c) != 0;
+	bad |= fclose(i) != 0;
+	return bad ? -1 : 0;
+}
+
+static int column_of(const struct csv_column *cols, size_t n, const char *name)
+{
+	for (size_t k = 0; k < n; k++)
+		if (strcmp(cols[k].name, name) == 0)
+			return (int)k;
+	return -1;
+}
+
+static void capture_find(struct sqlite_export *s)
+{
+	for (int f = 0; f < CSV_FILE_COUNT; f++) {
+		const struct csv_column *cols;
+		size_t n = csv_export_columns((enum csv_export_file)f, 1, &cols);
+		s->cap[f] = (struct capture_cols){
+			column_of(cols, n, "start_ns"), column_of(cols, n, "end_ns"),
+			column_of(cols, n, "thread"), column_of(cols, n, "step"),
+		};
+	}
+}
+
+static int schema_create(struct sqlite_export *s)
+{
+	if (exec(s, "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; "
+		    "PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; "
+		    "PRAGMA cache_size = -65536; BEGIN; "
+		    "CREATE TABLE nesting (id INTEGER PRIMARY KEY, parent INTEGER, "
+		    "depth INTEGER NOT NULL, step INTEGER)") != 0)
+		return -1;
+	s->in_txn = 1;
+	for (int f = 0; f < CSV_FILE_COUNT; f++) {
+		char *create = NULL, *insert = NULL;
+		int rc = table_sql((enum csv_export_file)f, &create, &insert);
+		if (rc == 0)
+			rc = exec(s, create);
+		if (rc == 0 && sqlite3_prepare_v3(s->db, insert, -1, SQLITE_PREPARE_PERSISTENT,
+						  &s->insert[f], NULL) != SQLITE_OK)
+			rc = fail(s, "write");
+		if (rc == 0) {
+			int n = sqlite3_bind_parameter_count(s->insert[f]);
+			s->bound[f] = xcalloc((size_t)n + 1, sizeof(*s->bound[f]));
+			s->per_row[f] = n / BATCH_ROWS;
+		}
+		free(create);
+		free(insert);
+		if (rc != 0)
+			return -1;
+	}
+	if (sqlite3_prepare_v3(s->db, "INSERT INTO nesting VALUES (?, ?, ?, ?)", -1,
+			       SQLITE_PREPARE_PERSISTENT, &s->nesting, NULL) != SQLITE_OK)
+		return fail(s, "write");
+	capture_find(s);
+	return 0;
+}
+
+struct sqlite_export *sqlite_export_open(const char *path, char *err, size_t errlen)
+{
+	/* One connection, used by one thread at a time: sqlite's own locks are
+	 * a fifth of an insert. Only takes effect before sqlite's first use. */
+	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	/* created here, so that close may remove it: never someone else's file */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	close(fd);
+	struct sqlite_export *s = xcalloc(1, sizeof(*s));
+	s->path = xstrdup(path);
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+		    SQLITE_OK ||
+	    schema_create(s) != 0) {
+		fail(s, "write");
+		snprintf(err, errlen, "%s", s->err);
+		sqlite_export_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+const char *sqlite_export_error(const struct sqlite_export *s)
+{
+	return s->err;
+}
+
+/* ---- the sink: the row writers' values, bound in order ------------------- */
+
+static void bind_int(struct sqlite_export *s, int64_t v)
+{
+	struct bound *b = &s->row_bound[s->param];
+	if (b->kind != BOUND_INT || b->i != v) {
+		sqlite3_bind_int64(s->row, s->param, v);
+		b->kind = BOUND_INT;
+		b->i = v;
+	}
+	s->param++;
+}
+
+static void sink_row(void *ctx, enum csv_export_file f)
+{
+	struct sqlite_export *s = ctx;
+	s->file = f;
+	s->row = s->insert[f];
+	s->row_bound = s->bound[f];
+	s->param = (int)s->pending[f] * s->per_row[f] + 1;
+	bind_int(s, s->rank);
+	s->col = 0;
+	s->keep = nested(f) || f == CSV_FILE_STEPS;
+	if (nested(f)) {
+		s->cur.id = ++s->next_id;
+		bind_int(s, s->cur.id);
+	}
+}
+
+/* An integer of a row the nesting needs: its start, end, thread or step. */
+static inline void keep_value(struct sqlite_export *s, int64_t v)
+{
+	const struct capture_cols *c = &s->cap[s->file];
+	if (s->col == c->start)
+		s->cur.start = v;
+	else if (s->col == c->end)
+		s->cur.end = v;
+	else if (s->col == c->thread)
+		s->cur.thread = v;
+	else if (s->col == c->step)
+		s->cur_step = v;
+}
+
+static void sink_null(void *ctx)
+{
+	struct sqlite_export *s = ctx;
+	struct bound *b = &s->row_bound[s->param];
+	if (b->kind != BOUND_NULL) {
+		sqlite3_bind_null(s->row, s->param);
+		b->kind = BOUND_NULL;
+	}
+	s->param++;
+	s->col++;
+}
+
+static void sink_i64(void *ctx, int64_t v)
+{
+	struct sqlite_export *s = ctx;
+	bind_int(s, v);
+	if (s->keep)
+		keep_value(s, v);
+	s->col++;
+}
+
+/* An INTEGER holds 63 bits: a larger value (never a time, count or size in
+ * practice) is stored as the nearest REAL rather than wrapped. */
+static void sink_u64(void *ctx, uint64_t v)
+{
+	struct sqlite_export *s = ctx;
+	if (v > INT64_MAX) {
+		s->row_bound[s->param].kind = BOUND_NONE;
+		sqlite3_bind_double(s->row, s->param++, (double)v);
+		s->col++;
+		return;
+	}
+	sink_i64(ctx, (int64_t)v);
+}
+
+static void sink_real(void *ctx, double v)
+{
+	struct sqlite_export *s = ctx;
+	s->row_bound[s->param].kind = BOUND_NONE;
+	sqlite3_bind_double(s->row, s->param++, v);
+	s->col++;
+}
+
+static void sink_text(void *ctx, const char *text, size_t len)
+{
+	struct sqlite_export *s = ctx;
+	struct bound *b = &s->row_bound[s->param];
+	if (b->kind != BOUND_TEXT_KIND || b->len != len || len > BOUND_TEXT ||
+	    memcmp(b->text, text, len) != 0) {
+		sqlite3_bind_text64(s->row, s->param, text, len, SQLITE_TRANSIENT, SQLITE_UTF8);
+		b->kind = len <= BOUND_TEXT ? BOUND_TEXT_KIND : BOUND_NONE;
+		b->len = (uint32_t)len;
+		if (len <= BOUND_TEXT)
+			memcpy(b->text, text, len);
+	}
+	s->param++;
+	s->col++;
+}
+
+static int commit(struct sqlite_export *s)
+{
+	s->chunk_rows = 0;
+	if (s->in_txn && exec(s, "COMMIT") != 0)
+		return -1;
+	s->in_txn = 0;
+	return 0;
+}
+
+static int begin(struct sqlite_export *s)
+{
+	if (!s->in_txn) {
+		if (exec(s, "BEGIN") != 0)
+			return -1;
+		s->in_txn = 1;
+	}
+	return 0;
+}
+
+static void keep_row(struct sqlite_export *s)
+{
+	if (s->file == CSV_FILE_STEPS) {
+		if (s->nsteps == s->steps_cap) {
+			s->steps_cap = s->steps_cap ? 2 * s->steps_cap : 256;
+			s->steps = xrealloc(s->steps, s->steps_cap * sizeof(*s->steps));
+		}
+		s->steps[s->nsteps++] = (struct nest_step){s->cur_step, s->cur.start, s->cur.end};
+		return;
+	}
+	if (s->nranges == s->ranges_cap) {
+		s->ranges_cap = s->ranges_cap ? 2 * s->ranges_cap : 4096;
+		s->ranges = xrealloc(s->ranges, s->ranges_cap * sizeof(*s->ranges));
+	}
+	s->ranges[s->nranges++] = s->cur;
+}
+
+/* Runs file f's batch: its rows bound so far, the others skipped. */
+static int batch_run(struct sqlite_export *s, enum csv_export_file f)
+{
+	sqlite3_stmt *q = s->insert[f];
+	for (unsigned r = s->pending[f]; r < BATCH_ROWS; r++) {
+		int rank = (int)r * s->per_row[f] + 1;
+		sqlite3_bind_null(q, rank);
+		s->bound[f][rank].kind = BOUND_NULL;
+	}
+	int rc = sqlite3_step(q);
+	sqlite3_reset(q);
+	s->pending[f] = 0;
+	return rc == SQLITE_DONE ? 0 : fail(s, "write");
+}
+
+static int sink_end_row(void *ctx)
+{
+	struct sqlite_export *s = ctx;
+	if (s->failed || begin(s) != 0)
+		return -1;
+	if (s->keep)
+		keep_row(s);
+	if (++s->pending[s->file] == BATCH_ROWS && batch_run(s, s->file) != 0)
+		return -1;
+	if (++s->chunk_rows >= CHUNK_ROWS)
+		return commit(s);
+	return 0;
+}
+
+/* ---- the nesting of a part's ranges -------------------------------------- */
+
+/* By thread, start, the longer first; of two with the same span the one
+ * written later is the outer one: a collector writes a range when it ends,
+ * the inner one first. */
+static int range_cmp(const void *a, const void *b)
+{
+	const struct nest_range *p = a, *q = b;
+	if (p->thread != q->thread)
+		return p->thread < q->thread ? -1 : 1;
+	if (p->start != q->start)
+		return p->start < q->start ? -1 : 1;
+	if (p->end != q->end)
+		return p->end > q->end ? -1 : 1;
+	return (p->id < q->id) - (p->id > q->id);
+}
+
+/* The step whose [start, end) holds t, or -1: the latest one that starts at
+ * or before t, if it has not ended (the steps are in start order, one after
+ * another). */
+static int64_t step_at(const struct sqlite_export *s, int64_t t)
+{
+	size_t lo = 0, hi = s->nsteps;
+	while (lo < hi) { /* the first step that starts after t */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->steps[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || t >= s->steps[lo - 1].end)
+		return -1;
+	return s->steps[lo - 1].step;
+}
+
+struct nesting {
+	int64_t parent, step; /* parent 0, step -1: none */
+	int64_t depth;
+};
+
+/* One ordered pass per thread with a stack of the ranges open at the
+ * current start: the innermost one that contains a range is its parent.
+ * out is indexed by id - first. */
+static void nest_part(struct sqlite_export *s, struct nesting *out, int64_t first)
+{
+	struct nest_range **stack = NULL;
+	size_t depth = 0, cap = 0;
+	qsort(s->ranges, s->nranges, sizeof(*s->ranges), range_cmp);
+	for (size_t i = 0; i < s->nranges; i++) {
+		struct nest_range *r = &s->ranges[i];
+		if (i == 0 || r->thread != s->ranges[i - 1].thread)
+			depth = 0;
+		while (depth > 0 && r->end > stack[depth - 1]->end)
+			depth--; /* it ends before this one does: not around it */
+		out[r->id - first] = (struct nesting){
+			depth ? stack[depth - 1]->id : 0, step_at(s, r->start), (int64_t)depth,
+		};
+		if (depth == cap) {
+			cap = cap ? 2 * cap : 64;
+			stack = xrealloc(stack, cap * sizeof(*stack));
+		}
+		stack[depth++] = r;
+	}
+	free(stack);
+}
+
+/* The part's nesting rows, in id order (appended to the table's end). */
+static int nesting_write(struct sqlite_export *s)
+{
+	if (!s->nranges)
+		return 0;
+	int64_t first = s->next_id - (int64_t)s->nranges + 1;
+	struct nesting *out = xmalloc(s->nranges * sizeof(*out));
+	nest_part(s, out, first);
+	int rc = 0;
+	sqlite3_stmt *q = s->nesting;
+	for (size_t i = 0; i < s->nranges && rc == 0; i++) {
+		sqlite3_bind_int64(q, 1, first + (int64_t)i);
+		if (out[i].parent)
+			sqlite3_bind_int64(q, 2, out[i].parent);
+		else
+			sqlite3_bind_null(q, 2);
+		sqlite3_bind_int64(q, 3, out[i].depth);
+		if (out[i].step >= 0)
+			sqlite3_bind_int64(q, 4, out[i].step);
+		else
+			sqlite3_bind_null(q, 4);
+		if (sqlite3_step(q) != SQLITE_DONE)
+			rc = fail(s, "write");
+		sqlite3_reset(q);
+		if (rc == 0 && ++s->chunk_rows >= CHUNK_ROWS)
+			rc = commit(s) || begin(s);
+	}
+	free(out);
+	return rc;
+}
+
+static int sink_end(void *ctx)
+{
+	struct sqlite_export *s = ctx;
+	int rc = s->failed || begin(s) != 0 ? -1 : 0;
+	for (int f = 0; rc == 0 && f < CSV_FILE_COUNT; f++)
+		if (s->pending[f])
+			rc = batch_run(s, (enum csv_export_file)f);
+	rc = rc || nesting_write(s) != 0 ? -1 : commit(s);
+	s->nranges = s->nsteps = 0;
+	return rc;
+}
+
+struct export_writer *sqlite_export_part(struct sqlite_export *s, const struct csv_export_opts *o)
+{
+	if (s->failed || s->finished)
+		return NULL;
+	struct csv_export_opts so = *o;
+	so.sql = 1;
+	s->rank = o->rank;
+	s->nranges = s->nsteps = 0;
+	memset(s->pending, 0, sizeof(s->pending)); /* an earlier part's that failed */
+	const struct csv_value_sink sink = {
+		.ctx = s,
+		.row = sink_row,
+		.null = sink_null,
+		.i64 = sink_i64,
+		.u64 = sink_u64,
+		.real = sink_real,
+		.text = sink_text,
+		.end_row = sink_end_row,
+		.end = sink_end,
+	};
+	return csv_export_new_sink(&sink, &so);
+}
+
+/* ---- the end: indices ----------------------------------------------------- */
+
+static int indices_create(struct sqlite_export *s)
+{
+	static const enum csv_export_file timed[] = {
+		CSV_FILE_RANGES,  CSV_FILE_OPERATORS, CSV_FILE_RUNTIME, CSV_FILE_MARKS,
+		CSV_FILE_KERNELS, CSV_FILE_MEMCPY,    CSV_FILE_MEMSET,  CSV_FILE_MEMORY,
+		CSV_FILE_COMMUNICATION,
+	};
+	char sql[256], table[64];
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
+		table_of(timed[i], table, sizeof(table));
+		snprintf(sql, sizeof(sql), "CREATE INDEX \"%s_rank_start\" ON \"%s\" (rank, start_ns)",
+			 csv_export_table_name(timed[i], 1), table);
+		if (exec(s, sql) != 0)
+			return -1;
+	}
+	return exec(s, "CREATE INDEX counters_rank_ts ON counters (rank, ts_ns);"
+		       "CREATE INDEX communication_rank_group_seq ON communication "
+		       "(rank, process_group, coll_seq);"
+		       "CREATE INDEX steps_rank_step ON steps (rank, step);"
+		       "CREATE INDEX threads_rank_thread ON threads (rank, thread);");
+}
+
+static void statements_free(struct sqlite_export *s)
+{
+	for (int f = 0; f < CSV_FILE_COUNT; f++) {
+		sqlite3_finalize(s->insert[f]);
+		s->insert[f] = NULL;
+		free(s->bound[f]);
+		s->bound[f] = NULL;
+	}
+	sqlite3_finalize(s->nesting);
+	s->nesting = NULL;
+}
+
+int sqlite_export_finish(struct sqlite_export *s, char *err, size_t errlen)
+{
+	if (!s->failed && !s->finished) {
+		statements_free(s);
+		if (begin(s) == 0 && indices_create(s) == 0 && commit(s) == 0)
+			s->finished = 1;
+	}
+	if (!s->finished) {
+		if (!s->failed)
+			fail(s, "write");
+		snprintf(err, errlen, "%s", s->err);
+		return -1;
+	}
+	return 0;
+}
+
+void sqlite_export_close(struct sqlite_export *s)
+{
+	if (!s)
+		return;
+	statements_free(s);
+	sqlite3_close(s->db); /* NULL is a no-op; every statement is finalized */
+	if (!s->finished)
+		unlink(s->path);
+	free(s->ranges);
+	free(s->steps);
+	free(s->path);
+	free(s);
+}
