@@ -169,7 +169,7 @@ static void test_export_usage(void **state)
 
 	RUN(&r, "export", fixture);
 	assert_int_equal(r.status, 2);
-	assert_contains(r.err, "--chrome or --csv");
+	assert_contains(r.err, "--chrome, --csv or --sqlite");
 	result_free(&r);
 
 	RUN(&r, "export", "--csv", "--chrome", fixture);
