@@ -1,0 +1,442 @@
+-- straggler.sql - the straggler of a job by the rule of `gprof-dl summary
+-- --view distributed` (gprof-dl-summary(1), "The straggler"), one row with
+-- the view's facts:
+--   straggler_rank (-1: none), straggler_cause (0 computation, 1 data
+--   loading, 2 host time outside operators, 3 its own communication; -1
+--   none), straggler_excess_ns (of the cause; 0 none), busy_excess_ns,
+--   others_median_busy_ns and others_wait_ns (of the rank with the largest
+--   excess), and that rank as candidate_rank, all per step.
+-- The rule: per rank, busy time per counted step (step - wait, as in
+-- step_time.sql): its mean and the standard error of the mean; each rank's
+-- excess over the median of the OTHER ranks' means; the largest excess (the
+-- lowest rank on a tie) is named when it is more than 3 standard errors of
+-- the difference (its own squared standard error plus the median of the
+-- others', square-rooted: compared here as squares, so no sqrt is needed)
+-- and more than 2% of the others' median, and the others' mean wait per
+-- step is at least half the excess. Its cause is the component whose value
+-- per step exceeds the others' median the most: computation (as in
+-- rank_time.sql), data loading (the union of its Dataloader ranges), host
+-- time outside operators (the window - the union of its operators,
+-- communication and Dataloader ranges), its own communication
+-- (communication - wait).
+-- Engines: DuckDB and Spark SQL over `gprof-dl export --csv --partitioned`,
+-- sqlite over `gprof-dl export --sqlite` (examples/recipes/run); plain SQL
+-- with window functions; medians by row_number and count. Not reproduced:
+-- as rank_time.sql says; a job with a rank without counted steps names no
+-- straggler (as the view) and gives 0 figures here.
+-- params: skip_steps (default 10, as --skip-steps).
+WITH params AS (
+  SELECT 10 AS skip_steps
+),
+-- each rank's ProfileStep ranges (steps.step: 0, 1, ... in start order)
+rank_steps AS (
+  SELECT rank, step, start_ns, end_ns, dur_ns,
+         COUNT(*) OVER (PARTITION BY rank) AS n
+  FROM steps
+  WHERE rank >= 0
+),
+-- counted: all but the first skip_steps, never more than half (floor(n / 2))
+counted AS (
+  SELECT r.rank, r.step, r.start_ns, r.end_ns, r.dur_ns,
+         CASE WHEN r.step >= CASE WHEN p.skip_steps < (r.n - r.n % 2) / 2 THEN p.skip_steps
+                                  ELSE (r.n - r.n % 2) / 2 END
+              THEN 1 ELSE 0 END AS counted
+  FROM rank_steps r CROSS JOIN params p
+),
+-- what each rank has: GPU work (computation is then its kernels) and
+-- communication GPU work (communication is then that)
+gpu_src AS (
+  SELECT rank, MAX(CASE WHEN type = 'Communication' OR lower(name) LIKE '%nccl%'
+                             OR lower(name) LIKE '%rccl%' THEN 1 ELSE 0 END) AS gpu_comm
+  FROM kernels WHERE rank >= 0 GROUP BY rank
+),
+gpu_any AS (
+  SELECT rank FROM kernels WHERE rank >= 0
+  UNION SELECT rank FROM memcpy WHERE rank >= 0
+  UNION SELECT rank FROM memset WHERE rank >= 0
+),
+src AS (
+  SELECT r.rank, CASE WHEN a.rank IS NULL THEN 0 ELSE 1 END AS gpu_comp,
+         COALESCE(g.gpu_comm, 0) AS gpu_comm
+  FROM (SELECT DISTINCT rank FROM ranks WHERE rank >= 0) r
+  LEFT JOIN gpu_any a ON a.rank = r.rank
+  LEFT JOIN gpu_src g ON g.rank = r.rank
+),
+-- the host's communication calls: Communication ranges, and ranges named
+-- BACKEND:OP (gloo, nccl, mpi, ucc); the outermost of each thread
+call_ranges AS (
+  SELECT rank, thread, start_ns, end_ns, dur_ns, name, coll_seq, process_group, peer
+  FROM communication
+  WHERE rank >= 0
+  UNION ALL
+  SELECT rank, thread, start_ns, end_ns, dur_ns, name,
+         CAST(NULL AS BIGINT), CAST(NULL AS STRING), CAST(NULL AS BIGINT)
+  FROM operators
+  WHERE rank >= 0
+    AND ((lower(substr(name, 1, 5)) IN ('gloo:', 'nccl:') AND length(name) > 5)
+         OR (lower(substr(name, 1, 4)) IN ('mpi:', 'ucc:') AND length(name) > 4))
+),
+outer_calls AS (
+  SELECT * FROM (
+    SELECT c.*,
+           MAX(end_ns) OVER (PARTITION BY rank, thread ORDER BY start_ns, end_ns DESC
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before_end
+    FROM call_ranges c) x
+  WHERE before_end IS NULL OR start_ns >= before_end
+),
+-- on a rank with communication GPU work, the calls are that work: the work
+-- each host call launched (its runtime call, by correlation, lies in the
+-- call), from its first start to its last end, with the host call's
+-- details; work no call launched is a call of its own
+gpu_launch AS (
+  SELECT k.rank, k.start_ns, k.end_ns, k.dur_ns, k.name,
+         c.thread AS c_thread, c.start_ns AS c_start, c.name AS c_name,
+         c.coll_seq, c.process_group, c.peer
+  FROM kernels k
+  LEFT JOIN runtime r ON r.rank = k.rank AND r.pid = k.pid AND r.correlation = k.correlation
+  LEFT JOIN outer_calls c ON c.rank = r.rank AND c.thread = r.thread
+                         AND r.start_ns >= c.start_ns AND r.start_ns < c.end_ns
+  WHERE k.rank >= 0 AND (k.type = 'Communication' OR lower(k.name) LIKE '%nccl%'
+                         OR lower(k.name) LIKE '%rccl%')
+),
+calls AS (
+  SELECT o.rank, o.thread, o.start_ns, o.dur_ns, o.name, o.coll_seq, o.process_group, o.peer,
+         o.start_ns AS at_ns
+  FROM outer_calls o JOIN src ON src.rank = o.rank
+  WHERE src.gpu_comm = 0
+  UNION ALL
+  SELECT g.rank, g.c_thread, MIN(g.start_ns), MAX(g.end_ns) - MIN(g.start_ns), g.c_name,
+         g.coll_seq, g.process_group, g.peer, g.c_start
+  FROM gpu_launch g JOIN src ON src.rank = g.rank
+  WHERE src.gpu_comm = 1 AND g.c_start IS NOT NULL
+  GROUP BY g.rank, g.c_thread, g.c_start, g.c_name, g.coll_seq, g.process_group, g.peer
+  UNION ALL
+  SELECT g.rank, -1, g.start_ns, g.dur_ns, g.name, CAST(NULL AS BIGINT), CAST(NULL AS STRING),
+         CAST(NULL AS BIGINT), g.start_ns
+  FROM gpu_launch g JOIN src ON src.rank = g.rank
+  WHERE src.gpu_comm = 1 AND g.c_start IS NULL
+),
+-- a call's key in its process group: point-to-point (a peer, and an op
+-- that names send or recv) by (source, destination, ordinal); else by
+-- coll_seq; else by its ordinal among the rank's calls of the group
+call_dir AS (
+  SELECT o.*, COALESCE(process_group, '') AS pg,
+         CASE WHEN peer >= 0 AND lower(name) LIKE '%send%' AND lower(name) NOT LIKE '%recv%' THEN 1
+              WHEN peer >= 0 AND lower(name) LIKE '%recv%' AND lower(name) NOT LIKE '%send%' THEN 2
+              ELSE 0 END AS dir
+  FROM calls o
+),
+call_kind AS (
+  SELECT d.*,
+         CASE WHEN dir > 0 THEN 3 WHEN coll_seq IS NOT NULL THEN 1 ELSE 2 END AS kind,
+         CASE WHEN dir = 1 THEN rank WHEN dir = 2 THEN peer ELSE -1 END AS src,
+         CASE WHEN dir = 1 THEN peer WHEN dir = 2 THEN rank ELSE -1 END AS dst
+  FROM call_dir d
+),
+call_key AS (
+  SELECT k.*,
+         CASE WHEN kind = 1 THEN coll_seq
+              ELSE ROW_NUMBER() OVER (PARTITION BY rank, kind, pg, src, dst
+                                      ORDER BY start_ns, thread) - 1 END AS ord
+  FROM call_kind k
+),
+-- one collective call: the calls of one key; the lowest rank's sets the op,
+-- a call naming another op is no member (waits 0)
+call_first AS (
+  SELECT k.*,
+         FIRST_VALUE(name) OVER (PARTITION BY kind, pg, src, dst, ord ORDER BY rank, start_ns
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS first_op
+  FROM call_key k
+),
+call_member AS (
+  SELECT f.*, CASE WHEN kind = 3 OR name = first_op THEN 1 ELSE 0 END AS member
+  FROM call_first f
+),
+-- a call's wait: its duration - the shortest of its collective call's members
+call_wait AS (
+  SELECT m.rank, m.start_ns, m.dur_ns, m.at_ns, m.name, m.member,
+         CASE WHEN member = 1
+              THEN dur_ns - MIN(CASE WHEN member = 1 THEN dur_ns END)
+                            OVER (PARTITION BY kind, pg, src, dst, ord)
+              ELSE 0 END AS wait_ns
+  FROM call_member m
+),
+-- each wait lies at its call's start, clipped to the counted step the call
+-- started in (a GPU call: its host call); a rank's wait in a step is their
+-- union (gaps and islands: the running end of the intervals before)
+wait_ivl AS (
+  SELECT w.rank, c.step, w.start_ns AS s,
+         CASE WHEN w.start_ns < c.end_ns AND w.start_ns + w.wait_ns > c.end_ns THEN c.end_ns
+              ELSE w.start_ns + w.wait_ns END AS e
+  FROM call_wait w
+  JOIN counted c ON c.rank = w.rank AND c.counted = 1
+                AND w.at_ns >= c.start_ns AND w.at_ns < c.end_ns
+  WHERE w.wait_ns > 0
+),
+wait_prev AS (
+  SELECT rank, step, s, e,
+         MAX(e) OVER (PARTITION BY rank, step ORDER BY s, e
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
+  FROM wait_ivl
+),
+-- in start order, each interval adds what lies past the ones before it
+step_wait AS (
+  SELECT rank, step,
+         SUM(CASE WHEN prev_e IS NULL OR prev_e <= s THEN e - s
+                  WHEN e > prev_e THEN e - prev_e ELSE 0 END) AS wait_ns
+  FROM wait_prev
+  GROUP BY rank, step
+),
+-- per counted step: its wait and busy time (step - wait)
+step_busy AS (
+  SELECT c.rank, c.step, c.start_ns, c.dur_ns, c.counted,
+         CASE WHEN c.counted = 1 THEN COALESCE(w.wait_ns, 0) END AS wait_ns,
+         CASE WHEN c.counted = 0 THEN NULL
+              WHEN c.dur_ns > COALESCE(w.wait_ns, 0) THEN c.dur_ns - COALESCE(w.wait_ns, 0)
+              ELSE 0 END AS busy_ns
+  FROM counted c
+  LEFT JOIN step_wait w ON w.rank = c.rank AND w.step = c.step
+)
+,
+-- the host's ranges that matter: operators, Dataloader ranges, and the
+-- communication operators (Communication ranges, and names such as gloo:*,
+-- nccl:*, c10d::*, Paddle's c_allreduce*, ...: gprof-dl-summary(1), "What
+-- counts as communication")
+host AS (
+  SELECT rank, thread, start_ns, end_ns, type, 1 AS is_comm
+  FROM communication WHERE rank >= 0
+  UNION ALL
+  SELECT rank, thread, start_ns, end_ns, type, is_comm
+  FROM (SELECT rank, thread, start_ns, end_ns, type, name,
+               CASE WHEN lower(substr(name, 1, 5)) IN ('nccl:', 'gloo:')
+                      OR lower(substr(name, 1, 4)) IN ('mpi:', 'ucc:')
+                      OR lower(substr(name, 1, 6)) = 'c10d::'
+                      OR lower(substr(name, 1, 18)) = 'record_param_comms'
+                      OR lower(substr(name, 1, 11)) IN ('c_allreduce', 'c_allgather', 'c_broadcast')
+                      OR lower(substr(name, 1, 15)) = 'c_reducescatter'
+                      OR lower(substr(name, 1, 9)) IN ('c_reduce_', 'c_scatter')
+                      OR lower(substr(name, 1, 8)) = 'alltoall'
+                      OR lower(substr(name, 1, 7)) IN ('send_v2', 'recv_v2', 'barrier')
+                      OR lower(substr(name, 1, 12)) IN ('partial_send', 'partial_recv')
+                      OR lower(substr(name, 1, 17)) = 'partial_allgather'
+                    THEN 1 ELSE 0 END AS is_comm
+        FROM (SELECT rank, thread, start_ns, end_ns, type, name FROM operators WHERE rank >= 0
+              UNION ALL
+              SELECT rank, thread, start_ns, end_ns, type, name FROM ranges WHERE rank >= 0) u) h
+  WHERE is_comm = 1 OR type IN ('Operator', 'Dataloader')
+),
+-- an operator that starts inside a communication range of its thread is
+-- part of the communication, not computation
+host_marked AS (
+  SELECT h.*,
+         MAX(CASE WHEN is_comm = 1 THEN end_ns END)
+           OVER (PARTITION BY rank, thread ORDER BY start_ns, end_ns DESC
+                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS comm_end
+  FROM host h
+),
+-- which set each range or kernel belongs to: one row per (range, set)
+sets AS (
+  SELECT 'comp' AS what UNION ALL SELECT 'comm' UNION ALL SELECT 'busy'
+  UNION ALL SELECT 'dataloader' UNION ALL SELECT 'active'
+),
+host_sets AS (
+  SELECT h.rank, h.start_ns, h.end_ns,
+         CASE WHEN src.gpu_comp = 0 AND h.is_comm = 0 AND h.type = 'Operator'
+                   AND (h.comm_end IS NULL OR h.start_ns >= h.comm_end) THEN 1 ELSE 0 END AS comp,
+         CASE WHEN src.gpu_comm = 0 AND h.is_comm = 1 THEN 1 ELSE 0 END AS comm,
+         CASE WHEN h.type = 'Dataloader' THEN 1 ELSE 0 END AS dataloader
+  FROM host_marked h JOIN src ON src.rank = h.rank
+),
+gpu_sets AS (
+  SELECT k.rank, k.start_ns, k.end_ns,
+         CASE WHEN src.gpu_comp = 1 AND k.type = 'Kernel' AND lower(k.name) NOT LIKE '%nccl%'
+                   AND lower(k.name) NOT LIKE '%rccl%' THEN 1 ELSE 0 END AS comp,
+         CASE WHEN src.gpu_comm = 1 AND (k.type = 'Communication' OR lower(k.name) LIKE '%nccl%'
+                                         OR lower(k.name) LIKE '%rccl%') THEN 1 ELSE 0 END AS comm
+  FROM kernels k JOIN src ON src.rank = k.rank
+),
+-- busy: computation or communication; active: any host range here
+ivl AS (
+  SELECT h.rank, s.what, h.start_ns, h.end_ns
+  FROM host_sets h JOIN sets s
+    ON (s.what = 'comp' AND h.comp = 1) OR (s.what = 'comm' AND h.comm = 1)
+    OR (s.what = 'busy' AND h.comp + h.comm > 0) OR (s.what = 'dataloader' AND h.dataloader = 1)
+    OR s.what = 'active'
+  UNION ALL
+  SELECT g.rank, s.what, g.start_ns, g.end_ns
+  FROM gpu_sets g JOIN sets s
+    ON (s.what = 'comp' AND g.comp = 1) OR (s.what = 'comm' AND g.comm = 1)
+    OR (s.what = 'busy' AND g.comp + g.comm > 0)
+  UNION ALL
+  SELECT rank, 'window', start_ns, end_ns FROM counted WHERE counted = 1
+),
+-- clipped to the counted steps, then merged (gaps and islands)
+piece AS (
+  SELECT i.rank, i.what,
+         CASE WHEN i.start_ns > c.start_ns THEN i.start_ns ELSE c.start_ns END AS s,
+         CASE WHEN i.end_ns < c.end_ns THEN i.end_ns ELSE c.end_ns END AS e
+  FROM ivl i
+  JOIN counted c ON c.rank = i.rank AND c.counted = 1
+                AND i.start_ns < c.end_ns AND i.end_ns > c.start_ns
+),
+piece_prev AS (
+  SELECT rank, what, s, e,
+         MAX(e) OVER (PARTITION BY rank, what ORDER BY s, e
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
+  FROM piece
+),
+-- the union's length: in start order, each interval adds what lies past
+-- the running end of the ones before it (where a new island starts, all)
+measure AS (
+  SELECT rank, what,
+         SUM(CASE WHEN prev_e IS NULL OR prev_e <= s THEN e - s
+                  WHEN e > prev_e THEN e - prev_e ELSE 0 END) AS ns
+  FROM piece_prev
+  GROUP BY rank, what
+),
+-- per rank: its counted steps, their lengths' order, its totals
+step_order AS (
+  SELECT rank, dur_ns, busy_ns, wait_ns,
+         ROW_NUMBER() OVER (PARTITION BY rank ORDER BY dur_ns) AS k,
+         COUNT(*) OVER (PARTITION BY rank) AS n
+  FROM step_busy WHERE counted = 1
+),
+step_stat AS (
+  SELECT rank, MAX(n) AS n,
+         AVG(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(dur_ns AS DOUBLE) END) AS median_ns,
+         MAX(CASE WHEN 100 * k >= 95 * n AND 100 * (k - 1) < 95 * n THEN dur_ns END) AS p95_ns,
+         SUM(wait_ns) AS wait_ns,
+         SUM(CAST(busy_ns AS DOUBLE)) AS busy_sum,
+         SUM(CAST(busy_ns AS DOUBLE) * CAST(busy_ns AS DOUBLE)) AS busy_sq
+  FROM step_order GROUP BY rank
+),
+fig AS (
+  SELECT s.rank, s.n,
+         s.median_ns, s.p95_ns, s.wait_ns, s.busy_sum, s.busy_sq,
+         COALESCE(SUM(CASE WHEN m.what = 'window' THEN m.ns END), 0) AS window_ns,
+         COALESCE(SUM(CASE WHEN m.what = 'comp' THEN m.ns END), 0) AS comp_ns,
+         COALESCE(SUM(CASE WHEN m.what = 'comm' THEN m.ns END), 0) AS comm_ns,
+         COALESCE(SUM(CASE WHEN m.what = 'busy' THEN m.ns END), 0) AS busy_ns,
+         COALESCE(SUM(CASE WHEN m.what = 'dataloader' THEN m.ns END), 0) AS dl_ns,
+         COALESCE(SUM(CASE WHEN m.what = 'active' THEN m.ns END), 0) AS active_ns
+  FROM step_stat s
+  LEFT JOIN measure m ON m.rank = s.rank
+  GROUP BY s.rank, s.n, s.median_ns, s.p95_ns, s.wait_ns, s.busy_sum, s.busy_sq
+),
+fig2 AS (
+  SELECT f.*,
+         CASE WHEN comp_ns + comm_ns > busy_ns THEN comp_ns + comm_ns - busy_ns ELSE 0 END AS overlap_ns,
+         CASE WHEN window_ns > busy_ns THEN window_ns - busy_ns ELSE 0 END AS idle_ns
+  FROM fig f
+),
+per_rank AS (
+  SELECT f.*,
+         CASE WHEN comm_ns > overlap_ns THEN comm_ns - overlap_ns ELSE 0 END AS exposed_ns
+  FROM fig2 f
+)
+,
+-- per rank: busy per step (mean, squared standard error of the mean), the
+-- cause components and its wait, each per step
+rank_busy AS (
+  SELECT rank, n,
+         busy_sum / n AS busy,
+         CASE WHEN n > 1 AND (busy_sq - busy_sum * busy_sum / n) / (n - 1) > 0
+              THEN (busy_sq - busy_sum * busy_sum / n) / (n - 1) / n ELSE 0 END AS busy_var,
+         CAST(comp_ns AS DOUBLE) / n AS c0,
+         CAST(dl_ns AS DOUBLE) / n AS c1,
+         CAST(CASE WHEN window_ns > active_ns THEN window_ns - active_ns ELSE 0 END AS DOUBLE) / n AS c2,
+         CAST(CASE WHEN comm_ns > wait_ns THEN comm_ns - wait_ns ELSE 0 END AS DOUBLE) / n AS c3,
+         CAST(wait_ns AS DOUBLE) / n AS wait
+  FROM per_rank
+),
+-- the median of the OTHER ranks' values, without a self-join: with the
+-- values in order (position p), the others' median lies at their positions
+-- q1 and q2 (the same for an odd count), which are positions q, or q + 1
+-- past the rank's own; so the values at q1, q1 + 1 and q1 + 2 are enough
+rank_pos AS (
+  SELECT b.*, COUNT(*) OVER () AS nr,
+         (SUM(wait) OVER () - wait) / (COUNT(*) OVER () - 1) AS others_wait,
+         ROW_NUMBER() OVER (ORDER BY busy, rank) AS p_busy,
+         ROW_NUMBER() OVER (ORDER BY busy_var, rank) AS p_busy_var,
+         ROW_NUMBER() OVER (ORDER BY c0, rank) AS p_c0,
+         ROW_NUMBER() OVER (ORDER BY c1, rank) AS p_c1,
+         ROW_NUMBER() OVER (ORDER BY c2, rank) AS p_c2,
+         ROW_NUMBER() OVER (ORDER BY c3, rank) AS p_c3
+  FROM rank_busy b
+),
+rank_q AS (
+  SELECT p.*,
+         ((nr - 1) + 1 - ((nr - 1) + 1) % 2) / 2 AS q1,
+         ((nr - 1) - (nr - 1) % 2) / 2 + 1 AS q2
+  FROM rank_pos p
+),
+rank_mid AS (
+  SELECT q.*,
+         MAX(CASE WHEN p_busy = q1 + 0 THEN busy END) OVER () AS busy_0,
+         MAX(CASE WHEN p_busy = q1 + 1 THEN busy END) OVER () AS busy_1,
+         MAX(CASE WHEN p_busy = q1 + 2 THEN busy END) OVER () AS busy_2,
+         MAX(CASE WHEN p_busy_var = q1 + 0 THEN busy_var END) OVER () AS busy_var_0,
+         MAX(CASE WHEN p_busy_var = q1 + 1 THEN busy_var END) OVER () AS busy_var_1,
+         MAX(CASE WHEN p_busy_var = q1 + 2 THEN busy_var END) OVER () AS busy_var_2,
+         MAX(CASE WHEN p_c0 = q1 + 0 THEN c0 END) OVER () AS c0_0,
+         MAX(CASE WHEN p_c0 = q1 + 1 THEN c0 END) OVER () AS c0_1,
+         MAX(CASE WHEN p_c0 = q1 + 2 THEN c0 END) OVER () AS c0_2,
+         MAX(CASE WHEN p_c1 = q1 + 0 THEN c1 END) OVER () AS c1_0,
+         MAX(CASE WHEN p_c1 = q1 + 1 THEN c1 END) OVER () AS c1_1,
+         MAX(CASE WHEN p_c1 = q1 + 2 THEN c1 END) OVER () AS c1_2,
+         MAX(CASE WHEN p_c2 = q1 + 0 THEN c2 END) OVER () AS c2_0,
+         MAX(CASE WHEN p_c2 = q1 + 1 THEN c2 END) OVER () AS c2_1,
+         MAX(CASE WHEN p_c2 = q1 + 2 THEN c2 END) OVER () AS c2_2,
+         MAX(CASE WHEN p_c3 = q1 + 0 THEN c3 END) OVER () AS c3_0,
+         MAX(CASE WHEN p_c3 = q1 + 1 THEN c3 END) OVER () AS c3_1,
+         MAX(CASE WHEN p_c3 = q1 + 2 THEN c3 END) OVER () AS c3_2
+  FROM rank_q q
+),
+rank_med AS (
+  SELECT r.*,
+         (CASE (CASE WHEN q1 < p_busy THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN busy_0 WHEN 1 THEN busy_1 ELSE busy_2 END
+          + CASE (CASE WHEN q2 < p_busy THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN busy_0 WHEN 1 THEN busy_1 ELSE busy_2 END) / 2 AS m_busy,
+         (CASE (CASE WHEN q1 < p_busy_var THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN busy_var_0 WHEN 1 THEN busy_var_1 ELSE busy_var_2 END
+          + CASE (CASE WHEN q2 < p_busy_var THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN busy_var_0 WHEN 1 THEN busy_var_1 ELSE busy_var_2 END) / 2 AS m_busy_var,
+         (CASE (CASE WHEN q1 < p_c0 THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN c0_0 WHEN 1 THEN c0_1 ELSE c0_2 END
+          + CASE (CASE WHEN q2 < p_c0 THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN c0_0 WHEN 1 THEN c0_1 ELSE c0_2 END) / 2 AS m_c0,
+         (CASE (CASE WHEN q1 < p_c1 THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN c1_0 WHEN 1 THEN c1_1 ELSE c1_2 END
+          + CASE (CASE WHEN q2 < p_c1 THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN c1_0 WHEN 1 THEN c1_1 ELSE c1_2 END) / 2 AS m_c1,
+         (CASE (CASE WHEN q1 < p_c2 THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN c2_0 WHEN 1 THEN c2_1 ELSE c2_2 END
+          + CASE (CASE WHEN q2 < p_c2 THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN c2_0 WHEN 1 THEN c2_1 ELSE c2_2 END) / 2 AS m_c2,
+         (CASE (CASE WHEN q1 < p_c3 THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN c3_0 WHEN 1 THEN c3_1 ELSE c3_2 END
+          + CASE (CASE WHEN q2 < p_c3 THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN c3_0 WHEN 1 THEN c3_1 ELSE c3_2 END) / 2 AS m_c3
+  FROM rank_mid r
+),
+cand AS (
+  SELECT rank, busy - m_busy AS excess, m_busy, busy_var + m_busy_var AS se2, others_wait,
+         c0 - m_c0 AS e0, c1 - m_c1 AS e1, c2 - m_c2 AS e2, c3 - m_c3 AS e3,
+         ROW_NUMBER() OVER (ORDER BY busy - m_busy DESC, rank) AS k
+  FROM rank_med
+),
+verdict AS (
+  SELECT c.*,
+         CASE WHEN excess > 0 AND excess * excess > 9 * se2 AND excess > 0.02 * m_busy
+                   AND others_wait >= excess / 2 THEN 1 ELSE 0 END AS named,
+         CASE WHEN e0 >= e1 AND e0 >= e2 AND e0 >= e3 THEN 0
+              WHEN e1 >= e2 AND e1 >= e3 THEN 1
+              WHEN e2 >= e3 THEN 2 ELSE 3 END AS cause
+  FROM cand c WHERE k = 1
+),
+-- a job of fewer than 2 ranks, or with a rank without counted steps: none
+job AS (
+  SELECT (SELECT COUNT(DISTINCT rank) FROM ranks WHERE rank >= 0) AS nranks,
+         (SELECT COUNT(DISTINCT rank) FROM ranks WHERE rank >= 0)
+         - (SELECT COUNT(DISTINCT rank) FROM counted WHERE counted = 1) AS without_steps
+)
+SELECT CASE WHEN ok = 1 AND named = 1 THEN rank ELSE -1 END AS straggler_rank,
+       CASE WHEN ok = 1 AND named = 1 THEN cause ELSE -1 END AS straggler_cause,
+       CASE WHEN ok = 1 AND named = 1
+            THEN CASE cause WHEN 0 THEN e0 WHEN 1 THEN e1 WHEN 2 THEN e2 ELSE e3 END
+            ELSE 0 END AS straggler_excess_ns,
+       CASE WHEN ok = 1 THEN excess ELSE 0 END AS busy_excess_ns,
+       CASE WHEN ok = 1 THEN m_busy ELSE 0 END AS others_median_busy_ns,
+       CASE WHEN ok = 1 THEN others_wait ELSE 0 END AS others_wait_ns,
+       CASE WHEN ok = 1 THEN rank ELSE -1 END AS candidate_rank
+FROM (SELECT v.*, CASE WHEN j.nranks >= 2 AND j.without_steps = 0 THEN 1 ELSE 0 END AS ok
+      FROM job j LEFT JOIN verdict v ON 1 = 1) x

@@ -1,0 +1,143 @@
+-- top_kernels.sql: the GPU kernels of a job by name, as `gprof-dl summary
+-- --view kernel` over all the job's traces gives them (Calls, GPU Total,
+-- Avg, Max, Min), and their spread over the ranks: each rank's GPU Total of
+-- the name as `summary --view kernel` of that rank's trace alone gives it,
+-- then the least, the median and the largest over the ranks that ran it, and
+-- the rank of the largest (the lowest such rank on a tie).
+--
+-- Engines: DuckDB, Spark SQL, sqlite (3.25 or later), as it is: plain SQL
+-- (CASE for greatest/least, CAST(... AS DOUBLE) for a division). Tables of
+-- the SQL exports (gprof-dl-export(1)): kernels, the host tables that carry
+-- correlation ids (runtime, operators, ranges, marks, communication,
+-- memory), steps.
+--
+-- Parameters (the params CTE): top_n, the rows printed, longest Total first
+-- (0: all). skip_steps is not used: the Kernel view counts every step.
+--
+-- Rules, as gprof-dl's (gprof-dl-summary(1), "Kernel Summary" and "GPU work"):
+--  - a kernel is a row of the kernels table (Kernel, and Communication on a
+--    GPU stream: NCCL kernels), counted in full, by name;
+--  - it counts when the host call that launched it (the host event of its
+--    process with its correlation id: the CUDA API call) lies in the window,
+--    even when the kernel ran past it; a kernel with no such call counts when
+--    it lies in the window itself. The window is the union of every
+--    ProfileStep range of the job (of the rank alone, for the spread), or the
+--    whole run where there is no step; "lies in": a positive part does (for
+--    an instant or a zero-length range: its time, bounds included).
+-- What SQL does not reproduce here:
+--  - the columns Mean Blocks per SM and Mean Est. Achieved Occupancy (the
+--    kernels table has each run's blocks_per_sm and
+--    est_achieved_occupancy_pct: weight them by dur_ns for the view's means)
+--    and GPU Ratio;
+--  - where two host events of one process carry the same correlation id,
+--    gprof-dl takes the first in its track order; here the earliest;
+--  - an imported trace whose GPU work has no pid (its file's only process
+--    launched it) is matched to no call here;
+--  - the window is made of the steps table's steps, which leaves out a step
+--    of no length or one that never ended (open at exit).
+-- Times are integer ns; avg_ns and rank_median_ns are real.
+WITH params AS (SELECT 10 AS skip_steps, 20 AS top_n),
+calls AS (
+  SELECT rank, pid, correlation, start_ns, end_ns
+  FROM (SELECT rank, pid, correlation, start_ns, end_ns,
+               row_number() OVER (PARTITION BY rank, pid, correlation
+                                  ORDER BY start_ns, end_ns) AS k
+        FROM (SELECT rank, pid, correlation, start_ns, end_ns FROM runtime
+              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM operators
+              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM ranges
+              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM marks
+              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM communication
+              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM memory) h
+        WHERE correlation IS NOT NULL AND correlation <> 0) x
+  WHERE k = 1
+),
+-- what decides whether a kernel counts: its call, else itself
+anchored AS (
+  SELECT k.rank, k.name, k.dur_ns,
+         CASE WHEN c.pid IS NULL THEN k.start_ns ELSE c.start_ns END AS a_start,
+         CASE WHEN c.pid IS NULL THEN k.end_ns ELSE c.end_ns END AS a_end
+  FROM kernels k
+  LEFT JOIN calls c ON c.rank = k.rank AND c.pid = k.pid AND c.correlation = k.correlation
+),
+job_edges AS (
+  SELECT start_ns, end_ns,
+         CASE WHEN start_ns <= max(end_ns) OVER (ORDER BY start_ns, end_ns
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+              THEN 0 ELSE 1 END AS new_island
+  FROM steps
+),
+job_window AS (
+  SELECT min(start_ns) AS s, max(end_ns) AS e
+  FROM (SELECT start_ns, end_ns,
+               sum(new_island) OVER (ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
+        FROM job_edges) x
+  GROUP BY island
+),
+rank_edges AS (
+  SELECT rank, start_ns, end_ns,
+         CASE WHEN start_ns <= max(end_ns) OVER (PARTITION BY rank ORDER BY start_ns, end_ns
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+              THEN 0 ELSE 1 END AS new_island
+  FROM steps
+),
+rank_window AS (
+  SELECT rank, min(start_ns) AS s, max(end_ns) AS e
+  FROM (SELECT rank, start_ns, end_ns,
+               sum(new_island) OVER (PARTITION BY rank ORDER BY start_ns, end_ns
+                                     ROWS UNBOUNDED PRECEDING) AS island
+        FROM rank_edges) x
+  GROUP BY rank, island
+),
+job_counted AS (
+  SELECT a.name, a.dur_ns FROM anchored a
+  WHERE NOT EXISTS (SELECT 1 FROM steps)
+     OR EXISTS (SELECT 1 FROM job_window w
+                WHERE (a.a_start < w.e AND a.a_end > w.s)
+                   OR (a.a_start = a.a_end AND a.a_start >= w.s AND a.a_start <= w.e))
+),
+rank_counted AS (
+  SELECT a.rank, a.name, a.dur_ns FROM anchored a
+  WHERE a.rank >= 0
+    AND (NOT EXISTS (SELECT 1 FROM steps t WHERE t.rank = a.rank)
+         OR EXISTS (SELECT 1 FROM rank_window w
+                    WHERE w.rank = a.rank
+                      AND ((a.a_start < w.e AND a.a_end > w.s)
+                           OR (a.a_start = a.a_end AND a.a_start >= w.s
+                               AND a.a_start <= w.e))))
+),
+rank_totals AS (
+  SELECT rank, name, sum(dur_ns) AS total FROM rank_counted GROUP BY rank, name
+),
+rank_ordered AS (
+  SELECT rank, name, total,
+         row_number() OVER (PARTITION BY name ORDER BY total, rank) AS k,
+         row_number() OVER (PARTITION BY name ORDER BY total DESC, rank) AS k_desc,
+         count(*) OVER (PARTITION BY name) AS n
+  FROM rank_totals
+),
+spread AS (
+  SELECT name, max(n) AS ranks, min(total) AS rank_min_ns, max(total) AS rank_max_ns,
+         avg(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(total AS DOUBLE) END)
+           AS rank_median_ns,
+         max(CASE WHEN k_desc = 1 THEN rank END) AS max_rank
+  FROM rank_ordered
+  GROUP BY name
+),
+job_kernels AS (
+  SELECT name, count(*) AS calls, sum(dur_ns) AS total_ns,
+         CAST(sum(dur_ns) AS DOUBLE) / count(*) AS avg_ns, max(dur_ns) AS max_ns,
+         min(dur_ns) AS min_ns
+  FROM job_counted
+  GROUP BY name
+),
+ranked AS (
+  SELECT j.name, j.calls, j.total_ns, j.avg_ns, j.max_ns, j.min_ns,
+         s.ranks, s.rank_min_ns, s.rank_median_ns, s.rank_max_ns, s.max_rank,
+         row_number() OVER (ORDER BY j.total_ns DESC, j.name) AS pos
+  FROM job_kernels j LEFT JOIN spread s ON s.name = j.name
+)
+SELECT r.name, r.calls, r.total_ns, r.avg_ns, r.max_ns, r.min_ns,
+       r.ranks, r.rank_min_ns, r.rank_median_ns, r.rank_max_ns, r.max_rank
+FROM ranked r CROSS JOIN params p
+WHERE p.top_n = 0 OR r.pos <= p.top_n
+ORDER BY r.pos

@@ -1,0 +1,229 @@
+-- top_operators.sql: the operators of a job by name, as `gprof-dl summary
+-- --view operator` over all the job's traces gives them (Calls, CPU Total,
+-- Avg, Max, Min, GPU Total, Avg, Max, Min), and their spread over the ranks:
+-- each rank's CPU Total of the name as `summary --view operator` of that
+-- rank's trace alone gives it, then the least, the median and the largest
+-- over the ranks that called it, and the rank of the largest (the lowest
+-- such rank on a tie).
+--
+-- Engines: DuckDB, Spark SQL, sqlite (3.25 or later: window functions), as it
+-- is: plain SQL, no engine's own function (CASE for greatest/least, which
+-- sqlite lacks; CAST(... AS DOUBLE) for a division, which sqlite would do on
+-- integers). Tables of the SQL exports (gprof-dl-export(1)): operators,
+-- ranges, runtime, communication, marks, memory (the host events), kernels,
+-- memcpy, memset (the GPU work), threads, steps.
+--
+-- Parameters (the params CTE): top_n, the rows printed, longest CPU Total
+-- first (0: all). skip_steps is not used: the Operator view measures every
+-- step.
+--
+-- Rules, as gprof-dl's (gprof-dl-summary(1), "Operator Summary"):
+--  - an operator is a range of type Operator on a host thread (OperatorInner
+--    is not); nested operators count in their own rows too;
+--  - its CPU time is its range clipped to the window: the union of every
+--    ProfileStep range of the job (of the rank alone, for the spread), or
+--    the whole run where there is no step; a call counts when a positive
+--    part of it lies in the window (a zero-length one: when its time does);
+--  - its GPU time is the GPU work launched inside it (by a host call within
+--    its range on its thread, the call being the host event of the process
+--    with the work's correlation id), inner calls' included, counted when
+--    the launching call lies in the window, in full;
+--  - a call that redispatches to itself (a range whose parent, the innermost
+--    host range around it, has the same name and type and no other child
+--    range) is folded into its parent and is no call of its own. The recipe
+--    finds the parent as the host range just before in start order (ties:
+--    longer first) that ends no earlier, and the other children as the
+--    ranges after it that end after it but not after the parent.
+-- What SQL does not reproduce here:
+--  - CPU Ratio and GPU Ratio (unions), and GPU work tied to an operator by
+--    its external id where no host range is around its call;
+--  - host ranges that overlap partly (one starts inside another and ends
+--    after it, such as an nvtxRangeStart/End pair): gprof-dl's walk closes
+--    the outer one there, so its GPU time and what folds may differ here;
+--  - two host ranges with the same start and length keep the trace's order
+--    in gprof-dl; here they are ordered by name and type;
+--  - the window is made of the steps table's steps, which leaves out a step
+--    of no length or one that never ended (open at exit).
+-- Times are integer ns; avg_ns, gpu_avg_ns and rank_median_ns are real.
+WITH params AS (SELECT 10 AS skip_steps, 20 AS top_n),
+host AS (
+  SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM operators
+  UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM ranges
+  UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM runtime
+  UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM communication
+),
+-- in the store's order (start, longer first), with the range just before
+ordered AS (
+  SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type,
+         row_number() OVER (PARTITION BY rank, pid, thread
+                            ORDER BY start_ns, dur_ns DESC, name, type) AS idx,
+         lag(name) OVER (PARTITION BY rank, pid, thread
+                         ORDER BY start_ns, dur_ns DESC, name, type) AS p_name,
+         lag(type) OVER (PARTITION BY rank, pid, thread
+                         ORDER BY start_ns, dur_ns DESC, name, type) AS p_type,
+         lag(end_ns) OVER (PARTITION BY rank, pid, thread
+                           ORDER BY start_ns, dur_ns DESC, name, type) AS p_end
+  FROM host
+),
+-- an operator right after a range of its name and type that contains it
+fold_candidates AS (
+  SELECT rank, pid, thread, idx, end_ns, p_end FROM ordered
+  WHERE type = 'Operator' AND p_type = type AND p_name = name AND end_ns <= p_end
+),
+-- ... and that range's only child
+folded AS (
+  SELECT c.rank, c.pid, c.thread, c.idx
+  FROM fold_candidates c
+  LEFT JOIN ordered o
+    ON o.rank = c.rank AND o.pid = c.pid AND o.thread = c.thread
+   AND o.idx > c.idx AND o.end_ns > c.end_ns AND o.end_ns <= c.p_end
+  GROUP BY c.rank, c.pid, c.thread, c.idx
+  HAVING count(o.idx) = 0
+),
+ops AS (
+  SELECT o.rank, o.pid, o.thread, o.idx, o.name, o.start_ns, o.end_ns, o.dur_ns
+  FROM ordered o
+  JOIN threads t ON t.rank = o.rank AND t.pid = o.pid AND t.thread = o.thread
+  LEFT JOIN folded f ON f.rank = o.rank AND f.pid = o.pid AND f.thread = o.thread
+                    AND f.idx = o.idx
+  WHERE o.type = 'Operator' AND t.kind = 'host' AND f.idx IS NULL
+),
+-- the windows: the union of the steps (gaps and islands), the job's and each rank's
+job_edges AS (
+  SELECT start_ns, end_ns,
+         CASE WHEN start_ns <= max(end_ns) OVER (ORDER BY start_ns, end_ns
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+              THEN 0 ELSE 1 END AS new_island
+  FROM steps
+),
+job_window AS (
+  SELECT min(start_ns) AS s, max(end_ns) AS e
+  FROM (SELECT start_ns, end_ns,
+               sum(new_island) OVER (ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
+        FROM job_edges) x
+  GROUP BY island
+),
+rank_edges AS (
+  SELECT rank, start_ns, end_ns,
+         CASE WHEN start_ns <= max(end_ns) OVER (PARTITION BY rank ORDER BY start_ns, end_ns
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+              THEN 0 ELSE 1 END AS new_island
+  FROM steps
+),
+rank_window AS (
+  SELECT rank, min(start_ns) AS s, max(end_ns) AS e
+  FROM (SELECT rank, start_ns, end_ns,
+               sum(new_island) OVER (PARTITION BY rank ORDER BY start_ns, end_ns
+                                     ROWS UNBOUNDED PRECEDING) AS island
+        FROM rank_edges) x
+  GROUP BY rank, island
+),
+job_has_steps AS (SELECT count(*) AS n FROM steps),
+rank_has_steps AS (SELECT rank, count(*) AS n FROM steps GROUP BY rank),
+-- each call clipped to the job's window ...
+job_clip AS (
+  SELECT o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns,
+         sum(CASE WHEN w.s IS NULL THEN 0
+                  ELSE (CASE WHEN o.end_ns < w.e THEN o.end_ns ELSE w.e END)
+                     - (CASE WHEN o.start_ns > w.s THEN o.start_ns ELSE w.s END) END) AS clipped,
+         count(w.s) AS hits
+  FROM ops o LEFT JOIN job_window w ON o.start_ns <= w.e AND o.end_ns >= w.s
+  GROUP BY o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns
+),
+-- GPU work (kernels, copies, sets) that counts, at the host call that
+-- launched it: the host event of its process with its correlation id, which
+-- lies in the job's window (GPU work counts in full when its call does)
+launchers AS (
+  SELECT rank, pid, thread, correlation, start_ns, end_ns
+  FROM (SELECT rank, pid, thread, correlation, start_ns, end_ns,
+               row_number() OVER (PARTITION BY rank, pid, correlation
+                                  ORDER BY start_ns, end_ns) AS k
+        FROM (SELECT rank, pid, thread, correlation, start_ns, end_ns FROM runtime
+              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM operators
+              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM ranges
+              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM marks
+              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM communication
+              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM memory) h
+        WHERE correlation IS NOT NULL AND correlation <> 0) x
+  WHERE k = 1
+),
+launched AS (
+  SELECT c.rank, c.pid, c.thread, c.start_ns, c.end_ns, w.dur_ns
+  FROM (SELECT rank, pid, correlation, dur_ns FROM kernels
+        UNION ALL SELECT rank, pid, correlation, dur_ns FROM memcpy
+        UNION ALL SELECT rank, pid, correlation, dur_ns FROM memset) w
+  JOIN launchers c ON c.rank = w.rank AND c.pid = w.pid AND c.correlation = w.correlation
+  WHERE NOT EXISTS (SELECT 1 FROM steps)
+     OR EXISTS (SELECT 1 FROM job_window j
+                WHERE (c.start_ns < j.e AND c.end_ns > j.s)
+                   OR (c.start_ns = c.end_ns AND c.start_ns >= j.s AND c.start_ns <= j.e))
+),
+-- each operator call's GPU time: the work launched inside it
+op_gpu AS (
+  SELECT o.rank, o.pid, o.thread, o.idx, sum(l.dur_ns) AS gpu
+  FROM ops o
+  JOIN launched l ON l.rank = o.rank AND l.pid = o.pid AND l.thread = o.thread
+                 AND o.start_ns <= l.start_ns AND l.end_ns <= o.end_ns
+  GROUP BY o.rank, o.pid, o.thread, o.idx
+),
+job_calls AS (
+  SELECT c.name, CASE WHEN n.n = 0 THEN c.dur_ns ELSE c.clipped END AS cpu,
+         coalesce(g.gpu, 0) AS gpu
+  FROM job_clip c CROSS JOIN job_has_steps n
+  LEFT JOIN op_gpu g ON g.rank = c.rank AND g.pid = c.pid AND g.thread = c.thread
+                    AND g.idx = c.idx
+  WHERE n.n = 0 OR c.clipped > 0 OR (c.dur_ns = 0 AND c.hits > 0)
+),
+-- ... and to its rank's
+rank_clip AS (
+  SELECT o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns,
+         sum(CASE WHEN w.s IS NULL THEN 0
+                  ELSE (CASE WHEN o.end_ns < w.e THEN o.end_ns ELSE w.e END)
+                     - (CASE WHEN o.start_ns > w.s THEN o.start_ns ELSE w.s END) END) AS clipped,
+         count(w.s) AS hits
+  FROM ops o LEFT JOIN rank_window w
+    ON w.rank = o.rank AND o.start_ns <= w.e AND o.end_ns >= w.s
+  WHERE o.rank >= 0
+  GROUP BY o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns
+),
+rank_totals AS (
+  SELECT c.rank, c.name,
+         sum(CASE WHEN n.n IS NULL THEN c.dur_ns ELSE c.clipped END) AS total
+  FROM rank_clip c LEFT JOIN rank_has_steps n ON n.rank = c.rank
+  WHERE n.n IS NULL OR c.clipped > 0 OR (c.dur_ns = 0 AND c.hits > 0)
+  GROUP BY c.rank, c.name
+),
+rank_ordered AS (
+  SELECT rank, name, total,
+         row_number() OVER (PARTITION BY name ORDER BY total, rank) AS k,
+         row_number() OVER (PARTITION BY name ORDER BY total DESC, rank) AS k_desc,
+         count(*) OVER (PARTITION BY name) AS n
+  FROM rank_totals
+),
+spread AS (
+  SELECT name, max(n) AS ranks, min(total) AS rank_min_ns, max(total) AS rank_max_ns,
+         avg(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(total AS DOUBLE) END)
+           AS rank_median_ns,
+         max(CASE WHEN k_desc = 1 THEN rank END) AS max_rank
+  FROM rank_ordered
+  GROUP BY name
+),
+job_ops AS (
+  SELECT name, count(*) AS calls, sum(cpu) AS total_ns,
+         CAST(sum(cpu) AS DOUBLE) / count(*) AS avg_ns, max(cpu) AS max_ns, min(cpu) AS min_ns,
+         sum(gpu) AS gpu_total_ns, CAST(sum(gpu) AS DOUBLE) / count(*) AS gpu_avg_ns,
+         max(gpu) AS gpu_max_ns, min(gpu) AS gpu_min_ns
+  FROM job_calls
+  GROUP BY name
+),
+ranked AS (
+  SELECT j.name, j.calls, j.total_ns, j.avg_ns, j.max_ns, j.min_ns,
+         j.gpu_total_ns, j.gpu_avg_ns, j.gpu_max_ns, j.gpu_min_ns, s.ranks, s.rank_min_ns, s.rank_median_ns, s.rank_max_ns, s.max_rank,
+         row_number() OVER (ORDER BY j.total_ns DESC, j.name) AS pos
+  FROM job_ops j LEFT JOIN spread s ON s.name = j.name
+)
+SELECT r.name, r.calls, r.total_ns, r.avg_ns, r.max_ns, r.min_ns,
+       r.gpu_total_ns, r.gpu_avg_ns, r.gpu_max_ns, r.gpu_min_ns, r.ranks, r.rank_min_ns, r.rank_median_ns, r.rank_max_ns, r.max_rank
+FROM ranked r CROSS JOIN params p
+WHERE p.top_n = 0 OR r.pos <= p.top_n
+ORDER BY r.pos

@@ -1,0 +1,355 @@
+"""test_recipes.py - every SQL recipe of examples/recipes on DuckDB, Spark and
+sqlite, against gprof-dl's own views on the same traces.
+
+    test_recipes.py --gprof-dl BIN --gen GEN --venv DIR [--torch2 PY --pydir DIR]
+                    [--cache-dir DIR] [--no-real] [--keep]
+
+Jobs:
+  synthetic      8 ranks of tracebuild.h's gloo job (gen-recipe-job: 30 steps,
+                 rank 3 slowed by 20 ms of computation, jitter, 2 hosts);
+  synthetic-gpu  8 ranks of its nccl job (GPU kernels, rank 5 slowed by 15 ms);
+                 the figures of both also worked out from the generator's
+                 definition (recipelib.model_job);
+  ddp        a real 2-rank gloo DDP job (examples/ddp_train.py under torchrun
+             of torch 2, rank 1 slowed by 40 ms a step) under `gprof-dl run`;
+             skipped, with a note, without --torch2.
+For each: `export --csv --partitioned`, the same with --gzip, and `export
+--sqlite`; every recipe on DuckDB (plain and gzip partitions), on sqlite and
+on Spark (one local[2] session for all, the plain partitions, and the gzip
+ones of the first job for rank_time); every engine's rows equal DuckDB's; step_time,
+rank_time and straggler equal `summary --view distributed --format json`
+(ns after rounding, % within 1e-9); the operator, kernel and collective
+recipes are checked by check_ops.py (helper module of the same directory);
+the row count of every table equals `gprof-dl info`'s record counts per
+rank, drops and damage carried in ranks (a truncated trace too).
+Exit status: 0 pass, 1 fail, 77 skip."""
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "pylib"))
+import recipelib as rl  # noqa: E402
+
+SKIP = 77
+# the synthetic jobs: gen-recipe-job's arguments (tracebuild.h's struct tb_job)
+SYN = {"ranks": 8, "steps": 30, "gpu": 0, "slow_rank": 3, "slow_ms": 20, "jitter": 1, "hosts": 2}
+SYN_GPU = {"ranks": 8, "steps": 30, "gpu": 1, "slow_rank": 5, "slow_ms": 15, "jitter": 1, "hosts": 1}
+DDP_STEPS = 30
+DDP_SLOW_MS = 40
+FAILED = []
+T0 = time.monotonic()
+
+
+def log(msg):
+    print(f"[{time.monotonic() - T0:6.1f}s] {msg}", flush=True)
+
+
+def fail(msgs):
+    for m in msgs:
+        print("FAIL:", m, flush=True)
+    FAILED.extend(msgs)
+
+
+def synthetic(args, tmp, name, job):
+    keys = ("ranks", "steps", "gpu", "slow_rank", "slow_ms", "jitter", "hosts")
+    p = subprocess.run([args.gen, name, *(str(job[k]) for k in keys)],
+                       capture_output=True, check=True, cwd=tmp)
+    made = p.stdout.decode().split()
+    files = []
+    os.makedirs(os.path.join(tmp, name))
+    for f in made:  # tracebuild writes into a directory of its own
+        files.append(shutil.copy(f, os.path.join(tmp, name)))
+    shutil.rmtree(os.path.dirname(made[0]), ignore_errors=True)
+    return files
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ddp_job(args, tmp):
+    """The 2-rank gloo job under gprof-dl run: its rank files, or None."""
+    if not args.torch2 or not os.path.exists(args.torch2):
+        log("NOTE: no torch 2 interpreter (--torch2): the real DDP job is left out")
+        return None
+    torchrun = os.path.join(os.path.dirname(args.torch2), "torchrun")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GPROF_DL_", "OMPI_", "PMI_", "SLURM_", "PADDLE_"))
+           and k not in ("PYTHONPATH", "LD_PRELOAD", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+                         "MASTER_ADDR", "MASTER_PORT")}
+    env.update({"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"})
+    if args.cache_dir:
+        os.makedirs(args.cache_dir, exist_ok=True)
+        env["GPROF_DL_CACHE_DIR"] = args.cache_dir
+    d = os.path.join(tmp, "ddp")
+    os.makedirs(d)
+    cmd = [args.gprof_dl, "run", "-o", "t-%q{RANK}.gpdl", "--", torchrun, "--nproc-per-node", "2",
+           "--master-port", str(free_port()), os.path.join(rl.SRC, "examples", "ddp_train.py"), "rank",
+           "--steps", str(DDP_STEPS), "--slow-rank", "1", "--slow-ms", str(DDP_SLOW_MS)]
+    p = subprocess.run(cmd, capture_output=True, cwd=d, env=env, timeout=300)
+    files = [os.path.join(d, f"t-{r}.gpdl") for r in range(2)]
+    if p.returncode != 0 or not all(os.path.exists(f) for f in files):
+        fail([f"the DDP job: status {p.returncode}: {p.stderr.decode(errors='replace')[-2000:]}"])
+        return None
+    return files
+
+
+class Engines:
+    """The engines of one job's exports, the Spark session shared by all jobs."""
+
+    def __init__(self, drv, ex):
+        self.drv = drv
+        self.open = [("duckdb", drv.DuckDB(ex["csv"])), ("duckdb-gzip", drv.DuckDB(ex["gzip"])),
+                     ("sqlite", drv.SQLite(ex["sqlite"])), ("spark", drv.Spark(ex["csv"], cache=True))]
+        self.ex = ex
+
+    def close(self):
+        for _, e in self.open:
+            if e.name != "spark":
+                e.close()
+
+
+def run_all(drv, engines, job):
+    """{recipe: {engine: rows}}: every recipe on every engine."""
+    out = {}
+    for name, path in rl.recipes().items():
+        out[name] = {}
+        for ename, e in engines.open:
+            t = time.monotonic()
+            try:
+                cols, rows = drv.run_recipe(e, path, {})
+            except drv.RecipeError as err:
+                fail([f"{job}: {err}"])
+                continue
+            out[name][ename] = rl.as_dicts(cols, rows)
+            log(f"{job}: {name} on {ename}: {len(rows)} rows, {time.monotonic() - t:.1f}s")
+    if job == "synthetic":  # Spark reads .csv.gz too (once: each Spark query costs seconds)
+        gz = drv.Spark(engines.ex["gzip"], cache=False)
+        cols, rows = drv.run_recipe(gz, rl.recipes()["rank_time"], {})
+        out["rank_time"]["spark-gzip"] = rl.as_dicts(cols, rows)
+    return out
+
+
+def spark_for_small_jobs(drv):
+    """The shared session, tuned for exports of a few MB: a query of these
+    recipes plans dozens of stages, and on 2 cores their overhead, not the
+    data, is the time (adaptive execution and whole-stage code generation
+    off, one shuffle partition: about a third less)."""
+    sp = drv.spark_session()
+    sp.conf.set("spark.sql.adaptive.enabled", "false")
+    sp.conf.set("spark.sql.codegen.wholeStage", "false")
+    sp.conf.set("spark.sql.shuffle.partitions", "1")
+
+
+def check_engines_agree(job, res):
+    for name, by in res.items():
+        base = by.get("duckdb")
+        if base is None:
+            continue
+        for ename, rows in by.items():
+            if ename != "duckdb":
+                fail(rl.diff_rows(f"{job}: {name}: {ename} vs duckdb", base, rows))
+
+
+def check_views(job, gpdl, files, res):
+    rows, facts = rl.dist_of(rl.view(gpdl, files, "distributed"))
+    for ename, got in res["rank_time"].items():
+        fail([f"{job} {ename}: {m}" for m in rl.check_rank_time(got, rows)])
+    for ename, got in res["straggler"].items():
+        fail([f"{job} {ename}: {m}" for m in rl.check_straggler(got, facts)])
+    for ename, got in res["step_time"].items():
+        fail([f"{job} {ename}: {m}" for m in rl.check_step_time(got, rows)])
+    return rows, facts
+
+
+def check_ops_recipes(job, gpdl, files, res):
+    """The operator, kernel and collective recipes, by check_ops.py."""
+    try:
+        import check_ops
+    except ImportError as e:
+        log(f"NOTE: no check_ops.py ({e}): the operator, kernel and collective recipes are "
+            "compared across engines only")
+        return
+    views = check_ops.load_views(gpdl, files) if hasattr(check_ops, "load_views") else {
+        "operator": rl.view(gpdl, files, "operator"),
+        "kernel": rl.view(gpdl, files, "kernel"),
+        "distributed": rl.view(gpdl, files, "distributed"),
+    }
+    for name in ("top_operators", "top_kernels", "collectives"):
+        for ename, rows in res.get(name, {}).items():
+            strs = [{k: ("" if v is None else str(v)) for k, v in r.items()} for r in rows]
+            fail([f"{job} {name} on {ename}: {m}" for m in check_ops.check(name, strs, views, None)])
+
+
+def check_counts(job, gpdl, files, engine):
+    """Per rank: rows of every table = info's record counts; drops, damage."""
+    for f in files:
+        info = rl.info_counts(gpdl, f)
+        rank = int(rl.gprof(gpdl, "info", f).split("\n  rank", 1)[1].split()[0])
+        bad = []
+
+        def count(table, where=""):
+            return engine.query(f"SELECT COUNT(*) FROM {table} WHERE rank = {rank} {where}")[1][0][0]
+        events = sum(count(t) for t in rl.EVENT_TABLES)
+        if events != info["events"]:
+            bad.append(f"events {events}, info {info['events']}")
+        by_type = {}
+        for t in rl.EVENT_TABLES:
+            for ty, n in engine.query(f"SELECT type, COUNT(*) FROM {t} WHERE rank = {rank} GROUP BY type")[1]:
+                by_type[ty] = by_type.get(ty, 0) + n
+        if by_type != info["by_type"]:
+            bad.append(f"by type {by_type}, info {info['by_type']}")
+        for t in ("threads", "processes", "counters"):
+            if count(t) != info[t]:
+                bad.append(f"{t} {count(t)}, info {info[t]}")
+        (drops, dmg, reason), = engine.query(
+            f"SELECT drops, damage_offset, damage_reason FROM ranks WHERE rank = {rank}")[1]
+        if (drops or 0) != info["drops"] or dmg != info["damage"] or (dmg is None) != (not reason):
+            bad.append(f"ranks: drops {drops}, damage {dmg} {reason!r}; info {info['drops']}, {info['damage']}")
+        fail([f"{job} {engine.name} rank {rank}: {m}" for m in bad])
+
+
+def check_damaged(drv, gpdl, files, tmp):
+    """A truncated rank file: its ranks row says where, its tables hold what
+    info read up to there."""
+    src = files[0]
+    cut = os.path.join(tmp, "cut-0.gpdl")
+    with open(src, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) * 2 // 3])
+    info = rl.info_counts(gpdl, cut)
+    if info["damage"] is None:
+        fail([f"info of the truncated file does not say it is damaged: {info}"])
+        return
+    out = os.path.join(tmp, "cut.sqlite")
+    rl.gprof(gpdl, "export", "--sqlite", cut, "-o", out)
+    part = os.path.join(tmp, "cut-part")
+    rl.gprof(gpdl, "export", "--csv", "--partitioned", cut, "-o", part)
+    for e in (drv.SQLite(out), drv.DuckDB(part)):
+        check_counts("damaged", gpdl, [cut], e)
+        e.close()
+
+
+def check_model(job, syn, res):
+    """A synthetic job against its figures worked out from tracebuild.h."""
+    want, facts = rl.model_job(syn["ranks"], syn["steps"], syn["slow_rank"], syn["slow_ms"], syn["jitter"],
+                               syn["gpu"])
+    got = {r["rank"]: r for r in res["rank_time"]["duckdb"]}
+    bad = []
+    for r, w in want.items():
+        for k, v in w.items():
+            if k == "steps" and got[r]["steps"] != v:
+                bad.append(f"rank {r}: steps {got[r]['steps']}, by hand {v}")
+            elif k.endswith("_ns") and rl.ns(got[r][k]) != rl.ns(v):
+                bad.append(f"rank {r}: {k} {got[r][k]}, by hand {v}")
+    s = res["straggler"]["duckdb"][0]
+    for k in ("straggler_rank", "busy_excess_ns", "others_median_busy_ns", "others_wait_ns",
+              "straggler_excess_ns"):
+        if rl.ns(s[k]) != rl.ns(facts[k]):
+            bad.append(f"straggler {k}: {s[k]}, by hand {facts[k]}")
+    # and in words: rank 3 named, by computation, about slow_ms of excess
+    if s["straggler_rank"] != syn["slow_rank"] or s["straggler_cause"] != 0:
+        bad.append(f"straggler {s['straggler_rank']} cause {s['straggler_cause']}, expected rank "
+                   f"{syn['slow_rank']} by computation (0)")
+    if abs(s["busy_excess_ns"] / 1e6 - syn["slow_ms"]) > 0.1:
+        bad.append(f"busy excess {s['busy_excess_ns'] / 1e6} ms, expected {syn['slow_ms']} +- 0.1 (jitter)")
+    if len([r for r in res["step_time"]["duckdb"] if r["counted"] == 1]) != syn["ranks"] * 20:
+        bad.append("step_time: not 20 counted steps per rank")
+    fail([f"{job} by hand: {m}" for m in bad])
+
+
+def check_ddp(rows, facts):
+    """The real job in words: rank 1 is the straggler by computation, rank 0
+    waits about the slowdown."""
+    bad = []
+    if facts["straggler_rank"] != 1 or facts["straggler_cause"] != 0:
+        bad.append(f"straggler {facts['straggler_rank']} cause {facts['straggler_cause']}")
+    if not 0.5 * DDP_SLOW_MS <= rows[0]["wait_ns"] / 1e6 <= 1.6 * DDP_SLOW_MS:
+        bad.append(f"rank 0 waits {rows[0]['wait_ns'] / 1e6:.2f} ms per step, expected near {DDP_SLOW_MS}")
+    if rows[0]["steps"] != DDP_STEPS - 10:
+        bad.append(f"rank 0: {rows[0]['steps']} counted steps")
+    fail([f"ddp: {m}" for m in bad])
+
+
+def do_job(drv, args, tmp, job, files):
+    ex = rl.exports(args.gprof_dl, files, os.path.join(tmp, job))
+    log(f"{job}: exported")
+    engines = Engines(drv, ex)
+    res = run_all(drv, engines, job)
+    check_engines_agree(job, res)
+    rows, facts = check_views(job, args.gprof_dl, files, res)
+    check_ops_recipes(job, args.gprof_dl, files, res)
+    # the params CTE: another skip, as --skip-steps
+    vrows, vfacts = rl.dist_of(rl.view(args.gprof_dl, files, "distributed", "--skip-steps", "4"))
+    for name, e in engines.open[:3:2]:  # duckdb, sqlite
+        for recipe, check, want in (("rank_time", rl.check_rank_time, vrows),
+                                    ("straggler", rl.check_straggler, vfacts)):
+            got = rl.as_dicts(*drv.run_recipe(e, rl.recipes()[recipe], {"skip_steps": "4"}))
+            fail([f"{job} {name} skip_steps 4: {m}" for m in check(got, want)])
+    for name, e in engines.open:
+        if name in ("duckdb", "sqlite"):
+            check_counts(job, args.gprof_dl, files, e)
+    engines.close()
+    return res, rows, facts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gprof-dl", required=True)
+    ap.add_argument("--gen", required=True)
+    ap.add_argument("--venv", default="")
+    ap.add_argument("--torch2", default="")
+    ap.add_argument("--pydir", default="")
+    ap.add_argument("--cache-dir", default="")
+    ap.add_argument("--no-real", action="store_true")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    args.gprof_dl, args.gen = os.path.abspath(args.gprof_dl), os.path.abspath(args.gen)
+    try:
+        import duckdb  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        print(f"SKIP: {e} (tests/recipes/setup-venv)")
+        return SKIP
+    if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+        print("SKIP: no Java runtime for Spark")
+        return SKIP
+    drv = rl.load_driver()
+    spark_for_small_jobs(drv)
+    log("spark: started")
+    tmp = tempfile.mkdtemp(prefix="gpdl-recipes-")
+    try:
+        files = synthetic(args, tmp, "syn", SYN)
+        res, _, _ = do_job(drv, args, tmp, "synthetic", files)
+        check_model("synthetic", SYN, res)
+        check_damaged(drv, args.gprof_dl, files, tmp)
+        gfiles = synthetic(args, tmp, "gsyn", SYN_GPU)
+        res, _, _ = do_job(drv, args, tmp, "synthetic-gpu", gfiles)
+        check_model("synthetic-gpu", SYN_GPU, res)
+        if not args.no_real:
+            ddp = ddp_job(args, tmp)
+            log("ddp: recorded")
+            if ddp:
+                _, rows, facts = do_job(drv, args, tmp, "ddp", ddp)
+                check_ddp(rows, facts)
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    log(f"{len(FAILED)} failures")
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
