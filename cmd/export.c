@@ -109,14 +109,15 @@ struct export_opts {
 
 static void parse_args(int argc, char **argv, struct export_opts *o)
 {
-	enum { OPT_CHROME = 256, OPT_CSV, OPT_NO_SUMMARY, OPT_SQLITE, OPT_PARTITIONED, OPT_GZIP };
-	static const struct option longopts[] = {
-		{"chrome", no_argument, NULL, OPT_CHROME},
-		{"csv", no_argument, NULL, OPT_CSV},
-		{"sqlite", no_argument, NULL, OPT_SQLITE},
-		{"partitioned", no_argument, NULL, OPT_PARTITIONED},
-		{"gzip", no_argument, NULL, OPT_GZIP},
-		{"no-summary", no_argument, NULL, OPT_NO_SUMMARY},
+	/* The format switches set their flag in o themselves (getopt_long
+	 * returns 0 for them). */
+	const struct option longopts[] = {
+		{"chrome", no_argument, &o->chrome, 1},
+		{"csv", no_argument, &o->csv, 1},
+		{"sqlite", no_argument, &o->sqlite, 1},
+		{"partitioned", no_argument, &o->partitioned, 1},
+		{"gzip", no_argument, &o->gzip, 1},
+		{"no-summary", no_argument, &o->no_summary, 1},
 		{"output", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
@@ -130,23 +131,7 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 	 * option. */
 	while ((c = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_CHROME:
-			o->chrome = 1;
-			break;
-		case OPT_CSV:
-			o->csv = 1;
-			break;
-		case OPT_NO_SUMMARY:
-			o->no_summary = 1;
-			break;
-		case OPT_SQLITE:
-			o->sqlite = 1;
-			break;
-		case OPT_PARTITIONED:
-			o->partitioned = 1;
-			break;
-		case OPT_GZIP:
-			o->gzip = 1;
+		case 0:
 			break;
 		case 'o':
 			o->output = optarg;
