@@ -741,13 +741,10 @@ static FILE *csv_dir_open(struct csv_dir *d, unsigned i, int force)
 	return f;
 }
 
-/* Closes file i; -1 after a message when any write to it failed. */
-static int csv_dir_close(struct csv_dir *d, unsigned i)
+/* Flushes and closes f, written to path: 0, or -1 after a message when a
+ * write failed (a full disk shows at the flush or the close). */
+static int close_written(FILE *f, const char *path)
 {
-	FILE *f = d->files[i];
-	if (!f)
-		return 0;
-	d->files[i] = NULL;
 	int e = 0;
 	errno = 0;
 	if (fflush(f) != 0 || ferror(f))
@@ -756,7 +753,17 @@ static int csv_dir_close(struct csv_dir *d, unsigned i)
 		e = errno ? errno : EIO;
 	if (!e)
 		return 0;
-	return error("cannot write '%s': %s", d->paths[i], strerror(e));
+	return error("cannot write '%s': %s", path, strerror(e));
+}
+
+/* Closes file i; -1 after a message when any write to it failed. */
+static int csv_dir_close(struct csv_dir *d, unsigned i)
+{
+	FILE *f = d->files[i];
+	if (!f)
+		return 0;
+	d->files[i] = NULL;
+	return close_written(f, d->paths[i]);
 }
 
 /* After a failure: nothing half-written stays. */
@@ -1097,15 +1104,7 @@ static FILE *partition_open(struct partition *pt, uint32_t k, const struct expor
 /* Closes f, file k: -1 after a message when a write to it failed. */
 static int partition_close(const struct partition *pt, uint32_t k, FILE *f)
 {
-	int e = 0;
-	errno = 0;
-	if (fflush(f) != 0 || ferror(f))
-		e = errno ? errno : EIO;
-	if (fclose(f) != 0 && !e)
-		e = errno ? errno : EIO;
-	if (!e)
-		return 0;
-	return error("cannot write '%s': %s", pt->path[k], strerror(e));
+	return close_written(f, pt->path[k]);
 }
 
 /* Part p's files: 0, 1 when its trace cannot be read, -1 when a file could
