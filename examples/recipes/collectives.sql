@@ -13,8 +13,9 @@
 -- communication, operators, ranges, runtime, marks, memory, kernels,
 -- threads, steps, ranks.
 --
--- Parameters (the params CTE): skip_steps, the steps of each rank left out
--- before its counted steps (never more than half of them), as --skip-steps.
+-- Parameters (the params view of views.sql): skip_steps, the steps of each
+-- rank left out before its counted steps (never more than half of them), as
+-- --skip-steps.
 --
 -- Rules, as gprof-dl's (gprof-dl-summary(1), "Communication calls" and
 -- "The collectives' table"):
@@ -55,8 +56,9 @@
 --  - op names are compared as they are; the bus factor looks at the op
 --    after its "backend:", lower-cased, without '_', '-' and spaces.
 -- Times in ns, real where a mean (per rank, per call); bandwidths in GB/s.
-WITH params AS (SELECT 10 AS skip_steps),
-rank_info AS (
+-- Needs views.sql (the shared views, and params) run first in the same session:
+-- examples/recipes/run does; by hand, run views.sql, then this file.
+WITH rank_info AS (
   SELECT r.rank, lower(coalesce(r.dist_backend, '')) AS backend,
          CASE WHEN r.world_size > 0 THEN r.world_size
               ELSE (SELECT count(*) FROM ranks x WHERE x.rank >= 0) END AS world
@@ -103,21 +105,6 @@ host_calls AS (
   FROM host_calls_all
   WHERE prev_end IS NULL OR start_ns >= prev_end
 ),
--- GPU work and the host call (the event with its correlation id) that launched it
-launch AS (
-  SELECT rank, pid, thread, correlation, start_ns, end_ns
-  FROM (SELECT rank, pid, thread, correlation, start_ns, end_ns,
-               row_number() OVER (PARTITION BY rank, pid, correlation
-                                  ORDER BY start_ns, end_ns) AS k
-        FROM (SELECT rank, pid, thread, correlation, start_ns, end_ns FROM runtime
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM operators
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM ranges
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM marks
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM communication
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM memory) h
-        WHERE correlation IS NOT NULL AND correlation <> 0) x
-  WHERE k = 1
-),
 comm_ops AS (
   SELECT rank, pid, thread, start_ns, end_ns FROM communication
   UNION ALL
@@ -135,7 +122,7 @@ gpu_work AS (
   SELECT k.rank, k.pid, k.start_ns, k.end_ns, k.dur_ns, k.name, k.type,
          l.thread AS l_thread, l.start_ns AS l_start, l.end_ns AS l_end
   FROM kernels k
-  LEFT JOIN launch l ON l.rank = k.rank AND l.pid = k.pid AND l.correlation = k.correlation
+  LEFT JOIN launchers l ON l.rank = k.rank AND l.pid = k.pid AND l.correlation = k.correlation
   WHERE k.rank >= 0
 ),
 gpu_comm AS (

@@ -11,8 +11,9 @@
 -- correlation ids (runtime, operators, ranges, marks, communication,
 -- memory), steps.
 --
--- Parameters (the params CTE): top_n, the rows printed, longest Total first
--- (0: all). skip_steps is not used: the Kernel view counts every step.
+-- Parameters (the params view of views.sql): top_n, the rows printed,
+-- longest Total first (0: all). skip_steps is not used: the Kernel view
+-- counts every step.
 --
 -- Rules, as gprof-dl's (gprof-dl-summary(1), "Kernel Summary" and "GPU work"):
 --  - a kernel is a row of the kernels table (Kernel, and Communication on a
@@ -36,57 +37,15 @@
 --  - the window is made of the steps table's steps, which leaves out a step
 --    of no length or one that never ended (open at exit).
 -- Times are integer ns; avg_ns and rank_median_ns are real.
-WITH params AS (SELECT 10 AS skip_steps, 20 AS top_n),
-calls AS (
-  SELECT rank, pid, correlation, start_ns, end_ns
-  FROM (SELECT rank, pid, correlation, start_ns, end_ns,
-               row_number() OVER (PARTITION BY rank, pid, correlation
-                                  ORDER BY start_ns, end_ns) AS k
-        FROM (SELECT rank, pid, correlation, start_ns, end_ns FROM runtime
-              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM operators
-              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM ranges
-              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM marks
-              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM communication
-              UNION ALL SELECT rank, pid, correlation, start_ns, end_ns FROM memory) h
-        WHERE correlation IS NOT NULL AND correlation <> 0) x
-  WHERE k = 1
-),
+-- Needs views.sql (the shared views, and params) run first in the same session:
+-- examples/recipes/run does; by hand, run views.sql, then this file.
 -- what decides whether a kernel counts: its call, else itself
-anchored AS (
+WITH anchored AS (
   SELECT k.rank, k.name, k.dur_ns,
          CASE WHEN c.pid IS NULL THEN k.start_ns ELSE c.start_ns END AS a_start,
          CASE WHEN c.pid IS NULL THEN k.end_ns ELSE c.end_ns END AS a_end
   FROM kernels k
-  LEFT JOIN calls c ON c.rank = k.rank AND c.pid = k.pid AND c.correlation = k.correlation
-),
-job_edges AS (
-  SELECT start_ns, end_ns,
-         CASE WHEN start_ns <= max(end_ns) OVER (ORDER BY start_ns, end_ns
-                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-              THEN 0 ELSE 1 END AS new_island
-  FROM steps
-),
-job_window AS (
-  SELECT min(start_ns) AS s, max(end_ns) AS e
-  FROM (SELECT start_ns, end_ns,
-               sum(new_island) OVER (ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
-        FROM job_edges) x
-  GROUP BY island
-),
-rank_edges AS (
-  SELECT rank, start_ns, end_ns,
-         CASE WHEN start_ns <= max(end_ns) OVER (PARTITION BY rank ORDER BY start_ns, end_ns
-                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-              THEN 0 ELSE 1 END AS new_island
-  FROM steps
-),
-rank_window AS (
-  SELECT rank, min(start_ns) AS s, max(end_ns) AS e
-  FROM (SELECT rank, start_ns, end_ns,
-               sum(new_island) OVER (PARTITION BY rank ORDER BY start_ns, end_ns
-                                     ROWS UNBOUNDED PRECEDING) AS island
-        FROM rank_edges) x
-  GROUP BY rank, island
+  LEFT JOIN launchers c ON c.rank = k.rank AND c.pid = k.pid AND c.correlation = k.correlation
 ),
 job_counted AS (
   SELECT a.name, a.dur_ns FROM anchored a

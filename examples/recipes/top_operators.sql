@@ -13,9 +13,9 @@
 -- ranges, runtime, communication, marks, memory (the host events), kernels,
 -- memcpy, memset (the GPU work), threads, steps.
 --
--- Parameters (the params CTE): top_n, the rows printed, longest CPU Total
--- first (0: all). skip_steps is not used: the Operator view measures every
--- step.
+-- Parameters (the params view of views.sql): top_n, the rows printed,
+-- longest CPU Total first (0: all). skip_steps is not used: the Operator
+-- view measures every step.
 --
 -- Rules, as gprof-dl's (gprof-dl-summary(1), "Operator Summary"):
 --  - an operator is a range of type Operator on a host thread (OperatorInner
@@ -45,8 +45,9 @@
 --  - the window is made of the steps table's steps, which leaves out a step
 --    of no length or one that never ended (open at exit).
 -- Times are integer ns; avg_ns, gpu_avg_ns and rank_median_ns are real.
-WITH params AS (SELECT 10 AS skip_steps, 20 AS top_n),
-host AS (
+-- Needs views.sql (the shared views, and params) run first in the same session:
+-- examples/recipes/run does; by hand, run views.sql, then this file.
+WITH host AS (
   SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM operators
   UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM ranges
   UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM runtime
@@ -88,36 +89,6 @@ ops AS (
                     AND f.idx = o.idx
   WHERE o.type = 'Operator' AND t.kind = 'host' AND f.idx IS NULL
 ),
--- the windows: the union of the steps (gaps and islands), the job's and each rank's
-job_edges AS (
-  SELECT start_ns, end_ns,
-         CASE WHEN start_ns <= max(end_ns) OVER (ORDER BY start_ns, end_ns
-                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-              THEN 0 ELSE 1 END AS new_island
-  FROM steps
-),
-job_window AS (
-  SELECT min(start_ns) AS s, max(end_ns) AS e
-  FROM (SELECT start_ns, end_ns,
-               sum(new_island) OVER (ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island
-        FROM job_edges) x
-  GROUP BY island
-),
-rank_edges AS (
-  SELECT rank, start_ns, end_ns,
-         CASE WHEN start_ns <= max(end_ns) OVER (PARTITION BY rank ORDER BY start_ns, end_ns
-                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-              THEN 0 ELSE 1 END AS new_island
-  FROM steps
-),
-rank_window AS (
-  SELECT rank, min(start_ns) AS s, max(end_ns) AS e
-  FROM (SELECT rank, start_ns, end_ns,
-               sum(new_island) OVER (PARTITION BY rank ORDER BY start_ns, end_ns
-                                     ROWS UNBOUNDED PRECEDING) AS island
-        FROM rank_edges) x
-  GROUP BY rank, island
-),
 job_has_steps AS (SELECT count(*) AS n FROM steps),
 rank_has_steps AS (SELECT rank, count(*) AS n FROM steps GROUP BY rank),
 -- each call clipped to the job's window ...
@@ -129,23 +100,6 @@ job_clip AS (
          count(w.s) AS hits
   FROM ops o LEFT JOIN job_window w ON o.start_ns <= w.e AND o.end_ns >= w.s
   GROUP BY o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns
-),
--- GPU work (kernels, copies, sets) that counts, at the host call that
--- launched it: the host event of its process with its correlation id, which
--- lies in the job's window (GPU work counts in full when its call does)
-launchers AS (
-  SELECT rank, pid, thread, correlation, start_ns, end_ns
-  FROM (SELECT rank, pid, thread, correlation, start_ns, end_ns,
-               row_number() OVER (PARTITION BY rank, pid, correlation
-                                  ORDER BY start_ns, end_ns) AS k
-        FROM (SELECT rank, pid, thread, correlation, start_ns, end_ns FROM runtime
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM operators
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM ranges
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM marks
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM communication
-              UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM memory) h
-        WHERE correlation IS NOT NULL AND correlation <> 0) x
-  WHERE k = 1
 ),
 launched AS (
   SELECT c.rank, c.pid, c.thread, c.start_ns, c.end_ns, w.dur_ns

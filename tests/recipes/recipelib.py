@@ -32,7 +32,8 @@ def load_driver():
 
 def recipes():
     """Every recipe: {name: path}, by name."""
-    return {f[:-4]: os.path.join(RECIPES, f) for f in sorted(os.listdir(RECIPES)) if f.endswith(".sql")}
+    return {f[:-4]: os.path.join(RECIPES, f) for f in sorted(os.listdir(RECIPES))
+            if f.endswith(".sql") and f != "views.sql"}
 
 
 def gprof(gpdl, *args, cwd=None):

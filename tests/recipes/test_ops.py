@@ -126,6 +126,38 @@ def check_mutant(label, recipe, rows, views, check_ops):
             break
 
 
+def check_views(drv, label, e):
+    """views.sql as temporary views, then each recipe as it is (what a user
+    of the sqlite3 CLI or spark-sql does), gives the driver's rows; the
+    driver's params reach the shared views; views.sql is no recipe."""
+    names = sorted(f[:-4] for f in os.listdir(RECIPES) if f.endswith(".sql") and f != "views.sql")
+    params = {"skip_steps": "2", "top_n": "0"}
+    drv.make_views(e, params)
+    for recipe in names:
+        path = os.path.join(RECIPES, recipe + ".sql")
+        by_hand = e.query(drv.recipe_text(path, {}))
+        got = drv.run_recipe(e, path, params)
+        if by_hand != got:
+            fail(f"{label}: {recipe}: views.sql then the recipe: {len(by_hand[1])} rows, "
+                 f"the driver {len(got[1])}, or other values")
+    if len(names) != 6:
+        fail(f"{label}: {len(names)} recipes beside views.sql, 6 expected")
+    counted = {}
+    for skip in ("0", "2"):
+        cols, rows = drv.run_recipe(e, os.path.join(RECIPES, "step_time.sql"), {"skip_steps": skip})
+        counted[skip] = sum(1 for r in rows if r[cols.index("counted")] == 1)
+    steps = len(rows)
+    if counted["0"] != steps or counted["2"] != steps - 2 * len({r[0] for r in rows}):
+        fail(f"{label}: step_time counted {counted} of {steps} steps with --skip-steps 0 and 2")
+    try:
+        drv.run_recipe(e, os.path.join(RECIPES, "step_time.sql"), {"no_such": "1"})
+        fail(f"{label}: an unknown parameter was taken")
+    except drv.RecipeError as err:
+        if "no parameter no_such" not in str(err):
+            fail(f"{label}: unknown parameter: {err}")
+    print(f"{label}: views.sql by hand: {len(names)} recipes agree; counted {counted}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gprof-dl", required=True)
@@ -162,6 +194,7 @@ def main():
                     if ename == "duckdb" and rows:
                         check_mutant(label, recipe, rows, views, check_ops)
                     print(f"{label}: {len(rows)} rows checked", flush=True)
+                check_views(drv, f"{name} on {ename}", e)
                 e.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
