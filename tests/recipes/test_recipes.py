@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "pylib"))
 import recipelib as rl  # noqa: E402
+from torchharness import torch_version  # noqa: E402
 
 SKIP = 77
 # the synthetic jobs: gen-recipe-job's arguments (tracebuild.h's struct tb_job)
@@ -82,6 +83,12 @@ def ddp_job(args, tmp):
         log("NOTE: no torch 2 interpreter (--torch2): the real DDP job is left out")
         return None
     torchrun = os.path.join(os.path.dirname(args.torch2), "torchrun")
+    # a half-made venv (a failed pip install) is no torch, as for tests/dist
+    probe_dir = args.cache_dir or tmp
+    os.makedirs(probe_dir, exist_ok=True)
+    if not os.path.exists(torchrun) or not torch_version(args.torch2, probe_dir):
+        log(f"NOTE: {args.torch2} has no working torch and torchrun: the real DDP job is left out")
+        return None
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("GPROF_DL_", "OMPI_", "PMI_", "SLURM_", "PADDLE_"))
            and k not in ("PYTHONPATH", "LD_PRELOAD", "RANK", "WORLD_SIZE", "LOCAL_RANK",
@@ -338,8 +345,8 @@ def main():
         check_model("synthetic-gpu", SYN_GPU, res)
         if not args.no_real:
             ddp = ddp_job(args, tmp)
-            log("ddp: recorded")
             if ddp:
+                log("ddp: recorded")
                 _, rows, facts = do_job(drv, args, tmp, "ddp", ddp)
                 check_ddp(rows, facts)
     finally:
