@@ -39,10 +39,11 @@
 /* The stream id of a context's track, where synchronizations of no one
  * stream go: CUPTI's own "invalid" stream id, which Kineto writes as -1. */
 #define SYNC_STREAM UINT32_MAX
-/* What a name says about communication (recorder.strcomm). */
+/* What a name says about communication, and whether it came (recorder.strcomm). */
 #define STR_COMM_WORK 1u /* GPU work of NCCL or RCCL (trace_name_is_comm_work) */
 #define STR_COMM_CALL 2u /* a backend's collective, "gloo:all_reduce" (trace_name_comm_call) */
 #define STR_COMM_WORK_KNOWN 4u /* STR_COMM_WORK was looked for (only kernels' names need it) */
+#define STR_GIVEN_UP 8u /* never came: its text is string_give_up()'s placeholder */
 
 struct rec_thread {
 	struct trace_thread t;
@@ -134,7 +135,6 @@ struct recorder {
 	size_t xid_prune_at;
 	struct hmap blocks;   /* (pid | device << 32, address) -> bytes allocated */
 	struct hmap in_use;   /* (pid | device << 32, 0) -> bytes in use */
-	struct hmap status_strs; /* ring string id of a status message -> its text, 0 not seen */
 	struct hmap backend_strs; /* file string id of a rank's backend -> its text, for the split's headers */
 	uint32_t mem_desc, sync_desc[RING_GPU_SYNC_CONTEXT + 1];
 	struct trace_device *devs; /* written */
@@ -260,7 +260,6 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 	r->xid_prune_at = XID_PRUNE_MIN;
 	hmap_init(&r->blocks);
 	hmap_init(&r->in_use);
-	hmap_init(&r->status_strs);
 	hmap_init(&r->backend_strs);
 	hmap_init(&r->pid_ticks);
 	cpu_sampler_init(&r->cpu);
@@ -583,6 +582,8 @@ static void string_give_up(struct recorder *r, uint32_t ring_id)
 	char name[48];
 	int n = snprintf(name, sizeof(name), "<unknown name %u>", ring_id);
 	string_define(r, ring_id, name, (size_t)n);
+	if (ring_id < r->strmap_cap)
+		r->strcomm[ring_id] |= STR_GIVEN_UP;
 	r->unknown_strings++;
 }
 
@@ -1055,23 +1056,8 @@ static void gpu_drops(struct recorder *r, uint32_t pid, const struct ring_gpu_dr
 		write_failed(r);
 }
 
-/* Status messages: the ring string of one is kept as text when a drain
- * brings its status record (gpu_prescan()) no later than its STRING. */
-static void status_text_keep(struct recorder *r, uint32_t ring_id, const char *s, size_t len)
-{
-	uint64_t *v = hmap_get(&r->status_strs, ring_id, 0);
-	if (v && !*v)
-		*v = (uint64_t)(uintptr_t)xmemdup0(s, len);
-}
-
-static void status_want(struct recorder *r, uint32_t ring_id)
-{
-	if (ring_id && !string_known(r, ring_id) && !hmap_get(&r->status_strs, ring_id, 0))
-		hmap_put(&r->status_strs, ring_id, 0, 0);
-}
-
-/* What a status says when its text was not kept (its STRING was drained
- * before the status record, or never came). */
+/* What a status says when its text is lost (the trace could not be
+ * written, or the collector sent none). */
 static const char *status_default(unsigned code)
 {
 	switch (code) {
@@ -1102,22 +1088,29 @@ static int status_rank(unsigned code)
 static void gpu_status(struct recorder *r, const struct ring_gpu_status *x)
 {
 	unsigned code = x->h.aux;
-	const uint64_t *v = x->msg_str ? hmap_get(&r->status_strs, x->msg_str, 0) : NULL;
-	const char *msg = v && *v ? (const char *)(uintptr_t)*v : status_default(code);
+	/* the text from the trace's string table, which keeps every string
+	 * the rings brought, in whichever drain its STRING came */
+	size_t len = 0;
+	const char *text = "";
+	if (x->msg_str < r->strmap_cap && !(r->strcomm[x->msg_str] & STR_GIVEN_UP))
+		text = trace_writer_string_text(r->w, string_file_id(r, x->msg_str), &len);
+	char *copy = len ? xmemdup0(text, len) : NULL;
+	const char *msg = copy ? copy : status_default(code);
 	for (uint32_t i = 0; i < r->nstatuses; i++)
 		if (r->statuses[i].code == code && strcmp(r->statuses[i].msg, msg) == 0)
-			return; /* every process of the run reports it */
+			goto out; /* every process of the run reports it */
 	r->statuses = xrealloc(r->statuses, (r->nstatuses + 1) * sizeof(*r->statuses));
 	r->statuses[r->nstatuses++] = (struct recorder_gpu_status){code, xstrdup(msg)};
 	if (code != RING_GPU_ON)
 		warning("%s", msg);
+out:
+	free(copy);
 }
 
-/* External ids and status strings first, in what one read of a ring
- * brought: CUPTI writes a call's EXTERNAL_CORRELATION record before the
- * call's, but nothing makes the ring promise that order, so within a read
- * every external id is known before a call or work looks it up; and a
- * status's STRING, written just before it, is kept as text. */
+/* External ids first, in what one read of a ring brought: CUPTI writes a
+ * call's EXTERNAL_CORRELATION record before the call's, but nothing makes
+ * the ring promise that order, so within a read every external id is known
+ * before a call or work looks it up. */
 static void gpu_prescan(struct recorder *r, uint32_t pid, const unsigned char *buf, size_t n)
 {
 	for (size_t off = 0; off < n;) {
@@ -1127,8 +1120,6 @@ static void gpu_prescan(struct recorder *r, uint32_t pid, const unsigned char *b
 		if (h->kind == RING_REC_GPU_EXTCORR && h->size >= sizeof(struct ring_gpu_extcorr)) {
 			const struct ring_gpu_extcorr *x = (const void *)h;
 			xid_put(r, pid, x->correlation, x->external_id);
-		} else if (h->kind == RING_REC_GPU_STATUS && h->size >= sizeof(struct ring_gpu_status)) {
-			status_want(r, ((const struct ring_gpu_status *)(const void *)h)->msg_str);
 		}
 		off += h->size;
 	}
@@ -1313,8 +1304,6 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		size_t max = h->size - sizeof(*h);
 		const char *s = (const char *)(h + 1);
 		string_define(r, h->aux, s, strnlen(s, max));
-		if (r->status_strs.len)
-			status_text_keep(r, h->aux, s, strnlen(s, max));
 		return 0;
 	}
 	case RING_REC_RANGE: {
@@ -2605,10 +2594,6 @@ void recorder_destroy(struct recorder *r)
 	hmap_free(&r->xid_max);
 	hmap_free(&r->blocks);
 	hmap_free(&r->in_use);
-	for (size_t i = 0; i < r->status_strs.cap; i++)
-		if (r->status_strs.e[i].used)
-			free((void *)(uintptr_t)r->status_strs.e[i].value);
-	hmap_free(&r->status_strs);
 	for (size_t i = 0; i < r->backend_strs.cap; i++)
 		if (r->backend_strs.e[i].used)
 			free((void *)(uintptr_t)r->backend_strs.e[i].value);
