@@ -28,8 +28,8 @@
 #include "lib/analysis/jobperf.h"
 #include "lib/analysis/perf.h"
 #include "lib/analysis/progress.h"
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <errno.h>
 #include <getopt.h>

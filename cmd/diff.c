@@ -26,8 +26,8 @@
 #include "lib/analysis/parallel.h"
 #include "lib/analysis/progress.h"
 #include "lib/analysis/summary.h"
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -53,8 +53,8 @@
 #include "lib/analysis/job.h"
 #include "lib/analysis/names.h"
 #include "lib/analysis/view.h"
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>

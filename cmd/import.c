@@ -17,8 +17,8 @@
 #include "cmd/cmd.h"
 #include "formats/import/import.h"
 #include "lib/analysis/progress.h"
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <getopt.h>
 #include <stdio.h>

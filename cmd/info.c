@@ -15,9 +15,9 @@
 #include "cmd/cmd.h"
 #include "formats/import/trace_open.h"
 #include "formats/trace/trace.h"
-#include "lib/common/error.h"
-#include "lib/common/hmap.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/hmap.h"
+#include "common/textsafe.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -116,7 +116,7 @@ static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
 /* ---- printing ------------------------------------------------------------ */
 
 /* Strings from a file go to a terminal in their terminal form
- * (lib/common/textsafe.h): a name cannot move the cursor or change colours.
+ * (common/textsafe.h): a name cannot move the cursor or change colours.
  * Long ones are cut with "...". */
 #define CLEAN_MAX 4096
 static const char *clean(const char *str, char *buf)

@@ -4,7 +4,7 @@
 #include "cmd/cmd.h"
 #include "formats/trace/trace.h"
 #include "gpdl-config.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -6,7 +6,7 @@
 #include "lib/analysis/job.h"
 #include "lib/analysis/progress.h"
 #include "lib/analysis/summary.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -7,7 +7,7 @@
  */
 #include "formats/export_writer.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

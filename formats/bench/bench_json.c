@@ -5,7 +5,7 @@
 #include "formats/bench/bench_json.h"
 
 #include "formats/json/json_writer.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <ctype.h>
 #include <errno.h>

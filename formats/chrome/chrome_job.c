@@ -11,7 +11,7 @@
 #include "formats/chrome/chrome_internal.h"
 
 #include "gpdl-config.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

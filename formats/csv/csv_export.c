@@ -14,8 +14,8 @@
 
 #include "formats/csv/csv_out.h"
 #include "gpdl-config.h"
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
  */
 #include "formats/csv/csv_out.h"
 
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <csv.h>
 #include <float.h>

@@ -1,7 +1,7 @@
 #include "formats/csv/csv_partition.h"
 
 #include "formats/json/json_writer.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  */
 #include "formats/import/import_int.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

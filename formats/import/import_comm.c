@@ -23,8 +23,8 @@
 #include "formats/export_writer.h"
 #include "formats/import/import_int.h"
 
-#include "lib/common/error.h"
-#include "lib/common/hmap.h"
+#include "common/error.h"
+#include "common/hmap.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
 #include "formats/import/import_int.h"
 
 #include "gpdl-config.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdio.h>

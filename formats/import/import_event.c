@@ -8,7 +8,7 @@
 #include "formats/import/import_int.h"
 #include "formats/trace/trace_format.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

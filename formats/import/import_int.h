@@ -24,7 +24,7 @@
 #include "formats/import/import_spill.h"
 #include "formats/import/import_tables.h"
 #include "formats/trace/trace.h"
-#include "lib/common/hmap.h"
+#include "common/hmap.h"
 
 #include <stddef.h>
 #include <stdint.h>

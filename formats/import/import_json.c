@@ -18,7 +18,7 @@
 #include "formats/import/import_int.h"
 #include "formats/import/import_num.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -28,7 +28,7 @@
  */
 #include "formats/import/import_int.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

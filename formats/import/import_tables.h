@@ -12,7 +12,7 @@
 #define GPDL_FORMATS_IMPORT_TABLES_H
 
 #include "formats/trace/trace.h"
-#include "lib/common/hmap.h"
+#include "common/hmap.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -17,8 +17,8 @@
  */
 #include "formats/json/json_writer.h"
 
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <float.h>
 #include <math.h>

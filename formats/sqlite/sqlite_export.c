@@ -21,7 +21,7 @@
  */
 #include "formats/sqlite/sqlite_export.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

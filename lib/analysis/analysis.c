@@ -2,7 +2,7 @@
 
 #include "lib/analysis/progress.h"
 #include "lib/analysis/store_iter.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  */
 #include "lib/analysis/benchstat.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <float.h>
 #include <math.h>

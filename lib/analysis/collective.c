@@ -1,7 +1,7 @@
 /*
  * collective.c - matching the ranks' communication calls (collective.h).
  *
- * Keys are two u64 in an hmap (lib/common/hmap.h): the kind of key in the
+ * Keys are two u64 in an hmap (common/hmap.h): the kind of key in the
  * top bits of the first with the group, the rest in the second.
  *   point-to-point  k1 = 3 << 62 | pg << 32 | source;   k2 = dest << 32 | ordinal
  *   sequence        k1 = 1 << 62 | pg;                  k2 = seq + 1
@@ -11,8 +11,8 @@
  */
 #include "lib/analysis/collective.h"
 
-#include "lib/common/error.h"
-#include "lib/common/hmap.h"
+#include "common/error.h"
+#include "common/hmap.h"
 
 #include <ctype.h>
 #include <stdio.h>

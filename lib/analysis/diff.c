@@ -10,7 +10,7 @@
  */
 #include "lib/analysis/diff.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include "lib/analysis/gpu.h"
 
 #include "lib/analysis/analysis.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <ctype.h>
 #include <stdlib.h>

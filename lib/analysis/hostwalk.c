@@ -9,7 +9,7 @@
  */
 #include "lib/analysis/hostwalk.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 

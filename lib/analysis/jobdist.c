@@ -6,7 +6,7 @@
 
 #include "lib/analysis/perf.h"
 #include "lib/analysis/progress.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <math.h>
 #include <stdio.h>

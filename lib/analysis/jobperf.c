@@ -6,7 +6,7 @@
 #include "lib/analysis/jobperf.h"
 
 #include "lib/analysis/progress.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

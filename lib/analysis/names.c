@@ -1,6 +1,6 @@
 #include "lib/analysis/names.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  */
 #include "lib/analysis/nvprof.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  */
 #include "lib/analysis/perf.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

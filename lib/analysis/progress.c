@@ -4,7 +4,7 @@
  */
 #include "lib/analysis/progress.h"
 
-#include "lib/common/textsafe.h"
+#include "common/textsafe.h"
 
 #include <stdarg.h>
 #include <stdio.h>

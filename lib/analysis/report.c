@@ -5,8 +5,8 @@
 #include "lib/analysis/perf.h"
 #include "lib/analysis/store_iter.h"
 #include "lib/analysis/view.h"
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  */
 #include "lib/analysis/rowtree.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

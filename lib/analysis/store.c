@@ -7,7 +7,7 @@
 #include "formats/import/trace_open.h"
 #include "lib/analysis/parallel.h"
 #include "lib/analysis/progress.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 #include "lib/analysis/store_iter.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 

@@ -23,7 +23,7 @@
  */
 #include "lib/analysis/store.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include "lib/analysis/jobdist.h"
 #include "lib/analysis/parallel.h"
 #include "lib/analysis/progress.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <string.h>
 

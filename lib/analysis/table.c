@@ -1,6 +1,6 @@
 #include "lib/analysis/table.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

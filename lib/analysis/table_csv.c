@@ -17,7 +17,7 @@
 #include "lib/analysis/table.h"
 
 #include "formats/csv/csv_out.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,12 +3,12 @@
  * in dashes, "Time unit: ms", dashed rules between header and rows, part
  * titles ("Thread: All threads merged") centred in dashes, a "Note:" block.
  * Every string from the trace (names, titles, notes) is printed in its
- * terminal form (lib/common/textsafe.h), and widths count that form.
+ * terminal form (common/textsafe.h), and widths count that form.
  */
 #include "lib/analysis/table.h"
 
-#include "lib/common/error.h"
-#include "lib/common/textsafe.h"
+#include "common/error.h"
+#include "common/textsafe.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,7 +14,7 @@
  */
 #include "lib/analysis/view.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 

@@ -28,7 +28,7 @@
  */
 #include "lib/analysis/jobdist.h"
 #include "lib/analysis/summary.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  */
 #include "lib/analysis/rowtree.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 

@@ -30,7 +30,7 @@
 #include "lib/analysis/view.h"
 #include "lib/analysis/rowtree.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

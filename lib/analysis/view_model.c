@@ -17,7 +17,7 @@
 #include "lib/analysis/hostwalk.h"
 #include "lib/analysis/view.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,7 @@
 #include "lib/analysis/view.h"
 #include "lib/analysis/rowtree.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 enum { UC_NAME, UC_CALLS, UC_CPU, UC_GPU = UC_CPU + 5 };
 

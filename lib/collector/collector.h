@@ -35,7 +35,7 @@
 #define GPDL_COLLECTOR_H
 
 #include "lib/collector/gprof-dl-nvtx.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 #include "lib/ring/ring.h"
 
 #include <errno.h>

@@ -27,7 +27,7 @@
  */
 #include "lib/collector/cupti.h"
 #include "lib/collector/collector.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 
 #include <cupti.h>
 

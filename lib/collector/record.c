@@ -25,7 +25,7 @@
 #include "formats/trace/trace.h"
 #include "lib/collector/collector.h"
 #include "lib/collector/gprof-dl-api.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 
 #include <string.h>
 

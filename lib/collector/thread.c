@@ -13,7 +13,7 @@
  * first event.
  */
 #include "lib/collector/collector.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 #include "lib/recorder/outname.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 #include "lib/ring/ring.h"
 
 #include <stdarg.h>

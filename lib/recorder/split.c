@@ -1,6 +1,6 @@
 #include "lib/recorder/split.h"
 
-#include "lib/common/error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "cmd/cmd.h"
-#include "lib/common/error.h"
+#include "common/error.h"
 #include "tests/analysis/tracebuild.h"
 
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  *   JSON (summary, diff, export --chrome) and CSV (summary, diff, export
  *   --csv): read back by Python's json and csv modules with strict UTF-8,
  *   each name byte for byte, ill-formed sequences as U+FFFD
- *   (lib/common/textsafe.h, formats/CSV-SCHEMA.md).
+ *   (common/textsafe.h, formats/CSV-SCHEMA.md).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "lib/collector/collector.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -19,7 +19,7 @@
 
 #include "formats/trace/trace.h"
 #include "lib/collector/gprof-dl-api.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 #include "lib/recorder/recorder.h"
 
 #include <inttypes.h>

@@ -31,7 +31,7 @@
 #include "lib/collector/collector-test.h"
 #include "lib/collector/collector.h"
 #include "lib/collector/cupti.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * test_textsafe.c - lib/common/textsafe.h, the one escaper of every text
+ * test_textsafe.c - common/textsafe.h, the one escaper of every text
  * writer and the one UTF-8 sanitiser of every CSV and JSON writer: exact
  * forms, lengths, and cuts that never split an escape or a character.
  */
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/common/textsafe.h"
+#include "common/textsafe.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include <cmocka.h>
 
 #include "tests/cupti/harness.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "lib/common/hmap.h"
+#include "common/hmap.h"
 
 static void test_put_get_overwrite(void **state)
 {

@@ -11,7 +11,7 @@
 #include "formats/trace/trace.h"
 #include "lib/analysis/store.h"
 #include "lib/collector/gprof-dl-nvtx.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 #include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
 #include "lib/ring/ring.h"

@@ -34,7 +34,7 @@
 #include "lib/analysis/analysis.h"
 #include "lib/analysis/view.h"
 #include "lib/collector/gprof-dl-nvtx.h"
-#include "lib/common/clock.h"
+#include "common/clock.h"
 #include "lib/recorder/recorder.h"
 #include "lib/ring/ring.h"
 

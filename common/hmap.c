@@ -1,5 +1,5 @@
-#include "lib/common/hmap.h"
-#include "lib/common/error.h"
+#include "common/hmap.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>
