@@ -22,12 +22,12 @@
  * written; 2 usage.
  */
 #include "cmd/cmd.h"
-#include "formats/bench/bench_json.h"
-#include "lib/analysis/benchstat.h"
-#include "lib/analysis/job.h"
-#include "lib/analysis/jobperf.h"
-#include "lib/analysis/perf.h"
-#include "lib/analysis/progress.h"
+#include "lib/analysis/bench/bench_json.h"
+#include "lib/analysis/bench/benchstat.h"
+#include "lib/analysis/store/job.h"
+#include "lib/analysis/views/jobperf.h"
+#include "lib/analysis/views/perf.h"
+#include "lib/analysis/store/progress.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 

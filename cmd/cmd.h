@@ -8,7 +8,7 @@
 #ifndef GPDL_CMD_H
 #define GPDL_CMD_H
 
-#include "lib/analysis/table.h"
+#include "lib/analysis/table/table.h"
 
 int cmd_bench(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

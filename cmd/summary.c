@@ -3,8 +3,8 @@
  * traces, summarised together, as text, CSV or JSON.
  */
 #include "cmd/cmd.h"
-#include "lib/analysis/job.h"
-#include "lib/analysis/progress.h"
+#include "lib/analysis/store/job.h"
+#include "lib/analysis/store/progress.h"
 #include "lib/analysis/summary.h"
 #include "common/error.h"
 

@@ -907,7 +907,7 @@ static int step_cmp(const void *a, const void *b)
 }
 
 /* Drops the steps that lie inside another step of their thread: part of
- * that one, as the analysis counts them (lib/analysis/perf.c). */
+ * that one, as the analysis counts them (lib/analysis/views/perf.c). */
 static void steps_unnest(struct csv_export *x)
 {
 	size_t kept = 0;

@@ -24,7 +24,7 @@
 #ifndef GPDL_ANALYSIS_DIFF_H
 #define GPDL_ANALYSIS_DIFF_H
 
-#include "lib/analysis/table.h"
+#include "lib/analysis/table/table.h"
 
 /* The views `gprof-dl diff` compares by default, in this order. */
 extern const char *const diff_default_views[];

@@ -1,10 +1,10 @@
 #include "lib/analysis/report.h"
 
-#include "lib/analysis/analysis.h"
-#include "lib/analysis/nvprof.h"
-#include "lib/analysis/perf.h"
-#include "lib/analysis/store_iter.h"
-#include "lib/analysis/view.h"
+#include "lib/analysis/store/analysis.h"
+#include "lib/analysis/views/nvprof.h"
+#include "lib/analysis/views/perf.h"
+#include "lib/analysis/store/store_iter.h"
+#include "lib/analysis/views/view.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 

@@ -2,10 +2,10 @@
 
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
-#include "lib/analysis/job.h"
-#include "lib/analysis/jobdist.h"
-#include "lib/analysis/parallel.h"
-#include "lib/analysis/progress.h"
+#include "lib/analysis/store/job.h"
+#include "lib/analysis/store/jobdist.h"
+#include "lib/analysis/store/parallel.h"
+#include "lib/analysis/store/progress.h"
 #include "common/error.h"
 
 #include <string.h>

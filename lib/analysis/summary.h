@@ -7,7 +7,7 @@
 
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
-#include "lib/analysis/view.h"
+#include "lib/analysis/views/view.h"
 
 #include <stdio.h>
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/benchstat.h"
+#include "lib/analysis/bench/benchstat.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/collective.h"
+#include "lib/analysis/store/collective.h"
 
 #include <math.h>
 #include <string.h>

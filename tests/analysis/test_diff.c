@@ -11,7 +11,7 @@
 
 #include "formats/json/json_writer.h"
 #include "lib/analysis/diff.h"
-#include "lib/analysis/view.h"
+#include "lib/analysis/views/view.h"
 #include "tests/analysis/tracebuild.h"
 
 #include <stdio.h>

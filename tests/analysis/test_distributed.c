@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/job.h"
-#include "lib/analysis/jobdist.h"
+#include "lib/analysis/store/job.h"
+#include "lib/analysis/store/jobdist.h"
 #include "lib/analysis/summary.h"
 #include "tests/analysis/tracebuild.h"
 

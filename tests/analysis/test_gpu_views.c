@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/gpu.h"
+#include "lib/analysis/store/gpu.h"
 #include "lib/analysis/report.h"
 #include "lib/analysis/summary.h"
 #include "tests/analysis/tracebuild.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/interval.h"
+#include "lib/analysis/store/interval.h"
 
 #include <stdlib.h>
 

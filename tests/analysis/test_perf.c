@@ -12,7 +12,7 @@
 
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
-#include "lib/analysis/perf.h"
+#include "lib/analysis/views/perf.h"
 #include "lib/analysis/summary.h"
 #include "tests/analysis/tracebuild.h"
 

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/store.h"
-#include "lib/analysis/store_iter.h"
+#include "lib/analysis/store/store.h"
+#include "lib/analysis/store/store_iter.h"
 #include "tests/analysis/tracebuild.h"
 
 #include <stdio.h>

@@ -12,8 +12,8 @@
  * tests/fuzz/run-bounded, or by hand:
  *   build-fuzz/tests/fuzz/fuzz_bench -max_total_time=60 tests/fuzz/corpus/bench
  */
-#include "formats/bench/bench_json.h"
-#include "lib/analysis/benchstat.h"
+#include "lib/analysis/bench/bench_json.h"
+#include "lib/analysis/bench/benchstat.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -19,9 +19,9 @@
  */
 #include "formats/trace/trace.h"
 #include "formats/trace/trace_format.h"
-#include "lib/analysis/analysis.h"
+#include "lib/analysis/store/analysis.h"
 #include "lib/analysis/summary.h"
-#include "lib/analysis/view.h"
+#include "lib/analysis/views/view.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "formats/trace/trace.h"
-#include "lib/analysis/store.h"
+#include "lib/analysis/store/store.h"
 #include "lib/collector/gprof-dl-nvtx.h"
 #include "common/clock.h"
 #include "lib/recorder/outname.h"

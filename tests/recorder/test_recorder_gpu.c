@@ -31,8 +31,8 @@
 #include <cmocka.h>
 
 #include "formats/trace/trace.h"
-#include "lib/analysis/analysis.h"
-#include "lib/analysis/view.h"
+#include "lib/analysis/store/analysis.h"
+#include "lib/analysis/views/view.h"
 #include "lib/collector/gprof-dl-nvtx.h"
 #include "common/clock.h"
 #include "lib/recorder/recorder.h"

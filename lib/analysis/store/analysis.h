@@ -1,0 +1,111 @@
+/*
+ * analysis.h - what every view starts from: the event store of the traces
+ * given, the window the summary covers, and the per-type unions, computed once.
+ *
+ * The window is the union of all ProfileStep ranges of all host threads (a
+ * step is a range of type ProfileStep, or one named as Paddle's or PyTorch's
+ * steps: store_is_step_name()); with no step at all it is the whole run (each file's header start..end, widened to
+ * its events). Every view clips times to the window, so a ratio against its
+ * measure never exceeds 100%.
+ *
+ * An event is "in the window" when a positive part of it lies inside, or, for
+ * an instant or a zero-length range, when its time does (bounds included).
+ *
+ * Host types are counted on host threads, device types (Kernel, Memcpy,
+ * Memset, Communication) on GPU streams: a GPU stream's annotation range is
+ * no CPU time, and a framework's host-side copy range is no GPU time. GPU
+ * work is tied to what launched it in analysis_prepare() (gpu.h).
+ *
+ * Communication is both: GPU work (gpu.h: NCCL kernels and the work of
+ * communication calls, in comm) and host ranges, which is where gloo's and
+ * MPI's collectives run (a Communication event on a host thread, torch's
+ * "gloo:all_reduce"; and the host ranges named as communication calls,
+ * c10d::* and Paddle's c_* operators: gpu_is_comm_op_name()). The host ones
+ * are not in types[] (which counts Communication on GPU streams, as Paddle
+ * does) but in host_comm, so that a trace's GPU figures stay as they were.
+ */
+#ifndef GPDL_ANALYSIS_ANALYSIS_H
+#define GPDL_ANALYSIS_ANALYSIS_H
+
+#include "lib/analysis/store/gpu.h"
+#include "lib/analysis/store/interval.h"
+#include "lib/analysis/store/store.h"
+#include "lib/analysis/store/store_iter.h"
+
+#include <pthread.h>
+
+struct type_total {
+	uint64_t calls;     /* ranges of the type in the window */
+	uint64_t marks;     /* instants of the type in the window */
+	uint64_t merged_ns; /* the union of its ranges over all tracks, inside the window */
+};
+
+struct analysis {
+	struct store store;
+	struct ivl_set window;
+	int from_steps;     /* 1: the window is the ProfileStep ranges; 0: the whole run */
+	uint64_t steps;     /* ProfileStep ranges */
+	uint64_t window_ns; /* the window's measure */
+	/* over all files */
+	uint64_t events, marks, open_at_exit, unbalanced_pops, dropped;
+	uint32_t damaged;   /* files read only up to damage */
+	int prepared;
+	struct gpu_info gpu; /* GPU work and its launching calls */
+	/* analysis_types(): computed by the first view that asks, once */
+	pthread_mutex_t types_lock;
+	int types_done;
+	struct type_total types[TRACE_EV_TYPE_COUNT];
+	/* ... and the GPU work's unions inside the window: communication (see
+	 * gpu.h), computation (the other kernels), both (busy), and each
+	 * device's kernels and communication (by store device) */
+	struct type_total comm, comp;
+	uint64_t busy_ns;
+	/* ... and the host's communication: the union of the host ranges that
+	 * are communication calls (above), and their count */
+	struct type_total host_comm;
+	uint64_t *device_busy_ns;
+};
+
+void analysis_init(struct analysis *a);
+void analysis_free(struct analysis *a);
+/* store_load(): 0, or -1 with a message "'PATH': ..." in err. */
+int analysis_load(struct analysis *a, const char *path, char *err, size_t errlen);
+/* After the last load: sorts and nests the store, finds the window. */
+void analysis_prepare(struct analysis *a);
+/* Every type's calls and the union of its ranges over all tracks inside the
+ * window, indexed by enum trace_event_type. Computed in one merged pass on
+ * the first call, from any thread; the same array afterwards. */
+const struct type_total *analysis_types(const struct analysis *a);
+
+/* Whether event i of t is in the window; *clipped gets its length inside. */
+int analysis_clip(const struct analysis *a, const struct store_track *t, size_t i,
+		  uint64_t *clipped);
+/* The same for events visited in start order, through a cursor on the window
+ * (ivl_cursor_init(c, &a->window) before the first). */
+static inline int analysis_clip_next(struct ivl_cursor *c, const struct store_track *t,
+				     size_t i, uint64_t *clipped)
+{
+	uint64_t start = t->start[i], dur = t->dur[i];
+	if (dur == 0) {
+		*clipped = 0;
+		return ivl_cursor_contains(c, start);
+	}
+	*clipped = ivl_cursor_overlap(c, start, start + dur);
+	return *clipped > 0;
+}
+/* Every event of every track in start order, merged across tracks, with its
+ * length inside the window; events wholly outside the window are skipped. */
+struct analysis_walk {
+	struct store_iter it;
+	struct ivl_cursor at;
+	const struct store *s;
+};
+void analysis_walk_init(struct analysis_walk *w, const struct analysis *a);
+/* 1 with the next event's track, index and clipped length; 0 at the end. */
+int analysis_walk_next(struct analysis_walk *w, uint32_t *track, size_t *i, uint64_t *clipped);
+void analysis_walk_free(struct analysis_walk *w);
+
+/* ns as a percentage of the window, within [0, 100]. */
+double analysis_ratio(const struct analysis *a, uint64_t ns);
+
+#endif

@@ -1,0 +1,226 @@
+/*
+ * hostwalk.c - see hostwalk.h.
+ *
+ * A frame is popped when an event of its thread ends after it: the rule
+ * store_nest_track() nests by, applied to the followed ranges only, which
+ * gives the same containment (the ends on the store's stack never increase
+ * upwards, so a followed range the store keeps open is kept open here too).
+ * A popped frame hands its GPU time to the frame below it.
+ */
+#include "lib/analysis/store/hostwalk.h"
+
+#include "common/error.h"
+
+#include <stdlib.h>
+
+int hostwalk_is_instant(const struct store *s, const struct store_track *t, size_t i)
+{
+	return store_ev_is_instant(t, i) || store_ev_type(s, t, i) == TRACE_EV_MEMORY;
+}
+
+struct hw_track {
+	struct hw_stack st;
+	size_t next_launch, next_xlaunch;
+	size_t pos;               /* the next event to visit */
+	struct ivl_cursor at;     /* the window, for this thread's starts */
+	struct store_extra_cursor xc;
+};
+
+struct hw_walk {
+	const struct analysis *a;
+	const struct hw_visitor *v;
+	void *ctx;
+	uint8_t *want;            /* by desc: the type is visited */
+	struct hw_track *ht;      /* by store track */
+	uint32_t *heap;           /* tracks, by their next event */
+	uint32_t nheap;
+};
+
+static void hw_pop(struct hw_walk *w, struct hw_stack *st)
+{
+	struct hw_frame f = st->v[--st->n];
+	if (w->v->close)
+		w->v->close(w->ctx, &f, st);
+	if (st->n)
+		st->v[st->n - 1].gpu += f.gpu;
+}
+
+static void hw_push(struct hw_stack *st, const struct hw_frame *f)
+{
+	if (st->n == st->cap) {
+		st->cap = st->cap ? st->cap * 2 : 16;
+		st->v = xrealloc(st->v, st->cap * sizeof(*st->v));
+	}
+	st->v[st->n++] = *f;
+}
+
+/* The counted GPU work the call launched, in the order of the launches. */
+static void hw_launches(struct hw_walk *w, struct hw_track *ht, uint32_t ti, size_t i)
+{
+	const struct analysis *a = w->a;
+	const struct gpu_track *g = &a->gpu.tracks[ti];
+	while (ht->next_launch < g->nlaunches && g->launches[ht->next_launch].call < i)
+		ht->next_launch++;
+	for (; ht->next_launch < g->nlaunches && g->launches[ht->next_launch].call == i;
+	     ht->next_launch++) {
+		const struct gpu_launch *l = &g->launches[ht->next_launch];
+		uint8_t f = a->gpu.tracks[l->track].flags[l->index];
+		if (!(f & GPU_COUNTED) || ((f & GPU_BY_XID) && !w->v->by_call))
+			continue;
+		if (ht->st.n)
+			ht->st.v[ht->st.n - 1].gpu += a->store.tracks[l->track].dur[l->index];
+		if (w->v->gpu)
+			w->v->gpu(w->ctx, &ht->st, ti, (uint32_t)i, l->track, l->index);
+	}
+	if (w->v->by_call)
+		return;
+	while (ht->next_xlaunch < g->nxlaunches && g->xlaunches[ht->next_xlaunch].call < i)
+		ht->next_xlaunch++;
+	for (; ht->next_xlaunch < g->nxlaunches && g->xlaunches[ht->next_xlaunch].call == i;
+	     ht->next_xlaunch++) {
+		const struct gpu_launch *l = &g->xlaunches[ht->next_xlaunch];
+		if (!(a->gpu.tracks[l->track].flags[l->index] & GPU_COUNTED))
+			continue;
+		if (ht->st.n)
+			ht->st.v[ht->st.n - 1].gpu += a->store.tracks[l->track].dur[l->index];
+		if (w->v->gpu)
+			w->v->gpu(w->ctx, &ht->st, ti, (uint32_t)i, l->track, l->index);
+	}
+}
+
+static void hw_event(struct hw_walk *w, uint32_t ti, size_t i)
+{
+	const struct store *s = &w->a->store;
+	const struct store_track *t = &s->tracks[ti];
+	struct hw_track *ht = &w->ht[ti];
+	uint64_t end = store_ev_end(t, i);
+	while (ht->st.n && store_ev_end(t, ht->st.v[ht->st.n - 1].event) < end)
+		hw_pop(w, &ht->st);
+	/* a folded range is its parent's call (store.h): not a frame of its own,
+	 * so that its children and the GPU work it launched are the parent's */
+	if (w->want[store_ev_desc(t, i)] && !(store_ev_flags(t, i) & TRACE_EVF_UNBALANCED_POP) &&
+	    !store_ev_folded(t, i)) {
+		uint64_t clipped;
+		int in = analysis_clip_next(&ht->at, t, i, &clipped);
+		if (hostwalk_is_instant(s, t, i)) {
+			if (w->v->instant)
+				w->v->instant(w->ctx, &ht->st, ti, (uint32_t)i,
+					      store_extra_next(t, &ht->xc, i), in);
+		} else if (w->v->open) {
+			struct hw_frame f = {.track = ti, .event = (uint32_t)i, .in_window = in,
+					     .cpu = clipped};
+			if (w->v->open(w->ctx, &f, &ht->st))
+				hw_push(&ht->st, &f);
+		}
+	}
+	const struct gpu_track *g = &w->a->gpu.tracks[ti];
+	if ((g->nlaunches || g->nxlaunches) && !w->v->skip_gpu)
+		hw_launches(w, ht, ti, i);
+}
+
+/* Moves a track to its next event of a visited type, or the next call that
+ * launched GPU work (or range it is attributed to); 0 at its end. */
+static int hw_seek(struct hw_walk *w, uint32_t ti)
+{
+	const struct store_track *t = &w->a->store.tracks[ti];
+	const struct gpu_track *g = &w->a->gpu.tracks[ti];
+	struct hw_track *ht = &w->ht[ti];
+	size_t i = ht->pos, call = SIZE_MAX;
+	while (ht->next_launch < g->nlaunches && g->launches[ht->next_launch].call < i)
+		ht->next_launch++;
+	if (ht->next_launch < g->nlaunches && !w->v->skip_gpu)
+		call = g->launches[ht->next_launch].call;
+	while (ht->next_xlaunch < g->nxlaunches && g->xlaunches[ht->next_xlaunch].call < i)
+		ht->next_xlaunch++;
+	if (ht->next_xlaunch < g->nxlaunches && !w->v->skip_gpu && !w->v->by_call &&
+	    g->xlaunches[ht->next_xlaunch].call < call)
+		call = g->xlaunches[ht->next_xlaunch].call;
+	while (i < t->n && i != call && !w->want[t->desc[i] >> 8])
+		i++;
+	ht->pos = i;
+	return i < t->n;
+}
+
+static int hw_before(const struct hw_walk *w, uint32_t x, uint32_t y)
+{
+	const struct store_track *a = &w->a->store.tracks[x], *b = &w->a->store.tracks[y];
+	size_t i = w->ht[x].pos, j = w->ht[y].pos;
+	if (a->start[i] != b->start[j])
+		return a->start[i] < b->start[j];
+	if (a->dur[i] != b->dur[j])
+		return a->dur[i] > b->dur[j];
+	return x < y;
+}
+
+static void hw_sift(struct hw_walk *w, uint32_t k)
+{
+	for (;;) {
+		uint32_t c = 2 * k + 1;
+		if (c >= w->nheap)
+			return;
+		if (c + 1 < w->nheap && hw_before(w, w->heap[c + 1], w->heap[c]))
+			c++;
+		if (!hw_before(w, w->heap[c], w->heap[k]))
+			return;
+		uint32_t tmp = w->heap[k];
+		w->heap[k] = w->heap[c];
+		w->heap[c] = tmp;
+		k = c;
+	}
+}
+
+/* Whether the thread has an event of a visited type: without one, no frame
+ * ever opens there, and its GPU work concerns only a gpu callback. */
+static int hw_any(const struct hw_walk *w, uint32_t ti)
+{
+	const struct store_track *t = &w->a->store.tracks[ti];
+	for (size_t i = 0; i < t->n; i++)
+		if (w->want[t->desc[i] >> 8])
+			return 1;
+	return 0;
+}
+
+static void hw_want(struct hw_walk *w)
+{
+	const struct store *s = &w->a->store;
+	w->want = xmalloc(s->ndescs ? s->ndescs : 1);
+	for (uint32_t d = 0; d < s->ndescs; d++)
+		w->want[d] = !w->v->types || ((w->v->types >> s->descs[d].type) & 1);
+}
+
+void hostwalk_run(const struct analysis *a, const uint32_t *tracks, uint32_t ntracks,
+		  const struct hw_visitor *v, void *ctx)
+{
+	const struct store *s = &a->store;
+	struct hw_walk w = {.a = a, .v = v, .ctx = ctx};
+	hw_want(&w);
+	w.ht = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*w.ht));
+	w.heap = xmalloc((s->ntracks ? s->ntracks : 1) * sizeof(*w.heap));
+	for (uint32_t k = 0; k < (tracks ? ntracks : s->ntracks); k++) {
+		uint32_t ti = tracks ? tracks[k] : k;
+		if (s->tracks[ti].kind != STORE_TRACK_HOST ||
+		    (!hw_any(&w, ti) && (!v->gpu || v->skip_gpu)))
+			continue;
+		ivl_cursor_init(&w.ht[ti].at, &a->window);
+		if (hw_seek(&w, ti))
+			w.heap[w.nheap++] = ti;
+	}
+	for (uint32_t k = w.nheap / 2; k-- > 0;)
+		hw_sift(&w, k);
+	while (w.nheap) {
+		uint32_t ti = w.heap[0];
+		hw_event(&w, ti, w.ht[ti].pos++);
+		if (!hw_seek(&w, ti))
+			w.heap[0] = w.heap[--w.nheap];
+		hw_sift(&w, 0);
+	}
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		struct hw_track *h = &w.ht[ti];
+		while (h->st.n)
+			hw_pop(&w, &h->st);
+		free(h->st.v);
+	}
+	free(w.ht);
+	free(w.heap);
+	free(w.want);
+}

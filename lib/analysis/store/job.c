@@ -1,0 +1,346 @@
+/*
+ * job.c - the ranks of a distributed job found in its files, and each loaded
+ * alone on the job's clock (job.h).
+ */
+#include "lib/analysis/store/job.h"
+
+#include "formats/import/trace_open.h"
+#include "lib/analysis/store/progress.h"
+#include "common/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a file's processes --------------------------------------------------- */
+
+struct scan_proc {
+	struct trace_process p;
+	char *backend;
+};
+
+struct scan {
+	const struct trace_reader *r;
+	struct scan_proc *v;
+	uint32_t n, cap;
+};
+
+/* The process table, each process as last described (its end comes later). */
+static int scan_process(void *ctx, const struct trace_process *p)
+{
+	struct scan *sc = ctx;
+	const char *backend = trace_reader_string(sc->r, p->backend_str);
+	for (uint32_t i = 0; i < sc->n; i++) {
+		if (sc->v[i].p.pid == p->pid) {
+			free(sc->v[i].backend);
+			sc->v[i] = (struct scan_proc){*p, xstrdup(backend)};
+			return 0;
+		}
+	}
+	if (sc->n == sc->cap) {
+		sc->cap = sc->cap ? sc->cap * 2 : 16;
+		sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
+	}
+	sc->v[sc->n++] = (struct scan_proc){*p, xstrdup(backend)};
+	return 0;
+}
+
+static void scan_free(struct scan *sc)
+{
+	for (uint32_t i = 0; i < sc->n; i++)
+		free(sc->v[i].backend);
+	free(sc->v);
+}
+
+/* A process's rank, when it has one that counts (job.h). */
+static int proc_rank(const struct trace_process *p)
+{
+	if (p->rank < 0 || p->world_size == 0 || (p->world_size > 0 && p->rank >= p->world_size))
+		return -1;
+	return p->rank;
+}
+
+static int u32_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* ---- building the job ------------------------------------------------------- */
+
+static struct job_rank *job_add_part(struct job *j, int32_t rank, uint32_t file)
+{
+	j->ranks = xrealloc(j->ranks, (j->nparts + 1) * sizeof(*j->ranks));
+	struct job_rank *r = &j->ranks[j->nparts++];
+	memset(r, 0, sizeof(*r));
+	r->rank = rank;
+	r->local_rank = r->world_size = -1;
+	r->backend = xstrdup("");
+	r->file = file;
+	r->exit_status = TRACE_EXIT_UNKNOWN;
+	return r;
+}
+
+/* The root of a rank's processes: the one whose parent is none of them,
+ * the earliest such. */
+static const struct scan_proc *rank_root(const struct scan *sc, int32_t rank)
+{
+	const struct scan_proc *root = NULL;
+	for (uint32_t i = 0; i < sc->n; i++) {
+		const struct trace_process *p = &sc->v[i].p;
+		if (proc_rank(p) != rank)
+			continue;
+		int parent_in = 0;
+		for (uint32_t k = 0; k < sc->n; k++)
+			parent_in |= k != i && sc->v[k].p.pid == p->ppid && proc_rank(&sc->v[k].p) == rank;
+		if (!parent_in && (!root || p->start_ns < root->p.start_ns))
+			root = &sc->v[i];
+	}
+	return root;
+}
+
+static void part_from_root(struct job_rank *r, const struct scan_proc *root)
+{
+	if (!root)
+		return;
+	r->pid = root->p.pid;
+	r->exit_status = root->p.exit_status;
+	r->end_ns = root->p.end_ns;
+	if (r->rank >= 0) {
+		r->local_rank = root->p.local_rank;
+		r->world_size = root->p.world_size;
+		free(r->backend);
+		r->backend = xstrdup(root->backend);
+	}
+}
+
+/* A file whose header names no rank: a part per rank its processes name,
+ * and the rest; or the whole file as one part of rank -1. */
+static void job_split_file(struct job *j, uint32_t f, const struct scan *sc, uint32_t header_pid)
+{
+	uint32_t nranked = 0;
+	for (uint32_t i = 0; i < sc->n; i++)
+		nranked += proc_rank(&sc->v[i].p) >= 0;
+	if (!nranked) {
+		struct job_rank *r = job_add_part(j, -1, f);
+		r->pid = header_pid;
+		for (uint32_t i = 0; i < sc->n; i++)
+			if (sc->v[i].p.pid == header_pid)
+				part_from_root(r, &sc->v[i]);
+		return;
+	}
+	uint32_t *ranked = xmalloc(nranked * sizeof(*ranked)), k = 0;
+	for (uint32_t i = 0; i < sc->n; i++) {
+		int32_t rank = proc_rank(&sc->v[i].p);
+		if (rank < 0)
+			continue;
+		ranked[k++] = sc->v[i].p.pid;
+		int seen = 0;
+		for (uint32_t q = 0; q < i; q++)
+			seen |= proc_rank(&sc->v[q].p) == rank;
+		if (seen)
+			continue;
+		struct job_rank *r = job_add_part(j, rank, f);
+		for (uint32_t q = i; q < sc->n; q++)
+			r->npids += proc_rank(&sc->v[q].p) == rank;
+		r->pids = xmalloc(r->npids * sizeof(*r->pids));
+		r->npids = 0;
+		for (uint32_t q = i; q < sc->n; q++)
+			if (proc_rank(&sc->v[q].p) == rank)
+				r->pids[r->npids++] = sc->v[q].p.pid;
+		qsort(r->pids, r->npids, sizeof(*r->pids), u32_cmp);
+		part_from_root(r, rank_root(sc, rank));
+	}
+	qsort(ranked, nranked, sizeof(*ranked), u32_cmp);
+	if (nranked == sc->n) {
+		free(ranked);
+		return;
+	}
+	/* the launcher and whatever no rank claims: all but the ranks' processes */
+	struct job_rank *r = job_add_part(j, -1, f);
+	r->pids = ranked;
+	r->npids = nranked;
+	r->exclude = 1;
+	r->pid = header_pid;
+	for (uint32_t i = 0; i < sc->n; i++)
+		if (sc->v[i].p.pid == header_pid)
+			part_from_root(r, &sc->v[i]);
+}
+
+static int job_open_file(struct job *j, const char *path, char *err, size_t errlen)
+{
+	struct trace_reader *r = trace_open_any(path, err, errlen);
+	if (!r)
+		return -1;
+	const struct trace_header *h = trace_reader_header(r);
+	uint32_t f = j->nfiles++;
+	j->files = xrealloc(j->files, j->nfiles * sizeof(*j->files));
+	struct job_file *jf = &j->files[f];
+	*jf = (struct job_file){xstrdup(path), xstrdup(h->hostname ? h->hostname : ""), h->pid,
+				h->rank, h->wall_offset_ns, h->start_ns, h->end_ns};
+	int v13 = h->version_major > 1 || (h->version_major == 1 && h->version_minor >= 3);
+	if (h->rank >= 0 || !v13) {
+		/* the whole file; its processes' ends are learnt when it loads */
+		struct job_rank *part = job_add_part(j, h->rank >= 0 ? h->rank : -1, f);
+		part->pid = h->pid;
+		if (h->rank >= 0) {
+			part->local_rank = h->local_rank;
+			part->world_size = h->world_size;
+			free(part->backend);
+			part->backend = xstrdup(h->dist_backend ? h->dist_backend : "");
+		}
+		trace_reader_close(r);
+		return 0;
+	}
+	struct scan sc = {.r = r};
+	const struct trace_visitor v = {.process = scan_process};
+	int rc = trace_reader_run(r, &v, &sc);
+	if (rc == 0)
+		job_split_file(j, f, &sc, h->pid);
+	else
+		snprintf(err, errlen, "'%s': cannot read the trace", path);
+	scan_free(&sc);
+	trace_reader_close(r);
+	return rc ? -1 : 0;
+}
+
+/* Rank parts first, by rank; then the others in file order. */
+static int part_cmp(const void *x, const void *y)
+{
+	const struct job_rank *a = x, *b = y;
+	if ((a->rank < 0) != (b->rank < 0))
+		return a->rank < 0 ? 1 : -1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return (a->file > b->file) - (a->file < b->file);
+}
+
+int job_open(struct job *j, int nfiles, char **paths, char *err, size_t errlen)
+{
+	memset(j, 0, sizeof(*j));
+	for (int i = 0; i < nfiles; i++) {
+		progress_phase("reading the header of '%s'", paths[i]);
+		if (job_open_file(j, paths[i], err, errlen) != 0) {
+			job_free(j);
+			return -1;
+		}
+	}
+	if (j->nparts)
+		qsort(j->ranks, j->nparts, sizeof(*j->ranks), part_cmp);
+	for (uint32_t p = 0; p < j->nparts && j->ranks[p].rank >= 0; p++) {
+		j->nranks++;
+		if (p && j->ranks[p - 1].rank == j->ranks[p].rank) {
+			snprintf(err, errlen, "the same rank %d in '%s' and '%s'", j->ranks[p].rank,
+				 j->files[j->ranks[p - 1].file].path, j->files[j->ranks[p].file].path);
+			job_free(j);
+			return -1;
+		}
+	}
+	for (uint32_t f = 0; f < j->nfiles; f++) {
+		int seen = 0;
+		for (uint32_t g = 0; g < f && !seen; g++)
+			seen = strcmp(j->files[g].host, j->files[f].host) == 0;
+		j->nhosts += !seen;
+	}
+	j->wall_clock = j->nhosts > 1;
+	for (uint32_t p = 0; p < j->nparts && j->wall_clock; p++) {
+		struct job_rank *r = &j->ranks[p];
+		if (r->end_ns)
+			r->end_ns = (uint64_t)((int64_t)r->end_ns + j->files[r->file].wall_offset_ns);
+	}
+	return 0;
+}
+
+void job_free(struct job *j)
+{
+	for (uint32_t f = 0; f < j->nfiles; f++) {
+		free(j->files[f].path);
+		free(j->files[f].host);
+	}
+	for (uint32_t p = 0; p < j->nparts; p++) {
+		free(j->ranks[p].backend);
+		free(j->ranks[p].pids);
+	}
+	free(j->files);
+	free(j->ranks);
+	memset(j, 0, sizeof(*j));
+}
+
+/* ---- loading ---------------------------------------------------------------- */
+
+int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t errlen)
+{
+	if (p >= j->nparts)
+		BUG("job_load of part %u of %u", p, j->nparts);
+	struct job_rank *r = &j->ranks[p];
+	const char *path = j->files[r->file].path;
+	struct trace_pids pids = {r->pids, r->npids, r->exclude};
+	progress_phase("reading '%s'", path);
+	a->store.wall_clock = j->wall_clock;
+	if (store_load_part(&a->store, path, r->pids || r->exclude ? &pids : NULL, err, errlen) != 0)
+		return -1;
+	struct store_file *f = &a->store.files[a->store.nfiles - 1];
+	f->pid = r->pid;
+	f->rank = r->rank;
+	analysis_prepare(a); /* the processes' times are on the job's clock from here */
+	for (uint32_t i = 0; i < a->store.nprocs; i++) {
+		const struct store_process *sp = &a->store.procs[i];
+		if (sp->pid != r->pid)
+			continue;
+		if (r->exit_status == TRACE_EXIT_UNKNOWN)
+			r->exit_status = sp->exit_status;
+		if (!r->end_ns)
+			r->end_ns = sp->end_ns;
+	}
+	return 0;
+}
+
+int job_load_all(const struct job *j, struct analysis *a, char *err, size_t errlen)
+{
+	a->store.wall_clock = j->wall_clock;
+	for (uint32_t f = 0; f < j->nfiles; f++) {
+		progress_phase("reading '%s'", j->files[f].path);
+		if (store_load(&a->store, j->files[f].path, err, errlen) != 0)
+			return -1;
+	}
+	analysis_prepare(a);
+	return 0;
+}
+
+void job_warn_damage(const struct analysis *a, uint32_t from, const char *done)
+{
+	for (uint32_t i = from; i < a->store.nfiles; i++) {
+		const struct store_file *f = &a->store.files[i];
+		if (!f->damage)
+			continue;
+		progress_done();
+		warning("trace '%s' is damaged at offset %llu: %s; %s up to there", f->path,
+			(unsigned long long)f->damage_offset, f->damage, done);
+	}
+}
+
+int job_load_files(struct analysis *a, int nfiles, char **paths, const char *done)
+{
+	for (int i = 0; i < nfiles; i++) {
+		char err[1024];
+		progress_phase("reading '%s'", paths[i]);
+		if (analysis_load(a, paths[i], err, sizeof(err)) != 0) {
+			progress_done();
+			error("%s", err);
+			return -1;
+		}
+		job_warn_damage(a, a->store.nfiles - 1, done);
+	}
+	analysis_prepare(a);
+	return 0;
+}
+
+const char *job_part_name(char *buf, size_t size, const struct job *j, uint32_t p)
+{
+	const struct job_rank *r = &j->ranks[p];
+	if (r->rank >= 0)
+		snprintf(buf, size, "rank %d", r->rank);
+	else
+		snprintf(buf, size, "pid %u", r->pid);
+	return buf;
+}

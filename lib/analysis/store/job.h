@@ -1,0 +1,110 @@
+/*
+ * job.h - a distributed job: the traces of its ranks, read one rank at a
+ * time, so that summary, bench, diff and export take a whole job in the
+ * memory of its largest rank plus small per-rank aggregates.
+ *
+ * What a rank is, in the traces given:
+ *  - a file whose header names a rank (META rank >= 0: written per rank by
+ *    `gprof-dl run -o t-%q{RANK}.gpdl`, or by a copy of gprof-dl that
+ *    mpirun or srun started; an imported Kineto trace's distributedInfo)
+ *    is that rank, all of it;
+ *  - a file whose header names none, but whose processes do (trace 1.3:
+ *    PROC rank >= 0, one `gprof-dl run -o d.gpdl` of a launcher), holds one
+ *    rank per distinct rank of its processes: the processes of that rank
+ *    (the rank's own and those it started, DataLoader workers), and the
+ *    processes of no rank (the launcher) form one more part, rank -1. A
+ *    process's rank counts when rank >= 0 and rank < world_size (or the
+ *    world size is unknown, -1): a record zeroed by an older writer is no
+ *    rank 0;
+ *  - any other file is one part of rank -1 (not a distributed run).
+ * Parts of rank -1 are kept (their exit statuses, their events in exports)
+ * but are no rank of the job: views over ranks leave them out.
+ *
+ * Two parts claiming the same rank are an error naming both files ("the same
+ * rank 1 in 'a.gpdl' and 'b.gpdl'"), unless they are the same rank of two
+ * different jobs, which the caller keeps apart (diff: one job each).
+ *
+ * Clocks: the parts recorded on one host share its CLOCK_MONOTONIC; parts
+ * from several hosts are put on Unix wall time by each file's wall clock
+ * offset (META), even when one rank is loaded alone. job.wall_clock says
+ * which, for the views' headers.
+ *
+ * Reading: job_open() reads each file's header, and the process table of a
+ * trace 1.3 file whose header names no rank (one pass over the file that
+ * decodes no event); JSON files are imported on the fly as store_load()
+ * does (trace_open.h).
+ */
+#ifndef GPDL_ANALYSIS_JOB_H
+#define GPDL_ANALYSIS_JOB_H
+
+#include "lib/analysis/store/analysis.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct job_file {
+	char *path;
+	char *host;
+	uint32_t pid;         /* the header's root process */
+	int32_t rank;         /* the header's; -1 none */
+	int64_t wall_offset_ns;
+	uint64_t start_ns, end_ns; /* the header's, on the file's own clock */
+};
+
+struct job_rank {
+	int32_t rank;         /* -1: not a rank (a launcher, or a run that was not distributed) */
+	int32_t local_rank, world_size; /* -1: unknown */
+	char *backend;        /* "gloo", "nccl", ...; "" unknown */
+	uint32_t file;        /* index in job.files */
+	/* the processes of the part in that file, sorted (NULL: the whole
+	 * file); with exclude, every process but those (the rest of a file
+	 * whose other parts are ranks) */
+	uint32_t *pids;
+	uint32_t npids;
+	int exclude;
+	uint32_t pid;         /* its first process (the rank's root) */
+	int32_t exit_status;  /* that process's: code, 128+signal, TRACE_EXIT_*; TRACE_EXIT_UNKNOWN */
+	uint64_t end_ns;      /* when that process ended, on the job clock; 0 unknown */
+};
+
+struct job {
+	struct job_file *files;
+	uint32_t nfiles;
+	struct job_rank *ranks; /* rank parts by rank, then the parts of rank -1 in file order */
+	uint32_t nparts;        /* all parts */
+	uint32_t nranks;        /* parts with rank >= 0 (the first nranks of ranks[]) */
+	int wall_clock;         /* 1: several hosts, times on Unix wall time; 0: one host's clock */
+	uint32_t nhosts;
+};
+
+/* Reads what the job needs to know of each file (its header and process
+ * table; the events are read by job_load()). 0, or -1 with a one-line
+ * message naming the file in err. */
+int job_open(struct job *j, int nfiles, char **paths, char *err, size_t errlen);
+void job_free(struct job *j);
+
+/* Loads part p (index in j->ranks) into a, which is initialised and empty,
+ * on the job's clock, and prepares it: the analysis of that rank alone. Its
+ * one store file has the part's root pid and rank. What the part's process
+ * table says of the root's end (exit status, end time) is recorded in
+ * j->ranks[p] where job_open() did not know it. A damaged file loads up to
+ * its damage (store_file.damage says so). 0, or -1 with a one-line message
+ * in err. */
+int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t errlen);
+
+/* Loads every file of the job into a, as one analysis (the views that sum
+ * the job up as one program: operators, kernels, ...), and prepares it. */
+int job_load_all(const struct job *j, struct analysis *a, char *err, size_t errlen);
+
+/* The loader summary, bench and diff share for traces taken together as one
+ * program: loads every file into a (on one clock, as job_load_all()),
+ * warning about each damaged one ("trace 'x' is damaged at offset N: ...;
+ * DONE up to there"), and prepares it. 0, or -1 after an error message. */
+int job_load_files(struct analysis *a, int nfiles, char **paths, const char *done);
+/* The warning above, for each damaged file of a's store from file `from` on. */
+void job_warn_damage(const struct analysis *a, uint32_t from, const char *done);
+
+/* "rank 3", or "rank -1" parts as "pid 4242": a part's name in messages. */
+const char *job_part_name(char *buf, size_t size, const struct job *j, uint32_t p);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * jobperf.h - the throughput of a distributed job (job.h), rank by rank and
+ * as a whole: what `gprof-dl bench` measures and gates on, and `gprof-dl
+ * diff` compares, when its files hold ranks. gprof-dl-bench(1) says the
+ * same to users.
+ *
+ * Definitions:
+ *  - a rank's steps are perf.h's, of the rank alone (its processes: the
+ *    rank's own and its DataLoader workers), the first K skipped as for a
+ *    trace (at most half of them); its figures (batch_cost, reader_cost,
+ *    ips) are its Perf Summary's;
+ *  - step k of the job is step k of every rank, counted after each rank's
+ *    skip; the job has as many steps as the rank that counted the fewest
+ *    (counts_differ says when they are not all the same; the others' later
+ *    steps are left out of the job's figures, not of their rank's);
+ *  - a job step's batch_cost is the longest of the ranks' step k (in a
+ *    synchronous job the slowest rank sets the pace of all), its reader_cost
+ *    the longest of the ranks' reader_cost in step k, and its samples the
+ *    sum of the ranks' samples in step k;
+ *  - the ips unit is samples/s when every counted step of every rank knows
+ *    its samples, steps/s otherwise, for the job and for every rank alike
+ *    (a job step is then 1);
+ *  - the job's ips = all its samples / all its batch_cost; per job step,
+ *    the step's samples / its batch_cost. Its step series is one run for
+ *    benchstat.h: the interval, median, p90 and the gate are the job's;
+ *  - a rank's communication: the union, inside its counted steps, of its
+ *    host ranges that are communication calls (gpu.h: ROLE_COMM_OP, gloo's
+ *    "gloo:all_reduce" among them) and of its GPU work that is
+ *    communication (GPU_COMM).
+ * Parts of no rank (rank -1: a launcher, or a trace of a run that was not
+ * distributed) are left out, counted in left_out.
+ *
+ * Memory: the ranks are loaded one at a time (job_load()), each freed
+ * before the next; what is kept is each rank's counted steps (40 bytes a
+ * step) and the job's.
+ */
+#ifndef GPDL_ANALYSIS_JOBPERF_H
+#define GPDL_ANALYSIS_JOBPERF_H
+
+#include "lib/analysis/store/job.h"
+#include "lib/analysis/views/perf.h"
+#include "lib/analysis/table/table.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jobperf_rank {
+	int32_t rank;
+	uint32_t part;     /* index in job.ranks */
+	char *file;        /* the path of its file */
+	uint32_t pid;      /* its root process */
+	struct perf perf;  /* its counted steps and Perf Summary, in the job's ips unit */
+	uint64_t comm_ns;  /* communication inside its counted steps */
+};
+
+struct jobperf {
+	struct jobperf_rank *ranks; /* by rank */
+	uint32_t nranks;
+	uint32_t left_out;  /* parts of no rank, not measured */
+	int counts_differ;  /* the ranks counted different numbers of steps */
+	struct perf perf;   /* the job's: perf.step[k] is job step k, perf.ranks = nranks */
+};
+
+/* Measures every rank of j (j->nranks > 0), skipping the first skip steps
+ * of each; a damaged file is measured up to its damage, with a warning
+ * ("...; DONE up to there", job_warn_damage()). 0,
+ * or -1 with a one-line message in err (a rank that cannot be read, or has
+ * no training step: "'t-1.gpdl' (rank 1): no training steps (ProfileStep
+ * ranges) to measure"); jobperf_free() in both cases. */
+int jobperf_measure(struct jobperf *jp, struct job *j, unsigned skip, const char *done,
+		    char *err, size_t errlen);
+void jobperf_free(struct jobperf *jp);
+/* The job's Perf Summary (perf_table() with a job's notes, and one saying
+ * when the ranks' counts differ). */
+struct table *jobperf_table(const struct jobperf *jp, const char *id, const char *title);
+/* "Ranks": a row per rank: Rank, Steps (counted), IPS, batch_cost avg,
+ * reader_cost avg (JSON keys rank, steps, ips, batch_cost, reader_cost). */
+struct table *jobperf_ranks_table(const struct jobperf *jp);
+/* "Ranks Compared" (id "ranks"): the ranks of job A and of job B matched by
+ * rank, then a row "job": Name, Status (new, vanished, changed, same), Steps
+ * A / B, Step A / B / Delta / Delta(%) (avg batch_cost), IPS A / B / Delta /
+ * Delta(%), Comm A / B / Delta / Delta(%) (communication per counted step;
+ * none for the job row). name_a and name_b name the sides in the notes. */
+struct table *jobperf_diff_table(const struct jobperf *a, const struct jobperf *b,
+				 const char *name_a, const char *name_b);
+
+#endif

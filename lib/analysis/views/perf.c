@@ -1,0 +1,299 @@
+/*
+ * perf.c - the Perf Summary's numbers: steps, their reader and batch costs,
+ * ips (perf.h says what each is).
+ */
+#include "lib/analysis/views/perf.h"
+
+#include "common/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A step as found, before the skip. */
+struct raw_step {
+	uint32_t file, track, index;
+	uint32_t group; /* its process's Dataloader ranges */
+	uint64_t start, dur, samples;
+};
+
+/* The Dataloader ranges of one process (file, pid), merged. */
+struct dl_group {
+	uint32_t file, pid;
+	struct ivl_set set;
+};
+
+struct collect {
+	struct raw_step *v;
+	size_t n, cap;
+	struct dl_group *g;
+	uint32_t ng;
+};
+
+static uint32_t group_of(struct collect *c, uint32_t file, uint32_t pid)
+{
+	for (uint32_t k = 0; k < c->ng; k++)
+		if (c->g[k].file == file && c->g[k].pid == pid)
+			return k;
+	c->g = xrealloc(c->g, (c->ng + 1) * sizeof(*c->g));
+	c->g[c->ng].file = file;
+	c->g[c->ng].pid = pid;
+	ivl_set_init(&c->g[c->ng].set);
+	return c->ng++;
+}
+
+static int is_step(const struct store *s, const struct store_track *t, size_t i)
+{
+	return store_ev_type(s, t, i) == TRACE_EV_PROFILE_STEP && !store_ev_is_instant(t, i) &&
+	       t->dur[i] > 0 && !(store_ev_flags(t, i) & TRACE_EVF_OPEN_AT_EXIT);
+}
+
+/* A step inside another step of its thread is part of that one. */
+static int nested_in_step(const struct store *s, const struct store_track *t, size_t i)
+{
+	for (uint32_t p = t->parent ? t->parent[i] : STORE_NONE; p != STORE_NONE; p = t->parent[p])
+		if (is_step(s, t, p))
+			return 1;
+	return 0;
+}
+
+static uint64_t step_samples(const struct store_track *t, size_t i)
+{
+	const struct store_ext *x = store_ev_ext(t, i);
+	return x ? x->u.step.samples : 0;
+}
+
+static void collect_track(struct collect *c, const struct store *s, uint32_t ti)
+{
+	const struct store_track *t = &s->tracks[ti];
+	uint32_t group = group_of(c, t->file, t->pid);
+	for (size_t i = 0; i < t->n; i++) {
+		unsigned type = store_ev_type(s, t, i);
+		if (type == TRACE_EV_DATALOADER) {
+			if (!store_ev_is_instant(t, i) && t->dur[i] > 0)
+				ivl_set_add(&c->g[group].set, t->start[i], store_ev_end(t, i));
+			continue;
+		}
+		if (!is_step(s, t, i) || nested_in_step(s, t, i))
+			continue;
+		if (c->n == c->cap) {
+			c->cap = c->cap ? c->cap * 2 : 64;
+			c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
+		}
+		c->v[c->n++] = (struct raw_step){t->file, ti, (uint32_t)i, group, t->start[i], t->dur[i],
+						 step_samples(t, i)};
+	}
+}
+
+static int raw_cmp(const void *x, const void *y)
+{
+	const struct raw_step *a = x, *b = y;
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+static void stat_add(struct perf_stat *st, double v, int first)
+{
+	if (first || v > st->max)
+		st->max = v;
+	if (first || v < st->min)
+		st->min = v;
+}
+
+void perf_finish(struct perf *p)
+{
+	p->by_samples = 0;
+	p->batch_total_ns = p->reader_total_ns = p->samples_total = 0;
+	p->reader_ratio = 0;
+	memset(&p->reader_ns, 0, sizeof(p->reader_ns));
+	memset(&p->batch_ns, 0, sizeof(p->batch_ns));
+	memset(&p->ips, 0, sizeof(p->ips));
+	if (!p->counted)
+		return;
+	int all_samples = 1;
+	for (size_t k = 0; k < p->counted; k++) {
+		const struct perf_step *s = &p->step[k];
+		p->batch_total_ns += s->batch_ns;
+		p->reader_total_ns += s->reader_ns;
+		p->samples_total += s->samples;
+		all_samples &= s->samples > 0;
+		stat_add(&p->batch_ns, (double)s->batch_ns, k == 0);
+		stat_add(&p->reader_ns, (double)s->reader_ns, k == 0);
+	}
+	p->by_samples = all_samples;
+	for (size_t k = 0; k < p->counted; k++) {
+		const struct perf_step *s = &p->step[k];
+		double per = (p->by_samples ? (double)s->samples : 1.0) * 1e9 / (double)s->batch_ns;
+		stat_add(&p->ips, per, k == 0);
+	}
+	double n = (double)p->counted, total = (double)p->batch_total_ns;
+	p->batch_ns.avg = total / n;
+	p->reader_ns.avg = (double)p->reader_total_ns / n;
+	p->ips.avg = (p->by_samples ? (double)p->samples_total : n) * 1e9 / total;
+	p->reader_ratio = 100.0 * (double)p->reader_total_ns / total;
+	if (p->reader_ratio > 100.0)
+		p->reader_ratio = 100.0;
+}
+
+void perf_compute(struct perf *p, const struct analysis *a, unsigned skip)
+{
+	const struct store *s = &a->store;
+	memset(p, 0, sizeof(*p));
+	p->skip = skip;
+	struct collect c = {0};
+	for (uint32_t ti = 0; ti < s->ntracks; ti++)
+		if (s->tracks[ti].kind == STORE_TRACK_HOST)
+			collect_track(&c, s, ti);
+	for (uint32_t k = 0; k < c.ng; k++) {
+		ivl_set_normalize(&c.g[k].set);
+		ivl_set_seal(&c.g[k].set);
+	}
+	if (c.n)
+		qsort(c.v, c.n, sizeof(*c.v), raw_cmp);
+	p->steps = c.n;
+	p->step = xmalloc((c.n ? c.n : 1) * sizeof(*p->step));
+	size_t at = 0;
+	for (uint32_t f = 0; f < s->nfiles; f++) {
+		size_t first = at;
+		while (at < c.n && c.v[at].file == f)
+			at++;
+		size_t n = at - first;
+		if (!n && p->files_without_steps++ == 0)
+			p->first_without_steps = f;
+		size_t skipped = skip < n / 2 ? skip : n / 2;
+		p->skipped += skipped;
+		for (size_t k = first + skipped; k < at; k++) {
+			const struct raw_step *r = &c.v[k];
+			struct perf_step *st = &p->step[p->counted++];
+			st->file = r->file;
+			st->track = r->track;
+			st->start_ns = r->start;
+			st->batch_ns = r->dur;
+			st->reader_ns = ivl_set_overlap(&c.g[r->group].set, r->start, r->start + r->dur);
+			st->samples = r->samples;
+		}
+	}
+	for (uint32_t k = 0; k < c.ng; k++)
+		ivl_set_free(&c.g[k].set);
+	free(c.g);
+	free(c.v);
+	perf_finish(p);
+}
+
+void perf_free(struct perf *p)
+{
+	free(p->step);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *perf_ips_unit(const struct perf *p)
+{
+	return p->by_samples ? "samples/s" : "steps/s";
+}
+
+/* ---- the table --------------------------------------------------------- */
+
+enum { PC_NAME, PC_AVG, PC_MAX, PC_MIN };
+
+/* Paddle's layout: an unnamed first column, lower-case avg, max, min, five
+ * decimals. The ips row's columns are numbers where the costs' are times. */
+static const struct tcol perf_cols[] = {
+	{"Name", "name", TCOL_TEXT, NULL, 17, "", 0},
+	{"Avg", "avg", TCOL_TIME, NULL, 17, "avg", 5},
+	{"Max", "max", TCOL_TIME, NULL, 17, "max", 5},
+	{"Min", "min", TCOL_TIME, NULL, 17, "min", 5},
+};
+static const struct tcol ips_cols[] = {
+	{"Name", "name", TCOL_TEXT, NULL, 17, "", 0},
+	{"Avg", "avg", TCOL_REAL, NULL, 17, "avg", 5},
+	{"Max", "max", TCOL_REAL, NULL, 17, "max", 5},
+	{"Min", "min", TCOL_REAL, NULL, 17, "min", 5},
+};
+#define PERF_NCOLS (sizeof(perf_cols) / sizeof(perf_cols[0]))
+
+static void time_row(struct table *t, struct tpart *part, const char *name,
+		     const struct perf_stat *st)
+{
+	struct trow *r = tpart_add_row(t, part, 0);
+	trow_text(r, PC_NAME, name);
+	trow_time(r, PC_AVG, st->avg);
+	trow_time(r, PC_MAX, st->max);
+	trow_time(r, PC_MIN, st->min);
+}
+
+/* A job's: what a job step is, and its figures. */
+static void perf_job_notes(struct table *t, const struct perf *p)
+{
+	table_note(t,
+		   "Steps: %llu ProfileStep ranges of %u rank%s; %llu skipped (the first %u of each "
+		   "rank, at most half of its steps); %zu job steps counted.",
+		   (unsigned long long)p->steps, p->ranks, p->ranks == 1 ? "" : "s",
+		   (unsigned long long)p->skipped, p->skip, p->counted);
+	table_note(t, "A job step: step k of every rank (counted after each rank's skip); the job "
+		      "has as many as the rank that counted the fewest.");
+	table_note(t, "batch_cost of a job step: the longest of the ranks' step k; reader_cost: the "
+		      "longest of their reader_cost in it. avg over the job steps; max and min per job "
+		      "step. Reader Ratio = all reader_cost / all batch_cost.");
+	if (p->by_samples)
+		table_note(t, "ips: the samples of the ranks' step k summed / the job step's "
+			      "batch_cost; avg = all samples / all batch_cost.");
+	else
+		table_note(t, "ips: 1 / a job step's batch_cost (not every step of every rank says "
+			      "how many samples it processed); avg = job steps / all batch_cost.");
+}
+
+static void perf_notes(struct table *t, const struct perf *p, uint32_t nfiles)
+{
+	table_note(t, "Reader Ratio: %.3f%%", p->reader_ratio);
+	table_note(t, "IPS Unit: %s", perf_ips_unit(p));
+	if (p->ranks) {
+		perf_job_notes(t, p);
+		return;
+	}
+	table_note(t,
+		   "Steps: %llu ProfileStep ranges; %llu skipped (the first %u of each trace, at most "
+		   "half of its steps); %zu counted.",
+		   (unsigned long long)p->steps, (unsigned long long)p->skipped, p->skip, p->counted);
+	if (nfiles > 1)
+		table_note(t, "%u traces pooled: their counted steps are taken together.", nfiles);
+	table_note(t, "batch_cost: a step's length; reader_cost: the time a Dataloader range of its "
+		      "process was open inside it. avg over the counted steps; max and min per step. "
+		      "Reader Ratio = all reader_cost / all batch_cost.");
+	if (p->by_samples)
+		table_note(t, "ips: a step's samples / its batch_cost; avg = all samples / all "
+			      "batch_cost.");
+	else
+		table_note(t, "ips: 1 / a step's batch_cost (not every step says how many samples it "
+			      "processed); avg = counted steps / all batch_cost.");
+}
+
+struct table *perf_table(const struct perf *p, const char *id, const char *title,
+			 uint32_t nfiles)
+{
+	struct table *t = table_new(id, title, perf_cols, PERF_NCOLS);
+	if (!p->counted) {
+		table_set_empty(t, "No training steps (ProfileStep ranges) to measure.");
+		return t;
+	}
+	struct tpart *costs = table_add_part(t, NULL, NULL, NULL);
+	tpart_fact(costs, "steps", (int64_t)p->steps);
+	tpart_fact(costs, "skipped", (int64_t)p->skipped);
+	tpart_fact(costs, "counted", (int64_t)p->counted);
+	tpart_fact_real(costs, "reader_ratio", p->reader_ratio);
+	time_row(t, costs, "reader_cost", &p->reader_ns);
+	time_row(t, costs, "batch_cost", &p->batch_ns);
+	char label[64];
+	snprintf(label, sizeof(label), "IPS Unit: %s", perf_ips_unit(p));
+	struct tpart *ips = table_add_part(t, NULL, label, ips_cols);
+	struct trow *r = tpart_add_row(t, ips, 0);
+	trow_text(r, PC_NAME, "ips");
+	trow_real(r, PC_AVG, p->ips.avg);
+	trow_real(r, PC_MAX, p->ips.max);
+	trow_real(r, PC_MIN, p->ips.min);
+	perf_notes(t, p, nfiles);
+	return t;
+}

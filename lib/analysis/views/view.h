@@ -1,0 +1,147 @@
+/*
+ * view.h - the views of `gprof-dl summary`, one file each (view_<name>.c):
+ * a view reads the prepared analysis and fills a table; it never prints.
+ *
+ * The registry lists every view a user can name with --view, in the order
+ * they print (Paddle's order: the Perf Summary, which Paddle's profiler
+ * prints when it stops, then its summary tables; then the Memory and nvprof
+ * views). A view with nothing to show (no GPU work, no allocations, no
+ * steps) builds a table that says so, so that scripts can name every view
+ * whatever the trace holds.
+ */
+#ifndef GPDL_ANALYSIS_VIEW_H
+#define GPDL_ANALYSIS_VIEW_H
+
+#include "lib/analysis/store/analysis.h"
+#include "lib/analysis/table/table.h"
+
+enum sort_key {
+	SORT_CPU_TOTAL,
+	SORT_CPU_AVG,
+	SORT_CPU_MAX,
+	SORT_CPU_MIN,
+	SORT_GPU_TOTAL,
+	SORT_GPU_AVG,
+	SORT_GPU_MAX,
+	SORT_GPU_MIN,
+};
+
+/* "cpu-total", ..., "gpu-min": 0 with *k set, -1 when not a key. */
+int sort_key_parse(const char *s, enum sort_key *k);
+
+struct view_opts {
+	int thread_sep;
+	int op_detail;
+	enum sort_key sort;
+	enum time_unit unit; /* for notes that quote times */
+	/* perf view: the first steps of each trace to leave out (--skip-steps),
+	 * when skip_set; else PERF_SKIP_DEFAULT */
+	int skip_set;
+	unsigned skip_steps;
+};
+
+/* When a view prints without --view (struct view.by_default). */
+enum view_default {
+	VIEW_NOT_DEFAULT = 0,
+	VIEW_DEFAULT = 1,
+	VIEW_DEFAULT_WITH_STEPS = 2, /* only when the traces have ProfileStep ranges */
+};
+
+struct view {
+	const char *name;  /* --view NAME */
+	const char *title; /* "Overview Summary" */
+	struct table *(*build)(const struct view *v, const struct analysis *a,
+			       const struct view_opts *o);
+	int by_default;    /* printed when no --view is given: enum view_default */
+	int uses_types;    /* builds on analysis_types() (built last, see summary.c) */
+};
+
+extern const struct view view_registry[];
+extern const unsigned view_registry_count;
+const struct view *view_find(const char *name);
+
+struct table *view_trace(const struct view *v, const struct analysis *a, const struct view_opts *o);
+struct table *view_perf(const struct view *v, const struct analysis *a, const struct view_opts *o);
+struct table *view_device(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+struct table *view_overview(const struct view *v, const struct analysis *a,
+			    const struct view_opts *o);
+struct table *view_userdefined(const struct view *v, const struct analysis *a,
+			       const struct view_opts *o);
+struct table *view_model(const struct view *v, const struct analysis *a,
+			 const struct view_opts *o);
+struct table *view_distributed(const struct view *v, const struct analysis *a,
+			       const struct view_opts *o);
+struct table *view_operator(const struct view *v, const struct analysis *a,
+			    const struct view_opts *o);
+struct table *view_kernel(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+struct table *view_memcpy(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+struct table *view_memory(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+struct table *view_nvprof(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+
+/* ---- shared by views with Calls and Total/Avg/Max/Min/Ratio columns ---- */
+
+/* Durations of the calls of one row: their CPU time, or their GPU time. */
+struct time_stats {
+	uint64_t calls;
+	uint64_t total, max, min;
+};
+
+static inline void time_stats_add(struct time_stats *s, uint64_t ns)
+{
+	if (s->calls == 0 || ns < s->min)
+		s->min = ns;
+	if (ns > s->max)
+		s->max = ns;
+	s->total += ns;
+	s->calls++;
+}
+
+/* The five columns Total, Avg, Max, Min, Ratio(%) from column col on; "-" in
+ * all five when the row has no timed call (a mark). */
+void view_put_stats(struct trow *r, unsigned col, const struct time_stats *s, double ratio);
+/* Order of two rows' stats under key: < 0 when a goes first. Descending for
+ * total, avg and max, ascending for min (Paddle's order); GPU keys compare
+ * the gpu stats (NULL: none), then CPU total. 0 on a tie, which the caller
+ * breaks by name (rt_cmp), so that every format lists rows in one order. */
+int view_stats_cmp(enum sort_key key, const struct time_stats *cpu_a,
+		   const struct time_stats *cpu_b, const struct time_stats *gpu_a,
+		   const struct time_stats *gpu_b);
+/* "1234.56 ms" in the time unit, for notes. */
+const char *view_time(char *buf, size_t size, uint64_t ns, enum time_unit unit);
+/* "Thread: 1234 (name)", or "Thread: 12/1234 (name)" (pid/tid) with several processes. */
+void view_thread_title(char *buf, size_t size, const struct analysis *a,
+		       const struct store_track *t);
+/* A part titled for a thread (or a GPU stream), or "Thread: All threads
+ * merged" when track is NULL. */
+struct tpart *view_thread_part(struct table *t, const struct analysis *a,
+			       const struct store_track *track);
+/* "GPU0", or "GPU0 (host)" when the traces come from several hosts. */
+void view_device_name(char *buf, size_t size, const struct analysis *a, uint32_t dev);
+/* ns as a percentage of the counted GPU work (gpu.h), within [0, 100]. */
+double view_gpu_ratio(const struct analysis *a, uint64_t ns);
+/* part / whole as a percentage within [0, 100]; 0 when whole is 0. */
+double view_share(uint64_t part, uint64_t whole);
+/* The event's type name; "Memory" for allocations, whatever the trace names say. */
+const char *view_type_name(unsigned type);
+
+#define VIEW_CPU_GROUP "CPU Total / Avg / Max / Min / Ratio(%)"
+#define VIEW_CPU_COLUMNS                                                                   \
+	{"CPU Total", "cpu_total", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                   \
+	{"CPU Avg", "cpu_avg", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                       \
+	{"CPU Max", "cpu_max", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                       \
+	{"CPU Min", "cpu_min", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                       \
+	{"CPU Ratio(%)", "cpu_ratio", TCOL_PERCENT, VIEW_CPU_GROUP, 40, NULL}
+#define VIEW_GPU_GROUP "GPU Total / Avg / Max / Min / Ratio(%)"
+#define VIEW_GPU_COLUMNS                                                                   \
+	{"GPU Total", "gpu_total", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                   \
+	{"GPU Avg", "gpu_avg", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
+	{"GPU Max", "gpu_max", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
+	{"GPU Min", "gpu_min", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
+	{"GPU Ratio(%)", "gpu_ratio", TCOL_PERCENT, VIEW_GPU_GROUP, 40, NULL}
+
+#endif

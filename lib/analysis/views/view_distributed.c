@@ -1,0 +1,521 @@
+/*
+ * view_distributed.c - the Distributed Summary.
+ *
+ * One program (one rank, or traces that are no job): Paddle's table over the
+ * window,
+ *
+ *   Communication  the union of the communication: the communication GPU
+ *                  work (gpu.h) where the trace has some, else the host's
+ *                  communication calls (gloo's run on host threads:
+ *                  analysis.h)
+ *   Computation    the union of the other kernels where the trace has GPU
+ *                  work, else of the host operators that are not
+ *                  communication calls (nor inside one)
+ *   Overlap        the time both ran: Communication + Computation - their union
+ *
+ * so that Computation + Communication - Overlap is the time at least one ran.
+ * Ratios are against the window.
+ *
+ * A job of two ranks or more (job.h), read one rank at a time: per rank, its
+ * counted steps (the perf view's skip) and over them computation,
+ * communication, overlap, exposed communication (communication -
+ * overlap), wait (collective.h: the time in its calls beyond the fastest
+ * rank's, matched call by call), idle (the window - computation ∪
+ * communication), busy (step - wait), each per step and as a share of the
+ * rank's step time; per collective (op, backend, group size) its calls,
+ * bytes, times and nccl-tests' bandwidths; the straggler, and the ranks
+ * that ended early: measured in jobdist.c, printed here.
+ */
+#include "lib/analysis/store/jobdist.h"
+#include "lib/analysis/summary.h"
+#include "common/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- one program: Paddle's table ------------------------------------------------ */
+
+static const struct tcol dist_cols[] = {
+	{"Name", "name", TCOL_TEXT, NULL, 25, NULL},
+	{"Total Time", "total_time", TCOL_TIME, NULL, 25, NULL},
+	{"Ratio (%)", "ratio", TCOL_PERCENT, NULL, 25, NULL},
+};
+
+static void dist_row(struct table *t, struct tpart *p, const struct analysis *a, const char *name,
+		     unsigned depth, uint64_t ns)
+{
+	struct trow *r = tpart_add_row(t, p, depth);
+	trow_text(r, 0, name);
+	trow_time(r, 1, (double)ns);
+	trow_percent(r, 2, analysis_ratio(a, ns));
+}
+
+struct table *view_distributed(const struct view *v, const struct analysis *a,
+			       const struct view_opts *o)
+{
+	(void)o;
+	struct table *t = table_new(v->name, v->title, dist_cols,
+				    sizeof(dist_cols) / sizeof(dist_cols[0]));
+	analysis_types(a);
+	if (!a->gpu.has_gpu && !a->host_comm.calls) {
+		table_set_empty(t, "No data: this trace has no GPU work and no communication.");
+		return t;
+	}
+	struct dist_src src;
+	dist_sources(a, &src);
+	uint64_t comm, comp, both;
+	if (src.gpu_comp && (src.gpu_comm || !a->host_comm.calls)) {
+		/* GPU work only: the unions the analysis has */
+		comm = a->comm.merged_ns;
+		comp = a->comp.merged_ns;
+		both = comm + comp > a->busy_ns ? comm + comp - a->busy_ns : 0;
+	} else {
+		struct dist_fig f;
+		dist_walk(a, &a->window, &src, &f);
+		comm = f.comm;
+		comp = f.comp;
+		both = dist_sub0(comm + comp, f.busy);
+	}
+	struct tpart *p = table_add_part(t, NULL, NULL, NULL);
+	dist_row(t, p, a, a->from_steps ? "ProfileStep" : "Whole run", 0, a->window_ns);
+	dist_row(t, p, a, "Communication", 1, comm);
+	dist_row(t, p, a, "Computation", 1, comp);
+	dist_row(t, p, a, "Overlap", 1, both);
+	if (src.gpu_comm)
+		table_note(t, "Communication: the time NCCL/RCCL work, Communication events and the "
+			      "GPU work of communication operators ran, merged.");
+	else
+		table_note(t, "Communication: the time the host's communication calls ran, merged "
+			      "(Communication events such as gloo:all_reduce, which run on host "
+			      "threads, and c10d::*, nccl:*, gloo:*, mpi:* and Paddle's c_* ranges).");
+	if (src.gpu_comp)
+		table_note(t, "Computation: the time the other kernels ran, merged. Overlap: the time "
+			      "both ran at once.");
+	else
+		table_note(t, "Computation: the time host operators ran, merged (not the "
+			      "communication calls, nor what starts inside one). Overlap: the time both "
+			      "ran at once.");
+	table_note(t, "Computation + Communication - Overlap = the time at least one of them ran. "
+		      "Ratio (%%) is against %s.",
+		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+	return t;
+}
+
+/* ---- a job ------------------------------------------------------------------------------- */
+
+static int u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* ---- the per-rank table ----------------------------------------------------------------- */
+
+enum {
+	RC_RANK, RC_HOST, RC_STEPS, RC_MEAN, RC_MEDIAN, RC_P95, RC_COMP, RC_COMP_PCT, RC_COMM,
+	RC_COMM_PCT, RC_OVERLAP, RC_OVERLAP_PCT, RC_EXPOSED, RC_EXPOSED_PCT, RC_WAIT, RC_WAIT_PCT,
+	RC_IDLE, RC_IDLE_PCT, RC_BUSY, RC_NOTE, RC_COUNT
+};
+
+#define STEP_GROUP "Step Mean / Median / P95"
+#define PAIR(name, key, group)                                                         \
+	{name, key, TCOL_TIME, group, 0, NULL},                                        \
+	{name " (%)", key "_pct", TCOL_PERCENT, group, 0, NULL}
+
+static const struct tcol rank_cols[RC_COUNT] = {
+	{"Rank", "rank", TCOL_COUNT, NULL, 4, NULL},
+	{"Host", "host", TCOL_TEXT, NULL, 4, NULL},
+	{"Steps", "steps", TCOL_COUNT, NULL, 5, NULL},
+	{"Step Mean", "step_mean", TCOL_TIME, STEP_GROUP, 0, NULL},
+	{"Step Median", "step_median", TCOL_TIME, STEP_GROUP, 0, NULL},
+	{"Step P95", "step_p95", TCOL_TIME, STEP_GROUP, 0, NULL},
+	PAIR("Computation", "computation", "Computation / %"),
+	PAIR("Communication", "communication", "Communication / %"),
+	PAIR("Overlap", "overlap", "Overlap / %"),
+	PAIR("Exposed", "exposed", "Exposed / %"),
+	PAIR("Wait", "wait", "Wait / %"),
+	PAIR("Idle", "idle", "Idle / %"),
+	{"Busy", "busy", TCOL_TIME, NULL, 0, NULL},
+	{"Note", "note", TCOL_TEXT, NULL, 0, NULL},
+};
+
+static void pair_cells(struct trow *row, unsigned col, const struct dist_rank *r, uint64_t ns)
+{
+	trow_time(row, col, dist_per_step(r, ns));
+	trow_percent(row, col + 1, view_share(ns, r->f.window_ns));
+}
+
+static void exit_words(char *buf, size_t size, int32_t status)
+{
+	if (status == TRACE_EXIT_KILLED)
+		snprintf(buf, size, "killed: died without exiting");
+	else if (status > 128)
+		snprintf(buf, size, "exit status %d: signal %d", status, status - 128);
+	else if (status > 0)
+		snprintf(buf, size, "exit status %d", status);
+	else
+		snprintf(buf, size, "exit status %s", status == 0 ? "0" : "unknown");
+}
+
+static void rank_row(struct table *t, struct tpart *part, const struct job_dist *d, uint32_t ri)
+{
+	const struct dist_rank *r = &d->r[ri];
+	const struct job *j = d->j;
+	struct trow *row = tpart_add_row(t, part, 0);
+	trow_count(row, RC_RANK, (uint64_t)j->ranks[ri].rank);
+	trow_text(row, RC_HOST, j->files[j->ranks[ri].file].host);
+	trow_count(row, RC_STEPS, r->counted);
+	if (r->counted) {
+		uint64_t *v = xmalloc(r->counted * sizeof(*v));
+		memcpy(v, r->step_ns, r->counted * sizeof(*v));
+		qsort(v, r->counted, sizeof(*v), u64_cmp);
+		size_t n = r->counted, p95 = (size_t)ceil(0.95 * (double)n);
+		double median = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+		trow_time(row, RC_MEAN, dist_per_step(r, r->f.window_ns));
+		trow_time(row, RC_MEDIAN, median);
+		trow_time(row, RC_P95, (double)v[p95 ? p95 - 1 : 0]);
+		free(v);
+	}
+	uint64_t overlap = dist_sub0(r->f.comp + r->f.comm, r->f.busy);
+	pair_cells(row, RC_COMP, r, r->f.comp);
+	pair_cells(row, RC_COMM, r, r->f.comm);
+	pair_cells(row, RC_OVERLAP, r, overlap);
+	pair_cells(row, RC_EXPOSED, r, dist_sub0(r->f.comm, overlap));
+	pair_cells(row, RC_WAIT, r, r->wait_ns);
+	pair_cells(row, RC_IDLE, r, dist_sub0(r->f.window_ns, r->f.busy));
+	if (r->counted)
+		trow_time(row, RC_BUSY, r->busy);
+	char note[128] = "";
+	if (d->verdict == VERDICT_NAMED && d->cand == (int32_t)ri)
+		snprintf(note, sizeof(note), "straggler: %s", dist_cause_name(d->cause));
+	if (r->ended_early)
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sended early",
+			 *note ? "; " : "");
+	trow_text(row, RC_NOTE, note);
+}
+
+/* "ranks 0, 2, 3", or "the 63 other ranks" beyond a few. */
+static void others_words(char *buf, size_t size, const struct job_dist *d, uint32_t but)
+{
+	if (d->n - 1 > 8) {
+		snprintf(buf, size, "the %u other ranks", d->n - 1);
+		return;
+	}
+	size_t used = (size_t)snprintf(buf, size, "rank%s", d->n - 1 > 1 ? "s" : "");
+	int first = 1;
+	for (uint32_t ri = 0; ri < d->n && used < size; ri++) {
+		if (ri == but)
+			continue;
+		used += (size_t)snprintf(buf + used, size - used, "%s %d", first ? "" : ",",
+					 d->j->ranks[ri].rank);
+		first = 0;
+	}
+}
+
+/* The op as the line says it: "all_reduce" for "gloo:all_reduce". */
+static const char *op_short(const char *op)
+{
+	size_t n = trace_name_comm_call(op, strlen(op));
+	return n ? op + n + 1 : op;
+}
+
+static void straggler_note(struct table *t, const struct job_dist *d, enum time_unit u)
+{
+	char b1[64], b2[64], b3[64], b4[64], who[256];
+	const struct job *j = d->j;
+	switch (d->verdict) {
+	case VERDICT_ONE_RANK:
+		table_note(t, "No straggler: fewer than two ranks to compare.");
+		return;
+	case VERDICT_NO_STEPS:
+		table_note(t, "No straggler: rank %d has no training steps (ProfileStep ranges) to "
+			      "compare busy time per step by.",
+			   j->ranks[d->no_steps].rank);
+		return;
+	default:
+		break;
+	}
+	const struct dist_rank *r = &d->r[d->cand];
+	int32_t rank = j->ranks[d->cand].rank;
+	double noise = fmax(3 * d->se, 0.02 * d->median);
+	if (d->verdict == VERDICT_NOISE) {
+		table_note(t, "No straggler: every rank's busy time per step is within the noise of "
+			      "the others' median (the largest excess: rank %d, %s over the others' "
+			      "median %s; the threshold %s).",
+			   rank, view_time(b1, sizeof(b1), (uint64_t)fmax(d->excess, 0), u),
+			   view_time(b2, sizeof(b2), (uint64_t)d->median, u),
+			   view_time(b3, sizeof(b3), (uint64_t)noise, u));
+		return;
+	}
+	if (d->verdict == VERDICT_UNCONFIRMED) {
+		table_note(t, "No straggler: rank %d is busy %s per step more than the others' median "
+			      "%s, but they wait only %s per step, less than half of it: nobody waits "
+			      "for it.",
+			   rank, view_time(b1, sizeof(b1), (uint64_t)d->excess, u),
+			   view_time(b2, sizeof(b2), (uint64_t)d->median, u),
+			   view_time(b3, sizeof(b3), (uint64_t)d->others_wait, u));
+		return;
+	}
+	others_words(who, sizeof(who), d, (uint32_t)d->cand);
+	char in[300] = "";
+	if (d->wait_op)
+		snprintf(in, sizeof(in), " in %s", op_short(names_get(&d->cs.names, d->wait_op)));
+	table_note(t, "Straggler: rank %d, busy %s per step vs median %s: +%s %s; %s %s %s per "
+		      "step for it%s.",
+		   rank, view_time(b1, sizeof(b1), (uint64_t)llround(r->busy), u),
+		   view_time(b2, sizeof(b2), (uint64_t)llround(d->median), u),
+		   view_time(b3, sizeof(b3), (uint64_t)llround(fmax(d->cause_excess, 0)), u),
+		   dist_cause_name(d->cause), who, d->n > 2 ? "wait" : "waits",
+		   view_time(b4, sizeof(b4), (uint64_t)llround(d->others_wait), u), in);
+}
+
+/* The ranks that ended early, in the order they ended: when one rank dies,
+ * its launcher stops the others, so the first to end is the one to look at. */
+static uint32_t ended_order(const struct job_dist *d, uint32_t *order)
+{
+	uint32_t n = 0;
+	for (uint32_t ri = 0; ri < d->n; ri++) {
+		if (!d->r[ri].ended_early)
+			continue;
+		uint32_t k = n++;
+		for (; k > 0 && d->r[order[k - 1]].end_ns > d->r[ri].end_ns; k--)
+			order[k] = order[k - 1];
+		order[k] = ri;
+	}
+	return n;
+}
+
+static void ended_notes(struct table *t, const struct job_dist *d, enum time_unit u)
+{
+	uint32_t *order = xmalloc((d->n ? d->n : 1) * sizeof(*order));
+	uint32_t nended = ended_order(d, order);
+	for (uint32_t k = 0; k < nended; k++) {
+		uint32_t ri = order[k];
+		const struct dist_rank *r = &d->r[ri];
+		char words[64], at[64], before[64];
+		exit_words(words, sizeof(words), r->exit_status);
+		uint64_t others = 0;
+		size_t n = 0;
+		for (uint32_t o = 0; o < d->n; o++)
+			if (o != ri && d->r[o].end_ns > r->end_ns) {
+				others += d->r[o].end_ns - r->end_ns;
+				n++;
+			}
+		table_note(t, "Ended early: rank %d%s at %s into the job (%s)%s%s%s.", d->j->ranks[ri].rank,
+			   nended > 1 ? (k == 0 ? ", the first to end," : ", after it,") : "",
+			   view_time(at, sizeof(at), dist_sub0(r->end_ns, d->job_start), u), words,
+			   n ? ", " : "", n ? view_time(before, sizeof(before), others / n, u) : "",
+			   n ? " before the others on average" : "");
+	}
+	free(order);
+}
+
+static void rank_facts(struct tpart *p, const struct job_dist *d)
+{
+	tpart_fact(p, "ranks", d->n);
+	tpart_fact(p, "hosts", d->j->nhosts);
+	tpart_fact(p, "wall_clock", d->j->wall_clock);
+	tpart_fact(p, "skip_steps", d->skip);
+	int named = d->verdict == VERDICT_NAMED;
+	tpart_fact(p, "straggler_rank", named ? d->j->ranks[d->cand].rank : -1);
+	tpart_fact(p, "straggler_cause", named ? (int64_t)d->cause : -1);
+	tpart_fact(p, "straggler_excess_ns", named ? (int64_t)llround(d->cause_excess) : 0);
+	tpart_fact(p, "busy_excess_ns", d->cand >= 0 ? (int64_t)llround(d->excess) : 0);
+	tpart_fact(p, "others_median_busy_ns", d->cand >= 0 ? (int64_t)llround(d->median) : 0);
+	tpart_fact(p, "others_wait_ns", d->cand >= 0 ? (int64_t)llround(d->others_wait) : 0);
+	tpart_fact(p, "ended_early", d->ended_early);
+	uint32_t *order = xmalloc((d->n ? d->n : 1) * sizeof(*order));
+	tpart_fact(p, "first_ended_rank", ended_order(d, order) ? d->j->ranks[order[0]].rank : -1);
+	free(order);
+	tpart_fact(p, "collective_calls", (int64_t)d->cs.nmatches);
+	tpart_fact(p, "mismatches", (int64_t)d->cs.mismatches);
+}
+
+struct table *job_dist_table(const struct job_dist *d, const struct view *v,
+			     const struct view_opts *o)
+{
+	const struct job *j = d->j;
+	struct table *t = table_new(v->name, v->title, rank_cols, RC_COUNT);
+	char clock[256];
+	if (j->wall_clock)
+		snprintf(clock, sizeof(clock),
+			 "Clock: Unix wall time, each trace by its recorded wall clock offset (%u hosts)",
+			 j->nhosts);
+	else
+		snprintf(clock, sizeof(clock), "Clock: the shared CLOCK_MONOTONIC of host %s",
+			 j->nfiles ? j->files[0].host : "");
+	struct tpart *p = table_add_part(t, clock, "ranks", NULL);
+	rank_facts(p, d);
+	for (uint32_t ri = 0; ri < d->n; ri++)
+		rank_row(t, p, d, ri);
+	straggler_note(t, d, o->unit);
+	ended_notes(t, d, o->unit);
+	if (d->cs.mismatches)
+		table_note(t, "%llu communication calls did not match across ranks (their ops differ "
+			      "at the same call: %s); they count no wait.",
+			   (unsigned long long)d->cs.mismatches, d->cs.mismatch_note);
+	table_note(t, "Measured over each rank's counted steps: the first %u of its ProfileStep "
+		      "ranges are skipped, never more than half (--skip-steps); a rank without steps "
+		      "is measured over its whole run.",
+		   d->skip);
+	table_note(t, "Per step: each time is the rank's total over its counted steps / their "
+		      "count; %% is of the rank's step time. Step P95: nearest rank.");
+	table_note(t, "Computation: the union of the kernels (not communication) on a rank with GPU "
+		      "work, else of the host operators that are not communication calls. "
+		      "Communication: the union of the communication GPU work on a rank that has "
+		      "some, else of the host's communication calls (gloo's run on host threads).");
+	table_note(t, "Overlap: both at once; Exposed: Communication - Overlap; Idle: neither; "
+		      "Wait: per call, its duration - the fastest rank's for the same call (matched "
+		      "by process group and sequence number, else order); Busy: step time - Wait.");
+	table_note(t, "Straggler rule: busy per step beyond the median of the other ranks by more "
+		      "than 3 standard errors of the difference and 2%% of that median, and the "
+		      "others wait at least half the excess per step; its cause is the largest "
+		      "excess over the others' median of computation, data loading, host time "
+		      "outside operators, and its own communication (Communication - Wait).");
+	table_note(t, "A rank ended early: a non-zero exit status, killed, or fewer steps than the "
+		      "others' median and an end more than 2 median step times (without steps, 5%% "
+		      "of the others' median run) before the others' median end.");
+	return t;
+}
+
+/* ---- the per-collective table ------------------------------------------------------------ */
+
+enum { CC_OP, CC_BACKEND, CC_GROUP, CC_CALLS, CC_BYTES, CC_TOTAL, CC_MEAN, CC_WAIT, CC_ALGBW,
+       CC_BUSBW, CC_COUNT };
+
+static const struct tcol coll_cols[CC_COUNT] = {
+	{"Collective", "collective", TCOL_TEXT, NULL, 20, NULL},
+	{"Backend", "backend", TCOL_TEXT, NULL, 7, NULL},
+	{"Group Size", "group_size", TCOL_COUNT, NULL, 0, NULL},
+	{"Calls", "calls", TCOL_COUNT, NULL, 0, NULL},
+	{"Bytes per Call", "bytes_per_call", TCOL_BYTES, NULL, 0, NULL},
+	{"Total per Rank", "total_per_rank", TCOL_TIME, NULL, 0, NULL},
+	{"Mean", "mean", TCOL_TIME, NULL, 0, NULL},
+	{"Wait per Rank", "wait_per_rank", TCOL_TIME, NULL, 0, NULL},
+	{"Algbw (GB/s)", "algbw", TCOL_REAL, NULL, 0, NULL, 3},
+	{"Busbw (GB/s)", "busbw", TCOL_REAL, NULL, 0, NULL, 3},
+};
+
+struct coll_row {
+	uint32_t op;
+	char backend[16];
+	uint32_t group;
+	uint64_t calls, members, bytes, dur, wait;
+	uint32_t ranks, last_rank;
+	double algo_bytes, min_ns;
+};
+
+static void call_backend(char *buf, size_t size, const char *op, const char *rank_backend)
+{
+	size_t n = trace_name_comm_call(op, strlen(op));
+	if (n)
+		snprintf(buf, size, "%.*s", (int)n, op);
+	else if (trace_name_is_comm_work(op, strlen(op)))
+		snprintf(buf, size, "nccl"); /* RCCL's kernels too: NCCL's API */
+	else
+		snprintf(buf, size, "%s", rank_backend);
+	for (char *c = buf; *c; c++)
+		*c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+}
+
+static struct coll_row *coll_row_of(struct coll_row **rows, size_t *n, uint32_t op,
+				    const char *backend, uint32_t group)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*rows)[i].op == op && (*rows)[i].group == group &&
+		    strcmp((*rows)[i].backend, backend) == 0)
+			return &(*rows)[i];
+	*rows = xrealloc(*rows, (*n + 1) * sizeof(**rows));
+	struct coll_row *r = &(*rows)[(*n)++];
+	memset(r, 0, sizeof(*r));
+	r->op = op;
+	snprintf(r->backend, sizeof(r->backend), "%s", backend);
+	r->group = group;
+	r->last_rank = UINT32_MAX;
+	return r;
+}
+
+static int coll_row_cmp(const void *x, const void *y)
+{
+	const struct coll_row *a = x, *b = y;
+	double ta = a->ranks ? (double)a->dur / a->ranks : 0, tb = b->ranks ? (double)b->dur / b->ranks : 0;
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	return (a->op > b->op) - (a->op < b->op);
+}
+
+struct table *job_dist_collectives(const struct job_dist *d, const struct view_opts *o)
+{
+	(void)o;
+	struct table *t = table_new("collectives", "Collective Summary", coll_cols, CC_COUNT);
+	const struct coll_set *cs = &d->cs;
+	uint8_t *seen = xcalloc(cs->nmatches ? cs->nmatches : 1, 1);
+	struct coll_row *rows = NULL;
+	size_t nrows = 0;
+	for (uint32_t ri = 0; ri < d->n; ri++) {
+		const struct coll_rank *cr = &cs->ranks[ri];
+		for (size_t k = 0; k < cr->n; k++) {
+			const struct coll_call *c = &cr->calls[k];
+			if (c->step < 0)
+				continue;
+			const char *op = names_get(&cs->names, c->op);
+			char backend[16];
+			call_backend(backend, sizeof(backend), op, d->j->ranks[ri].backend);
+			struct coll_row *r = coll_row_of(&rows, &nrows, c->op, backend, c->group_size);
+			r->members++;
+			r->bytes += c->bytes;
+			r->dur += c->dur_ns;
+			r->wait += c->wait_ns;
+			if (r->last_rank != ri) {
+				r->last_rank = ri;
+				r->ranks++;
+			}
+			if (c->mismatch || seen[c->match])
+				continue;
+			seen[c->match] = 1;
+			r->calls++;
+			r->algo_bytes += coll_algo_bytes(op, c->bytes, c->group_size);
+			r->min_ns += (double)cs->matches[c->match].min_ns;
+		}
+	}
+	free(seen);
+	if (!nrows) {
+		table_set_empty(t, "No communication calls in the ranks' counted steps.");
+		return t;
+	}
+	qsort(rows, nrows, sizeof(*rows), coll_row_cmp);
+	struct tpart *p = table_add_part(t, NULL, "collectives", NULL);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct coll_row *r = &rows[i];
+		const char *op = names_get(&cs->names, r->op);
+		struct trow *row = tpart_add_row(t, p, 0);
+		trow_text(row, CC_OP, op_short(op)); /* the backend has its column */
+		trow_text(row, CC_BACKEND, r->backend);
+		trow_count(row, CC_GROUP, r->group);
+		trow_count(row, CC_CALLS, r->calls);
+		if (r->bytes)
+			trow_bytes(row, CC_BYTES, (int64_t)(r->bytes / r->members));
+		trow_time(row, CC_TOTAL, (double)r->dur / r->ranks);
+		trow_time(row, CC_MEAN, (double)r->dur / (double)r->members);
+		trow_time(row, CC_WAIT, (double)r->wait / r->ranks);
+		if (r->algo_bytes > 0 && r->min_ns > 0) {
+			double algbw = r->algo_bytes / r->min_ns; /* bytes per ns = GB/s */
+			trow_real(row, CC_ALGBW, algbw);
+			trow_real(row, CC_BUSBW, algbw * coll_bus_factor(op, r->group));
+		}
+	}
+	free(rows);
+	table_note(t, "One row per op, backend and group size (from the calls, else the rank's "
+		      "world size), over the calls in the ranks' counted steps. Calls: collective "
+		      "calls (one per matched call across ranks); Bytes per Call: what one rank "
+		      "contributes; Total and Wait per Rank: the mean over the ranks of their sums; "
+		      "Mean: per call and rank.");
+	table_note(t, "Algbw = S / t and Busbw = Algbw x F as nccl-tests define them, summed over "
+		      "the calls: t the fastest rank's duration of each call (the call without "
+		      "waiting), S the buffer (the bytes, n x the bytes for all_gather), F = 2(n-1)/n "
+		      "for all_reduce, (n-1)/n for all_gather, reduce_scatter and all_to_all, 1 "
+		      "otherwise. GB = 10^9 bytes.");
+	return t;
+}

@@ -1,0 +1,96 @@
+/*
+ * view_trace.c - the Trace Summary, printed before every other table: what
+ * was read from each file, how many events were dropped, where a file is
+ * damaged, and which window the tables cover. Nothing is lost silently.
+ */
+#include "lib/analysis/views/view.h"
+
+#include <stdio.h>
+
+enum { TC_FILE, TC_PID, TC_EVENTS, TC_MARKS, TC_OPEN, TC_UNBALANCED, TC_DROPPED, TC_DAMAGE };
+
+static const struct tcol trace_cols[] = {
+	{"File", "file", TCOL_TEXT, NULL, 6, NULL},
+	{"PID", "pid", TCOL_COUNT, NULL, 8, NULL},
+	{"Events", "events", TCOL_COUNT, NULL, 10, NULL},
+	{"Marks", "marks", TCOL_COUNT, NULL, 8, NULL},
+	{"Open at exit", "open_at_exit", TCOL_COUNT, NULL, 0, NULL},
+	{"Unbalanced pops", "unbalanced_pops", TCOL_COUNT, NULL, 0, NULL},
+	{"Dropped", "dropped", TCOL_COUNT, NULL, 9, NULL},
+	{"Damage", "damage", TCOL_TEXT, NULL, 8, NULL},
+};
+
+static void trace_row(struct table *t, struct tpart *p, const struct store_file *f)
+{
+	struct trow *r = tpart_add_row(t, p, 0);
+	trow_text(r, TC_FILE, f->path);
+	trow_count(r, TC_PID, f->pid);
+	trow_count(r, TC_EVENTS, f->events);
+	trow_count(r, TC_MARKS, f->marks);
+	trow_count(r, TC_OPEN, f->open_at_exit);
+	trow_count(r, TC_UNBALANCED, f->unbalanced_pops);
+	trow_count(r, TC_DROPPED, f->dropped);
+	if (f->damage) {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "at offset %llu: %s",
+			 (unsigned long long)f->damage_offset, f->damage);
+		trow_text(r, TC_DAMAGE, buf);
+	} else {
+		trow_text(r, TC_DAMAGE, "none");
+	}
+}
+
+static void trace_notes(struct table *t, const struct analysis *a, const struct view_opts *o)
+{
+	const struct store *s = &a->store;
+	char buf[64];
+	if (a->from_steps)
+		table_note(t, "Window: %llu ProfileStep ranges, %s after overlaps are merged; "
+			      "every time below is clipped to it.",
+			   (unsigned long long)a->steps, view_time(buf, sizeof(buf), a->window_ns, o->unit));
+	else
+		table_note(t, "Window: the whole run (no ProfileStep ranges), %s.",
+			   view_time(buf, sizeof(buf), a->window_ns, o->unit));
+	if (s->nfiles > 1)
+		table_note(t, "%u traces are summarised together, on %s.", s->nfiles,
+			   s->wall_clock ? "wall time (they come from several hosts)"
+					 : "their host's CLOCK_MONOTONIC");
+	/* drops of any other reason (no ring slot, an import's) are said with
+	 * their reason, below */
+	uint64_t other = store_drops_not_ring(s);
+	if (a->dropped > other)
+		table_note(t, "%llu events were dropped (full ring or CUPTI buffers): every table below is "
+			      "missing them.",
+			   (unsigned long long)(a->dropped - other));
+	for (uint32_t i = 0; i < s->nfiles; i++)
+		for (unsigned why = 1; why <= TRACE_DROP_REASON_COUNT; why++)
+			if (s->files[i].drop_reasons[why])
+				table_note(t, "trace '%s': %llu events %s: %s.", s->files[i].path,
+					   (unsigned long long)s->files[i].drop_reasons[why],
+					   trace_drop_reason_is_loss(why) ? "dropped (missing below)"
+									   : "repaired by its import",
+					   trace_drop_reason_name(why));
+	for (uint32_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].damage)
+			table_note(t, "trace '%s' is damaged at offset %llu: %s; summarised up to there",
+				   s->files[i].path, (unsigned long long)s->files[i].damage_offset,
+				   s->files[i].damage);
+	if (a->open_at_exit)
+		table_note(t, "%llu ranges were still open at exit: they end where their thread or "
+			      "process ended.",
+			   (unsigned long long)a->open_at_exit);
+	if (a->unbalanced_pops)
+		table_note(t, "%llu pops had no matching push: counted here, in no table below.",
+			   (unsigned long long)a->unbalanced_pops);
+}
+
+struct table *view_trace(const struct view *v, const struct analysis *a, const struct view_opts *o)
+{
+	struct table *t = table_new(v ? v->name : "trace", v ? v->title : "Trace Summary", trace_cols,
+				    sizeof(trace_cols) / sizeof(trace_cols[0]));
+	struct tpart *p = table_add_part(t, NULL, NULL, NULL);
+	for (uint32_t i = 0; i < a->store.nfiles; i++)
+		trace_row(t, p, &a->store.files[i]);
+	trace_notes(t, a, o);
+	return t;
+}

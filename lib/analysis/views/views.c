@@ -1,0 +1,196 @@
+/*
+ * views.c - the registry of views and what their tables share.
+ */
+#include "lib/analysis/views/view.h"
+
+#include "common/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct view view_registry[] = {
+	{"perf", "Perf Summary", view_perf, VIEW_DEFAULT_WITH_STEPS},
+	{"device", "Device Summary", view_device, 1, 1},
+	{"overview", "Overview Summary", view_overview, 1, 1},
+	{"model", "Model Summary", view_model, 1},
+	{"distributed", "Distributed Summary", view_distributed, 1, 1},
+	{"operator", "Operator Summary", view_operator, 1},
+	{"kernel", "Kernel Summary", view_kernel, 1},
+	{"memory-manipulation", "Memory Manipulation Summary", view_memcpy, 1},
+	{"userdefined", "UserDefined Summary", view_userdefined, 1},
+	{"memory", "Memory Summary", view_memory, 1},
+	{"nvprof", "nvprof Summary", view_nvprof, 1},
+};
+const unsigned view_registry_count = sizeof(view_registry) / sizeof(view_registry[0]);
+
+const struct view *view_find(const char *name)
+{
+	for (unsigned i = 0; i < view_registry_count; i++)
+		if (strcmp(view_registry[i].name, name) == 0)
+			return &view_registry[i];
+	return NULL;
+}
+
+static const char *const sort_keys[] = {
+	[SORT_CPU_TOTAL] = "cpu-total", [SORT_CPU_AVG] = "cpu-avg", [SORT_CPU_MAX] = "cpu-max",
+	[SORT_CPU_MIN] = "cpu-min",     [SORT_GPU_TOTAL] = "gpu-total", [SORT_GPU_AVG] = "gpu-avg",
+	[SORT_GPU_MAX] = "gpu-max",     [SORT_GPU_MIN] = "gpu-min",
+};
+
+int sort_key_parse(const char *s, enum sort_key *k)
+{
+	for (unsigned i = 0; i < sizeof(sort_keys) / sizeof(sort_keys[0]); i++) {
+		if (strcmp(s, sort_keys[i]) == 0) {
+			*k = (enum sort_key)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void view_put_stats(struct trow *r, unsigned col, const struct time_stats *s, double ratio)
+{
+	if (s->calls == 0)
+		return;
+	trow_time(r, col, (double)s->total);
+	trow_time(r, col + 1, (double)s->total / (double)s->calls);
+	trow_time(r, col + 2, (double)s->max);
+	trow_time(r, col + 3, (double)s->min);
+	trow_percent(r, col + 4, ratio);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* a before b when a's value is larger: avg compared as total_a * calls_b. */
+static int stats_cmp(unsigned what, const struct time_stats *a, const struct time_stats *b)
+{
+	switch (what) {
+	case 0:
+		return -cmp_u64(a->total, b->total);
+	case 1: {
+		/* avg without division: total_a / calls_a vs total_b / calls_b */
+		long double x = a->calls ? (long double)a->total / a->calls : 0;
+		long double y = b->calls ? (long double)b->total / b->calls : 0;
+		return (x < y) - (x > y);
+	}
+	case 2:
+		return -cmp_u64(a->max, b->max);
+	default:
+		/* rows with no timed call sort after those with one */
+		if (!a->calls || !b->calls)
+			return (!a->calls) - (!b->calls);
+		return cmp_u64(a->min, b->min);
+	}
+}
+
+int view_stats_cmp(enum sort_key key, const struct time_stats *cpu_a,
+		   const struct time_stats *cpu_b, const struct time_stats *gpu_a,
+		   const struct time_stats *gpu_b)
+{
+	static const struct time_stats none;
+	int c;
+	if (key >= SORT_GPU_TOTAL) {
+		c = stats_cmp(key - SORT_GPU_TOTAL, gpu_a ? gpu_a : &none, gpu_b ? gpu_b : &none);
+		if (c)
+			return c;
+		key = SORT_CPU_TOTAL; /* no GPU time yet: CPU total decides */
+	}
+	/* a tie on a CPU key is the caller's to break, by name (rt_cmp) */
+	return stats_cmp(key - SORT_CPU_TOTAL, cpu_a, cpu_b);
+}
+
+const char *view_time(char *buf, size_t size, uint64_t ns, enum time_unit unit)
+{
+	snprintf(buf, size, "%.2f %s", (double)ns / time_unit_ns(unit), time_unit_name(unit));
+	return buf;
+}
+
+void view_device_name(char *buf, size_t size, const struct analysis *a, uint32_t dev)
+{
+	const struct store *s = &a->store;
+	const struct store_device *d = &s->devices[dev];
+	int hosts = 0;
+	for (uint32_t i = 0; i < s->ndevices; i++)
+		if (s->devices[i].host != d->host)
+			hosts = 1;
+	if (hosts)
+		snprintf(buf, size, "GPU%u (%s)", d->id, store_name(s, d->host));
+	else
+		snprintf(buf, size, "GPU%u", d->id);
+}
+
+static void stream_title(char *buf, size_t size, const struct analysis *a,
+			 const struct store_track *t)
+{
+	char dev[256] = "GPU";
+	const char *name = store_name(&a->store, t->name);
+	if (t->dev != STORE_NONE)
+		view_device_name(dev, sizeof(dev), a, t->dev);
+	if (*name)
+		snprintf(buf, size, "Stream: %s stream %llu (%s)", dev, (unsigned long long)t->stream,
+			 name);
+	else
+		snprintf(buf, size, "Stream: %s stream %llu", dev, (unsigned long long)t->stream);
+}
+
+void view_thread_title(char *buf, size_t size, const struct analysis *a,
+		       const struct store_track *t)
+{
+	if (t->kind == STORE_TRACK_DEVICE) {
+		stream_title(buf, size, a, t);
+		return;
+	}
+	const char *name = store_name(&a->store, t->name);
+	int several = 0;
+	for (uint32_t i = 0; i < a->store.ntracks; i++)
+		if (a->store.tracks[i].pid != t->pid)
+			several = 1;
+	char id[64];
+	if (several)
+		snprintf(id, sizeof(id), "%u/%u", t->pid, t->tid);
+	else
+		snprintf(id, sizeof(id), "%u", t->tid);
+	if (*name)
+		snprintf(buf, size, "Thread: %s (%s)", id, name);
+	else
+		snprintf(buf, size, "Thread: %s", id);
+}
+
+struct tpart *view_thread_part(struct table *t, const struct analysis *a,
+			       const struct store_track *track)
+{
+	if (!track)
+		return table_add_part(t, "Thread: All threads merged", NULL, NULL);
+	char title[512];
+	view_thread_title(title, sizeof(title), a, track);
+	struct tpart *p = table_add_part(t, title, NULL, NULL);
+	p->has_thread = 1;
+	p->pid = track->pid;
+	p->tid = track->tid;
+	p->thread_name = xstrdup(store_name(&a->store, track->name));
+	return p;
+}
+
+double view_share(uint64_t part, uint64_t whole)
+{
+	if (!whole)
+		return 0.0;
+	double r = 100.0 * (double)part / (double)whole;
+	return r > 100.0 ? 100.0 : r;
+}
+
+double view_gpu_ratio(const struct analysis *a, uint64_t ns)
+{
+	return view_share(ns, a->gpu.counted_ns);
+}
+
+const char *view_type_name(unsigned type)
+{
+	if (type == TRACE_EV_MEMORY)
+		return "Memory";
+	const char *n = trace_event_type_name(type);
+	return n ? n : "?";
+}
