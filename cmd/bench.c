@@ -129,7 +129,7 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", bench_options, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, ":h", bench_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_SKIP_STEPS:
 			o->skip = cmd_parse_skip_steps(optarg);

@@ -10,6 +10,10 @@
 
 #include "lib/analysis/table/table.h"
 
+#include <stddef.h>
+
+struct option;
+
 int cmd_bench(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
@@ -27,5 +31,20 @@ unsigned cmd_parse_count(const char *option, const char *s, const char *what);
 unsigned cmd_parse_skip_steps(const char *s);
 /* --time-unit of summary, bench and diff; a usage error when not a unit. */
 enum time_unit cmd_parse_time_unit(const char *s);
+
+/* getopt_long, as every subcommand calls it: opterr off, and the errors
+ * said here as usage errors (exit 2): a missing value, an unknown option
+ * with its near misses ("unknown option '--hlep'; did you mean '--help'?"),
+ * and a value that is "--" (`run -o -- true`: the value was forgotten).
+ * A ':' is added to optstring (after its '+' or '-'), so the caller sees
+ * neither ':' nor '?'. */
+int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct option *longopts,
+		    int *longindex);
+/* "; did you mean 'PREFIXcand'?" (or "'a' or 'b'") into buf, "" when no
+ * candidate is close to word: at most 2 edits (Damerau-Levenshtein: a letter
+ * added, dropped, changed, or two swapped), under half the candidate's
+ * length; the candidates at the least distance are named. */
+void cmd_suggest(char *buf, size_t size, const char *word, const char *const *candidates,
+		 size_t n, const char *prefix);
 
 #endif

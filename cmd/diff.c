@@ -157,7 +157,7 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 	int nloose = 0, marked = 0;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "-:o:h", diff_options, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, "-:o:h", diff_options, NULL)) != -1) {
 		switch (c) {
 		case 1: /* a file */
 			if (side < 0)

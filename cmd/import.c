@@ -57,7 +57,7 @@ static void parse_args(int argc, char **argv, struct import_opts *o)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":o:fqh", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, ":o:fqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;

@@ -5,6 +5,7 @@
 #include "formats/trace/trace.h"
 #include "gpdl-config.h"
 #include "common/error.h"
+#include "common/textsafe.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -50,7 +51,7 @@ static void print_help(FILE *f)
 	fprintf(f, "usage: gprof-dl [--version] [--help] <command> [<args>]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "   %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nSee 'gprof-dl <command> --help' or 'man gprof-dl-<command>'.\n");
+	fprintf(f, "\nSee 'gprof-dl help <command>' or 'man gprof-dl-<command>'.\n");
 }
 
 static void print_version(void)
@@ -87,6 +88,36 @@ static int finish_stdout(int status)
 	return status;
 }
 
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* A word that is no command: a usage error naming the nearest ones, as git
+ * does ("'sumary' is not a gprof-dl command; did you mean 'summary'?"). */
+__attribute__((noreturn)) static void not_a_command(const char *name)
+{
+	enum { N = sizeof(commands) / sizeof(commands[0]) };
+	const char *names[N + 2];
+	for (size_t i = 0; i < N; i++)
+		names[i] = commands[i].name;
+	names[N] = "help";
+	names[N + 1] = "version";
+	char hint[256], clean[TEXT_CLEAN_SIZE];
+	cmd_suggest(hint, sizeof(hint), name, names, N + 2, "");
+	usage_error("'%s' is not a gprof-dl command%s", text_clean(clean, sizeof(clean), name),
+		    hint);
+}
+
+static int run_command(const struct command *c, int argc, char **argv)
+{
+	error_set_command(c->name);
+	return finish_stdout(c->fn(argc, argv));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -94,6 +125,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *name = argv[1];
+	if (!strcmp(name, "help") && argc > 2) {
+		/* git's `help CMD`: the command's own help, as `CMD --help` */
+		const struct command *c = find_command(argv[2]);
+		if (!c && (!strcmp(argv[2], "help") || !strcmp(argv[2], "version"))) {
+			print_help(stdout); /* no help of their own: the list that names them */
+			return finish_stdout(0);
+		}
+		if (!c)
+			not_a_command(argv[2]);
+		char *args[] = {(char *)c->name, (char *)"--help", NULL};
+		return run_command(c, 2, args);
+	}
 	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
 		print_help(stdout);
 		return finish_stdout(0);
@@ -102,11 +145,14 @@ int main(int argc, char **argv)
 		print_version();
 		return finish_stdout(0);
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(name, commands[i].name) == 0) {
-			error_set_command(name);
-			return finish_stdout(commands[i].fn(argc - 1, argv + 1));
-		}
+	const struct command *c = find_command(name);
+	if (c)
+		return run_command(c, argc - 1, argv + 1);
+	if (name[0] == '-') {
+		static const char *const global[] = {"help", "version"};
+		char hint[128], clean[TEXT_CLEAN_SIZE];
+		cmd_suggest(hint, sizeof(hint), name + 1 + (name[1] == '-'), global, 2, "--");
+		usage_error("unknown option '%s'%s", text_clean(clean, sizeof(clean), name), hint);
 	}
-	usage_error("'%s' is not a gprof-dl command", name);
+	not_a_command(name);
 }

@@ -1,0 +1,173 @@
+/*
+ * options.c - what every subcommand's option parsing does alike:
+ * getopt_long with git's manners (a near miss gets "did you mean"), and no
+ * option value that is the "--" separating gprof-dl's options from a
+ * program's (`gprof-dl run -o -- true` would write a file named "--").
+ */
+#include "cmd/cmd.h"
+#include "common/error.h"
+#include "common/textsafe.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The optimal string alignment distance (Damerau-Levenshtein with adjacent
+ * transpositions, each substring edited once), as git's levenshtein.c
+ * computes it with equal weights. Names are short: three rows suffice. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return (size_t)-1; /* no near miss is that long */
+	size_t rows[3][65], *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t d = prev[j - 1] + cost;
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    prev2[j - 2] + 1 < d)
+				d = prev2[j - 2] + 1;
+			cur[j] = d;
+		}
+		size_t *t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[lb];
+}
+
+/* Close: at most 2 edits, and fewer than half the candidate's letters, so
+ * that "-x" never suggests "-o" and "sum" is not taken for "run". */
+static int close_enough(size_t d, const char *candidate)
+{
+	return d <= 2 && 2 * d < strlen(candidate);
+}
+
+/* The candidates close to word at the least distance: their indexes in out
+ * (at most max); how many. */
+static size_t nearest(const char *word, const char *const *candidates, size_t n, size_t *out,
+		      size_t max)
+{
+	size_t best = (size_t)-1, found = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(word, candidates[i]);
+		if (!close_enough(d, candidates[i]) || d > best)
+			continue;
+		if (d < best) {
+			best = d;
+			found = 0;
+		}
+		if (found < max)
+			out[found++] = i;
+	}
+	return found;
+}
+
+void cmd_suggest(char *buf, size_t size, const char *word, const char *const *candidates,
+		 size_t n, const char *prefix)
+{
+	size_t hits[4];
+	size_t k = nearest(word, candidates, n, hits, 4);
+	buf[0] = '\0';
+	if (!k)
+		return;
+	size_t len = (size_t)snprintf(buf, size, "; did you mean ");
+	for (size_t i = 0; i < k && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s'%s%s'",
+					i == 0 ? "" : i + 1 == k ? " or " : ", ", prefix,
+					candidates[hits[i]]);
+	if (len < size)
+		snprintf(buf + len, size - len, "?");
+}
+
+/* The unknown long option named by arg ("--hlep", "--hlep=x"): its near
+ * misses among longopts. */
+static void unknown_long(const char *arg, const struct option *longopts)
+{
+	char name[128], clean[160], hint[256] = "";
+	const char *s = arg + 2;
+	size_t len = strcspn(s, "=");
+	if (len >= sizeof(name))
+		len = sizeof(name) - 1;
+	memcpy(name, s, len);
+	name[len] = '\0';
+	size_t n = 0, prefixed = 0;
+	char many[256] = "";
+	for (; longopts && longopts[n].name; n++) {
+		if (strncmp(longopts[n].name, name, len) != 0 || !len)
+			continue;
+		size_t at = strlen(many); /* getopt_long refuses a prefix of several */
+		snprintf(many + at, sizeof(many) - at, "%s'--%s'", prefixed++ ? ", " : "",
+			 longopts[n].name);
+	}
+	if (prefixed > 1)
+		usage_error("option '--%s' is ambiguous: %s", text_clean(clean, sizeof(clean), name),
+			    many);
+	const char **names = xmalloc((n ? n : 1) * sizeof(*names));
+	for (size_t i = 0; i < n; i++)
+		names[i] = longopts[i].name;
+	cmd_suggest(hint, sizeof(hint), name, names, n, "--");
+	free(names);
+	text_clean(clean, sizeof(clean), arg); /* typed by a user, maybe pasted */
+	usage_error("unknown option '%s'%s", clean, hint);
+}
+
+int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct option *longopts,
+		    int *longindex)
+{
+	/* ':' after any '+' or '-': a missing value comes back as ':', told
+	 * apart from an unknown option, whatever the caller's optstring says */
+	char spec[128];
+	size_t lead = strspn(optstring, "+-");
+	const char *rest = optstring + lead;
+	if (*rest == ':')
+		rest++;
+	if (lead + 1 + strlen(rest) >= sizeof(spec))
+		BUG("optstring '%s' is too long", optstring);
+	memcpy(spec, optstring, lead);
+	spec[lead] = ':';
+	strcpy(spec + lead + 1, rest);
+
+	opterr = 0;
+	int prev = optind;
+	int c = getopt_long(argc, argv, spec, longopts, longindex);
+	char clean[160];
+	if (c == ':')
+		usage_error("option '%s' needs a value",
+			    text_clean(clean, sizeof(clean), argv[optind - 1]));
+	if (c == '?') {
+		const char *arg = optind > prev ? argv[optind - 1] : NULL;
+		if (arg && strncmp(arg, "--", 2) == 0 && arg[2]) {
+			const char *eq = strchr(arg, '=');
+			for (size_t i = 0; eq && longopts && longopts[i].name; i++)
+				if (longopts[i].has_arg == no_argument &&
+				    strlen(longopts[i].name) == (size_t)(eq - arg - 2) &&
+				    !strncmp(longopts[i].name, arg + 2, (size_t)(eq - arg - 2)))
+					usage_error("option '--%s' takes no value", longopts[i].name);
+			unknown_long(arg, longopts);
+		}
+		if (optopt > ' ' && optopt < 127)
+			usage_error("unknown option '-%c'", optopt);
+		usage_error("unknown option '%s'", text_clean(clean, sizeof(clean), arg ? arg : "?"));
+	}
+	if (c != -1 && c != 1 && optarg && strcmp(optarg, "--") == 0) {
+		/* the separator taken as a value: "-o --" forgot the value; the
+		 * option is the word before it, or holds it ("--output=--") */
+		const char *opt = argv[optind - 1];
+		if (opt == optarg && optind >= 2)
+			opt = argv[optind - 2];
+		usage_error("option '%s' needs a value, not '--'",
+			    text_clean(clean, sizeof(clean), opt));
+	}
+	return c;
+}
