@@ -12,6 +12,7 @@
 
 #include "lib/collector/collector-test.h"
 #include "lib/collector/collector.h"
+#include "lib/collector/memory.h"
 
 #include <errno.h>
 
@@ -85,7 +86,7 @@ static void api_stop(void)
 
 static uint32_t api_options(void)
 {
-	return coll_win.options;
+	return coll_win.options | coll_memory_options();
 }
 
 static void api_torch_nvtx(int on)
@@ -125,6 +126,7 @@ static const struct gprof_dl_api api = {
 	.torch_nvtx = api_torch_nvtx,
 	.comm = api_comm,
 	.rank = api_rank,
+	.memory = coll_api_memory,
 };
 
 COLL_EXPORT const struct gprof_dl_api *gprof_dl_api(uint32_t version)

@@ -40,6 +40,7 @@ enum gprof_dl_option {
 	GPROF_DL_OPT_TIME_WINDOW = 1u << 3,   /* --delay or --duration was given */
 	GPROF_DL_OPT_PAUSED = 1u << 4,        /* --paused: no detail before start() */
 	GPROF_DL_OPT_NO_PYTHON = 1u << 5,     /* --no-python: the Python hooks stay out */
+	GPROF_DL_OPT_PROFILE_MEMORY = 1u << 6, /* --profile-memory: report allocations (memory()) */
 };
 
 /* A collective or point-to-point call, for comm() (appended to the
@@ -54,6 +55,17 @@ struct gprof_dl_comm {
 	int64_t seq;         /* the call's number in its group; < 0: unknown */
 	uint64_t bytes;      /* the input tensors' size; 0: unknown */
 	uint64_t start_ns, end_ns; /* the clock of now(): enqueue or start to completion */
+};
+
+/* An allocation or a free an allocator made, for memory() (appended to the
+ * interface: present when size reaches it). */
+struct gprof_dl_memory {
+	uint64_t address;         /* the block's address */
+	int64_t bytes;            /* > 0: allocated; < 0: freed */
+	uint64_t total_allocated; /* bytes in use on the device after it, as the allocator counts */
+	uint64_t total_reserved;  /* bytes the allocator holds, used or not; 0: unknown */
+	int32_t device;           /* -1: host memory; else the GPU's index */
+	uint32_t pad;
 };
 
 struct gprof_dl_api {
@@ -130,6 +142,11 @@ struct gprof_dl_api {
 	 * torch.distributed.init_process_group learnt, for a process that the
 	 * environment did not name (mp.spawn). Overrides the environment's. */
 	void (*rank)(int32_t rank, int32_t local_rank, int32_t world_size, uint32_t backend);
+	/* A Memory event on this thread, now: an allocation or a free that the
+	 * framework's allocator reported (PyTorch's, under --profile-memory:
+	 * GPROF_DL_OPT_PROFILE_MEMORY). Recorded while *detail is non-zero, like
+	 * operators, so that it falls inside the operator that made it. */
+	void (*memory)(const struct gprof_dl_memory *m);
 };
 
 #define GPROF_DL_API_HAS(api, member)                                                        \

@@ -254,6 +254,23 @@ static void comm_event(struct recorder *r, const struct rec_thread *t, const str
 	event_write_ext(r, x->start_ns, x->end_ns, desc, t->t.index, 0, &ext);
 }
 
+/* An allocator's allocation or free (the bindings' memory()): a Memory
+ * instant on the thread that made it, inside its operator, with the
+ * allocator's own level; named "[memory]" as the GPU's (Kineto's name). */
+static void memory_event(struct recorder *r, const struct rec_thread *t, const struct ring_memory *x)
+{
+	struct trace_event_ext ext;
+	memset(&ext, 0, sizeof(ext));
+	ext.bytes = (uint64_t)x->bytes;
+	ext.address = x->address;
+	ext.device = x->device < 0 ? -1 : x->device;
+	ext.dst_kind = x->memory_kind;
+	ext.total_allocated = x->total_allocated;
+	if (!r->mem_desc)
+		r->mem_desc = rec_desc_typed(r, trace_writer_string(r->w, "[memory]", 8), TRACE_EV_MEMORY);
+	event_write_ext(r, x->ts_ns, x->ts_ns, r->mem_desc, t->t.index, TRACE_EVF_MARK, &ext);
+}
+
 /* Returns 0 when handled, 1 when it names a string not seen yet (defer it). */
 static int handle_record(struct recorder *r, uint32_t slot_idx, const struct ring_rec *h)
 {
@@ -393,6 +410,10 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		comm_event(r, t, x);
 		return 0;
 	}
+	case RING_REC_MEMORY:
+		if (h->size >= sizeof(struct ring_memory))
+			memory_event(r, t, (const void *)h);
+		return 0;
 	case RING_REC_PROCESS_EXIT: {
 		/* also drained once the process is known dead (rec_process_ended()) */
 		const struct ring_process *x = (const void *)h;

@@ -164,6 +164,7 @@ enum ring_rec_kind {
 	RING_REC_PROCESS_RANK,  /* the process's distributed rank: struct ring_process_rank (version 4) */
 	RING_REC_COMM,          /* a collective or point-to-point call, complete: struct ring_comm (version 4) */
 	RING_REC_PROCESS_VAR,   /* an output variable's value: struct ring_process_var (version 4) */
+	RING_REC_MEMORY,        /* an allocator's allocation or free, on the writing thread: struct ring_memory */
 	RING_REC_KIND_COUNT
 };
 
@@ -413,6 +414,22 @@ struct ring_comm { /* RING_REC_COMM, aux = flags */
 	uint64_t bytes; /* 0: unknown */
 	int32_t peer;   /* -1: none */
 	uint32_t pad;
+};
+
+/* An allocation or a free that a framework's allocator reported (PyTorch's
+ * CPU and CUDA allocators, gprof-dl-api.h memory()), on the writing thread:
+ * a Memory instant there, so that it falls inside the operator that made it.
+ * A reader that does not know the kind skips it. */
+struct ring_memory { /* RING_REC_MEMORY, aux = 0 */
+	struct ring_rec h;
+	uint64_t ts_ns;
+	uint64_t address;
+	int64_t bytes;            /* > 0: allocated; < 0: freed */
+	uint64_t total_allocated; /* bytes in use on the device after it, as the allocator counts */
+	uint64_t total_reserved;  /* bytes the allocator holds (caching allocators), 0: unknown */
+	int32_t device;           /* -1: host memory; else the GPU */
+	uint8_t memory_kind;      /* enum trace_memory_kind */
+	uint8_t pad[3];
 };
 
 /* ---- layout ------------------------------------------------------------ */

@@ -38,6 +38,7 @@
 static const char *const window_vars[] = {
 	"GPROF_DL_TIMER_ONLY", "GPROF_DL_STEPS",	 "GPROF_DL_T0_NS",     "GPROF_DL_DELAY_NS",
 	"GPROF_DL_DURATION_NS", "GPROF_DL_PAUSED", "GPROF_DL_RECORD_SHAPES", "GPROF_DL_NO_PYTHON",
+	"GPROF_DL_PROFILE_MEMORY",
 };
 
 struct fixture {
@@ -583,6 +584,55 @@ static void test_api_comm(void **state)
 	view_free(&v);
 }
 
+/* memory() (lib/collector/memory.c): a RING_REC_MEMORY record on the
+ * calling thread, stamped now, only while detail is on; NULL ignored; errno
+ * kept. options() says --profile-memory only when the launcher set it. */
+static void test_api_memory(void **state)
+{
+	struct fixture *f = *state;
+	const struct gprof_dl_api *api = f->api;
+	assert_true(GPROF_DL_API_HAS(api, memory));
+	assert_int_equal(api->options() & GPROF_DL_OPT_PROFILE_MEMORY, 0);
+	setenv("GPROF_DL_PROFILE_MEMORY", "1", 1);
+	assert_int_equal(api->options() & GPROF_DL_OPT_PROFILE_MEMORY, GPROF_DL_OPT_PROFILE_MEMORY);
+	struct gprof_dl_memory a = {.address = 0x7f00, .bytes = 4096, .total_allocated = 12288,
+				    .total_reserved = 65536, .device = -1};
+	struct gprof_dl_memory fr = {.address = 0x7f00, .bytes = -4096, .total_allocated = 8192,
+				     .device = 1};
+	errno = 31;
+	uint64_t t0 = api->now();
+	api->memory(&a);
+	api->stop(); /* not recorded while detail is off */
+	api->memory(&a);
+	api->start();
+	api->memory(&fr);
+	api->memory(NULL);
+	uint64_t t1 = api->now();
+	assert_int_equal(errno, 31);
+
+	struct view v;
+	view_load(&v, f->shm);
+	const struct view_slot *s = &v.slot[0];
+	assert_int_equal(view_count(s, RING_REC_MEMORY), 2);
+	const struct ring_memory *x = view_find(s, RING_REC_MEMORY, 0);
+	assert_int_equal(x->h.size, sizeof(*x));
+	assert_true(x->ts_ns >= t0 && x->ts_ns <= t1);
+	assert_int_equal(x->address, 0x7f00);
+	assert_int_equal(x->bytes, 4096);
+	assert_int_equal(x->total_allocated, 12288);
+	assert_int_equal(x->total_reserved, 65536);
+	assert_int_equal(x->device, -1);
+	assert_int_equal(x->memory_kind, TRACE_MEM_PAGEABLE);
+	const struct ring_memory *y = view_find(s, RING_REC_MEMORY, 1);
+	assert_true(y->ts_ns >= x->ts_ns && y->ts_ns <= t1);
+	assert_int_equal(y->bytes, -4096);
+	assert_int_equal(y->total_allocated, 8192);
+	assert_int_equal(y->total_reserved, 0);
+	assert_int_equal(y->device, 1);
+	assert_int_equal(y->memory_kind, TRACE_MEM_DEVICE);
+	view_free(&v);
+}
+
 /* rank(): RING_REC_PROCESS_RANK from init_process_group, whatever the window. */
 static void test_api_rank(void **state)
 {
@@ -985,7 +1035,8 @@ static void test_window_time(void **state)
 	view_load(&v, f->shm);
 	const struct view_slot *s = &v.slot[0];
 	assert_string_equal(range_names(&v, s), "in window, popped after late step");
-	assert_string_equal(mark_names(&v, s), "in window");
+	/* the first: what the window is, for the trace (window.c) */
+	assert_string_equal(mark_names(&v, s), "window: time 300000000:1000000000 in window");
 	view_free(&v);
 	teardown(&st);
 }
@@ -1085,6 +1136,7 @@ int main(void)
 		T(test_api_name_zero_dropped),
 		T(test_api_mirror),
 		T(test_api_comm),
+		T(test_api_memory),
 		T(test_api_rank),
 		cmocka_unit_test_setup_teardown(test_env_rank_and_vars, setup_rank_env, teardown_rank_env),
 		T(test_nvtx_step_payload),

@@ -19,6 +19,14 @@
  * Increase = Allocated - Freed, so it can be negative. Calls: the operator's
  * calls in the window.
  *
+ * Peak Increase: the most the device's bytes in use rose, during one call of
+ * the operator, above their level when the call began: what the call needed
+ * at once, inner operators included (an operator inside itself: its
+ * outermost call). It follows the allocations and frees of the operator's
+ * own thread, in the window: the level at the call's start is the one before
+ * its first event on the device. Allocations on GPU streams (below) give it
+ * nothing, having no call of their own to rise in.
+ *
  * Allocations recorded on GPU streams (Memory instants on a stream track,
  * as imports of the PyTorch profiler's traces hold them) count too: in the
  * device's level in time order with the host threads' (a host thread's first
@@ -28,6 +36,7 @@
  */
 #include "lib/analysis/store/hostwalk.h"
 #include "lib/analysis/views/view.h"
+#include "lib/analysis/views/view_memory.h"
 #include "lib/analysis/views/rowtree.h"
 
 #include "common/error.h"
@@ -43,6 +52,7 @@ enum {
 	YC_FREED,
 	YC_INCREASE,
 	YC_COUNT,
+	YC_PEAK_INCREASE,
 	YC_SELF_ALLOC,
 	YC_SELF_FREED,
 	YC_SELF_INCREASE,
@@ -59,6 +69,7 @@ static const struct tcol mem_cols[] = {
 	{"Freed", "freed", TCOL_BYTES, TOTAL_GROUP, 0, NULL},
 	{"Increase", "increase", TCOL_BYTES, TOTAL_GROUP, 0, NULL},
 	{"Allocations", "allocations", TCOL_COUNT, TOTAL_GROUP, 0, NULL},
+	{"Peak Increase", "peak_increase", TCOL_BYTES, NULL, 0, NULL},
 	{"Self Allocated", "self_allocated", TCOL_BYTES, SELF_GROUP, 0, NULL},
 	{"Self Freed", "self_freed", TCOL_BYTES, SELF_GROUP, 0, NULL},
 	{"Self Increase", "self_increase", TCOL_BYTES, SELF_GROUP, 0, NULL},
@@ -73,6 +84,9 @@ struct mem_sums {
 struct mem_row {
 	struct mem_sums total, self;
 	uint64_t stamp;
+	int64_t peak_increase; /* the most over its calls */
+	uint64_t call;         /* the frame of the call being followed (hw_frame.stamp) */
+	int64_t call_base, call_max; /* that call's level at its start, and its highest */
 };
 
 /* One device (or the host): its rows by operator name. */
@@ -105,6 +119,7 @@ struct mem_view {
 	uint32_t ndevs;
 	uint32_t no_op;      /* the local name "(no operator)" */
 	uint64_t serial;
+	uint64_t frames;     /* frames opened: their stamps */
 };
 
 static uint32_t local_name(struct mem_view *m, uint32_t store_name_id)
@@ -155,6 +170,20 @@ static void sums_add(struct mem_sums *s, int64_t bytes)
 	}
 }
 
+/* The level went from before to after inside call (a frame's stamp) of r's
+ * operator: a new call starts at before. */
+static void peak_follow(struct mem_row *r, uint64_t call, int64_t before, int64_t after)
+{
+	if (r->call != call) {
+		r->call = call;
+		r->call_base = r->call_max = before;
+	}
+	if (after > r->call_max)
+		r->call_max = after;
+	if (r->call_max - r->call_base > r->peak_increase)
+		r->peak_increase = r->call_max - r->call_base;
+}
+
 static uint32_t file_host(const struct mem_view *m, uint32_t track)
 {
 	const struct store *s = &m->a->store;
@@ -170,6 +199,7 @@ static int mem_open(void *ctx, struct hw_frame *f, const struct hw_stack *st)
 	if (store_ev_type(s, t, f->event) != TRACE_EV_OPERATOR)
 		return 0;
 	f->node = local_name(m, s->descs[store_ev_desc(t, f->event)].name);
+	f->stamp = ++m->frames;
 	if (f->in_window) {
 		uint32_t id = rt_child(&m->calls, RT_ROOT, f->node, RT_RANGE);
 		m->calls.nodes[id].cpu.calls++;
@@ -300,6 +330,7 @@ static void mem_instant(void *ctx, const struct hw_stack *st, uint32_t ti, uint3
 	if (!x || (!x->u.memory.bytes && !x->u.memory.in_use))
 		return;
 	struct mem_dev *d = mem_dev_of(m, file_host(m, ti), x->u.memory.device);
+	int64_t before = d->level;
 	mem_level(m->a, d, t->start[i], x, in_window);
 	int64_t bytes = x->u.memory.bytes;
 	if (!in_window || !bytes)
@@ -312,11 +343,12 @@ static void mem_instant(void *ctx, const struct hw_stack *st, uint32_t ti, uint3
 		return;
 	}
 	m->serial++;
-	for (size_t k = 0; k < st->n; k++) {
+	for (size_t k = 0; k < st->n; k++) { /* outermost first */
 		struct mem_row *r = mem_row_of(d, st->v[k].node);
 		if (r->stamp != m->serial) {
 			r->stamp = m->serial;
 			sums_add(&r->total, bytes);
+			peak_follow(r, st->v[k].stamp, before, d->level);
 		}
 	}
 }
@@ -392,6 +424,8 @@ static void mem_part(struct table *t, struct mem_view *m, struct mem_dev *d, int
 		}
 		put_sums(r, YC_ALLOC, &d->rows[id].total);
 		put_sums(r, YC_SELF_ALLOC, &d->rows[id].self);
+		if (name != m->no_op)
+			trow_bytes(r, YC_PEAK_INCREASE, d->rows[id].peak_increase);
 	}
 	free(items);
 }
@@ -403,6 +437,8 @@ static void mem_notes(struct table *t, const struct analysis *a)
 		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
 	table_note(t, "Allocated / Freed / Increase / Allocations: inside the operator's calls, "
 		      "inner operators included; Self: directly in it. Increase = Allocated - Freed.");
+	table_note(t, "Peak Increase: the most bytes in use rose above their level at the start of "
+		      "one of the operator's calls, during that call.");
 }
 
 static void mem_free(struct mem_view *m)
@@ -419,12 +455,9 @@ static void mem_free(struct mem_view *m)
 	free(m);
 }
 
-struct table *view_memory(const struct view *v, const struct analysis *a,
-			  const struct view_opts *o)
+/* The walk: every device's rows and levels. */
+static struct mem_view *mem_build(const struct analysis *a)
 {
-	(void)o;
-	struct table *t = table_new(v->name, v->title, mem_cols,
-				    sizeof(mem_cols) / sizeof(mem_cols[0]));
 	struct mem_view *m = xcalloc(1, sizeof(*m));
 	m->a = a;
 	names_init(&m->names);
@@ -448,6 +481,16 @@ struct table *view_memory(const struct view *v, const struct analysis *a,
 	}
 	if (m->ndevs > 1)
 		qsort(m->devs, m->ndevs, sizeof(*m->devs), dev_cmp);
+	return m;
+}
+
+struct table *view_memory(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o)
+{
+	(void)o;
+	struct table *t = table_new(v->name, v->title, mem_cols,
+				    sizeof(mem_cols) / sizeof(mem_cols[0]));
+	struct mem_view *m = mem_build(a);
 	int several_hosts = 0;
 	for (uint32_t k = 1; k < m->ndevs; k++)
 		several_hosts |= m->devs[k].host != m->devs[0].host;
@@ -459,4 +502,64 @@ struct table *view_memory(const struct view *v, const struct analysis *a,
 		mem_notes(t, a);
 	mem_free(m);
 	return t;
+}
+
+/* ---- for the Operator view (view_memory.h) ------------------------------------------ */
+
+struct view_memory_ops {
+	struct mem_view *m;
+	struct view_memory_op *by_name; /* by local name id */
+	uint32_t n;
+	int any; /* some device had events in the window */
+};
+
+struct view_memory_ops *view_memory_ops_new(const struct analysis *a)
+{
+	struct view_memory_ops *o = xcalloc(1, sizeof(*o));
+	o->m = mem_build(a);
+	o->n = o->m->names.count;
+	o->by_name = xcalloc(o->n ? o->n : 1, sizeof(*o->by_name));
+	for (uint32_t k = 0; k < o->m->ndevs; k++) {
+		const struct mem_dev *d = &o->m->devs[k];
+		o->any |= d->events_in != 0;
+		for (uint32_t id = 1; id < d->tr.n && id < d->nrows; id++) {
+			uint32_t name = d->tr.nodes[id].name;
+			if (name >= o->n)
+				continue;
+			struct view_memory_op *x = &o->by_name[name];
+			const struct mem_row *r = &d->rows[id];
+			x->allocated += r->total.allocated;
+			x->freed += r->total.freed;
+			x->allocations += r->total.allocations;
+			x->self_allocated += r->self.allocated;
+			x->self_freed += r->self.freed;
+			x->self_allocations += r->self.allocations;
+			if (r->peak_increase > x->peak_increase)
+				x->peak_increase = r->peak_increase;
+		}
+	}
+	return o;
+}
+
+int view_memory_ops_any(const struct view_memory_ops *o)
+{
+	return o && o->any;
+}
+
+const struct view_memory_op *view_memory_op(struct view_memory_ops *o, const char *name)
+{
+	static const struct view_memory_op none;
+	if (!o || !name)
+		return &none;
+	uint32_t id = names_intern(&o->m->names, name, strlen(name));
+	return id < o->n ? &o->by_name[id] : &none;
+}
+
+void view_memory_ops_free(struct view_memory_ops *o)
+{
+	if (!o)
+		return;
+	mem_free(o->m);
+	free(o->by_name);
+	free(o);
 }

@@ -16,6 +16,26 @@
  *   ObserverContext, since the end may come on another thread). While this
  *   callback is on, the operator callback leaves those names to it.
  *
+ * - memory (--profile-memory): PyTorch's allocators (CPU and CUDA) report
+ *   every allocation and free to the profiler state of the allocating
+ *   thread's c10::ThreadLocalDebugInfo (DebugInfoKind::PROFILER_STATE) when
+ *   its memoryProfilingEnabled() is true, as torch.profiler's profile_memory
+ *   gets them. gpdl_memory_start() pushes such a state on the calling thread,
+ *   as torch.profiler pushes its own; autograd's threads inherit it with the
+ *   rest of the debug info, as they inherit torch.profiler's. Each report
+ *   becomes one Memory event on the allocating thread (api->memory()).
+ *   The state is a torch::profiler::impl::ProfilerStateBase whose config is
+ *   Disabled, so that torch's profilerEnabled() and profilerType() (which
+ *   cast whatever PROFILER_STATE holds to their own type, with static_cast)
+ *   read "no profiler here". torch.profiler refuses to start while any state
+ *   is there ("Profiler is already enabled on this thread", torch 1.13 and
+ *   2.9 alike), so the package wraps the program's profiler switches:
+ *   gpdl_memory_suspend() pops the state before the program's profiler
+ *   starts, gpdl_memory_resume() pushes it back once that profiler has
+ *   stopped (its own state, which gets the reports meanwhile, popped). It is
+ *   pushed when the hook is installed, before the program can run a
+ *   profiler of its own. gpdl_memory_stop() turns it off for good.
+ *
  * A name is a communication call by the rule of trace_name_comm_call
  * (formats/trace/trace_names.c): BACKEND:OP with BACKEND gloo, nccl, mpi or
  * ucc in any case and OP not empty; the verdict is cached with the name's id.
@@ -28,6 +48,9 @@
 #include "gprof-dl-api.h"
 
 #include <ATen/record_function.h>
+#include <c10/core/Allocator.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 
 #include <atomic>
 #include <cstring>
@@ -272,6 +295,43 @@ void comm_leave(const at::RecordFunction &, at::ObserverContext *ctx)
 	api->comm(&r);
 }
 
+/* ---- memory ----------------------------------------------------------------------- */
+
+/* reportMemoryUsage's totals are int64_t in torch 1.x and size_t in 2.x:
+ * take the type from the declaration. */
+template <class C, class R, class A, class T>
+T total_arg(R (C::*)(void *, A, T, T, c10::Device));
+using total_t = decltype(total_arg(&c10::MemoryReportingInfoBase::reportMemoryUsage));
+
+namespace prof = torch::profiler::impl;
+
+struct memory_state final : prof::ProfilerStateBase {
+	memory_state() : prof::ProfilerStateBase(prof::ProfilerConfig(prof::ProfilerState::Disabled)) {}
+
+	void reportMemoryUsage(void *ptr, int64_t bytes, total_t total_allocated, total_t total_reserved,
+			       c10::Device device) override
+	{
+		if (!on.load(std::memory_order_relaxed) || !bytes)
+			return;
+		gprof_dl_memory m = {};
+		m.address = reinterpret_cast<uintptr_t>(ptr);
+		m.bytes = bytes;
+		m.total_allocated = total_allocated > 0 ? static_cast<uint64_t>(total_allocated) : 0;
+		m.total_reserved = total_reserved > 0 ? static_cast<uint64_t>(total_reserved) : 0;
+		m.device = device.is_cpu() ? -1 : (device.has_index() ? device.index() : 0);
+		api->memory(&m);
+	}
+
+	bool memoryProfilingEnabled() const override { return on.load(std::memory_order_relaxed); }
+
+	prof::ActiveProfilerType profilerType() override { return prof::ActiveProfilerType::NONE; }
+
+	std::atomic<bool> on{true};
+};
+
+std::shared_ptr<memory_state> memory; /* pushed on the thread that started it */
+thread_local bool memory_popped;      /* this thread popped it for the program's profiler */
+
 } // namespace
 
 /* Start recording WHAT (WHAT_OPS: operators, with input shapes when SHAPES;
@@ -316,4 +376,66 @@ extern "C" __attribute__((visibility("default"))) void gpdl_observer_remove(int 
 		at::removeCallback(comm_handle);
 		added &= ~WHAT_COMM;
 	}
+}
+
+/* --profile-memory: report the allocations of PyTorch's allocators made on
+ * this thread, and on the threads that inherit its debug info (autograd's).
+ * Call it on the thread that installs the hook, before the program can have
+ * started a profiler of its own. 1: on; 0: no collector, or one without
+ * memory(); -1: a profiler state is already on this thread (the program's
+ * profiler runs), so none is pushed. */
+extern "C" __attribute__((visibility("default"))) int gpdl_memory_start(void)
+{
+	if (!api) {
+		auto find = reinterpret_cast<gprof_dl_api_fn>(dlsym(RTLD_DEFAULT, GPROF_DL_API_SYMBOL));
+		const gprof_dl_api *a = find ? find(GPROF_DL_API_VERSION) : nullptr;
+		if (!a || a->version != GPROF_DL_API_VERSION)
+			return 0;
+		api = a;
+	}
+	if (!GPROF_DL_API_HAS(api, memory) || !api->memory)
+		return 0;
+	if (memory) {
+		memory->on.store(true, std::memory_order_relaxed);
+		return 1;
+	}
+	if (c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE))
+		return -1;
+	memory = std::make_shared<memory_state>();
+	c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, memory);
+	return 1;
+}
+
+/* Before the program's profiler starts on this thread: our state leaves
+ * PROFILER_STATE when it is the innermost there. 1: popped. */
+extern "C" __attribute__((visibility("default"))) int gpdl_memory_suspend(void)
+{
+	if (!memory || c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE) != memory.get())
+		return 0;
+	try {
+		c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+	} catch (...) {
+		return 0; /* another kind of debug info is innermost: left as it is */
+	}
+	memory_popped = true;
+	return 1;
+}
+
+/* After the program's profiler stopped: our state comes back on the thread
+ * that popped it, once no other profiler state is there. 1: pushed. */
+extern "C" __attribute__((visibility("default"))) int gpdl_memory_resume(void)
+{
+	if (!memory || !memory_popped || c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE))
+		return 0;
+	c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, memory);
+	memory_popped = false;
+	return 1;
+}
+
+/* No more reports (a DataLoader worker, the end of the process). The state
+ * stays where it was pushed. */
+extern "C" __attribute__((visibility("default"))) void gpdl_memory_stop(void)
+{
+	if (memory)
+		memory->on.store(false, std::memory_order_relaxed);
 }

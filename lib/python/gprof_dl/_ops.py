@@ -22,8 +22,12 @@ copies of those calls out (GPROF_DL_TORCH_NVTX_NO_COMM); where the observer
 cannot be built, the NVTX copies stay, which the recorder types Communication
 by their name (without bytes).
 
+With --profile-memory the observer also receives the allocations and frees
+of torch's allocators, as torch.profiler's profile_memory does (Memory).
+
 When operators cannot be recorded, one line on stderr says why and what fixes
-it, and the rest of the profile goes on; likewise for communication calls.
+it, and the rest of the profile goes on; likewise for communication calls and
+allocations.
 """
 
 import hashlib
@@ -258,6 +262,7 @@ def _build_observer(torch, src=None):
 
 
 _lib = None  # the loaded observer: (add, remove)
+_memory = None  # its gpdl_memory_start, _stop, _suspend and _resume (Memory)
 
 
 def _observer_lib(torch):
@@ -275,8 +280,96 @@ def _observer_lib(torch):
             raise _Unavailable("cannot load the observer: %s" % e, "remove it from the cache to rebuild it")
         add.argtypes, add.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
         remove.argtypes, remove.restype = [ctypes.c_int], None
+        global _memory
+        fns = lib.gpdl_memory_start, lib.gpdl_memory_stop, lib.gpdl_memory_suspend, lib.gpdl_memory_resume
+        for f in fns:
+            f.argtypes, f.restype = [], ctypes.c_int
+        _memory = fns
         _lib = add, remove
     return _lib
+
+
+class Memory:
+    """--profile-memory: the allocations and frees of torch's allocators, CPU
+    and CUDA, reported to the observer's profiler state (_observer.cpp) as
+    torch.profiler's profile_memory gets them, each a Memory event on the
+    allocating thread. Started once, on the thread that installs the hooks,
+    before the program can start a profiler of its own; the collector keeps
+    what falls inside the recording window.
+
+    torch's profilers refuse to start while another profiler state is on the
+    thread, ours included: the program's profiler switches are wrapped so that
+    ours steps aside while the program's runs (which then gets the reports)
+    and comes back when it stops."""
+
+    def __init__(self, torch, ops=None):
+        self.on = False
+        what = "allocations not recorded"
+        if ops is not None and isinstance(ops.mech, _Nvtx):
+            # torch's NVTX emission is a profiler state of its own on this
+            # thread, switched on and off with the window: ours cannot share it
+            _say("operators are recorded from torch's NVTX ranges, which hold torch's profiler slot",
+                 "let gprof-dl build its observer: unset GPROF_DL_TORCH_OPERATORS", what)
+            return
+        try:
+            _observer_lib(torch)
+            r = _memory[0]()
+        except _Unavailable as e:
+            _say(e.cause, e.fix, what)
+            return
+        except Exception as e:
+            _say("torch %s: %s: %s" % (torch.__version__, type(e).__name__, e),
+                 "a gprof-dl bug: please report it", what)
+            return
+        if r == 0:
+            _say("the collector has no memory interface", "use gprof-dl's own Python package", what)
+        elif r < 0:
+            _say("a profiler already runs on this thread", "start torch.profiler after gprof-dl's hooks", what)
+        self.on = r > 0
+        if self.on:
+            self._yield_to_programs_profiler()
+
+    def _yield_to_programs_profiler(self):
+        import functools
+
+        suspend, resume = _memory[2], _memory[3]
+
+        def wrap(mod, on, off):
+            en, dis = getattr(mod, on, None), getattr(mod, off, None)
+            if en is None or dis is None or getattr(en, "_gprof_dl_memory", False):
+                return
+
+            @functools.wraps(en)
+            def enable(*args, **kwargs):
+                popped = suspend()
+                try:
+                    return en(*args, **kwargs)
+                except BaseException:
+                    if popped:
+                        resume()
+                    raise
+
+            @functools.wraps(dis)
+            def disable(*args, **kwargs):
+                try:
+                    return dis(*args, **kwargs)
+                finally:
+                    resume()
+
+            enable._gprof_dl_memory = disable._gprof_dl_memory = True
+            setattr(mod, on, enable)
+            setattr(mod, off, disable)
+
+        for name in ("torch.autograd", "torch.autograd.profiler", "torch.autograd.profiler_legacy"):
+            mod = sys.modules.get(name)
+            if mod is not None:
+                wrap(mod, "_enable_profiler", "_disable_profiler")
+                wrap(mod, "_enable_profiler_legacy", "_disable_profiler_legacy")
+
+    def close(self):
+        if self.on:
+            _memory[1]()
+            self.on = False
 
 
 class _Observer:

@@ -17,6 +17,9 @@ the events the step inference needs (_steps), and operators (_ops).
   reports the process's rank, world size and backend to the collector (the
   rank of an mp.spawn child is known only then), and on CUDA builds turns on
   the recording of communication calls (_ops).
+- Memory (--profile-memory): the allocations and frees of torch's allocators
+  as Memory events, through the observer (_ops.Memory), started here, on the
+  thread that imported torch, before the program can start a profiler.
 - Threads: a Python thread names its OS thread in the trace with its
   threading name as it starts (the main thread keeps the process's name).
 
@@ -39,6 +42,7 @@ from . import _steps
 _steps_state = _steps.state
 _patches = []  # (owner, attribute, original), undone in DataLoader workers
 _ops = None
+_memory = None  # --profile-memory: _ops.Memory
 # zero_grad() as Optimization ranges of their own: off, so that the Model
 # Summary counts one Optimization call per optimizer step, as Paddle's does
 # (zero_grad's time shows as torch's Optimizer.zero_grad#... operator).
@@ -159,6 +163,8 @@ def _enter_worker():
     _steps_state.pending = None
     if _ops is not None:
         _ops.close()
+    if _memory is not None:
+        _memory.close()
     _unpatch_all()
 
 
@@ -374,7 +380,7 @@ def _hook_threads():
 
 def install(torch):
     """Hook TORCH (the module, just imported)."""
-    global _ops
+    global _ops, _memory
     if not _n.available():
         return
     opts = _n.options()
@@ -408,6 +414,8 @@ def install(torch):
         _ops = ops_module.Operators(torch, bool(opts & _n.OPT_RECORD_SHAPES))
         steps.on_begin = _ops.sync
         _ops.sync()
+        if opts & getattr(_n, "OPT_PROFILE_MEMORY", 0):
+            _memory = ops_module.Memory(torch, _ops)
     _hook_distributed(torch)
     atexit.register(_at_exit)
 
@@ -416,6 +424,8 @@ def _at_exit():
     _steps_state.exit()
     if _ops is not None:
         _ops.close()  # torch warns of a profiler left on at exit
+    if _memory is not None:
+        _memory.close()
 
 
 def _after_fork_in_child():

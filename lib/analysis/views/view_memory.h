@@ -1,0 +1,40 @@
+/*
+ * view_memory.h - the Memory Summary's figures by operator, for another view
+ * (the Operator view) to show beside its own: what view_memory.c finds,
+ * summed over the devices (the host's and every GPU's), by operator name.
+ *
+ *     struct view_memory_ops *mo = view_memory_ops_new(a);
+ *     if (view_memory_ops_any(mo))
+ *             ... view_memory_op(mo, name)->self_allocated ...
+ *     view_memory_ops_free(mo);
+ *
+ * The definitions are the Memory Summary's (view_memory.c, gprof-dl-summary(1)).
+ */
+#ifndef GPDL_ANALYSIS_VIEW_MEMORY_H
+#define GPDL_ANALYSIS_VIEW_MEMORY_H
+
+#include <stdint.h>
+
+struct analysis;
+
+struct view_memory_op {
+	int64_t allocated, freed;      /* bytes, inside its calls, inner operators included */
+	uint64_t allocations;
+	int64_t self_allocated, self_freed; /* bytes, directly in it */
+	uint64_t self_allocations;
+	int64_t peak_increase;         /* bytes: the most of any device, over its calls */
+};
+
+struct view_memory_ops;
+
+/* Walks a's Memory events once (a walk like the Memory Summary's). */
+struct view_memory_ops *view_memory_ops_new(const struct analysis *a);
+/* Whether any allocation or free lies in the window: without, a view leaves
+ * its memory columns out. */
+int view_memory_ops_any(const struct view_memory_ops *o);
+/* The figures of the operator named name (all zero: none recorded). Valid
+ * until view_memory_ops_free(). */
+const struct view_memory_op *view_memory_op(struct view_memory_ops *o, const char *name);
+void view_memory_ops_free(struct view_memory_ops *o);
+
+#endif
