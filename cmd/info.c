@@ -15,6 +15,7 @@
 #include "cmd/cmd.h"
 #include "formats/import/trace_open.h"
 #include "formats/trace/trace.h"
+#include "lib/analysis/store/capture.h"
 #include "common/error.h"
 #include "common/hmap.h"
 #include "common/textsafe.h"
@@ -64,6 +65,7 @@ struct info {
 	uint32_t nthreads;
 	struct rank_stats *ranks; /* by rank, after the read */
 	uint32_t nranks;
+	struct capture capture; /* the window recorded in full detail (capture.h) */
 };
 
 static struct thread_stats *thread_stats(struct info *in, uint32_t index)
@@ -89,6 +91,7 @@ static int on_event(void *ctx, const struct trace_event *e)
 	in->start_end += (e->flags & TRACE_EVF_START_END) && !(e->flags & TRACE_EVF_MARK);
 	in->truncated += (e->flags & TRACE_EVF_NAME_TRUNCATED) != 0;
 	thread_stats(in, e->thread)->events++;
+	capture_reader_event(&in->capture, in->r, e);
 	return 0;
 }
 
@@ -206,6 +209,9 @@ static void print_header(const struct info *in, const struct trace_header *h)
 		 h->sources & TRACE_SRC_CUPTI ? " cupti" : "",
 		 h->sources & TRACE_SRC_PYTHON ? " python" : "", h->sources ? "" : " none");
 	print_field("sources", "%s", sources + 1);
+	char window[1024];
+	if (capture_describe(&in->capture, window, sizeof(window)))
+		print_field("recorded", "%s", window);
 }
 
 /* An exit status as a column shows it: the code (128+N for signal N),
@@ -499,6 +505,7 @@ static int info_one(const char *path)
 		return 1;
 	}
 	trace_reader_run(in.r, &visitor, &in);
+	capture_finish(&in.capture);
 	const struct trace_header *h = trace_reader_header(in.r);
 	collect_ranks(&in);
 	text_fputs(path, stdout);
@@ -516,6 +523,7 @@ static int info_one(const char *path)
 	print_drops_and_damage(&in);
 	free(in.threads);
 	free(in.ranks);
+	capture_free(&in.capture);
 	trace_reader_close(in.r);
 	return 0;
 }
@@ -529,7 +537,7 @@ int cmd_info(int argc, char **argv)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(info_usage, stdout);
 			return 0;

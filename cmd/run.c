@@ -20,11 +20,13 @@
 #include "formats/trace/trace.h"
 #include "gpdl-config.h"
 #include "lib/analysis/report.h"
+#include "lib/analysis/store/capture.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 #include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
+#include "lib/recorder/split.h"
 #include "lib/ring/ring.h"
 
 #include <errno.h>
@@ -60,8 +62,14 @@ static const char run_usage[] =
 	"        --delay SECONDS      only from SECONDS after the start\n"
 	"        --duration SECONDS   only for SECONDS (after --delay)\n"
 	"        --paused             only between gprof_dl.start() and gprof_dl.stop()\n"
+	"        --capture-range=cudaProfilerApi  only between cudaProfilerStart and cudaProfilerStop\n"
+	"        --capture-range=nvtx --nvtx-capture NAME[@DOMAIN]  only inside that NVTX range\n"
+	"        --capture-range-end=stop|repeat  the first capture range only (default), or every one\n"
+	"        --schedule wait=W,warmup=U,active=A[,repeat=R][,skip-first=S]\n"
+	"                             only in the active steps of torch.profiler.schedule's cycles\n"
 	"        --timer-only         steps, Dataloader and samples only, for ips at full speed\n"
 	"        --record-shapes      record operators' input shapes\n"
+	"        --profile-memory     record PyTorch's allocations and frees (Memory view)\n"
 	"        --no-python          leave Python programs alone (no gprof_dl package)\n"
 	"\n"
 	"GPU activity (CUPTI, loaded when the program initialises CUDA):\n"
@@ -145,6 +153,84 @@ static void parse_steps(const char *s, unsigned long long *a, unsigned long long
 	*b = strtoull(t, &end, 10);
 	if (errno || end == t || *end || *t == '-' || *b <= *a)
 		usage_error("--steps: '%s' is not A:B with A < B", s);
+}
+
+/* Long options without a short one. */
+enum {
+	OPT_CAPTURE_RANGE = 256,
+	OPT_CAPTURE_END,
+	OPT_NVTX_CAPTURE,
+	OPT_SCHEDULE,
+};
+
+/* --schedule wait=W,warmup=U,active=A[,repeat=R][,skip-first=S], each key at
+ * most once, as torch.profiler.schedule's arguments (repeat 0: until the
+ * end); into "W,U,A,R,S" for GPROF_DL_SCHEDULE. */
+static void parse_schedule(const char *spec, char *env, size_t envlen)
+{
+	static const char *const keys[] = {"wait", "warmup", "active", "repeat", "skip-first"};
+	unsigned long long v[5] = {0};
+	int seen[5] = {0};
+	const char *s = spec;
+	if (!*s)
+		usage_error("--schedule: empty: give wait=W,warmup=U,active=A[,repeat=R][,skip-first=S]");
+	while (*s) {
+		const char *eq = strchr(s, '='), *comma = strchr(s, ',');
+		if (!comma)
+			comma = s + strlen(s);
+		if (!eq || eq > comma)
+			usage_error("--schedule: '%.*s' is not KEY=N", (int)(comma - s), s);
+		size_t klen = (size_t)(eq - s);
+		int k = -1;
+		for (int i = 0; i < 5; i++)
+			if (strlen(keys[i]) == klen && !strncmp(s, keys[i], klen))
+				k = i;
+		if (klen == 10 && !strncmp(s, "skip_first", 10))
+			k = 4;
+		if (k < 0)
+			usage_error("--schedule: unknown key '%.*s' (wait, warmup, active, repeat, skip-first)",
+				    (int)klen, s);
+		if (seen[k])
+			usage_error("--schedule: '%s' given twice", keys[k]);
+		seen[k] = 1;
+		const char *num = eq + 1;
+		char *end;
+		errno = 0;
+		v[k] = strtoull(num, &end, 10);
+		if (errno || end == num || end != comma || *num == '-' || *num == '+' || v[k] > 1000000000ull)
+			usage_error("--schedule: %s='%.*s' is not a number from 0 to 1000000000", keys[k],
+				    (int)(comma - num), num);
+		s = *comma ? comma + 1 : comma;
+		if (*comma && !*s)
+			usage_error("--schedule: '%s' ends with a comma", spec);
+	}
+	if (!seen[2] || v[2] == 0)
+		usage_error("--schedule: active must be at least 1 ('%s')", spec);
+	snprintf(env, envlen, "%llu,%llu,%llu,%llu,%llu", v[0], v[1], v[2], v[3], v[4]);
+}
+
+/* The window options that go together, into the environment. */
+static void check_window_options(const char *capture, const char *nvtx_capture, const char *capture_end,
+				 int have_schedule, int gpu)
+{
+	if (capture && !strcmp(capture, "cudaProfilerApi") && !gpu)
+		usage_error("--capture-range=cudaProfilerApi needs CUPTI's callbacks: not with --no-gpu%s",
+			    GPDL_HAVE_CUPTI ? "" : " (this gprof-dl was built without CUPTI)");
+	if (have_schedule && getenv("GPROF_DL_STEPS"))
+		usage_error("--schedule and --steps: give one of them");
+	if (nvtx_capture && (!capture || strcmp(capture, "nvtx") != 0))
+		usage_error("--nvtx-capture needs --capture-range=nvtx");
+	if (capture && !strcmp(capture, "nvtx") && !nvtx_capture)
+		usage_error("--capture-range=nvtx needs --nvtx-capture NAME[@DOMAIN]");
+	if (capture_end && !capture)
+		usage_error("--capture-range-end needs --capture-range");
+	if (capture) {
+		setenv("GPROF_DL_CAPTURE", capture, 1);
+		if (nvtx_capture)
+			setenv("GPROF_DL_NVTX_CAPTURE", nvtx_capture, 1);
+		if (capture_end)
+			setenv("GPROF_DL_CAPTURE_END", capture_end, 1);
+	}
 }
 
 /* CMD-N.gpdl for the first N not taken: a default name never overwrites. */
@@ -316,6 +402,83 @@ static char *output_path(const struct outname *o, pid_t pid)
 	return path;
 }
 
+/* Whether the pattern has a %n (not a %%n). */
+static int pattern_numbered(const struct outname *o)
+{
+	for (const char *p = outname_pattern(o); *p; p++)
+		if (*p == '%' && *++p == 'n')
+			return 1;
+	return 0;
+}
+
+/* --schedule with -o naming %n: the recorded trace at path split into a
+ * trace per cycle, each named by the pattern in turn (t-1.gpdl, t-2.gpdl,
+ * ...; the whole one is removed). The first one's name in *first (path when
+ * there was no cycle: the one trace stays). 0, or 1 after a message. */
+static int split_cycles(const char *path, const struct outname *pattern, pid_t pid, int quiet, char **first)
+{
+	char err[1024];
+	struct capture c;
+	capture_init(&c);
+	*first = NULL;
+	struct trace_reader *r = capture_read(&c, path, err, sizeof(err)) == 0
+					 ? trace_reader_open(path, err, sizeof(err))
+					 : NULL;
+	if (!r || !c.nspans) {
+		if (r)
+			warning("--schedule: no active step was reached: one trace, '%s'", path);
+		else
+			error("%s", err);
+		trace_reader_close(r);
+		capture_free(&c);
+		return r ? 0 : 1;
+	}
+	const struct trace_header *h = trace_reader_header(r);
+	uint32_t n = (uint32_t)c.nspans;
+	struct split_out *outs = xcalloc(n, sizeof(*outs));
+	uint64_t *spans = xcalloc(2 * (size_t)n, sizeof(*spans));
+	char **tmp = xcalloc(n, sizeof(*tmp));
+	for (uint32_t i = 0; i < n; i++) {
+		tmp[i] = xmalloc(strlen(path) + 32);
+		sprintf(tmp[i], "%s.cycle%u.tmp", path, i);
+		spans[2 * i] = c.spans[i].start;
+		spans[2 * i + 1] = c.spans[i].end;
+		outs[i].path = tmp[i];
+		outs[i].h = *h;
+		outs[i].h.start_ns = c.spans[i].start;
+		outs[i].end_ns = c.spans[i].end != UINT64_MAX ? c.spans[i].end : h->end_ns;
+	}
+	int rc = split_by_time(path, outs, n, spans, err, sizeof(err));
+	trace_reader_close(r);
+	if (rc != 0) {
+		error("%s", err);
+	} else {
+		unlink(path);
+		for (uint32_t i = 0; i < n; i++) {
+			char *name = output_path(pattern, pid);
+			if (rename(tmp[i], name) != 0) {
+				error("cannot rename '%s' to '%s': %s", tmp[i], name, strerror(errno));
+				rc = -1;
+			} else if (!quiet) {
+				fprintf(stderr, "==%d== cycle %u (ProfilerCycle#%u): ", (int)pid, i, c.spans[i].n);
+				text_fputs(name, stderr);
+				fputc('\n', stderr);
+			}
+			if (!*first)
+				*first = name;
+			else
+				free(name);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		free(tmp[i]);
+	free(tmp);
+	free(spans);
+	free(outs);
+	capture_free(&c);
+	return rc != 0;
+}
+
 /* The ranks' lines of the report, from the recorder's. */
 static void report_ranks(const struct recorder_stats *st, unsigned pid, pid_t root)
 {
@@ -401,8 +564,13 @@ int cmd_run(int argc, char **argv)
 		{"delay", required_argument, NULL, 'D'},
 		{"duration", required_argument, NULL, 'U'},
 		{"paused", no_argument, NULL, 'P'},
+		{"capture-range", required_argument, NULL, OPT_CAPTURE_RANGE},
+		{"capture-range-end", required_argument, NULL, OPT_CAPTURE_END},
+		{"nvtx-capture", required_argument, NULL, OPT_NVTX_CAPTURE},
+		{"schedule", required_argument, NULL, OPT_SCHEDULE},
 		{"timer-only", no_argument, NULL, 'T'},
 		{"record-shapes", no_argument, NULL, 'R'},
+		{"profile-memory", no_argument, NULL, 'M'},
 		{"no-python", no_argument, NULL, 'N'},
 		{"no-gpu", no_argument, NULL, 'G'},
 		{"cupti-lib", required_argument, NULL, 'C'},
@@ -418,18 +586,22 @@ int cmd_run(int argc, char **argv)
 	const char *out = NULL;
 	struct outname *pattern = NULL;
 	char errbuf[512];
-	int quiet = 0, c, no_python = 0, gpu = GPDL_HAVE_CUPTI, keep_target = 0;
+	int quiet = 0, c, no_python = 0, gpu = GPDL_HAVE_CUPTI, keep_target = 0, have_schedule = 0;
+	const char *capture = NULL, *nvtx_capture = NULL, *capture_end = NULL;
 	char envbuf[64];
 
 	/* Only this run's options reach the target, not those of an outer run. */
 	static const char *const window_env[] = {"GPROF_DL_STEPS", "GPROF_DL_DELAY_NS", "GPROF_DL_DURATION_NS",
 						 "GPROF_DL_PAUSED", "GPROF_DL_TIMER_ONLY",
-						 "GPROF_DL_RECORD_SHAPES", "GPROF_DL_NO_PYTHON", "GPROF_DL_NO_GPU"};
+						 "GPROF_DL_RECORD_SHAPES", "GPROF_DL_NO_PYTHON", "GPROF_DL_NO_GPU",
+						 "GPROF_DL_SCHEDULE", "GPROF_DL_CAPTURE", "GPROF_DL_NVTX_CAPTURE",
+						 "GPROF_DL_CAPTURE_END",
+						 "GPROF_DL_PROFILE_MEMORY"};
 	for (size_t i = 0; i < sizeof(window_env) / sizeof(window_env[0]); i++)
 		unsetenv(window_env[i]);
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -462,8 +634,32 @@ int cmd_run(int argc, char **argv)
 			setenv("GPROF_DL_DURATION_NS", envbuf, 1);
 			break;
 		case 'P': setenv("GPROF_DL_PAUSED", "1", 1); break;
+		case OPT_CAPTURE_RANGE:
+			if (strcmp(optarg, "cudaProfilerApi") != 0 && strcmp(optarg, "nvtx") != 0)
+				usage_error("--capture-range: '%s' is not cudaProfilerApi or nvtx", optarg);
+			if (capture && strcmp(capture, optarg) != 0)
+				usage_error("--capture-range: one capture range at a time ('%s' and '%s')", capture,
+					    optarg);
+			capture = optarg;
+			break;
+		case OPT_CAPTURE_END:
+			if (strcmp(optarg, "stop") != 0 && strcmp(optarg, "repeat") != 0)
+				usage_error("--capture-range-end: '%s' is not stop or repeat", optarg);
+			capture_end = optarg;
+			break;
+		case OPT_NVTX_CAPTURE:
+			if (!*optarg || *optarg == '@' || optarg[strlen(optarg) - 1] == '@')
+				usage_error("--nvtx-capture: '%s' is not NAME[@DOMAIN]", optarg);
+			nvtx_capture = optarg;
+			break;
+		case OPT_SCHEDULE:
+			parse_schedule(optarg, envbuf, sizeof(envbuf));
+			setenv("GPROF_DL_SCHEDULE", envbuf, 1);
+			have_schedule = 1;
+			break;
 		case 'T': setenv("GPROF_DL_TIMER_ONLY", "1", 1); break;
 		case 'R': setenv("GPROF_DL_RECORD_SHAPES", "1", 1); break;
+		case 'M': setenv("GPROF_DL_PROFILE_MEMORY", "1", 1); break;
 		case 'N': no_python = 1; setenv("GPROF_DL_NO_PYTHON", "1", 1); break;
 		case 'G': gpu = 0; setenv("GPROF_DL_NO_GPU", "1", 1); break;
 		case 'C':
@@ -479,6 +675,7 @@ int cmd_run(int argc, char **argv)
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	check_window_options(capture, nvtx_capture, capture_end, have_schedule, gpu);
 	if (optind >= argc)
 		usage_error("no command to run: gprof-dl run [options] -- CMD [ARGS...]");
 	char **target = argv + optind;
@@ -589,12 +786,16 @@ int cmd_run(int argc, char **argv)
 	int status = supervise(rec, pid);
 	struct recorder_stats stats = {0};
 	int rc = recorder_finish(rec, &stats);
+	char *cycle_first = NULL;
+	if (rc == 0 && have_schedule && pattern && !per_rank && pattern_numbered(pattern) &&
+	    split_cycles(path, pattern, pid, quiet, &cycle_first) != 0)
+		rc = -1;
 	if (!quiet) {
 		if (WIFSIGNALED(status))
 			fprintf(stderr, "==%d== target killed by signal %d (%s)\n", (int)pid, WTERMSIG(status),
 				strsignal(WTERMSIG(status)));
 		/* the tables of the lowest rank's file when each rank has its own */
-		const char *shown = stats.launcher_path ? stats.launcher_path : path;
+		const char *shown = stats.launcher_path ? stats.launcher_path : cycle_first ? cycle_first : path;
 		if (stats.nranks && stats.ranks[0].path && strcmp(stats.ranks[0].path, shown) != 0)
 			shown = stats.ranks[0].path;
 		report_run_summary(shown, stderr, (unsigned)pid);
@@ -608,6 +809,7 @@ int cmd_run(int argc, char **argv)
 			report_ranks(&stats, (unsigned)pid, pid);
 	}
 	recorder_destroy(rec);
+	free(cycle_first);
 	free(path);
 	free(collector);
 	free(pydir);

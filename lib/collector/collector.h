@@ -132,6 +132,7 @@ struct coll_thread {
 	 * thread's to hand out, so that threads making new names do not all
 	 * write that one cache line. A fork child starts with none. */
 	uint32_t ids_next, ids_end, ids_block;
+	uint32_t name_str; /* the name its last THREAD_NAME gave (string id); 0: none yet */
 	struct coll_ptr_ent ptrs[COLL_PTR_SLOTS];
 	struct coll_cache_ent cache[COLL_CACHE_SLOTS];
 	char arena[COLL_CACHE_ARENA];
@@ -200,11 +201,25 @@ enum coll_win_bit {
 	COLL_WIN_OFF_PAUSED = 1u << 1, /* --paused, or stop(), until start() */
 	COLL_WIN_OFF_STEP = 1u << 2,   /* the step is outside --steps A:B (or none yet) */
 	COLL_WIN_OFF_TIME = 1u << 3,   /* the clock is outside --delay/--duration */
-	COLL_WIN_OFF_MASK = (1u << 4) - 1,
-	COLL_WIN_HAS_TIME = 1u << 4,
-	COLL_WIN_TORCH = 1u << 5,
-	COLL_WIN_TORCH_NO_COMM = 1u << 6, /* with TORCH: communication calls are left out */
+	COLL_WIN_OFF_CAPTURE = 1u << 4, /* outside the --capture-range (or none yet) */
+	COLL_WIN_OFF_MASK = (1u << 5) - 1,
+	COLL_WIN_HAS_TIME = 1u << 5,
+	COLL_WIN_TORCH = 1u << 6,
+	COLL_WIN_TORCH_NO_COMM = 1u << 7, /* with TORCH: communication calls are left out */
 };
+
+/* --capture-range: what opens and closes COLL_WIN_OFF_CAPTURE. */
+enum coll_capture {
+	COLL_CAPTURE_NONE = 0,
+	COLL_CAPTURE_CUDA = 1, /* cudaProfilerStart/Stop (cupti.c's callbacks) */
+	COLL_CAPTURE_NVTX = 2, /* the NVTX range --nvtx-capture names (nvtx.c) */
+};
+
+/* Changes of the capture (or --schedule's cycles) kept for the GPU records,
+ * which CUPTI hands over long after their time: one of them is written only
+ * when the window was open at its start. Past this many changes the rest
+ * are judged by the last. */
+#define COLL_WIN_HISTORY 4096
 
 struct coll_window {
 	_Atomic uint32_t state;    /* enum coll_win_bit */
@@ -214,6 +229,27 @@ struct coll_window {
 	uint64_t step_a, step_b;   /* the step window [a, b); b UINT64_MAX: no end */
 	int has_steps;
 	_Atomic uint64_t nvtx_steps; /* ProfileStep ranges pushed through NVTX so far */
+	/* --schedule (has_steps 0): torch.profiler.schedule's numbers over steps */
+	int has_schedule;
+	uint64_t sched_wait, sched_warmup, sched_active, sched_repeat, sched_skip;
+	/* --capture-range */
+	int capture;                /* enum coll_capture */
+	int capture_repeat;         /* --capture-range-end=repeat: every range, not the first only */
+	_Atomic int capture_done;   /* the first range ended (and not repeat): no more */
+	_Atomic uint32_t ncaptures; /* capture ranges opened so far */
+	char nvtx_name[256];        /* --nvtx-capture NAME */
+	char nvtx_domain[256];      /* its @DOMAIN; "" the default domain, "*" any */
+	uint64_t delay_ns, duration_ns; /* --delay, --duration as given (UINT64_MAX: none), for the trace */
+	/* the window's open and closed times, for GPU records (tracked: a capture
+	 * or a schedule is set) */
+	int tracked;
+	int open0;                  /* open before the first change */
+	_Atomic int open;           /* open now */
+	_Atomic uint32_t nhist;
+	struct {
+		uint64_t ts;
+		int open;
+	} hist[COLL_WIN_HISTORY];
 };
 
 extern struct coll_window coll_win;
@@ -232,6 +268,15 @@ void coll_window_step(uint64_t n, uint64_t now);
 void coll_window_pause(int paused, uint64_t now);
 /* torch_nvtx(on): on as gprof-dl-api.h says (GPROF_DL_TORCH_NVTX_NO_COMM) */
 void coll_window_torch(int on);
+/* The capture range begins (on) or ends at now: cudaProfilerStart/Stop, the
+ * --nvtx-capture range's push and pop. No-op without a capture range. */
+void coll_window_capture(int on, uint64_t now);
+/* The mark that says which window this process records (a capture range or
+ * a schedule; none else), at its start. */
+void coll_window_describe(void);
+/* Whether the window was open at ts (host clock): 1 when no capture or
+ * schedule is tracked. For GPU records, judged after the fact. */
+int coll_window_open_at(uint64_t ts);
 
 /* Whether detail is on at now: one load while there is no window at all. */
 static inline int coll_detail_at(uint32_t state, uint64_t now)

@@ -67,6 +67,7 @@ static struct cupti_api {
 	/* optional */
 	__typeof__(cuptiActivityFlushPeriod) *ActivityFlushPeriod;
 	__typeof__(cuptiActivityRegisterTimestampCallback) *ActivityRegisterTimestampCallback;
+	__typeof__(cuptiEnableCallback) *EnableCallback; /* --capture-range=cudaProfilerApi */
 } api;
 
 static _Atomic int injected;       /* InitializeInjection ran in this image */
@@ -255,11 +256,55 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	errno = saved;
 }
 
-/* The subscription holds CUPTI; no callback domain is enabled on it. */
+/* The subscription holds CUPTI. Its only callbacks are those of
+ * --capture-range=cudaProfilerApi: cudaProfilerStart/Stop and the driver's
+ * cuProfilerStart/Stop (which the runtime's call in turn: the second of a
+ * pair finds the window as the first left it, and does nothing). The window
+ * changes as the call is entered, so that a Stop's own work is not in it. */
 static void CUPTIAPI subscriber_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 					 const void *data)
 {
-	(void)userdata, (void)domain, (void)cbid, (void)data;
+	(void)userdata;
+	const CUpti_CallbackData *cb = data;
+	if (!cb || cb->callbackSite != CUPTI_API_ENTER || !cupti_here())
+		return;
+	int saved = errno;
+	if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+	    (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart))
+		coll_window_capture(1, clock_now_ns());
+	else if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
+		 (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
+		coll_window_capture(0, clock_now_ns());
+	errno = saved;
+}
+
+/* --capture-range=cudaProfilerApi: the four callbacks; 0, or -1 (logged)
+ * when CUPTI cannot give them (then the window never opens, as a program
+ * that never calls cudaProfilerStart). */
+static int enable_profiler_callbacks(CUpti_SubscriberHandle sub)
+{
+	static const struct {
+		CUpti_CallbackDomain domain;
+		CUpti_CallbackId cbid;
+	} cbs[] = {
+		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
+		{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
+		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
+		{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop},
+	};
+	if (!api.EnableCallback) {
+		coll_log("--capture-range=cudaProfilerApi: this CUPTI has no cuptiEnableCallback");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(cbs) / sizeof(cbs[0]); i++) {
+		CUptiResult r = api.EnableCallback(1, sub, cbs[i].domain, cbs[i].cbid);
+		if (r != CUPTI_SUCCESS) {
+			coll_log("cuptiEnableCallback(%u, %u): %s", (unsigned)cbs[i].domain, (unsigned)cbs[i].cbid,
+				 result_string(r));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static uint64_t CUPTIAPI cupti_clock(void)
@@ -409,6 +454,7 @@ static const char *cupti_resolve(void *h)
 	NEED(ActivityGetNumDroppedRecords);
 	WANT(ActivityFlushPeriod);
 	WANT(ActivityRegisterTimestampCallback);
+	WANT(EnableCallback);
 #undef NEED
 #undef WANT
 	return NULL;
@@ -555,6 +601,8 @@ static unsigned cupti_start(char *msg, size_t len)
 		api.Unsubscribe(sub);
 		return code;
 	}
+	if (coll_win.capture == COLL_CAPTURE_CUDA)
+		enable_profiler_callbacks(sub);
 	if (api.ActivityFlushPeriod) {
 		uint32_t ms = env_uint("GPROF_DL_CUPTI_FLUSH_MS", FLUSH_MS_DEFAULT, 0, 3600000);
 		r = api.ActivityFlushPeriod(ms);

@@ -660,10 +660,43 @@ static int collected(const CUpti_Activity *a)
 	}
 }
 
+/* The host time an activity record's work (or call) began at; 0 for the
+ * records that belong to no moment (a device's properties, a correlation). */
+static uint64_t begins(const struct coll_cupti_conv *cv, const CUpti_Activity *a)
+{
+	const void *p = a;
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return host_ns(cv, ((const cupti_kernel *)p)->start);
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return host_ns(cv, ((const cupti_memcpy *)p)->start);
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		return host_ns(cv, ((const cupti_p2p *)p)->start);
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return host_ns(cv, ((const cupti_memset *)p)->start);
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		return host_ns(cv, ((const cupti_memory *)p)->timestamp);
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		return host_ns(cv, ((const CUpti_ActivityAPI *)p)->start);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return host_ns(cv, ((const cupti_sync *)p)->start);
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		return host_ns(cv, ((const cupti_overhead *)p)->start);
+	default:
+		return 0;
+	}
+}
+
 static int convert(struct coll_thread *t, const struct coll_cupti_conv *cv, const CUpti_Activity *a,
 		   struct wait *w)
 {
 	const void *p = a;
+	/* a capture range or schedule: only the work that began inside it */
+	uint64_t at = COLL_UNLIKELY(coll_win.tracked) ? begins(cv, a) : 0;
+	if (at && !coll_window_open_at(at))
+		return 0;
 	switch (a->kind) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:

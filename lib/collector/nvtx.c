@@ -21,6 +21,7 @@
 #include "lib/collector/collector.h"
 
 #include <errno.h>
+#include <string.h>
 
 /* ---- decoding ------------------------------------------------------------ */
 
@@ -93,6 +94,92 @@ static uint64_t payload_count(const nvtxEventAttributes_t *a)
 	}
 }
 
+/* ---- --capture-range=nvtx ------------------------------------------------
+ * The range --nvtx-capture names opens the capture as it is pushed (or
+ * started) and closes it as it is popped (or ended): the range itself is in
+ * the trace. A push's pop is known by its level on its thread's stack of its
+ * domain; a start's end by its id. Without the option, one load per call. */
+
+static __thread int cap_level = -1;          /* the capture push's level on this thread */
+static __thread struct coll_str *cap_domain; /* and its domain */
+static _Atomic uint64_t cap_range_id;         /* the capture start's id, 0: none */
+
+static int capture_match(const struct coll_str *d, const struct coll_name *n)
+{
+	if (COLL_LIKELY(coll_win.capture != COLL_CAPTURE_NVTX))
+		return 0;
+	const char *want = coll_win.nvtx_domain;
+	if (strcmp(want, "*") != 0) {
+		if (!*want ? d != NULL : !d || strcmp(d->text, want) != 0)
+			return 0;
+	}
+	char buf[RING_NAME_MAX + 1];
+	const char *text = NULL;
+	uint32_t cut = 0;
+	switch (n->kind) {
+	case COLL_NAME_ASCII:
+		text = n->p;
+		break;
+	case COLL_NAME_WIDE:
+		buf[coll_wide_to_utf8(n->p, buf, &cut)] = '\0';
+		text = buf;
+		break;
+	case COLL_NAME_REG:
+		text = ((const struct coll_str *)n->p)->text;
+		break;
+	default:
+		return 0;
+	}
+	return text && !strcmp(text, coll_win.nvtx_name);
+}
+
+/* A push of n in d: the capture opens first when it is the named range. */
+static int capture_push(struct coll_str *d, const struct coll_name *n, uint32_t c, uint64_t samples)
+{
+	if (COLL_UNLIKELY(capture_match(d, n))) {
+		coll_window_capture(1, coll_clock_now());
+		int level = coll_push(d, n, c, samples);
+		if (!(coll_window_state() & COLL_WIN_OFF_CAPTURE) && cap_level < 0) {
+			cap_level = level;
+			cap_domain = d;
+		}
+		return level;
+	}
+	return coll_push(d, n, c, samples);
+}
+
+static int capture_pop(struct coll_str *d)
+{
+	int level = coll_pop(d);
+	if (COLL_UNLIKELY(cap_level >= 0) && level == cap_level && d == cap_domain) {
+		cap_level = -1;
+		coll_window_capture(0, coll_clock_now());
+	}
+	return level;
+}
+
+static nvtxRangeId_t capture_start(struct coll_str *d, const struct coll_name *n, uint32_t c)
+{
+	if (COLL_UNLIKELY(capture_match(d, n))) {
+		uint64_t none = 0;
+		coll_window_capture(1, coll_clock_now());
+		nvtxRangeId_t id = coll_range_start(d, n, c);
+		if (id && !(coll_window_state() & COLL_WIN_OFF_CAPTURE))
+			atomic_compare_exchange_strong(&cap_range_id, &none, id);
+		return id;
+	}
+	return coll_range_start(d, n, c);
+}
+
+static void capture_end(nvtxRangeId_t id)
+{
+	coll_range_end(id);
+	uint64_t want = id;
+	if (COLL_UNLIKELY(id && atomic_load_explicit(&cap_range_id, memory_order_relaxed) == id) &&
+	    atomic_compare_exchange_strong(&cap_range_id, &want, 0))
+		coll_window_capture(0, coll_clock_now());
+}
+
 /* ---- CORE --------------------------------------------------------------- */
 
 static void NVTX_API markEx(const nvtxEventAttributes_t *a)
@@ -125,7 +212,7 @@ static nvtxRangeId_t NVTX_API rangeStartEx(const nvtxEventAttributes_t *a)
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n;
 	uint32_t c = decode(a, &n);
-	nvtxRangeId_t id = coll_range_start(NULL, &n, c);
+	nvtxRangeId_t id = capture_start(NULL, &n, c);
 	KEEP_ERRNO_END;
 	return id;
 }
@@ -134,7 +221,7 @@ static nvtxRangeId_t NVTX_API rangeStartA(const char *m)
 {
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n = ascii(m);
-	nvtxRangeId_t id = coll_range_start(NULL, &n, 0);
+	nvtxRangeId_t id = capture_start(NULL, &n, 0);
 	KEEP_ERRNO_END;
 	return id;
 }
@@ -143,7 +230,7 @@ static nvtxRangeId_t NVTX_API rangeStartW(const wchar_t *m)
 {
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n = wide(m);
-	nvtxRangeId_t id = coll_range_start(NULL, &n, 0);
+	nvtxRangeId_t id = capture_start(NULL, &n, 0);
 	KEEP_ERRNO_END;
 	return id;
 }
@@ -151,7 +238,7 @@ static nvtxRangeId_t NVTX_API rangeStartW(const wchar_t *m)
 static void NVTX_API rangeEnd(nvtxRangeId_t id)
 {
 	KEEP_ERRNO_BEGIN;
-	coll_range_end(id);
+	capture_end(id);
 	KEEP_ERRNO_END;
 }
 
@@ -160,7 +247,7 @@ static int NVTX_API rangePushEx(const nvtxEventAttributes_t *a)
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n;
 	uint32_t c = decode(a, &n);
-	int level = coll_push(NULL, &n, c, 0);
+	int level = capture_push(NULL, &n, c, 0);
 	KEEP_ERRNO_END;
 	return level;
 }
@@ -169,7 +256,7 @@ static int NVTX_API rangePushA(const char *m)
 {
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n = ascii(m);
-	int level = coll_push(NULL, &n, 0, 0);
+	int level = capture_push(NULL, &n, 0, 0);
 	KEEP_ERRNO_END;
 	return level;
 }
@@ -178,7 +265,7 @@ static int NVTX_API rangePushW(const wchar_t *m)
 {
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n = wide(m);
-	int level = coll_push(NULL, &n, 0, 0);
+	int level = capture_push(NULL, &n, 0, 0);
 	KEEP_ERRNO_END;
 	return level;
 }
@@ -186,7 +273,7 @@ static int NVTX_API rangePushW(const wchar_t *m)
 static int NVTX_API rangePop(void)
 {
 	KEEP_ERRNO_BEGIN;
-	int level = coll_pop(NULL);
+	int level = capture_pop(NULL);
 	KEEP_ERRNO_END;
 	return level;
 }
@@ -239,7 +326,7 @@ static nvtxRangeId_t NVTX_API domainRangeStartEx(nvtxDomainHandle_t d, const nvt
 	KEEP_ERRNO_BEGIN;
 	struct coll_name n;
 	uint32_t c = decode(a, &n);
-	nvtxRangeId_t id = coll_range_start(domain_of(d), &n, c);
+	nvtxRangeId_t id = capture_start(domain_of(d), &n, c);
 	KEEP_ERRNO_END;
 	return id;
 }
@@ -256,7 +343,7 @@ static int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttri
 	struct coll_name n;
 	uint32_t c = decode(a, &n);
 	uint64_t samples = c == GPROF_DL_CAT_PROFILE_STEP ? payload_count(a) : 0;
-	int level = coll_push(domain_of(d), &n, c, samples);
+	int level = capture_push(domain_of(d), &n, c, samples);
 	KEEP_ERRNO_END;
 	return level;
 }
@@ -264,7 +351,7 @@ static int NVTX_API domainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttri
 static int NVTX_API domainRangePop(nvtxDomainHandle_t d)
 {
 	KEEP_ERRNO_BEGIN;
-	int level = coll_pop(domain_of(d));
+	int level = capture_pop(domain_of(d));
 	KEEP_ERRNO_END;
 	return level;
 }

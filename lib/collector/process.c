@@ -244,8 +244,10 @@ static void process_begin(void)
 	coll_busy = 1;
 	struct coll_thread *t = coll_thread_setup();
 	coll_busy = 0;
-	if (t)
+	if (t) {
 		process_started(t);
+		coll_window_describe(); /* a capture or schedule: the trace says which */
+	}
 }
 
 /* The real functions are looked up at init, not when first needed: in a fork

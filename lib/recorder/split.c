@@ -31,7 +31,18 @@ struct split {
 	struct sthread *threads;
 	size_t nthreads;
 	int failed;
+	/* split_by_time(): output i takes [spans[2i], spans[2i+1]); NULL: by process */
+	const uint64_t *spans;
 };
+
+/* The output whose span holds ts, or -1 (split_by_time). */
+static int64_t out_at(const struct split *s, uint64_t ts)
+{
+	for (uint32_t i = 0; i < s->nouts; i++)
+		if (ts >= s->spans[2 * i] && ts < s->spans[2 * i + 1])
+			return i;
+	return -1;
+}
 
 static void grow(uint32_t **a, size_t *n, size_t want)
 {
@@ -111,6 +122,16 @@ static int on_thread(void *ctx, const struct trace_thread *t)
 		s->nthreads = cap;
 	}
 	struct sthread *st = &s->threads[t->index];
+	if (s->spans) { /* every thread in every output, at its own index */
+		for (uint32_t i = 0; i < s->nouts; i++) {
+			struct trace_thread c = *t;
+			c.name_str = map_str(s, i, t->name_str);
+			check(s, trace_writer_thread(s->outs[i].w, &c));
+		}
+		st->index = t->index;
+		st->mapped = 1;
+		return 0;
+	}
 	if (!st->mapped) {
 		st->out = out_of(s, t->pid, t->start_ns);
 		st->index = s->outs[st->out].nthreads++;
@@ -123,28 +144,62 @@ static int on_thread(void *ctx, const struct trace_thread *t)
 	return 0;
 }
 
+/* The collector's "window: SPEC" mark (lib/collector/window.c): what every
+ * piece of a split by time was recorded with. */
+static int window_spec(const struct split *s, const struct trace_event *e)
+{
+	const struct trace_desc *d = trace_reader_desc(s->r, e->desc);
+	return d && (e->flags & TRACE_EVF_MARK) && !strncmp(trace_reader_string(s->r, d->name_str), "window: ", 8) &&
+	       !strcmp(trace_reader_string(s->r, d->domain_str), "gprof-dl");
+}
+
+static int to_every_output(struct split *s, const struct trace_event *e)
+{
+	for (uint32_t i = 0; i < s->nouts; i++) {
+		struct trace_event c = *e;
+		c.desc = map_desc(s, i, e->desc);
+		check(s, trace_writer_event(s->outs[i].w, &c));
+	}
+	return 0;
+}
+
 static int on_event(void *ctx, const struct trace_event *e)
 {
 	struct split *s = ctx;
 	const struct sthread *st = &s->threads[e->thread];
 	struct trace_event c = *e;
 	struct trace_event_ext x;
+	uint32_t out = st->out;
+	if (s->spans) { /* by its middle: a step's range begins a little before its window */
+		int64_t k = out_at(s, e->start_ns + e->dur_ns / 2);
+		if (k < 0 && window_spec(s, e))
+			return to_every_output(s, e);
+		if (k < 0)
+			return 0;
+		out = (uint32_t)k;
+	}
 	c.thread = st->index;
-	c.desc = map_desc(s, st->out, e->desc);
+	c.desc = map_desc(s, out, e->desc);
 	if (e->ext) {
 		x = *e->ext;
-		x.shapes_str = map_str(s, st->out, x.shapes_str);
-		x.pg_str = map_str(s, st->out, x.pg_str);
-		x.dtype_str = map_str(s, st->out, x.dtype_str);
+		x.shapes_str = map_str(s, out, x.shapes_str);
+		x.pg_str = map_str(s, out, x.pg_str);
+		x.dtype_str = map_str(s, out, x.dtype_str);
 		c.ext = &x;
 	}
-	check(s, trace_writer_event(s->outs[st->out].w, &c));
+	check(s, trace_writer_event(s->outs[out].w, &c));
 	return 0;
 }
 
 static int on_counter(void *ctx, const struct trace_counter *c)
 {
 	struct split *s = ctx;
+	if (s->spans) {
+		int64_t k = out_at(s, c->ts_ns);
+		if (k >= 0)
+			check(s, trace_writer_counter(s->outs[k].w, c));
+		return 0;
+	}
 	if (c->pid)
 		check(s, trace_writer_counter(s->outs[out_of(s, c->pid, c->ts_ns)].w, c));
 	else
@@ -175,6 +230,15 @@ static int on_device(void *ctx, const struct trace_device *d)
 static int on_process(void *ctx, const struct trace_process *p)
 {
 	struct split *s = ctx;
+	if (s->spans) {
+		for (uint32_t i = 0; i < s->nouts; i++) {
+			struct trace_process c = *p;
+			c.cmdline_str = map_str(s, i, p->cmdline_str);
+			c.backend_str = map_str(s, i, p->backend_str);
+			check(s, trace_writer_process(s->outs[i].w, &c));
+		}
+		return 0;
+	}
 	uint32_t out = 0;
 	int exact = 0;
 	for (uint32_t i = 0; i < s->nprocs && !exact; i++)
@@ -199,6 +263,9 @@ static void split_free(struct split *s)
 	free(s->threads);
 }
 
+static int split_run(struct split *sp, const char *src, const struct split_out *outs, uint32_t nouts,
+		     const struct trace_category *cats, uint32_t ncats, char *err, size_t errlen);
+
 int split_trace(const char *src, const struct split_out *outs, uint32_t nouts,
 		const struct split_proc *procs, uint32_t nprocs, const struct trace_category *cats,
 		uint32_t ncats, char *err, size_t errlen)
@@ -206,6 +273,21 @@ int split_trace(const char *src, const struct split_out *outs, uint32_t nouts,
 	struct split s = {0};
 	s.procs = procs;
 	s.nprocs = nprocs;
+	return split_run(&s, src, outs, nouts, cats, ncats, err, errlen);
+}
+
+int split_by_time(const char *src, const struct split_out *outs, uint32_t nouts, const uint64_t *spans,
+		  char *err, size_t errlen)
+{
+	struct split s = {0};
+	s.spans = spans;
+	return split_run(&s, src, outs, nouts, NULL, 0, err, errlen);
+}
+
+static int split_run(struct split *sp, const char *src, const struct split_out *outs, uint32_t nouts,
+		     const struct trace_category *cats, uint32_t ncats, char *err, size_t errlen)
+{
+	struct split s = *sp;
 	s.r = trace_reader_open(src, err, errlen);
 	if (!s.r)
 		return -1;

@@ -45,4 +45,13 @@ int split_trace(const char *src, const struct split_out *outs, uint32_t nouts,
 		const struct split_proc *procs, uint32_t nprocs, const struct trace_category *cats,
 		uint32_t ncats, char *err, size_t errlen);
 
+/* The same, by time (`gprof-dl run --schedule -o t-%n.gpdl`: a file per
+ * cycle): output i takes the events whose middle lies in [spans[2i],
+ * spans[2i+1]) and the counters sampled there; every process, thread and
+ * device goes to every output (thread indices kept), drops to the first;
+ * so does the collector's "window: SPEC" mark, which says what each piece
+ * was recorded with. Category names are not carried. */
+int split_by_time(const char *src, const struct split_out *outs, uint32_t nouts, const uint64_t *spans,
+		  char *err, size_t errlen);
+
 #endif

@@ -232,7 +232,8 @@ static void test_window_in_trace(void **state)
 	static const char *const steps[] = {"GPROF_DL_STEPS=1:2", NULL};
 	run_traced(&t, "api", steps);
 	assert_string_equal(t.out, "api options 4 detail 0\n");
-	assert_int_equal(t.n, 7);
+	assert_int_equal(t.n, 8); /* and the mark that says the window */
+	assert_int_equal(count(&t, "window: steps 1:2", TRACE_EV_USER_DEFINED), 1);
 	assert_int_equal(count(&t, "ProfileStep", TRACE_EV_PROFILE_STEP), 3);
 	assert_int_equal(count(&t, "nvtx step", TRACE_EV_PROFILE_STEP), 1);
 	assert_int_equal(count(&t, "nvtx inner", TRACE_EV_USER_DEFINED), 0);
@@ -249,14 +250,15 @@ static void test_window_in_trace(void **state)
 	const char *const delay[] = {t0, "GPROF_DL_DELAY_NS=1000000000000", NULL};
 	run_traced(&t, "api", delay);
 	assert_string_equal(t.out, "api options 8 detail 0\n");
-	assert_int_equal(t.n, 4);
+	assert_int_equal(t.n, 5);
+	assert_int_equal(count(&t, "window: time 1000000000000:", TRACE_EV_USER_DEFINED), 1);
 	assert_int_equal(count(&t, "ProfileStep", TRACE_EV_PROFILE_STEP), 3);
 
 	/* a window that is open from the launch on */
 	const char *const open[] = {t0, "GPROF_DL_DELAY_NS=0", NULL};
 	run_traced(&t, "api", open);
 	assert_string_equal(t.out, "api options 8 detail 1\n");
-	assert_int_equal(t.n, 16);
+	assert_int_equal(t.n, 17);
 }
 
 /* --paused, start()/stop() between a push and its pop, and a kill with ranges

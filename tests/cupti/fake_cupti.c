@@ -179,11 +179,14 @@ static uint32_t api_thread_id(void)
 
 struct clockwork {
 	uint64_t t;
+	int fixed; /* the work follows its call at once, not at the flush (scenario "capture") */
 };
 
 /* The next record's start: records of a scenario follow each other. */
 static uint64_t tick(struct clockwork *c)
 {
+	if (c->fixed)
+		return c->t += FAKE_STEP_NS;
 	uint64_t now = fake_now();
 	c->t = now > c->t + FAKE_STEP_NS ? now : c->t + FAKE_STEP_NS;
 	return c->t;
@@ -374,7 +377,7 @@ static void make_launches(struct writer *w)
 			}
 		}
 		/* the work runs after its call: starts are tick()'s, at least now */
-		struct clockwork c = {l->end};
+		struct clockwork c = {l->end, is("capture")};
 		if (l->name && enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL])
 			make_kernel_named(w, &c, corr, l->name);
 		else if (!l->name && enabled[CUPTI_ACTIVITY_KIND_MEMCPY])
@@ -404,7 +407,7 @@ static void deliver(void)
 		memset(&w, 0, sizeof(w));
 		if (is("flood"))
 			make_flood(&w);
-		else if (is("launches"))
+		else if (is("launches") || is("capture"))
 			make_launches(&w);
 		else
 			make_basic(&w);
@@ -497,10 +500,55 @@ FAKE_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **st
 	return CUPTI_SUCCESS;
 }
 
+/* ---- the callback API (scenario "capture") ------------------------------------- */
+
+static CUpti_CallbackFunc subscriber_cb;
+static void *subscriber_data;
+static unsigned char cb_enabled[2][512]; /* [driver][cbid] */
+
+FAKE_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+					    CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+	if (subscriber != (CUpti_SubscriberHandle)&subscribed || !subscribed ||
+	    (!driver && domain != CUPTI_CB_DOMAIN_RUNTIME_API) || cbid >= 512)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	cb_enabled[driver][cbid] = enable != 0;
+	fake_log("enable-callback %d %u %u", driver, (unsigned)cbid, enable);
+	return CUPTI_SUCCESS;
+}
+
+/* What CUDA does around an API call a subscriber enabled: the callback at
+ * its entry and at its exit. */
+static void api_call(int driver, uint32_t cbid, const char *name)
+{
+	if (!subscriber_cb || cbid >= 512 || !cb_enabled[driver][cbid])
+		return;
+	CUpti_CallbackData d;
+	memset(&d, 0, sizeof(d));
+	d.functionName = name;
+	d.callbackSite = CUPTI_API_ENTER;
+	subscriber_cb(subscriber_data, driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
+	d.callbackSite = CUPTI_API_EXIT;
+	subscriber_cb(subscriber_data, driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &d);
+}
+
+/* cudaProfilerStart (on) or Stop as the runtime makes it: its own callback,
+ * and inside it the driver's cuProfilerStart/Stop. */
+FAKE_EXPORT void fake_cupti_profiler(int on)
+{
+	fake_log("profiler %d", on);
+	api_call(0, on ? CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 : CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000,
+		 on ? "cudaProfilerStart" : "cudaProfilerStop");
+	api_call(1, on ? CUPTI_DRIVER_TRACE_CBID_cuProfilerStart : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop,
+		 on ? "cuProfilerStart" : "cuProfilerStop");
+}
+
 FAKE_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
 				       void *userdata)
 {
-	(void)callback, (void)userdata;
+	subscriber_cb = callback;
+	subscriber_data = userdata;
 	if (!subscriber)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	if (is("subscriber") || subscribed) {

@@ -33,6 +33,11 @@
  *                     kernel (or HtoD copy of FAKE_COPY_BYTES) just after, on
  *                     FAKE_STREAM: what CUPTI would hand over for a program
  *                     that launched them.
+ *  capture            launches, each piece of work FAKE_STEP_NS after its
+ *                     call (not at the flush); fake_cupti_profiler() makes
+ *                     the callbacks of cudaProfilerStart/Stop and the
+ *                     driver's cuProfilerStart/Stop that the subscriber
+ *                     enabled (cuptiEnableCallback), at entry and exit.
  */
 #define FAKE_VERSION 130001u
 #define FAKE_OLD_VERSION 17u
@@ -56,6 +61,11 @@
  * the kernel of that mangled name now (a copy when name is NULL). */
 typedef void (*fake_cupti_launch_fn)(const char *mangled);
 #define FAKE_LAUNCH_SYMBOL "fake_cupti_launch"
+
+/* Exported by the double (scenario "capture"): the program calls
+ * cudaProfilerStart (on) or cudaProfilerStop now. */
+typedef void (*fake_cupti_profiler_fn)(int on);
+#define FAKE_PROFILER_SYMBOL "fake_cupti_profiler"
 
 /* Nanoseconds between the records of one scenario, and each one's length. */
 #define FAKE_STEP_NS 1000u

@@ -11,6 +11,8 @@
  *           launches the gemm kernel twice and one "aten::copy_" that copies,
  *           reported to the CUPTI test double (scenario "launches") as a CUDA
  *           program's launches would reach CUPTI
+ *   capture (with NVTX) 6 such steps, cudaProfilerStart/Stop around steps
+ *           2-3 and 5 (scenario "capture")
  * Its stdout and exit status are the same with and without the collector.
  */
 #include <dlfcn.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/cupti/fake_cupti.h"
@@ -83,6 +86,46 @@ static int ops(void)
 	printf("ops: 4 steps\n");
 	return 0;
 }
+
+/* "capture": 6 steps as those of "ops"; cudaProfilerStart before step 2,
+ * Stop after step 3, and again Start before step 5 and Stop after it. A
+ * step waits 2 ms before it ends, so that its GPU work (FAKE_STEP_NS after
+ * each call) begins well inside the window its calls were in. */
+static int capture(void)
+{
+	const char *cupti = getenv("GPROF_DL_CUPTI_PATH");
+	void *h = cupti ? dlopen(cupti, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	if (!h && cupti)
+		h = dlopen(cupti, RTLD_NOW | RTLD_LOCAL);
+	fake_cupti_launch_fn launch = h ? (fake_cupti_launch_fn)dlsym(h, FAKE_LAUNCH_SYMBOL) : NULL;
+	fake_cupti_profiler_fn profiler = h ? (fake_cupti_profiler_fn)dlsym(h, FAKE_PROFILER_SYMBOL) : NULL;
+	if (!launch || !profiler) {
+		fprintf(stderr, "gpu-target: no %s in '%s'\n", FAKE_PROFILER_SYMBOL, cupti ? cupti : "");
+		return -1;
+	}
+	nvtxDomainHandle_t d = nvtxDomainCreateA(GPROF_DL_NVTX_DOMAIN);
+	struct timespec pause = {0, 2000000};
+	for (int step = 0; step < 6; step++) {
+		char name[32];
+		if (step == 2 || step == 5)
+			profiler(1);
+		snprintf(name, sizeof(name), "ProfileStep#%d", step);
+		range(d, GPROF_DL_CAT_PROFILE_STEP, name);
+		range(d, GPROF_DL_CAT_OPERATOR, "aten::mm");
+		launch(FAKE_GEMM_NAME);
+		launch(FAKE_GEMM_NAME);
+		nvtxDomainRangePop(d);
+		range(d, GPROF_DL_CAT_OPERATOR, "aten::copy_");
+		launch(NULL);
+		nvtxDomainRangePop(d);
+		nanosleep(&pause, NULL);
+		nvtxDomainRangePop(d);
+		if (step == 3 || step == 5)
+			profiler(0);
+	}
+	printf("capture: 6 steps\n");
+	return 0;
+}
 #endif
 
 int main(int argc, char **argv)
@@ -112,6 +155,8 @@ int main(int argc, char **argv)
 	}
 #if GPDL_TARGET_NVTX
 	if (!strcmp(mode, "ops") && ops() != 0)
+		return 6;
+	if (!strcmp(mode, "capture") && capture() != 0)
 		return 6;
 #endif
 	if (!strcmp(mode, "_exit")) {

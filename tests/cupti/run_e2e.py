@@ -14,6 +14,7 @@ the trace, the views, the exports and the end-of-run report.
 Usage: run_e2e.py GPROF_DL GPU_TARGET FAKE_CUPTI CASE
 """
 import json
+import re
 import os
 import subprocess
 import sys
@@ -151,6 +152,60 @@ def case_ops(tmp):
                   f"kernel {kr['correlation']} not after its call")
 
 
+def csv_rows(tmp, trace, name):
+    out = os.path.join(tmp, os.path.basename(trace) + ".csv")
+    if not os.path.isdir(out):
+        r = run([GPROF, "export", "--csv", trace, "-o", out])
+        check(r.returncode == 0, f"export --csv {trace}: {r.stderr}")
+    import csv
+    with open(os.path.join(out, name)) as f:
+        return list(csv.DictReader(f))
+
+
+def case_capture(tmp):
+    """--capture-range=cudaProfilerApi: gpu-target's mode "capture" runs 6
+    steps, cudaProfilerStart before step 2, Stop after step 3, Start again
+    before step 5 and Stop after it. Only the first range is recorded (as
+    nsys), every one with --capture-range-end=repeat; steps always."""
+    env = {"FAKE_CUPTI_SCENARIO": "capture"}
+    bare = run([TARGET, "capture"], {"GPROF_DL_CUPTI_PATH": FAKE, **env})
+    for extra, steps_in in (([], 6), (["--capture-range=cudaProfilerApi"], 2),
+                            (["--capture-range=cudaProfilerApi", "--capture-range-end=repeat"], 3)):
+        trace = os.path.join(tmp, "cap%d.gpdl" % len(extra))
+        r = run([GPROF, "run", "-q", "-o", trace, "--cupti-lib", FAKE] + extra + ["--", TARGET, "capture"], env)
+        check(r.returncode == bare.returncode == 0 and r.stdout == bare.stdout,
+              f"{extra}: status {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr}")
+        ops = csv_rows(tmp, trace, "operators.csv")
+        names = [o["name"] for o in ops]
+        check(names.count("aten::mm") == steps_in and names.count("aten::copy_") == steps_in,
+              f"{extra}: operators {names}")
+        kernels = csv_rows(tmp, trace, "kernels.csv")
+        check(len(kernels) == steps_in * GEMMS_PER_STEP, f"{extra}: {len(kernels)} kernels")
+        copies = csv_rows(tmp, trace, "memcpy.csv")
+        check(len(copies) == steps_in * COPIES_PER_STEP, f"{extra}: {len(copies)} copies")
+        calls = csv_rows(tmp, trace, "runtime.csv")
+        check(len(calls) == steps_in * (GEMMS_PER_STEP + COPIES_PER_STEP), f"{extra}: {len(calls)} API calls")
+        steps = csv_rows(tmp, trace, "steps.csv")
+        check(len(steps) == 6, f"{extra}: {len(steps)} steps (always recorded)")
+        # the kept operators are those of the steps inside
+        want = {2, 3} if steps_in == 2 else {2, 3, 5} if steps_in == 3 else set(range(6))
+        bounds = sorted((int(s["start_ns"]), int(s["end_ns"])) for s in steps)
+        got = set()
+        for o in ops:
+            t = int(o["start_ns"])
+            for i, (a, b) in enumerate(bounds):
+                if a <= t <= b:
+                    got.add(i)
+        check(got == want, f"{extra}: operators in steps {sorted(got)}, want {sorted(want)}")
+        marks = [m["name"] for m in csv_rows(tmp, trace, "marks.csv")]
+        if extra:
+            check(marks.count("window off") == steps_in // 2 + steps_in % 2 and
+                  "window: cudaProfilerApi" + (" repeat" if steps_in == 3 else "") in marks,
+                  f"{extra}: window marks {marks}")
+            info = run([GPROF, "info", trace]).stdout
+            check(re.search(r"\n  recorded +between cudaProfilerStart and cudaProfilerStop \(%d ranges?, " % (1 + (steps_in == 3)), info), f"info:\n{info}")
+
+
 def case_refused(tmp, scenario, expect):
     trace = os.path.join(tmp, "r.gpdl")
     bare = run([TARGET])
@@ -188,6 +243,8 @@ def case_no_gpu(tmp):
 with tempfile.TemporaryDirectory() as tmp:
     if CASE == "ops":
         case_ops(tmp)
+    elif CASE == "capture":
+        case_capture(tmp)
     elif CASE == "subscriber":
         case_refused(tmp, "subscriber", "another CUPTI client")
     elif CASE == "privileges":

@@ -500,6 +500,62 @@ def case_window(c):
     eq(len(ch.named("aten::addmm")), (b - a) * LINEAR_LAYERS, "--steps 3:14: aten::addmm ranges")
 
 
+def case_schedule(c):
+    """--schedule wait=2,warmup=1,active=3,repeat=2,skip-first=1 over 20
+    steps, torch.profiler.schedule's semantics: step 0 skipped, then two
+    cycles of 2 wait, 1 warmup and 3 active steps: operators in steps 4-6
+    and 10-12 only, every step timed; the trace says so."""
+    n, spec = 20, "wait=2,warmup=1,active=3,repeat=2,skip-first=1"
+    active = [4, 5, 6, 10, 11, 12]
+    trace, p = c.record(loop(c, "--batches", str(n)), opts=["--schedule", spec])
+    ch = c.chrome(trace)
+    steps = sorted(ch.steps(), key=lambda e: e["ts"])
+    eq(len(steps), n, "--schedule: ProfileStep ranges")
+    addmm = ch.named("aten::addmm")
+    per_step = [sum(1 for e in addmm if inside(e, st)) for st in steps]
+    eq([i for i, k in enumerate(per_step) if k], active, "--schedule: the steps with operators")
+    eq([per_step[i] for i in active], [LINEAR_LAYERS] * len(active), "--schedule: aten::addmm per active step")
+    eq(len(addmm), len(active) * LINEAR_LAYERS, "--schedule: aten::addmm ranges in all")
+    for t in ("Forward", "Backward", "Optimization"):
+        evs = ch.of_type(t)
+        eq(sorted({i for e in evs for i, st in enumerate(steps) if inside(e, st)}), active,
+           f"--schedule: the steps with {t} ranges")
+    info = text(c.gprof("info", trace).stdout)
+    check(f"  recorded           steps 4-6, 10-12 (schedule {spec})\n" in info,
+          f"--schedule: info's recorded line:\n{info}")
+    # the cycles one at a time: summary --cycle N (0-based) keeps cycle N's steps
+    for cyc in (0, 1):
+        eq(c.summary(trace, "--cycle", str(cyc)).operators().get("aten::addmm"), 3 * LINEAR_LAYERS,
+           f"--schedule: summary --cycle {cyc}: aten::addmm calls")
+    r = c.gprof("summary", trace, "--cycle", "2", status=1)
+    eq(text(r.stderr).strip(), f"gprof-dl: '{trace}': no cycle 2: its cycles are 0 to 1", "summary --cycle 2")
+    txt = text(c.gprof("summary", trace, "--view", "overview").stdout)
+    check(f"Recorded in full detail: steps 4-6, 10-12 (schedule {spec}).\n" in txt,
+          f"--schedule: the Trace Summary's note:\n{txt[:3000]}")
+    # -o with %n: a trace per cycle, t-1.gpdl and t-2.gpdl, the whole one gone
+    d = os.path.join(c.tmp, "cycles")
+    os.mkdir(d)
+    c.gprof("run", "-q", "-o", os.path.join(d, "t-%n.gpdl"), "--schedule", spec, "--", c.py,
+            *loop(c, "--batches", str(n)), env=c.run_env())
+    eq(sorted(os.listdir(d)), ["t-1.gpdl", "t-2.gpdl"], "--schedule -o t-%n.gpdl: files")
+    for k, want in ((1, "4-6"), (2, "10-12")):
+        f = os.path.join(d, f"t-{k}.gpdl")
+        s_k = c.summary(f)
+        eq(s_k.steps(), 3, f"t-{k}.gpdl: ProfileStep ranges")
+        eq(s_k.operators().get("aten::addmm"), 3 * LINEAR_LAYERS, f"t-{k}.gpdl: aten::addmm calls")
+        info = text(c.gprof("info", f).stdout)
+        check(f"  recorded           steps {want} (schedule {spec})\n" in info, f"t-{k}.gpdl: info:\n{info}")
+    # bad specifications are usage errors, before anything runs
+    for bad in ("wait=1,warmup=1,active=0", "wait=1,active=2,every=3", "wait=-1,active=2", "active=2,active=3",
+                "wait=1", "active=x", "active=2,"):
+        r = c.gprof("run", "-q", "-o", os.path.join(c.tmp, "bad.gpdl"), "--schedule", bad, "--", "true", status=None)
+        eq(r.returncode, 2, f"--schedule {bad}: exit status")
+        check(text(r.stderr).startswith("gprof-dl: --schedule: "), f"--schedule {bad}: {text(r.stderr)}")
+    r = c.gprof("run", "-q", "-o", os.path.join(c.tmp, "bad.gpdl"), "--schedule", "active=1", "--steps", "2:4",
+                "--", "true", status=None)
+    eq(r.returncode, 2, "--schedule with --steps: exit status")
+
+
 def case_timer_only(c):
     """--timer-only: steps and Dataloader only."""
     n = 8
@@ -728,8 +784,8 @@ def check_rank_comm(t, r, what):
     eq(gloo_ops, [], f"{what}: operators named gloo:* (they are Communication events)")
     th = r["thread"]
     eq(threads.get(str(th["tid"]), {}).get("name"), th["name"], f"{what}: the Python thread's name in the trace")
-    check(threads.get(main, {}).get("name") not in ("", "MainThread", None),
-          f"{what}: the main thread's name {threads.get(main, {}).get('name')!r} (the process's name)")
+    eq(threads.get(main, {}).get("name"), "MainThread",
+       f"{what}: the main thread's name (Python's, gprof_dl/_threads.py)")
     return comm
 
 

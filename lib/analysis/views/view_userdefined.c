@@ -14,6 +14,7 @@
  * row's ranges never nest in one another, so nothing counts twice). Marks
  * are rows of their own, at the place they were made, with calls and no time.
  */
+#include "lib/analysis/store/capture.h"
 #include "lib/analysis/store/hostwalk.h"
 #include "lib/analysis/views/view.h"
 #include "lib/analysis/views/rowtree.h"
@@ -66,8 +67,11 @@ static void ud_instant(void *ctx, const struct hw_stack *st, uint32_t ti, uint32
 	if (store_ev_type(s, t, i) != TRACE_EV_USER_DEFINED ||
 	    !(store_ev_flags(t, i) & TRACE_EVF_MARK))
 		return;
+	uint32_t name = s->descs[store_ev_desc(t, i)].name;
+	if (capture_is_mark_name(names_get(&s->names, name)))
+		return; /* the recording window's, said in the Trace Summary */
 	uint32_t parent = st->n ? st->v[st->n - 1].node : RT_ROOT;
-	uint32_t id = rt_child(tr, parent, s->descs[store_ev_desc(t, i)].name, RT_MARK);
+	uint32_t id = rt_child(tr, parent, name, RT_MARK);
 	tr->nodes[id].instants++;
 }
 
