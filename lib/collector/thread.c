@@ -11,6 +11,14 @@
  * before the program's start routine runs. Threads the collector never saw
  * start (created before it was loaded, or by raw clone) are set up at their
  * first event.
+ *
+ * A thread's name is the kernel's (its comm, what pthread_setname_np and
+ * prctl set: "pt_autograd_0", "PTThreadPool"), unless the program named it
+ * through NVTX (gprof_dl's Python threads: "MainThread", "loader"). It is
+ * written when a thread is first seen at its first event, each time the
+ * thread names itself through pthread_setname_np (so that a name survives a
+ * process that ends with _exit or a kill, when no thread end is written),
+ * and at the thread's end. The recorder keeps the last.
  */
 #include "lib/collector/collector.h"
 #include "common/clock.h"
@@ -28,6 +36,25 @@ __thread struct coll_thread *coll_tls __attribute__((tls_model("initial-exec")))
 __thread volatile int coll_busy __attribute__((tls_model("initial-exec")));
 
 static int thread_take_named(uint32_t tid);
+static int thread_is_named(uint32_t tid);
+
+/* THREAD_NAME for the calling thread t from name (at most 15 bytes, the
+ * kernel's limit); caller holds coll_busy. Not when NVTX named it. */
+static void thread_name_emit(struct coll_thread *t, const char *name)
+{
+	if (!t->slot || !*name || thread_is_named(t->tid))
+		return;
+	uint32_t id = coll_intern(t, name, strnlen(name, 16));
+	if (!id || id == t->name_str)
+		return; /* said already */
+	t->name_str = id;
+	struct ring_thread_name n = {
+		.h = {RING_REC_THREAD_NAME, sizeof(n), 0},
+		.tid = t->tid,
+		.name_str = id,
+	};
+	coll_emit(t, &n);
+}
 
 static uint32_t current_tid(void)
 {
@@ -84,10 +111,17 @@ struct coll_thread *coll_thread_slow(void)
 	coll_busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	t = coll_thread_setup();
-	if (t)
+	if (t) {
 		coll_thread_started(t);
-	else
+		/* a thread the collector did not see start may be named already
+		 * (created before it was loaded); the main thread's comm is the
+		 * program's, which its end writes */
+		char comm[17] = {0};
+		if (t->tid != t->pid && prctl(PR_GET_NAME, comm, 0, 0, 0) == 0)
+			thread_name_emit(t, comm);
+	} else {
 		coll_tls = COLL_THREAD_DEAD;
+	}
 	atomic_signal_fence(memory_order_seq_cst);
 	coll_busy = 0;
 	if (!t)
@@ -106,7 +140,7 @@ void coll_thread_finish(struct coll_thread *t, struct ring_process *exit_rec)
 	if (t->slot) {
 		/* The kernel's name, unless the program gave one through NVTX. */
 		uint32_t name = thread_take_named(t->tid) ? 0 : coll_intern(t, comm, strnlen(comm, 16));
-		if (name) {
+		if (name && name != t->name_str) { /* not when said already */
 			struct ring_thread_name n = {
 				.h = {RING_REC_THREAD_NAME, sizeof(n), 0},
 				.tid = t->tid,
@@ -142,6 +176,7 @@ void coll_thread_forked(struct coll_thread *t)
 	t->pid = coll.pid;
 	t->tid = current_tid();
 	t->ids_next = t->ids_end = t->ids_block = 0; /* the parent hands those out */
+	t->name_str = 0; /* the child's slot has no name yet */
 	t->slot = ring_slot_claim(coll.shm, t->pid, t->tid);
 	if (!t->slot) {
 		atomic_fetch_add_explicit(&coll.shm->no_slot_threads, 1, memory_order_relaxed);
@@ -166,6 +201,14 @@ void coll_thread_named(uint32_t tid)
 		if (!cur && atomic_compare_exchange_strong(&named_tids[i], &cur, tid))
 			return;
 	}
+}
+
+static int thread_is_named(uint32_t tid)
+{
+	for (uint32_t i = 0; i < NAMED_MAX; i++)
+		if (atomic_load_explicit(&named_tids[i], memory_order_relaxed) == tid)
+			return 1;
+	return 0;
 }
 
 /* Whether tid was named through NVTX; forgets it (tids are reused). */
@@ -248,5 +291,38 @@ COLL_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, vo
 		free(a);
 		errno = saved;
 	}
+	return rc;
+}
+
+/* ---- pthread_setname_np ------------------------------------------------- */
+
+typedef int (*pthread_setname_fn)(pthread_t, const char *);
+static _Atomic(pthread_setname_fn) real_pthread_setname;
+
+/* torch names its threads with it (c10::setThreadName: "pt_autograd_0",
+ * "PTThreadPool"): the name goes into the trace as soon as it is set, when
+ * a thread names itself. Another thread's name is read at its end. */
+COLL_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+	pthread_setname_fn real = atomic_load_explicit(&real_pthread_setname, memory_order_acquire);
+	if (!real) {
+		real = (pthread_setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+		if (!real)
+			return ENOSYS;
+		atomic_store_explicit(&real_pthread_setname, real, memory_order_release);
+	}
+	int rc = real(thread, name);
+	if (rc != 0 || !coll_active() || !pthread_equal(thread, pthread_self()))
+		return rc;
+	int saved = errno;
+	struct coll_thread *t = coll_thread();
+	if (t && !coll_busy) {
+		coll_busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		thread_name_emit(t, name);
+		atomic_signal_fence(memory_order_seq_cst);
+		coll_busy = 0;
+	}
+	errno = saved;
 	return rc;
 }

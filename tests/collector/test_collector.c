@@ -900,7 +900,9 @@ static int setup_none(void **state)
 }
 
 /* A thread the collector did not see start (created while it was inert, or
- * before it was loaded) is set up at its first event and still ended. */
+ * before it was loaded) is set up at its first event and still ended; its
+ * name is written when it is first seen (it may have one already), and not
+ * again at its end when it has not changed. */
 static void test_thread_seen_first_at_its_first_event(void **state)
 {
 	struct fixture *f = *state;
@@ -919,8 +921,8 @@ static void test_thread_seen_first_at_its_first_event(void **state)
 	const struct view_slot *ts = view_thread(&v, (uint32_t)getpid(), l.tid);
 	assert_non_null(ts);
 	static const uint16_t kinds[] = {
-		RING_REC_THREAD_START, RING_REC_STRING, RING_REC_RANGE,
-		RING_REC_STRING, RING_REC_THREAD_NAME, RING_REC_THREAD_END,
+		RING_REC_THREAD_START, RING_REC_STRING, RING_REC_THREAD_NAME,
+		RING_REC_STRING, RING_REC_RANGE, RING_REC_THREAD_END,
 	};
 	assert_kinds(ts, kinds, sizeof(kinds) / sizeof(kinds[0]));
 	assert_int_equal(atomic_load(&ring_shm_slot(f->shm, ts->index)->state), RING_SLOT_EXITED);

@@ -30,6 +30,9 @@ except ImportError as e:  # the package without its extension: nothing to record
 _on = _native is not None and _native.available()
 if _on:
     from ._steps import state as _state
+    from ._threads import install as _name_threads
+
+    _name_threads()  # Python's thread names in the trace ("MainThread", "loader")
 
     _push, _pop, _string = _native.push, _native.pop, _native.string
 _ids = {}  # name -> the collector's id
