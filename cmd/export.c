@@ -40,6 +40,7 @@
  * written in full (partial files are removed), 2 usage.
  */
 #include "cmd/cmd.h"
+#include "lib/analysis/store/capture.h"
 #include "formats/async_out.h"
 #include "formats/chrome/chrome_writer.h"
 #include "formats/csv/csv_export.h"
@@ -52,6 +53,7 @@
 #include "lib/analysis/store/collective.h"
 #include "lib/analysis/store/job.h"
 #include "lib/analysis/store/names.h"
+#include "lib/analysis/table/table_csv.h"
 #include "lib/analysis/views/view.h"
 #include "common/error.h"
 #include "common/textsafe.h"
@@ -65,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXPORT_BUFFER (1u << 20) /* big writes: the export is I/O bound */
@@ -95,6 +98,14 @@ static const char export_usage[] =
 	"                   output, --chrome only; needed with several files)\n"
 	"    -f, --force    overwrite OUT, or the files in DIR, if they exist\n"
 	"    --no-summary   --csv: the events only, not the summary tables\n"
+	"    --steps A-B    only the events that begin in steps A to B (B included;\n"
+	"                   'A' one step, 'A-' to the last): --chrome, --csv --no-summary\n"
+	"    --window START:END\n"
+	"                   only the events that begin in that window, from the trace's\n"
+	"                   start: seconds, or with a unit (500ms, 2.5s, 1200us, 10ns);\n"
+	"                   either end may be left out; --chrome, --csv --no-summary\n"
+	"    --cycle N      only --schedule's cycle N (or capture range N), from 0: as\n"
+	"                   --window with that cycle's span\n"
 	"    -h, --help     show this help\n";
 
 struct export_opts {
@@ -105,7 +116,74 @@ struct export_opts {
 	char **inputs;
 	int ninputs;
 	const char *output;
+	/* --steps A-B (last -1: to the end), --window START:END (ns from the
+	 * trace's start; to 0: to the end) */
+	const char *steps_arg, *window_arg;
+	const char *cycle_arg; /* --cycle N: window_arg is set too */
+	int64_t step_first, step_last;
+	uint64_t win_from, win_to;
 };
+
+/* A step number of --steps: digits only. */
+static int64_t parse_step(const char *s, size_t len, const char *arg)
+{
+	char clean[TEXT_CLEAN_SIZE];
+	int64_t v = 0;
+	if (!len || len > 12)
+		usage_error("--steps: '%s' is not A-B (steps A to B)", text_clean(clean, sizeof(clean), arg));
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			usage_error("--steps: '%s' is not A-B (steps A to B)",
+				    text_clean(clean, sizeof(clean), arg));
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+static void parse_steps(struct export_opts *o, const char *s)
+{
+	char clean[TEXT_CLEAN_SIZE];
+	const char *dash = strchr(s, '-');
+	o->step_first = parse_step(s, dash ? (size_t)(dash - s) : strlen(s), s);
+	o->step_last = !dash ? o->step_first : dash[1] ? parse_step(dash + 1, strlen(dash + 1), s) : -1;
+	if (o->step_last >= 0 && o->step_last < o->step_first)
+		usage_error("--steps: '%s' ends before it begins", text_clean(clean, sizeof(clean), s));
+}
+
+/* A time of --window in ns: a number of seconds, or a number with a unit. */
+static uint64_t parse_time(const char *s, size_t len, const char *arg)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1e9}};
+	char buf[64], clean[TEXT_CLEAN_SIZE], *end;
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	double v = strtod(buf, &end);
+	if (end != buf && buf[0] >= '0' && buf[0] <= '9' && !errno)
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strcmp(end, units[i].unit) == 0 && v * units[i].ns < 1e18) /* 31 years */
+				return (uint64_t)(v * units[i].ns + 0.5);
+	usage_error("--window: '%s' is not START:END (seconds, or 500ms, 2.5s, 1200us, 10ns)",
+		    text_clean(clean, sizeof(clean), arg));
+}
+
+static void parse_window(struct export_opts *o, const char *s)
+{
+	char clean[TEXT_CLEAN_SIZE];
+	const char *colon = strchr(s, ':');
+	if (!colon || (colon == s && !colon[1]))
+		usage_error("--window: '%s' is not START:END (seconds, or 500ms, 2.5s, 1200us, 10ns)",
+			    text_clean(clean, sizeof(clean), s));
+	o->win_from = colon == s ? 0 : parse_time(s, (size_t)(colon - s), s);
+	o->win_to = colon[1] ? parse_time(colon + 1, strlen(colon + 1), s) : 0;
+	if (o->win_to && o->win_to <= o->win_from)
+		usage_error("--window: '%s' ends before it begins", text_clean(clean, sizeof(clean), s));
+}
 
 static void parse_args(int argc, char **argv, struct export_opts *o)
 {
@@ -121,6 +199,9 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 		{"output", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
+		{"steps", required_argument, NULL, 'S'},
+		{"window", required_argument, NULL, 'W'},
+		{"cycle", required_argument, NULL, 'Y'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -129,7 +210,7 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 	/* Options may follow the file (export --chrome t.gpdl -o t.json), so
 	 * GNU getopt permutes; ':' first tells a missing value from an unknown
 	 * option. */
-	while ((c = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 0:
 			break;
@@ -138,6 +219,19 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 			break;
 		case 'f':
 			o->force = 1;
+			break;
+		case 'S':
+			o->steps_arg = optarg;
+			parse_steps(o, optarg);
+			break;
+		case 'W':
+			o->window_arg = optarg;
+			parse_window(o, optarg);
+			break;
+		case 'Y':
+			if (capture_parse_cycle(optarg) < 0)
+				usage_error("--cycle: '%s' is not a cycle number (0, 1, ...)", optarg);
+			o->cycle_arg = o->window_arg = optarg;
 			break;
 		case 'h':
 			fputs(export_usage, stdout);
@@ -158,6 +252,14 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 		usage_error("--partitioned goes with --csv");
 	if (o->gzip && !o->partitioned)
 		usage_error("--gzip goes with --csv --partitioned");
+	if (o->steps_arg && o->window_arg)
+		usage_error("--steps or --window, not both");
+	if ((o->steps_arg || o->window_arg) && (o->sqlite || o->partitioned))
+		usage_error("%s goes with --chrome and --csv, not with the job's tables of %s",
+			    o->steps_arg ? "--steps" : "--window", o->sqlite ? "--sqlite" : "--partitioned");
+	if ((o->steps_arg || o->window_arg) && o->csv && !o->no_summary)
+		usage_error("%s --csv needs --no-summary (the summary tables are the whole trace's)",
+			    o->steps_arg ? "--steps" : "--window");
 	if (optind >= argc)
 		usage_error("no trace file given");
 	o->inputs = argv + optind;
@@ -267,6 +369,193 @@ static void warn_damage(struct trace_reader *r, const char *input, uint64_t even
 			damage, (unsigned long long)offset, (unsigned long long)events);
 }
 
+/* ---- part of a trace, a progress bar, what was written ---------------------- */
+
+/* What every single-trace run of a writer takes (writer_setup): the window
+ * of --steps or --window on the trace's clock, and the progress bar. */
+static struct {
+	uint64_t from_ns, to_ns; /* to_ns 0: the whole trace */
+} part;
+
+/* A bar on standard error while an export runs, once it has taken longer
+ * than a second (GPROF_DL_PROGRESS_DELAY seconds, as git's
+ * GIT_PROGRESS_DELAY), only when standard error is a terminal; rewritten in
+ * place and erased at the end, so that it never reaches a log. */
+static struct {
+	int on, shown;
+	unsigned pct; /* on the terminal */
+	double start, delay;
+	uint64_t size;
+	char what[320];
+} bar;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void bar_start(const char *what, const char *input, struct trace_reader *r, int to_stdout)
+{
+	char clean[256];
+	/* JSON going to the same terminal would tear the bar apart */
+	bar.on = isatty(STDERR_FILENO) && !(to_stdout && isatty(STDOUT_FILENO));
+	bar.shown = 0;
+	bar.size = trace_reader_file_size(r);
+	const char *delay = getenv("GPROF_DL_PROGRESS_DELAY");
+	char *end;
+	bar.delay = delay && *delay ? strtod(delay, &end) : 1.0;
+	if (!delay || !*delay || *end || !(bar.delay >= 0))
+		bar.delay = 1.0;
+	snprintf(bar.what, sizeof(bar.what), "%s '%s'", what, text_clean(clean, sizeof(clean), input));
+	bar.start = now_s();
+}
+
+static void bar_show(void *ctx, uint64_t offset)
+{
+	(void)ctx;
+	if (!bar.on || now_s() - bar.start < bar.delay)
+		return;
+	enum { WIDTH = 30 };
+	char cells[WIDTH + 1];
+	unsigned pct = bar.size ? (unsigned)(offset >= bar.size ? 100 : offset * 100 / bar.size) : 0;
+	if (bar.shown && pct == bar.pct)
+		return; /* the terminal has this line already */
+	bar.pct = pct;
+	unsigned full = pct * WIDTH / 100;
+	for (unsigned i = 0; i < WIDTH; i++)
+		cells[i] = i < full ? '#' : '.';
+	cells[WIDTH] = '\0';
+	fprintf(stderr, "\rgprof-dl: %s [%s] %3u%%\033[K", bar.what, cells, pct);
+	fflush(stderr);
+	bar.shown = 1;
+}
+
+static void bar_done(void)
+{
+	if (bar.shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	bar.shown = 0;
+	bar.on = 0;
+}
+
+static void writer_setup(struct export_writer *w)
+{
+	w->from_ns = part.from_ns;
+	w->to_ns = part.to_ns;
+	w->progress = bar.on ? bar_show : NULL;
+}
+
+/* "12.3 MB": decimal units, as ls -h --si and the browsers say. */
+static void size_text(char *buf, size_t size, uint64_t bytes)
+{
+	if (bytes < 1000)
+		snprintf(buf, size, "%llu bytes", (unsigned long long)bytes);
+	else if (bytes < 1000000)
+		snprintf(buf, size, "%.1f kB", (double)bytes / 1e3);
+	else if (bytes < 1000000000)
+		snprintf(buf, size, "%.1f MB", (double)bytes / 1e6);
+	else
+		snprintf(buf, size, "%.2f GB", (double)bytes / 1e9);
+}
+
+/* "gprof-dl: wrote 't.json' (12.3 MB, 4512 events)" on standard error: an
+ * export says where its output went, as a default name leaves it unsaid. */
+static void said_wrote(const char *path, char *const *paths, unsigned files, uint64_t events)
+{
+	char clean[TEXT_CLEAN_SIZE], sz[32];
+	struct stat st;
+	uint64_t bytes = 0;
+	if (files) { /* a directory: the sizes of the files written into it */
+		for (unsigned i = 0; i < files; i++)
+			if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode))
+				bytes += (uint64_t)st.st_size;
+	} else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		bytes = (uint64_t)st.st_size;
+	} else {
+		fprintf(stderr, "gprof-dl: wrote '%s' (%llu events)\n",
+			text_clean(clean, sizeof(clean), path), (unsigned long long)events);
+		return;
+	}
+	size_text(sz, sizeof(sz), bytes);
+	if (files)
+		fprintf(stderr, "gprof-dl: wrote %u files to '%s' (%s, %llu events)\n", files,
+			text_clean(clean, sizeof(clean), path), sz, (unsigned long long)events);
+	else
+		fprintf(stderr, "gprof-dl: wrote '%s' (%s, %llu events)\n",
+			text_clean(clean, sizeof(clean), path), sz, (unsigned long long)events);
+}
+
+/* --steps A-B: the steps' window on the trace's clock, found by a read of
+ * the whole trace (steps are recorded when they end, so the file's order is
+ * not theirs). A step is what the tables take for one (trace_name_is_step);
+ * its N is its name's, or its place in the file when its name has none, as
+ * the chrome export numbers it. */
+struct step_scan {
+	struct export_writer ops; /* first: export_writer_container() */
+	int64_t first, last;      /* wanted; last -1: to the last one */
+	uint64_t from, to;        /* the window found; to 0: no step in it */
+	int64_t lo, hi;           /* the numbers seen; lo -1: none */
+	int64_t unnumbered;
+};
+
+static int scan_event(struct export_writer *w, const struct trace_event *e)
+{
+	struct step_scan *s = export_writer_container(w, struct step_scan);
+	const struct trace_desc *d = trace_reader_desc(w->reader, e->desc);
+	if (!d || (d->type != TRACE_EV_PROFILE_STEP && d->type != TRACE_EV_USER_DEFINED))
+		return 0;
+	const char *name = trace_reader_string(w->reader, d->name_str);
+	size_t len = strlen(name);
+	if (!trace_name_is_step(name, len))
+		return 0;
+	const char *hash = memchr(name, '#', len);
+	int64_t n = hash ? strtoll(hash + 1, NULL, 10) : s->unnumbered++;
+	if (s->lo < 0 || n < s->lo)
+		s->lo = n;
+	if (n > s->hi)
+		s->hi = n;
+	if (n < s->first || (s->last >= 0 && n > s->last))
+		return 0;
+	if (!s->to || e->start_ns < s->from)
+		s->from = e->start_ns;
+	if (e->start_ns + e->dur_ns > s->to)
+		s->to = e->start_ns + e->dur_ns;
+	return 0;
+}
+
+/* 0 with part set, or 1 after a message. */
+static int find_steps(const struct export_opts *o)
+{
+	char err[1024], clean[TEXT_CLEAN_SIZE];
+	struct trace_reader *r = trace_open_any(o->inputs[0], err, sizeof(err));
+	if (!r) {
+		error("%s", err);
+		return 1;
+	}
+	struct step_scan s = {.first = o->step_first, .last = o->step_last, .lo = -1, .hi = -1};
+	s.ops.name = "steps";
+	s.ops.event = scan_event;
+	bar_start("finding the steps of", o->inputs[0], r, 0);
+	s.ops.progress = bar.on ? bar_show : NULL;
+	export_writer_run(&s.ops, r);
+	bar_done();
+	trace_reader_close(r);
+	text_clean(clean, sizeof(clean), o->inputs[0]);
+	if (s.lo < 0)
+		return error("'%s' has no steps (ProfileStep#N ranges) for --steps", clean), 1;
+	if (!s.to)
+		return error("'%s' has no step in %s (its steps are %lld to %lld)", clean, o->steps_arg,
+			     (long long)s.lo, (long long)s.hi),
+		       1;
+	part.from_ns = s.from;
+	part.to_ns = s.to > s.from ? s.to : s.from + 1;
+	return 0;
+}
+
 /* The output stream of --chrome: a file or standard output, buffered big. */
 struct chrome_out {
 	char *defname;
@@ -304,14 +593,21 @@ static int export_chrome(const struct export_opts *o, struct trace_reader *r)
 	if (chrome_out_open(&out, o) != 0)
 		return 1;
 	struct export_writer *w = chrome_writer_new(out.f);
+	bar_start("exporting", o->inputs[0], r, out.to_stdout);
+	writer_setup(w);
 	/* Only a failed write stops an export early: the reader reports damage
 	 * through trace_reader_damage(), not through the run's result. */
 	int failed = export_writer_run(w, r) != 0;
 	uint64_t events = w->events;
 	export_writer_destroy(w);
+	char *path = out.to_stdout ? NULL : xstrdup(out.path);
 	int status = chrome_out_close(&out, failed) ? 1 : 0;
+	bar_done();
 	if (status == 0)
 		warn_damage(r, o->inputs[0], events);
+	if (status == 0 && path)
+		said_wrote(path, NULL, 0, events);
+	free(path);
 	return status;
 }
 
@@ -627,8 +923,11 @@ static int export_chrome_job(const struct export_opts *o, const struct job *j)
 	job_clock(j, clock, sizeof(clock), &jo.base_ns, &jo.wall_offset_ns);
 	struct export_writer *w = chrome_job_writer_new(out.f, &jo);
 	int rc = 0;
-	for (uint32_t p = 0; p < j->nparts && rc == 0; p++)
+	uint64_t events = 0;
+	for (uint32_t p = 0; p < j->nparts && rc == 0; p++) {
 		rc = chrome_part(w, j, p);
+		events += w->events;
+	}
 	uint64_t matched = 0;
 	if (rc == 0)
 		rc = write_flows(w, &cs, &matched) != 0 ? -1 : 0;
@@ -645,7 +944,12 @@ static int export_chrome_job(const struct export_opts *o, const struct job *j)
 		free(out.defname);
 		return 1;
 	}
-	return chrome_out_close(&out, rc != 0) ? 1 : 0;
+	char *path = out.to_stdout ? NULL : xstrdup(out.path);
+	int status = chrome_out_close(&out, rc != 0) ? 1 : 0;
+	if (status == 0 && path)
+		said_wrote(path, NULL, 0, events);
+	free(path);
+	return status;
 }
 
 /* ---- --csv: a directory of files ----------------------------------------- */
@@ -814,6 +1118,7 @@ static int csv_raw(struct csv_dir *d, struct trace_reader *r, const struct expor
 		if (!(outs[i] = csv_dir_open(d, i, force)))
 			return -1;
 	struct export_writer *w = csv_export_new(outs);
+	writer_setup(w);
 	int failed = export_writer_run_part(w, r, f) != 0;
 	*events = w->events;
 	export_writer_destroy(w);
@@ -824,20 +1129,48 @@ static int csv_raw(struct csv_dir *d, struct trace_reader *r, const struct expor
 }
 
 /* Each table through the summary's own CSV renderer: the view's public
- * build function, then table_render_csv(), times in nanoseconds. */
-static int csv_table(struct csv_dir *d, unsigned i, struct table *t, int force)
+ * build function, then its CSV tables (lib/analysis/table/table_csv.h),
+ * times in nanoseconds. The first goes to file i, summary-<view>.csv, named
+ * with the directory's files; a part with columns of its own (the
+ * Overview's device half) to summary-<view>-<part>.csv, named here, and
+ * refused without --force when it exists. */
+static int csv_table(struct csv_dir *d, unsigned i, const char *view, struct table *t, int force)
 {
-	FILE *f = csv_dir_open(d, i, force);
-	if (!f) {
-		table_free(t);
-		return -1;
-	}
-	struct csv_out c;
 	struct table_style st = {.unit = TIME_UNIT_NS};
-	csv_out_init(&c, f);
-	table_render_csv(t, &c, &st);
+	unsigned n = table_csv_count(t);
+	int rc = 0;
+	for (unsigned k = 0; k < n && rc == 0; k++) {
+		unsigned at = i;
+		if (k) {
+			char suffix[96], name[256];
+			struct stat sb;
+			snprintf(name, sizeof(name), "summary-%s%s.csv", view,
+				 table_csv_suffix(t, k, suffix, sizeof(suffix)));
+			char *path = join(d->dir, name);
+			int exists = stat(path, &sb) == 0;
+			if (exists && !force)
+				rc = error("'%s' exists; use --force to overwrite the files in '%s', or "
+					   "-o to choose another directory",
+					   path, d->dir);
+			free(path);
+			if (rc)
+				break;
+			csv_dir_add(d, name);
+			at = d->n - 1;
+		}
+		FILE *f = csv_dir_open(d, at, force);
+		if (!f) {
+			rc = -1;
+			break;
+		}
+		struct csv_out c;
+		csv_out_init(&c, f);
+		table_render_csv_one(t, k, &c, &st);
+		if (csv_dir_close(d, at) != 0)
+			rc = -1;
+	}
 	table_free(t);
-	return csv_dir_close(d, i);
+	return rc;
 }
 
 /* The summary tables of one trace (j NULL) or of part p of a job. */
@@ -856,10 +1189,10 @@ static int csv_summary(struct csv_dir *d, const char *input, struct job *j, uint
 		analysis_prepare(&a);
 	struct view_opts vo = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_NS};
 	unsigned at = CSV_FILE_COUNT;
-	rc = csv_table(d, at++, view_trace(NULL, &a, &vo), force);
+	rc = csv_table(d, at++, "trace", view_trace(NULL, &a, &vo), force);
 	for (unsigned i = 0; rc == 0 && i < view_registry_count; i++) {
 		const struct view *v = &view_registry[i];
-		rc = csv_table(d, at++, v->build(v, &a, &vo), force);
+		rc = csv_table(d, at++, v->name, v->build(v, &a, &vo), force);
 	}
 	analysis_free(&a);
 	return rc;
@@ -869,13 +1202,14 @@ static int csv_summary(struct csv_dir *d, const char *input, struct job *j, uint
  * directory's files removed again. */
 static int csv_write_dir(struct csv_dir *d, const struct export_opts *o, const char *input,
 			 struct trace_reader *r, const struct export_filter *f, struct job *j,
-			 uint32_t p)
+			 uint32_t p, uint64_t *written)
 {
 	uint64_t events = 0;
 	int rc = -1;
 	if (make_dir(d->dir, &d->made_dir) == 0 && csv_raw(d, r, f, o->force, &events) == 0 &&
 	    (o->no_summary || csv_summary(d, input, j, p, o->force) == 0))
 		rc = 0;
+	*written += events;
 	if (rc == 0)
 		warn_damage(r, input, events);
 	else
@@ -890,10 +1224,15 @@ static int export_csv(const struct export_opts *o, struct trace_reader *r)
 	csv_dir_names(&d, o->output ? xstrdup(o->output) : default_output(input, "-csv"),
 		      !o->no_summary);
 	int status = 1;
+	uint64_t events = 0;
+	bar_start("exporting", input, r, 0);
 	if (make_dir(d.dir, &d.made_dir) == 0 && csv_dir_check(&d, o) == 0)
-		status = csv_write_dir(&d, o, input, r, NULL, NULL, 0) == 0 ? 0 : 1;
+		status = csv_write_dir(&d, o, input, r, NULL, NULL, 0, &events) == 0 ? 0 : 1;
 	else if (d.made_dir)
 		rmdir(d.dir);
+	bar_done();
+	if (status == 0)
+		said_wrote(d.dir, d.paths, d.n, events);
 	csv_dir_free(&d);
 	return status;
 }
@@ -904,9 +1243,11 @@ static int export_csv(const struct export_opts *o, struct trace_reader *r)
 static int export_csv_job(const struct export_opts *o, struct job *j)
 {
 	char *root = o->output ? xstrdup(o->output) : default_output(o->inputs[0], "-csv");
+	char err_root[TEXT_CLEAN_SIZE];
 	struct csv_dir *d = xcalloc(j->nparts ? j->nparts : 1, sizeof(*d));
 	int made = 0, status = 1;
 	uint32_t done = 0;
+	uint64_t events = 0;
 	for (uint32_t p = 0; p < j->nparts; p++) {
 		char name[64];
 		if (j->ranks[p].rank >= 0)
@@ -929,12 +1270,14 @@ static int export_csv_job(const struct export_opts *o, struct job *j)
 			error("%s", err);
 			goto out;
 		}
-		int rc = csv_write_dir(&d[done], o, path, r, part_filter(j, done, &f), j, done);
+		int rc = csv_write_dir(&d[done], o, path, r, part_filter(j, done, &f), j, done, &events);
 		trace_reader_close(r);
 		if (rc != 0)
 			goto out;
 	}
 	status = 0;
+	fprintf(stderr, "gprof-dl: wrote %u directories to '%s' (%llu events)\n", j->nparts,
+		text_clean(err_root, sizeof(err_root), root), (unsigned long long)events);
 out:
 	if (status) {
 		for (uint32_t p = 0; p < done; p++)
@@ -1275,6 +1618,14 @@ int cmd_export(int argc, char **argv)
 	int is_job = open_job(&o, &j);
 	if (is_job < 0)
 		return 1;
+	if (is_job && (o.steps_arg || o.window_arg))
+		usage_error("%s takes one trace; %s", o.steps_arg ? "--steps" : "--window",
+			    o.ninputs > 1 ? "these are several" : "this one holds several ranks");
+	if (o.steps_arg && find_steps(&o) != 0) {
+		if (is_job)
+			job_free(&j);
+		return 1;
+	}
 	if (is_job) {
 		int status = o.csv ? export_csv_job(&o, &j) : export_chrome_job(&o, &j);
 		job_free(&j);
@@ -1282,6 +1633,17 @@ int cmd_export(int argc, char **argv)
 	}
 	struct trace_reader *r = trace_open_any(o.inputs[0], err, sizeof(err));
 	if (!r) {
+		error("%s", err);
+		return 1;
+	}
+	if (o.window_arg) { /* from the trace's start */
+		const struct trace_header *h = trace_reader_header(r);
+		part.from_ns = h->start_ns + o.win_from;
+		part.to_ns = o.win_to ? h->start_ns + o.win_to : UINT64_MAX;
+	}
+	if (o.cycle_arg && capture_cycle_window(o.inputs[0], (uint32_t)capture_parse_cycle(o.cycle_arg), &part.from_ns,
+						&part.to_ns, err, sizeof(err)) != 0) {
+		trace_reader_close(r);
 		error("%s", err);
 		return 1;
 	}

@@ -21,6 +21,7 @@ struct run {
 	/* with a filter: per thread index, 0 not asked yet, 1 taken, 2 left out */
 	uint8_t *takes;
 	size_t ntakes;
+	uint64_t read; /* events read, for the progress callback */
 };
 
 int export_writer_takes_pid(const struct export_writer *w, uint32_t pid)
@@ -97,7 +98,12 @@ static int on_thread(void *ctx, const struct trace_thread *t)
 static int on_event(void *ctx, const struct trace_event *e)
 {
 	struct export_writer *w = ((struct run *)ctx)->w;
+	struct run *run = ctx;
 	BEGIN_ONCE(ctx);
+	if (w->progress && !(++run->read % EXPORT_PROGRESS_EVENTS))
+		w->progress(w->progress_ctx, trace_reader_offset(run->r));
+	if (w->to_ns && (e->start_ns < w->from_ns || e->start_ns >= w->to_ns))
+		return 0;
 	if (!takes_thread(ctx, e->thread))
 		return 0;
 	w->events++;
@@ -109,6 +115,8 @@ static int on_counter(void *ctx, const struct trace_counter *c)
 	struct export_writer *w = ((struct run *)ctx)->w;
 	BEGIN_ONCE(ctx);
 	if (w->filter && (c->pid ? !export_writer_takes_pid(w, c->pid) : !w->filter->system))
+		return 0;
+	if (w->to_ns && (c->ts_ns < w->from_ns || c->ts_ns >= w->to_ns))
 		return 0;
 	w->counters++;
 	return w->counter ? w->counter(w, c) : 0;
@@ -156,6 +164,8 @@ int export_writer_run_part(struct export_writer *w, struct trace_reader *r,
 		rc = begin_once(&run, NULL); /* an empty trace */
 	if (!rc && w->end)
 		rc = w->end(w);
+	if (w->progress)
+		w->progress(w->progress_ctx, trace_reader_offset(r));
 	free(run.takes);
 	return rc;
 }

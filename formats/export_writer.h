@@ -40,11 +40,24 @@ struct export_writer {
 	/* Frees the writer; does not close the stream it was given. */
 	void (*destroy)(struct export_writer *w);
 
+	/* Set by the caller, kept by the runs: only the events that begin in
+	 * [from_ns, to_ns) of the trace's clock are passed on, and the
+	 * counters sampled in it (part of a long trace: export --steps,
+	 * --window); to_ns 0: every one. */
+	uint64_t from_ns, to_ns;
+	/* Set by the caller: called every EXPORT_PROGRESS_EVENTS events read
+	 * and once at the end, with the reader's offset in the file (a
+	 * progress bar); NULL: none. */
+	void (*progress)(void *ctx, uint64_t offset);
+	void *progress_ctx;
+
 	/* Set by export_writer_run(), for the callbacks. */
 	struct trace_reader *reader;
 	const struct export_filter *filter; /* NULL: the whole trace */
 	uint64_t events, counters; /* how many were passed on */
 };
+
+#define EXPORT_PROGRESS_EVENTS 16384u
 
 #define export_writer_container(w, type) ((type *)(void *)((char *)(w) - offsetof(type, ops)))
 

@@ -49,6 +49,7 @@ struct chrome_writer {
 	struct chrome_job *job; /* NULL: one trace (chrome_writer_new) */
 	uint64_t job_pid;      /* a job: the current part's pid in the output */
 	uint64_t flow_base;    /* a job: added to a correlation id for an ac2g id */
+	uint64_t steps;        /* steps renamed so far: the N of an unnumbered one */
 };
 
 /* The JSON writer's own buffer: big blocks to the stream, which the export

@@ -12,6 +12,7 @@
  * by the ordinary calls (cache_get), with its times, pid and tid between.
  */
 #include "formats/chrome/chrome_internal.h"
+#include "formats/chrome/chrome_memory.h"
 
 #include "gpdl-config.h"
 #include "common/error.h"
@@ -54,6 +55,7 @@ static int chrome_begin(struct export_writer *w, struct trace_reader *r,
 {
 	struct chrome_writer *c = chrome_of(w);
 	cache_clear(c); /* desc ids are the reader's: a job's next part has others */
+	c->steps = 0;   /* a job's parts number their unnumbered steps each from 0 */
 	if (c->job)
 		return chrome_job_begin(c, r, h);
 	c->reader = r;
@@ -156,7 +158,8 @@ static void detail_args(struct chrome_writer *c, const struct trace_event_ext *x
 }
 
 static void write_event_args(struct chrome_writer *c, const struct trace_desc *d,
-			     const struct trace_thread *t, const struct trace_event *e)
+			     const struct trace_thread *t, const struct trace_event *e,
+			     const char *step)
 {
 	struct json_writer *j = &c->json;
 	chrome_key(j, "args");
@@ -195,6 +198,8 @@ static void write_event_args(struct chrome_writer *c, const struct trace_desc *d
 		detail_args(c, e->ext);
 	if (e->ext && chrome_has_comm(e->ext))
 		chrome_comm_args(c, d, e->ext);
+	if (step) /* the name an import gives back */
+		chrome_key_string(j, "recorded_name", trace_reader_string(c->reader, d->name_str));
 	json_end_object(j);
 }
 
@@ -235,7 +240,7 @@ static const struct chrome_cached *cache_get(struct chrome_writer *c, const stru
 			 chrome_category(d->type, 0), (e->flags & TRACE_EVF_MARK) != 0);
 	int bad = fflush(m) != 0;
 	size_t head = len;
-	write_event_args(c, d, t, e);
+	write_event_args(c, d, t, e, NULL);
 	json_end_object(&c->json);
 	bad |= json_writer_error(&c->json) || fclose(m) != 0;
 	c->json = keep;
@@ -269,6 +274,28 @@ static void write_plain_event(struct chrome_writer *c, const struct chrome_cache
 	json_raw(j, k->bytes + k->head, k->tail);
 }
 
+/* TensorBoard's profiler plugin and HTA find the steps of a trace by
+ * Kineto's name, "ProfilerStep#N"; gprof-dl records Paddle's, "ProfileStep#N"
+ * (which its own tables keep). A step is written under Kineto's name, with
+ * the same N, or the step's place in the file when it has none; NULL when
+ * the event is no step of ours. */
+static const char *step_name(struct chrome_writer *c, const struct trace_desc *d,
+			     const char *name, char *buf, size_t size)
+{
+	static const char ours[] = "ProfileStep";
+	size_t len = strlen(name), n = sizeof(ours) - 1;
+	if (d->type != TRACE_EV_PROFILE_STEP && d->type != TRACE_EV_USER_DEFINED)
+		return NULL;
+	if (len < n || memcmp(name, ours, n) != 0 || !trace_name_is_step(name, len))
+		return NULL;
+	c->steps++;
+	if (len > n)
+		snprintf(buf, size, "ProfilerStep%s", name + n);
+	else
+		snprintf(buf, size, "ProfilerStep#%llu", (unsigned long long)c->steps - 1);
+	return buf;
+}
+
 static int chrome_event(struct export_writer *w, const struct trace_event *e)
 {
 	struct chrome_writer *c = chrome_of(w);
@@ -279,20 +306,24 @@ static int chrome_event(struct export_writer *w, const struct trace_event *e)
 		return 0; /* the reader promises both; a NULL is not worth a crash */
 	if (d->type == TRACE_EV_MEMORY) {
 		chrome_memory_event(c, d, t, e);
+		chrome_memory_counter(c, t, e); /* chrome_memory.c */
 		return failed(c);
 	}
 	int mark = (e->flags & TRACE_EVF_MARK) != 0;
 	int stream = t->kind == TRACE_TRACK_STREAM;
 	const struct chrome_cached *k;
-	if (!e->ext && !stream && (k = cache_get(c, d, t, e)) != NULL) {
+	char buf[128];
+	const char *name = trace_reader_string(c->reader, d->name_str);
+	const char *step = step_name(c, d, name, buf, sizeof(buf));
+	if (!e->ext && !stream && !step && (k = cache_get(c, d, t, e)) != NULL) {
 		write_plain_event(c, k, t, e);
 		if (c->job)
 			chrome_job_event(c, d, t, e);
 		return failed(c);
 	}
-	char buf[128];
-	const char *name = trace_reader_string(c->reader, d->name_str);
-	if (e->ext)
+	if (step)
+		name = step;
+	else if (e->ext)
 		name = chrome_gpu_name(d, e, name, buf, sizeof(buf));
 
 	chrome_next_item(c);
@@ -302,7 +333,7 @@ static int chrome_event(struct export_writer *w, const struct trace_event *e)
 		chrome_key_us(j, "dur", (int64_t)e->dur_ns);
 	chrome_key_uint(j, "pid", chrome_pid(c, t));
 	chrome_key_uint(j, "tid", chrome_tid(c, t));
-	write_event_args(c, d, t, e);
+	write_event_args(c, d, t, e, step);
 	json_end_object(j);
 	if (e->ext && e->ext->correlation)
 		chrome_flow(c, t, e);

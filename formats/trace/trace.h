@@ -307,6 +307,8 @@ uint64_t trace_reader_drops_by_reason(const struct trace_reader *r, unsigned rea
  * was cut short") and at which byte offset. */
 const char *trace_reader_damage(const struct trace_reader *r, uint64_t *offset);
 uint64_t trace_reader_file_size(const struct trace_reader *r);
+/* The offset of the next chunk to read: how far a run has come. */
+uint64_t trace_reader_offset(const struct trace_reader *r);
 
 /* Part of a trace (1.3: one rank of a file that holds several): the
  * processes listed (pids sorted ascending), or with exclude every process but

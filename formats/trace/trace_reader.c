@@ -1284,6 +1284,11 @@ void trace_reader_close(struct trace_reader *r)
 
 /* ---- queries ------------------------------------------------------------------ */
 
+uint64_t trace_reader_offset(const struct trace_reader *r)
+{
+	return r->cur;
+}
+
 const struct trace_header *trace_reader_header(const struct trace_reader *r)
 {
 	return &r->hdr;

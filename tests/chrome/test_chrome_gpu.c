@@ -162,10 +162,16 @@ static void test_events(void **state)
 			us_text(dur, sizeof(dur), f->dur_ns);
 			assert_num(e, "dur", dur);
 		}
-		if (f->type == TRACE_EV_MEMORY)
+		char kineto[64];
+		if (f->type == TRACE_EV_MEMORY) {
 			assert_str(e, "name", "[memory]");
-		else if (f->type != TRACE_EV_MEMCPY && f->type != TRACE_EV_MEMSET)
+		} else if (f->type == TRACE_EV_PROFILE_STEP && !strncmp(f->name, "ProfileStep#", 12)) {
+			/* a step under Kineto's name, the same N: TensorBoard and HTA */
+			snprintf(kineto, sizeof(kineto), "ProfilerStep#%s", f->name + 12);
+			assert_str(e, "name", kineto);
+		} else if (f->type != TRACE_EV_MEMCPY && f->type != TRACE_EV_MEMSET) {
 			assert_str(e, "name", f->name);
+		}
 		/* the stream's identity in args, on GPU work only */
 		yajl_val args = get(e, "args");
 		if (on_stream(f)) {
@@ -186,7 +192,9 @@ static void test_events(void **state)
 	}
 	assert_int_equal(count_ph(d.evs, "X"), x);
 	assert_int_equal(count_ph(d.evs, "i"), i_);
-	assert_int_equal(count_ph(d.evs, "C"), 1);
+	/* the fixture's counter, and a memory counter sample per Memory event
+	 * with a level (chrome_memory.c: test_memory_instants) */
+	assert_int_equal(count_ph(d.evs, "C"), 1 + 2);
 	unload(&d);
 }
 
@@ -390,6 +398,22 @@ static void test_memory_instants(void **state)
 			assert_null(get(args, "recorded_name"));
 	}
 	assert_int_equal(n, 3);
+	/* the counter track (chrome_memory.c): a sample of the bytes in use
+	 * after each event that says them, on its device; the host allocation
+	 * without a level gives none */
+	size_t samples = 0;
+	long long want[] = {4194304, 1048576};
+	for (size_t k = 0; k < d.evs.len; k++) {
+		yajl_val e = d.evs.values[k];
+		const char *name = get_str(e, "name");
+		if (strcmp(get_str(e, "ph"), "C") != 0 || !name || strncmp(name, "Memory in use", 13) != 0)
+			continue;
+		assert_string_equal(name, "Memory in use (GPU0)");
+		assert_true(samples < 2);
+		assert_int_equal(get_int(get(e, "args"), "bytes"), want[samples]);
+		samples++;
+	}
+	assert_int_equal(samples, 2);
 	unload(&d);
 }
 

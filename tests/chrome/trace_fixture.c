@@ -233,8 +233,9 @@ int fix_write_repeats(const char *path)
 #define NCCL_NAME "ncclKernel_AllReduce_RING_LL_Sum_float"
 
 const struct fixg_event fixg_events[] = {
-	{"ProfilerStep#1", TRACE_EV_PROFILE_STEP, 0, H, 0, 40 * MS, 0, {0}},
-	{"ProfilerStep#2", TRACE_EV_PROFILE_STEP, 0, H, 40 * MS, 40 * MS, 0, {0}},
+	/* gprof-dl's own step names, which the export gives Kineto's */
+	{"ProfileStep#1", TRACE_EV_PROFILE_STEP, 0, H, 0, 40 * MS, 0, {0}},
+	{"ProfileStep#2", TRACE_EV_PROFILE_STEP, 0, H, 40 * MS, 40 * MS, 0, {0}},
 	{"nn.Module: Linear_0", TRACE_EV_PYTHON_OP, 0, H, 500 * US, 3 * MS, 0, {0}},
 	{"aten::mm", TRACE_EV_OPERATOR, 0, H, 1 * MS, 1 * MS, X(.external_id = 11)},
 	{"cudaLaunchKernel", TRACE_EV_CUDA_RUNTIME, 0, H, 1100 * US, 200 * US,

@@ -87,6 +87,8 @@ class Chrome:
         return sum(1 for e in evs if e["name"] == name)
 
     def named(self, name):
+        if name == "ProfileStep":  # exported under Kineto's name, ProfilerStep#N
+            return [e for e in self.x if re.fullmatch(r"ProfilerStep#\d+", e["name"])]
         return [e for e in self.x if e["name"] == name]
 
     def thread_names(self):
@@ -198,6 +200,8 @@ def case_domains(c):
         check(all(e["dur"] >= min_us for e in evs), f"{name} shorter than {min_us} us: {[e['dur'] for e in evs]}")
         check(all(e.get("cat") == name or e["args"].get("type") == name for e in evs), f"{name}: wrong type")
     every_nested(ch, "Forward", "ProfileStep")
+    eq(sorted(e["name"] for e in ch.named("ProfileStep")),
+       ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"], "steps numbered in the export")
     reg = ch.named("reg-range")
     eq(len(reg), 7, "registered-string ranges")
     eq(reg[0]["args"].get("domain"), "mylib", "registered range's domain")
