@@ -106,8 +106,15 @@ static void test_text_and_errors(void **state)
 
 	r = SUMMARY(job[0], job[1], "--view", "distributed", "--format", "csv");
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "\"Distributed Summary\",\"ranks\",\"time unit: ms\",\"ranks: 2\"");
-	assert_contains(r.out, "\"straggler_rank: 1\"");
+	/* the ranks' table, its facts a column each on every row, then the
+	 * collectives' table; no Trace Summary */
+	assert_true(strncmp(r.out, "row,section,rank,host,steps,step_mean_ms,", 41) == 0);
+	assert_contains(r.out, ",depth,parent,ranks,hosts,wall_clock,skip_steps,straggler_rank,");
+	assert_contains(r.out, "\r\n1,\"ranks\",0,\"h0\",2,100.000000,");
+	assert_contains(r.out, "\r\n2,\"ranks\",1,\"h0\",2,100.000000,");
+	assert_contains(r.out, ",\"straggler: computation\",0,0,2,1,0,10,1,0,"); /* straggler_rank 1 */
+	assert_contains(r.out, "\r\n\r\nrow,section,collective,backend,group_size,calls,");
+	assert_null(strstr(r.out, "Distributed Summary"));
 	cmd_result_free(&r);
 
 	r = SUMMARY(job[0], "--view", "distributed");

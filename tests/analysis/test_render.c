@@ -77,8 +77,9 @@ static char *summary_to_string(const char *path, enum summary_format format, enu
 /* ---- CSV, through libcsv -------------------------------------------------- */
 
 #define MAX_ROWS 64
-#define MAX_FIELDS 16
+#define MAX_FIELDS 40
 
+/* One CSV table: f[0] the header, then the rows. */
 struct csv_block {
 	char *f[MAX_ROWS][MAX_FIELDS];
 	int nf[MAX_ROWS];
@@ -110,101 +111,189 @@ static void block_free(struct csv_block *b)
 	free(b);
 }
 
-/* The block whose title row starts with title (blocks end at a blank line). */
-static struct csv_block *csv_find_block(const char *text, const char *title, const char *label)
+/* CSV table k of text (tables end at an empty line); each must have one
+ * header row, "row,...", and rows of its width numbered from 1. */
+static struct csv_block *csv_table_at(const char *text, int k)
 {
 	const char *p = text;
-	while (*p) {
+	for (int i = 0; *p; i++) {
 		const char *end = strstr(p, "\r\n\r\n");
-		size_t len = end ? (size_t)(end - p) + 2 : strlen(p);
-		struct csv_block *b = calloc(1, sizeof(*b));
-		struct csv_parser parser;
-		assert_int_equal(csv_init(&parser, CSV_STRICT), 0);
-		assert_int_equal(csv_parse(&parser, p, len, on_field, on_row, b), len);
-		assert_int_equal(csv_fini(&parser, on_field, on_row, b), 0);
-		csv_free(&parser);
-		if (b->nrows && strcmp(b->f[0][0], title) == 0 &&
-		    (!label || (b->nf[0] > 1 && strcmp(b->f[0][1], label) == 0)))
+		assert_non_null(end); /* every table ends in an empty line */
+		size_t len = (size_t)(end - p) + 2;
+		if (i == k) {
+			struct csv_block *b = calloc(1, sizeof(*b));
+			struct csv_parser parser;
+			assert_int_equal(csv_init(&parser, CSV_STRICT), 0);
+			assert_int_equal(csv_parse(&parser, p, len, on_field, on_row, b), len);
+			assert_int_equal(csv_fini(&parser, on_field, on_row, b), 0);
+			csv_free(&parser);
+			assert_true(b->nrows >= 1);
+			assert_string_equal(b->f[0][0], "row");
+			for (int r = 1; r < b->nrows; r++) {
+				char id[16];
+				snprintf(id, sizeof(id), "%d", r);
+				assert_string_equal(b->f[r][0], id);
+				assert_int_equal(b->nf[r], b->nf[0]);
+			}
 			return b;
-		block_free(b);
-		p += end ? len + 2 : len;
+		}
+		p = end + 4;
 	}
-	fail_msg("no CSV block '%s'", title);
+	fail_msg("no CSV table %d", k);
 	return NULL;
 }
 
-static int csv_row_at(const struct csv_block *b, int col, const char *name)
+static int csv_table_count(const char *text)
 {
-	for (int r = 2; r < b->nrows; r++)
-		if (col < b->nf[r] && strcmp(b->f[r][col], name) == 0)
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, "\r\n\r\n")); p += 4)
+		n++;
+	return n;
+}
+
+/* The CSV of one view: its tables only (no Trace Summary), table k. */
+static struct csv_block *csv_view(const char *path, const char *view, enum time_unit unit,
+				  int thread_sep, int k, int *ntables)
+{
+	struct analysis a;
+	char err[512];
+	analysis_init(&a);
+	if (analysis_load(&a, path, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	analysis_prepare(&a);
+	struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = unit,
+					  .thread_sep = thread_sep},
+				 .format = SUMMARY_CSV};
+	summary_add_view(&o, view_find(view));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_int_equal(summary_write(&a, &o, f), 0);
+	fclose(f);
+	analysis_free(&a);
+	if (ntables)
+		*ntables = csv_table_count(text);
+	struct csv_block *b = csv_table_at(text, k);
+	free(text);
+	return b;
+}
+
+/* The column named name; fails when there is none. */
+static int csv_col(const struct csv_block *b, const char *name)
+{
+	for (int i = 0; i < b->nf[0]; i++)
+		if (strcmp(b->f[0][i], name) == 0)
+			return i;
+	fail_msg("no CSV column '%s'", name);
+	return -1;
+}
+
+static int csv_has_col(const struct csv_block *b, const char *name)
+{
+	for (int i = 0; i < b->nf[0]; i++)
+		if (strcmp(b->f[0][i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The first row whose column col holds value. */
+static int csv_row_where(const struct csv_block *b, const char *col, const char *value)
+{
+	int c = csv_col(b, col);
+	for (int r = 1; r < b->nrows; r++)
+		if (c < b->nf[r] && strcmp(b->f[r][c], value) == 0)
 			return r;
-	fail_msg("no CSV row '%s'", name);
+	fail_msg("no CSV row with %s '%s'", col, value);
 	return -1;
 }
 
 static int csv_row(const struct csv_block *b, const char *name)
 {
-	return csv_row_at(b, 0, name);
+	return csv_row_where(b, "name", name);
+}
+
+static const char *cell(const struct csv_block *b, int r, const char *col)
+{
+	return b->f[r][csv_col(b, col)];
 }
 
 static void test_csv(void **state)
 {
 	(void)state;
 	const char *path = write_trace();
-	char *text = summary_to_string(path, SUMMARY_CSV, TIME_UNIT_MS, 0);
-
-	struct csv_block *b = csv_find_block(text, "UserDefined Summary", NULL);
-	assert_int_equal(b->nf[0], 3);
-	assert_string_equal(b->f[0][1], "Thread: All threads merged");
-	assert_string_equal(b->f[0][2], "time unit: ms");
-	static const char *const header[] = {"Name",    "Calls",   "CPU Total",   "CPU Avg",
-					     "CPU Max", "CPU Min", "CPU Ratio(%)", "GPU Total",
-					     "GPU Avg", "GPU Max", "GPU Min", "GPU Ratio(%)"};
-	assert_int_equal(b->nf[1], 12);
-	for (int i = 0; i < 12; i++)
-		assert_string_equal(b->f[1][i], header[i]);
+	int n;
+	struct csv_block *b = csv_view(path, "userdefined", TIME_UNIT_MS, 0, 0, &n);
+	assert_int_equal(n, 1); /* one view, one table */
+	/* one header row; the merged threads' part says nothing the text does not */
+	static const char *const header[] = {
+		"row",	       "name",	      "calls",	     "cpu_total_ms", "cpu_avg_ms",
+		"cpu_max_ms",  "cpu_min_ms",  "cpu_ratio_pct", "gpu_total_ms", "gpu_avg_ms",
+		"gpu_max_ms",  "gpu_min_ms",  "gpu_ratio_pct", "depth",	      "parent",
+		"mark"};
+	assert_int_equal(b->nf[0], 16);
+	for (int i = 0; i < 16; i++)
+		assert_string_equal(b->f[0][i], header[i]);
 	int r = csv_row(b, "A");
-	assert_string_equal(b->f[r][1], "2");
-	assert_string_equal(b->f[r][2], "0.005000"); /* every digit to the nanosecond */
-	assert_string_equal(b->f[r][3], "0.002500");
-	assert_string_equal(b->f[r][4], "0.004000");
-	assert_string_equal(b->f[r][5], "0.001000");
-	assert_string_equal(b->f[r][6], "50.00");
-	r = csv_row(b, "  B, with \"quotes\""); /* a child, indented; quoting survives */
-	assert_string_equal(b->f[r][1], "2");
-	r = csv_row(b, "    M (mark)");
-	assert_string_equal(b->f[r][1], "1");
-	assert_string_equal(b->f[r][2], ""); /* no time: an empty field */
-	for (int k = 2; k < b->nrows; k++)
-		assert_int_equal(b->nf[k], 12); /* one value per column */
+	assert_string_equal(cell(b, r, "calls"), "2");
+	assert_string_equal(cell(b, r, "cpu_total_ms"), "0.005000"); /* every digit to the ns */
+	assert_string_equal(cell(b, r, "cpu_avg_ms"), "0.002500");
+	assert_string_equal(cell(b, r, "cpu_max_ms"), "0.004000");
+	assert_string_equal(cell(b, r, "cpu_min_ms"), "0.001000");
+	assert_string_equal(cell(b, r, "cpu_ratio_pct"), "50.00");
+	assert_string_equal(cell(b, r, "depth"), "0");
+	assert_string_equal(cell(b, r, "parent"), "0");
+	/* a child: its name as it is, its parent's row */
+	int child = csv_row(b, "B, with \"quotes\"");
+	assert_string_equal(cell(b, child, "calls"), "2");
+	assert_string_equal(cell(b, child, "depth"), "1");
+	assert_string_equal(cell(b, child, "parent"), b->f[r][0]);
+	assert_string_equal(cell(b, child, "mark"), "0");
+	int m = csv_row(b, "M");
+	assert_string_equal(cell(b, m, "calls"), "1");
+	assert_string_equal(cell(b, m, "cpu_total_ms"), ""); /* no time: an empty field */
+	assert_string_equal(cell(b, m, "depth"), "2");
+	assert_string_equal(cell(b, m, "parent"), b->f[child][0]);
+	assert_string_equal(cell(b, m, "mark"), "1");
 	block_free(b);
 
-	b = csv_find_block(text, "Overview Summary", "host");
-	assert_string_equal(b->f[1][2], "CPU Time");
-	r = csv_row(b, "  Operator");
-	assert_string_equal(b->f[r][1], "2");
-	assert_string_equal(b->f[r][2], "0.004000");
-	assert_string_equal(b->f[r][3], "40.00");
+	b = csv_view(path, "overview", TIME_UNIT_MS, 0, 0, &n);
+	assert_int_equal(n, 1); /* no GPU work: no device half */
+	r = csv_row_where(b, "event_type", "Operator");
+	assert_string_equal(cell(b, r, "section"), "host");
+	assert_string_equal(cell(b, r, "calls"), "2");
+	assert_string_equal(cell(b, r, "cpu_time_ms"), "0.004000");
+	assert_string_equal(cell(b, r, "ratio_pct"), "40.00");
+	assert_string_equal(cell(b, r, "depth"), "1");
+	assert_string_equal(cell(b, r, "parent"), cell(b, csv_row_where(b, "event_type", "ProfileStep"), "row"));
 	block_free(b);
 
-	b = csv_find_block(text, "Trace Summary", NULL);
-	assert_string_equal(b->f[1][0], "File");
-	assert_string_equal(b->f[2][0], path);
-	assert_string_equal(b->f[2][6], "4"); /* dropped */
+	b = csv_view(path, "device", TIME_UNIT_MS, 0, 0, NULL);
+	assert_string_equal(cell(b, csv_row_where(b, "device", "CPU(Process)"), "utilization_pct"),
+			    "150.00");
 	block_free(b);
 
-	b = csv_find_block(text, "Device Summary", NULL);
-	assert_string_equal(b->f[csv_row(b, "CPU(Process)")][1], "150.00");
+	/* no view named: the Trace Summary first */
+	char *text = summary_to_string(path, SUMMARY_CSV, TIME_UNIT_MS, 0);
+	b = csv_table_at(text, 0);
+	assert_string_equal(b->f[0][1], "file");
+	assert_string_equal(cell(b, 1, "file"), path);
+	assert_string_equal(cell(b, 1, "dropped"), "4");
+	assert_int_equal(b->nrows, 2);
 	block_free(b);
 	free(text);
 
-	text = summary_to_string(path, SUMMARY_CSV, TIME_UNIT_NS, 1);
-	b = csv_find_block(text, "UserDefined Summary", "Thread: 11 (worker)");
-	r = csv_row(b, "A");
-	assert_string_equal(b->f[r][2], "1000");
-	assert_string_equal(b->f[0][2], "time unit: ns");
+	/* --thread-sep: a thread's part is pid, tid and its name */
+	b = csv_view(path, "userdefined", TIME_UNIT_NS, 1, 0, NULL);
+	assert_string_equal(b->f[0][1], "pid");
+	assert_string_equal(b->f[0][2], "tid");
+	assert_string_equal(b->f[0][3], "thread");
+	r = csv_row_where(b, "thread", "worker");
+	assert_string_equal(cell(b, r, "name"), "A");
+	assert_string_equal(cell(b, r, "tid"), "11");
+	assert_string_equal(cell(b, r, "pid"), "10");
+	assert_string_equal(cell(b, r, "cpu_total_ns"), "1000");
+	assert_string_equal(cell(b, csv_row_where(b, "thread", "main"), "tid"), "10");
 	block_free(b);
-	free(text);
 }
 
 /* ---- JSON, through yajl ----------------------------------------------------- */
@@ -365,64 +454,79 @@ static void test_json_escapes_any_bytes(void **state)
 static void test_gpu_csv(void **state)
 {
 	(void)state;
-	char *text = summary_to_string(tb_gpu_trace(), SUMMARY_CSV, TIME_UNIT_NS, 0);
-
-	struct csv_block *b = csv_find_block(text, "Kernel Summary", NULL);
+	const char *path = tb_gpu_trace();
+	struct csv_block *b = csv_view(path, "kernel", TIME_UNIT_NS, 0, 0, NULL);
 	static const char *const header[] = {
-		"Name",    "Calls",   "GPU Total",	  "GPU Avg",
-		"GPU Max", "GPU Min", "GPU Ratio(%)", "Mean Blocks per SM",
-		"Mean Est. Achieved Occupancy (%)"};
-	assert_int_equal(b->nf[1], 9);
-	for (int i = 0; i < 9; i++)
-		assert_string_equal(b->f[1][i], header[i]);
+		"row",	      "name",	       "calls",	       "gpu_total_ns",
+		"gpu_avg_ns", "gpu_max_ns",    "gpu_min_ns",   "gpu_ratio_pct",
+		"blocks_per_sm", "est_achieved_occupancy_pct", "depth", "parent"};
+	assert_int_equal(b->nf[0], 12);
+	for (int i = 0; i < 12; i++)
+		assert_string_equal(b->f[0][i], header[i]);
 	int r = csv_row(b, "gemm");
-	assert_string_equal(b->f[r][1], "2");
-	assert_string_equal(b->f[r][2], "3000");
-	assert_string_equal(b->f[r][3], "1500");
-	assert_string_equal(b->f[r][6], "32.09"); /* 3000 / 9350 */
-	assert_string_equal(b->f[r][7], "6.67");  /* (2 x 2000 + 16 x 1000) / 3000 */
-	assert_string_equal(b->f[r][8], "33.33"); /* (25 x 2000 + 50 x 1000) / 3000 */
+	assert_string_equal(cell(b, r, "calls"), "2");
+	assert_string_equal(cell(b, r, "gpu_total_ns"), "3000");
+	assert_string_equal(cell(b, r, "gpu_avg_ns"), "1500");
+	assert_string_equal(cell(b, r, "gpu_ratio_pct"), "32.09"); /* 3000 / 9350 */
+	assert_string_equal(cell(b, r, "blocks_per_sm"), "6.67");  /* (2 x 2000 + 16 x 1000) / 3000 */
+	assert_string_equal(cell(b, r, "est_achieved_occupancy_pct"), "33.33");
 	r = csv_row(b, "ncclKernel_AllReduce");
-	assert_string_equal(b->f[r][7], ""); /* no launch configuration */
-	assert_string_equal(b->f[r][8], "");
+	assert_string_equal(cell(b, r, "blocks_per_sm"), ""); /* no launch configuration */
+	assert_string_equal(cell(b, r, "est_achieved_occupancy_pct"), "");
 	block_free(b);
 
-	b = csv_find_block(text, "Model Summary", NULL);
-	r = csv_row(b, "  Others");
-	assert_string_equal(b->f[r][1], ""); /* no calls */
-	assert_string_equal(b->f[r][2], "4000");
-	assert_string_equal(b->f[r][3], "");
-	assert_string_equal(b->f[r][7], "900");
-	assert_string_equal(b->f[r][11], "9.63");
+	b = csv_view(path, "model", TIME_UNIT_NS, 0, 0, NULL);
+	r = csv_row(b, "Others");
+	assert_string_equal(cell(b, r, "depth"), "1");
+	assert_string_equal(cell(b, r, "calls"), ""); /* no calls */
+	assert_string_equal(cell(b, r, "cpu_total_ns"), "4000");
+	assert_string_equal(cell(b, r, "cpu_avg_ns"), "");
+	assert_string_equal(cell(b, r, "gpu_total_ns"), "900");
+	assert_string_equal(cell(b, r, "gpu_ratio_pct"), "9.63");
 	block_free(b);
 
-	b = csv_find_block(text, "Memory Summary", "GPU0");
-	assert_int_equal(b->nf[0], 5); /* title, label, and the three facts */
-	assert_string_equal(b->f[0][2], "peak_in_use_bytes: 105000");
-	assert_string_equal(b->f[0][3], "allocated_bytes: 3800");
-	assert_string_equal(b->f[0][4], "freed_bytes: 101500");
+	/* a device's facts: columns of its own, the same on each of its rows */
+	b = csv_view(path, "memory", TIME_UNIT_NS, 0, 0, NULL);
 	r = csv_row(b, "linear");
-	assert_string_equal(b->f[r][1], "1");
-	assert_string_equal(b->f[r][2], "2000");
-	assert_string_equal(b->f[r][3], "1500");
-	assert_string_equal(b->f[r][4], "500");
-	assert_string_equal(b->f[r][5], "1");
-	assert_string_equal(b->f[r][8], "-500"); /* Self Increase: its own free */
+	assert_string_equal(cell(b, r, "section"), "GPU0");
+	assert_string_equal(cell(b, r, "section_peak_in_use_bytes"), "105000");
+	assert_string_equal(cell(b, r, "section_allocated_bytes"), "3800");
+	assert_string_equal(cell(b, r, "section_freed_bytes"), "101500");
+	assert_string_equal(cell(b, r, "calls"), "1");
+	assert_string_equal(cell(b, r, "allocated_bytes"), "2000");
+	assert_string_equal(cell(b, r, "freed_bytes"), "1500");
+	assert_string_equal(cell(b, r, "increase_bytes"), "500");
+	assert_string_equal(cell(b, r, "allocations"), "1");
+	assert_string_equal(cell(b, r, "self_increase_bytes"), "-500"); /* its own free */
+	for (int k = 1; k < b->nrows; k++)
+		if (strcmp(cell(b, k, "section"), "GPU0") == 0)
+			assert_string_equal(cell(b, k, "section_peak_in_use_bytes"), "105000");
 	block_free(b);
 
-	b = csv_find_block(text, "nvprof Summary", "API calls");
-	r = csv_row_at(b, 6, "cudaLaunchKernel");
-	assert_string_equal(b->f[r][0], "43.80"); /* 600 / 1370 */
-	assert_string_equal(b->f[r][1], "600");
-	assert_string_equal(b->f[r][2], "6");
+	b = csv_view(path, "nvprof", TIME_UNIT_NS, 0, 0, NULL);
+	r = csv_row(b, "cudaLaunchKernel");
+	assert_string_equal(cell(b, r, "section"), "API calls");
+	assert_string_equal(cell(b, r, "time_pct"), "43.80"); /* 600 / 1370 */
+	assert_string_equal(cell(b, r, "time_ns"), "600");
+	assert_string_equal(cell(b, r, "calls"), "6");
+	assert_string_equal(cell(b, csv_row(b, "gemm"), "section"), "GPU activities");
 	block_free(b);
 
-	b = csv_find_block(text, "Memory Manipulation Summary", NULL);
+	b = csv_view(path, "memory-manipulation", TIME_UNIT_NS, 0, 0, NULL);
 	r = csv_row(b, "(no API call) DtoD (Device -> Device, sync)");
-	assert_string_equal(b->f[r][2], "");
-	assert_string_equal(b->f[r][7], "100");
+	assert_string_equal(cell(b, r, "cpu_total_ns"), "");
+	assert_string_equal(cell(b, r, "gpu_total_ns"), "100");
 	block_free(b);
-	free(text);
+
+	/* parts of other columns are tables of their own: the Overview's device half */
+	int n;
+	b = csv_view(path, "overview", TIME_UNIT_NS, 0, 1, &n);
+	assert_int_equal(n, 2);
+	assert_false(csv_has_col(b, "cpu_time_ns"));
+	r = csv_row_where(b, "event_type", "Kernel");
+	assert_string_equal(cell(b, r, "section"), "device");
+	assert_true(strlen(cell(b, r, "gpu_time_ns")) > 0);
+	block_free(b);
 }
 
 static void test_gpu_json(void **state)

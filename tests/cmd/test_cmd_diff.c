@@ -426,37 +426,36 @@ static void test_csv(void **state)
 	struct cmd_result r = DIFF(a, b, "--format", "csv", "--view", "model", "--view", "kernel");
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
+	/* typed tables (formats/CSV-SCHEMA.md): one header row each, units in
+	 * the names, numbers unquoted, each table ended by an empty line */
 	char sides[1400];
 	snprintf(sides, sizeof(sides),
-		 "\"Traces Compared\"\r\n"
-		 "\"Side\",\"File\",\"Steps\",\"Divisor\",\"Times\"\r\n"
-		 "\"A\",\"%s\",\"3\",\"3\",\"per step\"\r\n"
-		 "\"B\",\"%s\",\"6\",\"6\",\"per step\"\r\n"
+		 "row,side,file,steps,divisor,times,depth,parent\r\n"
+		 "1,\"A\",\"%s\",3,3,\"per step\",0,0\r\n"
+		 "2,\"B\",\"%s\",6,6,\"per step\",0,0\r\n"
 		 "\r\n"
-		 "\"Model Summary\",\"time unit: ms\"\r\n"
-		 "\"Name\",\"Status\",\"Calls A\",\"Calls B\",\"CPU A\",\"CPU B\",\"CPU Delta\","
-		 "\"CPU Delta(%%)\",\"GPU A\",\"GPU B\",\"GPU Delta\",\"GPU Delta(%%)\"\r\n"
-		 "\"ProfileStep > Dataloader\",\"changed\",\"3\",\"6\",\"10.000000\",\"20.000000\","
-		 "\"10.000000\",\"100.00\",\"0.000000\",\"0.000000\",\"0.000000\",\"\"\r\n"
-		 "\"ProfileStep\",\"same\",\"3\",\"6\",\"100.000000\",\"100.000000\",\"0.000000\","
-		 "\"0.00\",\"4.000000\",\"4.000000\",\"0.000000\",\"0.00\"\r\n",
+		 "row,name,status,calls_a,calls_b,cpu_a_ms,cpu_b_ms,cpu_delta_ms,cpu_delta_pct,"
+		 "gpu_a_ms,gpu_b_ms,gpu_delta_ms,gpu_delta_pct,depth,parent\r\n"
+		 "1,\"ProfileStep > Dataloader\",\"changed\",3,6,10.000000,20.000000,"
+		 "10.000000,100.00,0.000000,0.000000,0.000000,,0,0\r\n"
+		 "2,\"ProfileStep\",\"same\",3,6,100.000000,100.000000,0.000000,"
+		 "0.00,4.000000,4.000000,0.000000,0.00,0,0\r\n",
 		 a, b);
 	assert_starts(r.out, sides);
-	assert_contains(r.out, "\"ProfileStep > Others\",\"same\",\"\",\"\",\"0.000000\","
-			       "\"0.000000\",\"0.000000\",\"\",");
-	assert_contains(r.out, "\r\n\"Kernel Summary\",\"time unit: ms\"\r\n"
-			       "\"Name\",\"Status\",\"Calls A\",\"Calls B\",\"GPU A\",\"GPU B\","
-			       "\"GPU Delta\",\"GPU Delta(%)\"\r\n"
-			       "\"gemm\",\"same\",\"3\",\"6\",\"4.000000\",\"4.000000\",\"0.000000\","
-			       "\"0.00\"\r\n\r\n");
+	assert_contains(r.out, ",\"ProfileStep > Others\",\"same\",,,0.000000,"
+			       "0.000000,0.000000,,");
+	assert_contains(r.out, "\r\n\r\nrow,name,status,calls_a,calls_b,gpu_a_ms,gpu_b_ms,"
+			       "gpu_delta_ms,gpu_delta_pct,depth,parent\r\n"
+			       "1,\"gemm\",\"same\",3,6,4.000000,4.000000,0.000000,"
+			       "0.00,0,0\r\n\r\n");
 	assert_null(strstr(r.out, "Operator Summary"));
 	cmd_result_free(&r);
 
 	/* B before A: the delta is negative */
 	r = DIFF(b, a, "--format=csv", "--view=model", "--top=1");
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "\"ProfileStep > Dataloader\",\"changed\",\"6\",\"3\",\"20.000000\","
-			       "\"10.000000\",\"-10.000000\",\"-50.00\",");
+	assert_contains(r.out, ",\"ProfileStep > Dataloader\",\"changed\",6,3,20.000000,"
+			       "10.000000,-10.000000,-50.00,");
 	assert_int_equal(count(r.out, "\"same\""), 0);
 	cmd_result_free(&r);
 }
