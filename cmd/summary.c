@@ -3,6 +3,7 @@
  * traces, summarised together, as text, CSV or JSON.
  */
 #include "cmd/cmd.h"
+#include "lib/analysis/store/capture.h"
 #include "lib/analysis/store/job.h"
 #include "lib/analysis/store/progress.h"
 #include "lib/analysis/summary.h"
@@ -18,6 +19,7 @@
 static const char summary_usage[] =
 	"usage: gprof-dl summary FILE... [--view NAME]... [--op-detail] [--thread-sep]\n"
 	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns] [--skip-steps N]\n"
+	"                        [--top N] [--wide] [--group-by name|shapes]\n"
 	"                        [--format text|csv|json] [-o OUT]\n"
 	"\n"
 	"Print the summary tables of one or more traces, summarised together. The\n"
@@ -33,10 +35,19 @@ static const char summary_usage[] =
 	"  --thread-sep       one block per thread (per GPU stream in the kernel view)\n"
 	"                     instead of all merged\n"
 	"  --sorted-by KEY    cpu-total (default), cpu-avg, cpu-max, cpu-min,\n"
-	"                     gpu-total, gpu-avg, gpu-max, gpu-min\n"
+	"                     gpu-total, gpu-avg, gpu-max, gpu-min, or self\n"
+	"                     (the operator view's self time)\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
 	"  --skip-steps N     perf and distributed views: leave out the first N steps\n"
+	"  --cycle N          only --schedule's cycle N (or capture range N), from 0\n"
 	"                     of each trace or rank (default 10, never more than half)\n"
+	"  --group-by KEY     operator view: a row per name (default), or per name\n"
+	"                     and input shapes (shapes: traces of --record-shapes)\n"
+	"  --top N            the N heaviest rows of each table (text: 30, csv and\n"
+	"                     json: all); 0: all of them\n"
+	"  --wide             text: every column at full width, names uncut (by\n"
+	"                     default tables fit 100 columns, or the terminal's\n"
+	"                     width, or $COLUMNS)\n"
 	"  --format FORMAT    text (default), csv or json\n"
 	"  -o, --output OUT   write to OUT instead of standard output\n"
 	"  -h, --help         show this help\n"
@@ -51,7 +62,14 @@ enum {
 	OPT_TIME_UNIT,
 	OPT_FORMAT,
 	OPT_SKIP_STEPS,
+	OPT_CYCLE,
+	OPT_TOP,
+	OPT_WIDE,
+	OPT_GROUP_BY,
 };
+
+/* --cycle N; -1: the whole trace */
+static long summary_cycle = -1;
 
 static const struct option summary_options[] = {
 	{"view", required_argument, NULL, OPT_VIEW},
@@ -61,6 +79,10 @@ static const struct option summary_options[] = {
 	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
+	{"cycle", required_argument, NULL, OPT_CYCLE},
+	{"top", required_argument, NULL, OPT_TOP},
+	{"wide", no_argument, NULL, OPT_WIDE},
+	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -108,7 +130,7 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":o:h", summary_options, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, ":o:h", summary_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_VIEW:
 			summary_view_option(o, optarg);
@@ -134,6 +156,23 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 			o->view.skip_steps = cmd_parse_skip_steps(optarg);
 			o->view.skip_set = 1;
 			break;
+		case OPT_TOP:
+			o->top = (int)cmd_parse_count("--top", optarg, "a number of rows, 0 for all");
+			if (o->top < 0)
+				usage_error("invalid --top '%s' (a number of rows, 0 for all)", optarg);
+			break;
+		case OPT_CYCLE:
+			if ((summary_cycle = capture_parse_cycle(optarg)) < 0)
+				usage_error("--cycle: '%s' is not a cycle number (0, 1, ...)", optarg);
+			break;
+		case OPT_WIDE:
+			o->fit = 0;
+			break;
+		case OPT_GROUP_BY:
+			if (strcmp(optarg, "name") != 0 && strcmp(optarg, "shapes") != 0)
+				usage_error("unknown --group-by '%s' (name or shapes)", optarg);
+			o->view.group_shapes = strcmp(optarg, "shapes") == 0;
+			break;
 		case 'o':
 			*output = optarg;
 			break;
@@ -153,7 +192,9 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 
 int cmd_summary(int argc, char **argv)
 {
-	struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_MS}};
+	struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_MS},
+				 .fit = 1,
+				 .top = -1};
 	const char *output = NULL;
 	int first = summary_parse(argc, argv, &o, &output);
 	if (first < 0)
@@ -169,9 +210,16 @@ int cmd_summary(int argc, char **argv)
 	int as_job = summary_is_job(&j, &o);
 	struct analysis a;
 	analysis_init(&a);
+	a.store.by_shapes = o.view.group_shapes;
 	if (!as_job && job_load_all(&j, &a, err, sizeof(err)) != 0) {
 		progress_done();
 		error("%s", err);
+		analysis_free(&a);
+		job_free(&j);
+		return 1;
+	}
+	if (summary_cycle >= 0 && (as_job || capture_restrict(&a, (uint32_t)summary_cycle, err, sizeof(err)) != 0)) {
+		error("%s", as_job ? "--cycle takes one trace" : err);
 		analysis_free(&a);
 		job_free(&j);
 		return 1;

@@ -95,23 +95,77 @@ static void report_header(FILE *out)
 		"Max", "Name");
 }
 
-static void report_line(FILE *out, double pct, const struct time_stats *t, const char *name)
+static void report_line(FILE *out, const char *pct, const struct time_stats *t, const char *name)
 {
-	char p[16], tot[32], avg[32], min[32], max[32];
-	snprintf(p, sizeof(p), "%.2f%%", pct);
+	char tot[32], avg[32], min[32], max[32];
 	report_format_time(tot, sizeof(tot), (double)t->total);
 	report_format_time(avg, sizeof(avg), (double)t->total / (double)t->calls);
 	report_format_time(min, sizeof(min), (double)t->min);
 	report_format_time(max, sizeof(max), (double)t->max);
-	fprintf(out, "%7s  %9s  %8llu  %9s  %9s  %9s  ", p, tot, (unsigned long long)t->calls, avg,
+	fprintf(out, "%7s  %9s  %8llu  %9s  %9s  %9s  ", pct, tot, (unsigned long long)t->calls, avg,
 		min, max);
 	text_fputs(name, out);
 	fputc('\n', out);
 }
 
+void report_percent(const uint64_t *part, size_t n, uint64_t whole, unsigned *hundredths)
+{
+	if (!whole) {
+		memset(hundredths, 0, n * sizeof(*hundredths));
+		return;
+	}
+	/* Largest remainder: each share rounded down to 0.01%, then the
+	 * hundredths still missing from 100.00% go to the largest remainders,
+	 * so that the printed column adds up to 100.00 exactly. */
+	unsigned sum = 0;
+	double *rem = xmalloc((n ? n : 1) * sizeof(*rem));
+	for (size_t i = 0; i < n; i++) {
+		double exact = 10000.0 * (double)part[i] / (double)whole;
+		hundredths[i] = (unsigned)exact;
+		rem[i] = exact - hundredths[i];
+		sum += hundredths[i];
+	}
+	while (sum < 10000) {
+		size_t best = n;
+		for (size_t i = 0; i < n; i++)
+			if (rem[i] >= 0 && (best == n || rem[i] > rem[best]))
+				best = i;
+		if (best == n)
+			break;
+		hundredths[best]++;
+		rem[best] = -1;
+		sum++;
+	}
+	free(rem);
+}
+
+/* "12.34%" */
+static const char *pct_text(char *buf, size_t size, unsigned hundredths)
+{
+	snprintf(buf, size, "%u.%02u%%", hundredths / 100, hundredths % 100);
+	return buf;
+}
+
+/* The Time(%) of the first top of n rows and of the others together (the
+ * last slot), against the sum of all n: the printed column adds up to 100. */
+static unsigned *report_shares(const struct time_stats *const *rows, size_t n, size_t top)
+{
+	size_t shown = n < top ? n : top;
+	uint64_t *part = xcalloc(shown + 1, sizeof(*part));
+	uint64_t whole = 0;
+	for (size_t i = 0; i < n; i++) {
+		part[i < shown ? i : shown] += rows[i]->total;
+		whole += rows[i]->total;
+	}
+	unsigned *h = xmalloc((shown + 1) * sizeof(*h));
+	report_percent(part, shown + 1, whole, h);
+	free(part);
+	return h;
+}
+
 /* nvprof's "GPU activities" or "API calls" table, after its heading line. */
 static void report_nvprof(FILE *out, unsigned pid, const char *heading,
-			  const struct nvprof_table *nv, const char *none)
+			  const struct nvprof_table *nv, const char *none, const char *of)
 {
 	if (!nv->n) {
 		fprintf(out, "==%u== %s %s\n", pid, heading, none);
@@ -119,11 +173,20 @@ static void report_nvprof(FILE *out, unsigned pid, const char *heading,
 	}
 	fprintf(out, "==%u== %s\n", pid, heading);
 	report_header(out);
+	const struct time_stats **rows = xmalloc(nv->n * sizeof(*rows));
+	for (size_t i = 0; i < nv->n; i++)
+		rows[i] = &nv->rows[i].t;
+	unsigned *h = report_shares(rows, nv->n, REPORT_TOP_GPU);
+	char p[16];
 	for (size_t i = 0; i < nv->n && i < REPORT_TOP_GPU; i++)
-		report_line(out, nvprof_pct(nv, &nv->rows[i]), &nv->rows[i].t,
+		report_line(out, pct_text(p, sizeof(p), h[i]), &nv->rows[i].t,
 			    names_get(&nv->names, nv->rows[i].name));
 	if (nv->n > REPORT_TOP_GPU)
-		fprintf(out, "==%u== ... and %zu more names\n", pid, nv->n - REPORT_TOP_GPU);
+		fprintf(out, "==%u== ... and %zu more names: %s\n", pid, nv->n - REPORT_TOP_GPU,
+			pct_text(p, sizeof(p), h[REPORT_TOP_GPU]));
+	fprintf(out, "==%u== Time(%%) is of all %s time: every name's Time summed.\n", pid, of);
+	free(h);
+	free(rows);
 }
 
 /* With GPU work or API calls: nvprof's two tables. 0 when there is neither. */
@@ -135,9 +198,9 @@ static int report_gpu(const struct analysis *a, FILE *out, unsigned pid)
 	int any = gpu.n || api.n;
 	if (any) {
 		report_nvprof(out, pid, "Profiling result (GPU activities):", &gpu,
-			      "no GPU activities in the window.");
+			      "no GPU activities in the window.", "GPU activity");
 		fputc('\n', out);
-		report_nvprof(out, pid, "API calls:", &api, "none in the window.");
+		report_nvprof(out, pid, "API calls:", &api, "none in the window.", "API call");
 		fputc('\n', out);
 	}
 	nvprof_table_free(&gpu);
@@ -158,13 +221,25 @@ static void report_table(const struct analysis *a, FILE *out, unsigned pid)
 	}
 	fprintf(out, "==%u== %s\n", pid, heading);
 	report_header(out);
-	for (size_t i = 0; i < n && i < REPORT_TOP_RANGES; i++) {
-		const struct report_row *r = &rows[i];
-		report_line(out, analysis_ratio(a, ivl_union_measure(&r->open)), &r->cpu,
-			    report_row_name(a, r));
-	}
+	/* nsys's NVTX summary: a name's share of all range time, so that the
+	 * column adds up to 100 (a share of the window would not: ranges nest) */
+	const struct time_stats **st = xmalloc(n * sizeof(*st));
+	for (size_t i = 0; i < n; i++)
+		st[i] = &rows[i].cpu;
+	unsigned *h = report_shares(st, n, REPORT_TOP_RANGES);
+	char p[16];
+	for (size_t i = 0; i < n && i < REPORT_TOP_RANGES; i++)
+		report_line(out, pct_text(p, sizeof(p), h[i]), &rows[i].cpu,
+			    report_row_name(a, &rows[i]));
 	if (n > REPORT_TOP_RANGES)
-		fprintf(out, "==%u== ... and %zu more range names\n", pid, n - REPORT_TOP_RANGES);
+		fprintf(out, "==%u== ... and %zu more range names: %s\n", pid, n - REPORT_TOP_RANGES,
+			pct_text(p, sizeof(p), h[REPORT_TOP_RANGES]));
+	fprintf(out,
+		"==%u== Time(%%) is of all range time: every name's Time summed (a range inside "
+		"another counts in both).\n",
+		pid);
+	free(h);
+	free(st);
 	free(rows);
 }
 

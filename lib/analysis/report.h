@@ -6,14 +6,19 @@
  *   Time(%)      Time     Calls       Avg       Min       Max  Name
  *    62.50%  250.00ms         5  50.000ms  40.000ms  60.000ms  train_step
  *   ...
+ *   ==4242== Time(%) is of all range time: every name's Time summed (...)
  *   ==4242== Events: 1234 (12 marks), 0 dropped
  *   ==4242== Trace: t.gpdl (every table: gprof-dl summary t.gpdl)
  *
  * The table holds the NVTX ranges with the largest total time, by name.
- * Time(%) is the share of the window (ProfileStep ranges, or the whole run)
- * during which at least one range of that name was open, so it never
- * exceeds 100%; Time is the sum of the calls. As in nvprof, only the lines
- * that are not table rows carry the "==PID== " prefix.
+ * Time is the sum of the calls (clipped to the window: the ProfileStep
+ * ranges, or the whole run); Time(%) is a name's share of all range time,
+ * every name's Time summed, as nsys's NVTX summary counts it (a range
+ * inside another counts in both). In every table the names past the top
+ * ones share one "... and N more names: P%" line, shares are rounded by
+ * largest remainder, and the column adds up to 100.00; a line under each
+ * table says what the percent is of. As in nvprof, only the lines that
+ * are not table rows carry the "==PID== " prefix.
  *
  * A distributed run's report ends with a line per rank: its pid, exit
  * status and file (report_run_ranks()).
@@ -59,5 +64,9 @@ const char *report_exit_status(char *buf, size_t size, int32_t status);
 
 /* nvprof's time format: four or five significant digits and a unit, "9.6305ms". */
 void report_format_time(char *buf, size_t size, double ns);
+/* The shares of whole of n parts (which add up to whole), in hundredths of
+ * a percent rounded so that they add up to 10000 (largest remainder); all
+ * 0 when whole is 0. */
+void report_percent(const uint64_t *part, size_t n, uint64_t whole, unsigned *hundredths);
 
 #endif

@@ -8,6 +8,7 @@
 #include "lib/analysis/store/progress.h"
 #include "common/error.h"
 
+#include <limits.h>
 #include <string.h>
 
 int summary_format_parse(const char *s, enum summary_format *f)
@@ -185,12 +186,38 @@ void summary_out_begin(struct summary_out *s, enum summary_format format, FILE *
 	s->format = format;
 	s->f = out;
 	s->st = (struct table_style){.unit = unit};
+	s->top = 0;
 	if (format == SUMMARY_CSV) {
 		csv_out_init(&s->csv, out);
 	} else if (format == SUMMARY_JSON) {
 		json_writer_init(&s->json, out, 1);
 		json_begin_object(&s->json);
 	}
+}
+
+void summary_out_fit(struct summary_out *s, const struct summary_opts *o, int has_gpu)
+{
+	int text = s->format == SUMMARY_TEXT;
+	s->top = o->top >= 0 ? (size_t)o->top : text ? SUMMARY_TOP_TEXT : 0;
+	if (!text)
+		return;
+	if (!o->fit) {
+		s->st.name_max = UINT_MAX;
+		return;
+	}
+	s->st.width = o->width ? o->width : table_text_width(s->f);
+	/* all zero but for being there: --wide and the other formats keep them */
+	s->st.no_gpu = !has_gpu;
+	if (!has_gpu)
+		fputs("no GPU work recorded: GPU columns hidden (--wide shows them)\n\n", s->f);
+}
+
+/* A view of GPU work with nothing to show, in a default text summary of
+ * traces without GPU work: said once by summary_out_fit(). */
+static int summary_out_hides(const struct summary_out *s, const struct summary_opts *o,
+			     const struct view *v, const struct table *t)
+{
+	return s->st.no_gpu && !o->nviews && v->gpu_view && table_row_count(t) == 0;
 }
 
 void summary_out_tables(struct summary_out *s)
@@ -229,6 +256,13 @@ int summary_out_end(struct summary_out *s)
 	return failed ? -1 : 0;
 }
 
+/* CSV with views named: their tables only, not the Trace Summary, so that
+ * one view is one table a reader loads as it is (formats/CSV-SCHEMA.md). */
+static int csv_views_only(const struct summary_opts *o)
+{
+	return o->format == SUMMARY_CSV && o->nviews;
+}
+
 /* The Trace Summary (tables[0]) and the n views' tables. */
 static void summary_build(const struct analysis *a, const struct view_opts *o,
 			  const struct view **views, unsigned n, struct table **tables)
@@ -252,12 +286,15 @@ int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *
 
 	struct summary_out s;
 	summary_out_begin(&s, o->format, out, o->view.unit);
+	summary_out_fit(&s, o, a->gpu.has_gpu);
 	if (o->format == SUMMARY_JSON)
 		json_header(&s.json, a, o->view.unit);
 	summary_out_tables(&s);
 	for (unsigned i = 0; i <= n; i++) {
 		/* the Trace Summary is the JSON's top-level members */
-		summary_out_table(&s, i ? views[i - 1]->name : NULL, tables[i]);
+		table_keep_top(tables[i], s.top);
+		if (i ? !summary_out_hides(&s, o, views[i - 1], tables[i]) : !csv_views_only(o))
+			summary_out_table(&s, i ? views[i - 1]->name : NULL, tables[i]);
 		table_free(tables[i]);
 	}
 	return summary_out_end(&s);
@@ -291,12 +328,21 @@ static void json_job(struct json_writer *w, const struct job *j)
 	json_end_object(w);
 }
 
+static int job_dist_has_gpu(const struct job_dist *d)
+{
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->r[i].src.gpu_comp || d->r[i].src.gpu_comm)
+			return 1;
+	return 0;
+}
+
 int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, const char *done)
 {
 	char err[1024];
 	struct analysis sum, all;
 	analysis_init(&sum);
 	analysis_init(&all);
+	all.store.by_shapes = o->view.group_shapes;
 	/* rank by rank first, so that the whole job (when other views need it)
 	 * is never in memory beside a rank */
 	struct job_dist *d = job_dist_measure(j, &o->view, &sum, done, err, sizeof(err));
@@ -329,21 +375,27 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 
 	struct summary_out s;
 	summary_out_begin(&s, o->format, out, o->view.unit);
+	summary_out_fit(&s, o, a->gpu.has_gpu || job_dist_has_gpu(d));
 	if (o->format == SUMMARY_JSON) {
 		json_header(&s.json, a, o->view.unit);
 		json_job(&s.json, j);
 	}
 	summary_out_tables(&s);
-	summary_out_table(&s, NULL, tables[0]);
+	if (!csv_views_only(o))
+		summary_out_table(&s, NULL, tables[0]);
 	table_free(tables[0]);
 	for (unsigned i = 0, k = 1; i < n; i++) {
 		if (views[i] != dist) {
-			summary_out_table(&s, views[i]->name, tables[k]);
+			table_keep_top(tables[k], s.top);
+			if (!summary_out_hides(&s, o, views[i], tables[k]))
+				summary_out_table(&s, views[i]->name, tables[k]);
 			table_free(tables[k++]);
 			continue;
 		}
 		struct table *t = job_dist_table(d, dist, &o->view);
 		struct table *c = job_dist_collectives(d, &o->view);
+		table_keep_top(t, s.top);
+		table_keep_top(c, s.top);
 		summary_out_table(&s, dist->name, t);
 		summary_out_table(&s, c->id, c);
 		table_free(t);

@@ -19,9 +19,18 @@ enum summary_format {
 
 #define SUMMARY_MAX_VIEWS 32
 
+/* Text: the heaviest rows of a table when --top is not given. */
+#define SUMMARY_TOP_TEXT 30
+
 struct summary_opts {
 	struct view_opts view;
 	enum summary_format format;
+	/* Text: 1 to lay the tables out within width columns (0: the width of
+	 * out, table_text_width()), GPU columns hidden when there is no GPU
+	 * work; 0 (--wide): every column at full width, names uncut. */
+	int fit;
+	unsigned width;
+	int top;  /* top-level rows kept per table part; 0 all; < 0: 30 in text, all else */
 	const struct view *views[SUMMARY_MAX_VIEWS]; /* in registry order; none: the defaults */
 	unsigned nviews;
 };
@@ -63,6 +72,7 @@ struct summary_out {
 	enum summary_format format;
 	FILE *f;
 	struct table_style st;
+	size_t top; /* rows summary keeps per part (table_keep_top); 0 all */
 	struct csv_out csv;
 	struct json_writer json;
 };
@@ -70,6 +80,10 @@ struct summary_out {
 /* CSV: starts the writer; JSON: opens the top object. */
 void summary_out_begin(struct summary_out *s, enum summary_format format, FILE *out,
 		       enum time_unit unit);
+/* Text laid out as o asks (--wide, the width of out) with the GPU columns
+ * left out when has_gpu is 0 (said once, "no GPU work recorded: GPU columns
+ * hidden"), and every format cut to o's --top. */
+void summary_out_fit(struct summary_out *s, const struct summary_opts *o, int has_gpu);
 /* JSON: opens the "tables" member; nothing otherwise. */
 void summary_out_tables(struct summary_out *s);
 /* Writes t; in JSON under key, or not at all when key is NULL. */

@@ -25,6 +25,7 @@
 #include "lib/analysis/store/gpu.h"
 #include "lib/analysis/report.h"
 #include "lib/analysis/summary.h"
+#include "lib/analysis/views/view_memory.h"
 #include "tests/analysis/tracebuild.h"
 
 #include <math.h>
@@ -541,19 +542,42 @@ static void test_memory(void **state)
 	const struct trow *r = path_row(t, 0, "matmul");
 	assert_int_equal(r->cells[1].v.count, 3);
 	assert_sums(r, 2, 3500, 1000, 3);
-	assert_sums(r, 6, 3500, 1000, 3);
+	assert_sums(r, 7, 3500, 1000, 3);
+	/* Peak Increase (column 6): 1500 in the first call (0 -> 1500), 2000 in
+	 * the one inside linear (1500 -> 3500) */
+	assert_int_equal(r->cells[6].v.bytes, 2000);
 	/* linear: the inner matmul's +2000 -1000, its own -500 */
 	r = path_row(t, 0, "linear");
 	assert_sums(r, 2, 2000, 1500, 1);
-	assert_sums(r, 6, 0, 500, 0);
+	assert_sums(r, 7, 0, 500, 0);
+	assert_int_equal(r->cells[6].v.bytes, 2000); /* 1500 -> 3500, its inner matmul's */
 	/* outside every operator, in the window: +300, -100000 (+100000 in the
 	 * gap is no row) */
 	r = path_row(t, 0, "(no operator)");
 	assert_false(r->cells[1].set);
 	assert_sums(r, 2, 300, 100000, 1);
+	assert_false(r->cells[6].set); /* no call to rise in */
 	assert_int_equal(fact(host, "peak_in_use_bytes"), 64);
 	assert_sums(path_row(t, 1, "matmul"), 2, 64, 0, 1);
+	assert_int_equal(path_row(t, 1, "matmul")->cells[6].v.bytes, 64);
 	table_free(t);
+
+	/* the same figures for the Operator view (view_memory.h), summed over
+	 * the devices: matmul's on GPU0 and on the host */
+	struct view_memory_ops *mo = view_memory_ops_new(&golden);
+	assert_true(view_memory_ops_any(mo));
+	const struct view_memory_op *mm = view_memory_op(mo, "matmul");
+	assert_int_equal(mm->allocated, 3500 + 64);
+	assert_int_equal(mm->freed, 1000);
+	assert_int_equal(mm->allocations, 3 + 1);
+	assert_int_equal(mm->self_allocated, 3500 + 64);
+	assert_int_equal(mm->self_allocations, 3 + 1);
+	assert_int_equal(mm->peak_increase, 2000); /* the larger of 2000 (GPU0) and 64 */
+	const struct view_memory_op *lin = view_memory_op(mo, "linear");
+	assert_int_equal(lin->self_allocated, 0);
+	assert_int_equal(lin->self_freed, 500);
+	assert_int_equal(view_memory_op(mo, "no such operator")->allocated, 0);
+	view_memory_ops_free(mo);
 }
 
 /* ---- UserDefined, nvprof, the report ------------------------------------------------------ */
@@ -634,11 +658,15 @@ static void test_report(void **state)
 		" 32.09%   3.0000us         2   1.5000us   1.0000us   2.0000us  gemm\n"
 		" 32.09%   3.0000us         1   3.0000us   3.0000us   3.0000us  ncclKernel_AllReduce\n",
 		"  9.63%      900ns         2      450ns      400ns      500ns  [CUDA memcpy HtoD]\n",
+		"==77== Time(%) is of all GPU activity time: every name's Time summed.\n",
 		"==77== API calls:\n"
 		"Time(%)       Time     Calls        Avg        Min        Max  Name\n"
-		" 43.80%      600ns         6      100ns      100ns      100ns  cudaLaunchKernel\n",
+		/* 600 of 1370 ns: 43.7956, the shares rounded by largest remainder */
+		" 43.79%      600ns         6      100ns      100ns      100ns  cudaLaunchKernel\n",
 		"==77== NVTX ranges:\n",
-		" 14.44%   2.6000us         1   2.6000us   2.6000us   2.6000us  linear\n",
+		/* of all range time (46.12 us, every name's Time summed), as nsys */
+		"  5.64%   2.6000us         1   2.6000us   2.6000us   2.6000us  linear\n",
+		"==77== ... and 4 more range names: 2.86%\n",
 	};
 	for (unsigned i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
 		if (!strstr(buf, expect[i]))
@@ -892,14 +920,14 @@ static void test_external_id(void **state)
 					    "aten::add", "(no operator)"};
 	assert_order(t, 0, order, 5);
 	assert_sums(path_row(t, 0, "aten::mm_backward"), 2, 4096, 0, 1);
-	assert_sums(path_row(t, 0, "aten::mm_backward"), 6, 4096, 0, 1);
+	assert_sums(path_row(t, 0, "aten::mm_backward"), 7, 4096, 0, 1);
 	assert_sums(path_row(t, 0, "autograd::engine"), 2, 4096, 0, 1);
-	assert_sums(path_row(t, 0, "autograd::engine"), 6, 0, 0, 0);
+	assert_sums(path_row(t, 0, "autograd::engine"), 7, 0, 0, 0);
 	assert_sums(path_row(t, 0, "aten::mm"), 2, 1024, 0, 1);
-	assert_sums(path_row(t, 0, "aten::mm"), 6, 1024, 0, 1);
+	assert_sums(path_row(t, 0, "aten::mm"), 7, 1024, 0, 1);
 	assert_sums(path_row(t, 0, "aten::add"), 2, 512, 0, 1);
 	assert_sums(path_row(t, 0, "(no operator)"), 2, 0, 1024, 0);
-	assert_sums(path_row(t, 0, "(no operator)"), 6, 0, 1024, 0);
+	assert_sums(path_row(t, 0, "(no operator)"), 7, 0, 1024, 0);
 	table_free(t);
 	analysis_free(&a);
 }

@@ -67,9 +67,10 @@ uint32_t store_add_file(struct store *s, const char *path)
 	return s->nfiles++;
 }
 
-static uint32_t desc_hash(uint32_t name, unsigned type)
+static uint32_t desc_hash(uint32_t name, unsigned type, uint32_t shapes)
 {
 	uint64_t k = ((uint64_t)name << 8 | type) * 0x9e3779b97f4a7c15ull;
+	k ^= (uint64_t)shapes * 0xc2b2ae3d27d4eb4full;
 	return (uint32_t)(k >> 32);
 }
 
@@ -80,7 +81,8 @@ static void desc_rehash(struct store *s)
 	s->desc_slots = xcalloc(nslots, sizeof(*s->desc_slots));
 	s->desc_nslots = nslots;
 	for (uint32_t id = 0; id < s->ndescs; id++) {
-		uint32_t i = desc_hash(s->descs[id].name, s->descs[id].type) & (nslots - 1);
+		const struct store_desc *d = &s->descs[id];
+		uint32_t i = desc_hash(d->name, d->type, d->shapes) & (nslots - 1);
 		while (s->desc_slots[i])
 			i = (i + 1) & (nslots - 1);
 		s->desc_slots[i] = id + 1;
@@ -94,6 +96,12 @@ int store_is_step_name(const char *name, size_t len)
 
 uint32_t store_desc_intern(struct store *s, const char *name, size_t len, unsigned type)
 {
+	return store_desc_intern_shapes(s, name, len, type, 0);
+}
+
+uint32_t store_desc_intern_shapes(struct store *s, const char *name, size_t len, unsigned type,
+				  uint32_t shapes)
+{
 	if (type >= TRACE_EV_TYPE_COUNT)
 		type = TRACE_EV_USER_DEFINED; /* a newer writer's type: keep the event */
 	/* Imports type Paddle's and PyTorch's step ranges either way: the name
@@ -103,10 +111,10 @@ uint32_t store_desc_intern(struct store *s, const char *name, size_t len, unsign
 	uint32_t nid = names_intern(&s->names, name, len);
 	if ((uint64_t)(s->ndescs + 1) * 2 > s->desc_nslots)
 		desc_rehash(s);
-	uint32_t i = desc_hash(nid, type) & (s->desc_nslots - 1);
+	uint32_t i = desc_hash(nid, type, shapes) & (s->desc_nslots - 1);
 	for (; s->desc_slots[i]; i = (i + 1) & (s->desc_nslots - 1)) {
 		const struct store_desc *d = &s->descs[s->desc_slots[i] - 1];
-		if (d->name == nid && d->type == type)
+		if (d->name == nid && d->type == type && d->shapes == shapes)
 			return s->desc_slots[i] - 1;
 	}
 	if (s->ndescs >= STORE_MAX_DESCS)
@@ -117,6 +125,7 @@ uint32_t store_desc_intern(struct store *s, const char *name, size_t len, unsign
 	}
 	s->descs[s->ndescs].name = nid;
 	s->descs[s->ndescs].type = (uint8_t)type;
+	s->descs[s->ndescs].shapes = shapes;
 	s->desc_slots[i] = s->ndescs + 1;
 	return s->ndescs++;
 }
@@ -470,6 +479,17 @@ static uint32_t load_desc(struct load_ctx *c, uint32_t id)
 	return *slot - 1;
 }
 
+/* The desc of desc's name and type with the input shapes of the file's
+ * string id shapes_str (summary --group-by shapes). */
+static uint32_t load_desc_shapes(struct load_ctx *c, uint32_t desc, uint32_t shapes_str)
+{
+	const char *shapes = trace_reader_string(c->r, shapes_str);
+	uint32_t sid = names_intern(&c->s->names, shapes, strlen(shapes));
+	const struct store_desc *d = &c->s->descs[desc];
+	const char *name = names_get(&c->s->names, d->name);
+	return store_desc_intern_shapes(c->s, name, strlen(name), d->type, sid);
+}
+
 /* A collective's string ids, from the file's to the store's names. */
 static void load_comm_names(struct load_ctx *c, const struct trace_event_ext *e,
 			    struct trace_event_ext *out)
@@ -493,6 +513,8 @@ static int load_event(void *ctx, const struct trace_event *e)
 	if (track == LOAD_SKIP)
 		return 0;
 	desc = desc ? desc - 1 : load_desc(c, e->desc);
+	if (c->s->by_shapes && e->ext && e->ext->shapes_str)
+		desc = load_desc_shapes(c, desc, e->ext->shapes_str);
 	if (e->ext && (e->ext->pg_str || e->ext->dtype_str)) {
 		struct trace_event_ext x;
 		load_comm_names(c, e->ext, &x);

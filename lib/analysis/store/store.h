@@ -87,6 +87,9 @@ enum store_track_kind {
 struct store_desc {
 	uint32_t name; /* in store->names */
 	uint8_t type;  /* enum trace_event_type */
+	/* the input shapes of its operators, in store->names (0: none): only
+	 * with store->by_shapes, where one name has a desc per shapes */
+	uint32_t shapes;
 };
 
 /* What a kernel, a copy, an allocation or a training step carries beyond its
@@ -238,8 +241,11 @@ struct store {
 	struct names names;
 	struct store_desc *descs;
 	uint32_t ndescs, descs_cap;
-	uint32_t *desc_slots; /* (name, type) -> desc id + 1 */
+	uint32_t *desc_slots; /* (name, type, shapes) -> desc id + 1 */
 	uint32_t desc_nslots;
+	/* set before loading: operators with input shapes (--record-shapes)
+	 * get a desc per (name, shapes), for summary --group-by shapes */
+	int by_shapes;
 	struct store_track *tracks;
 	uint32_t ntracks, tracks_cap;
 	struct store_file *files;
@@ -365,6 +371,9 @@ void store_finish(struct store *s);
 /* Building blocks of store_load(), for tests and importers. */
 uint32_t store_add_file(struct store *s, const char *path);
 uint32_t store_desc_intern(struct store *s, const char *name, size_t len, unsigned type);
+/* The same for an operator's input shapes (a store->names id; 0: none). */
+uint32_t store_desc_intern_shapes(struct store *s, const char *name, size_t len, unsigned type,
+				  uint32_t shapes);
 uint32_t store_add_track(struct store *s, enum store_track_kind kind, uint32_t file,
 			 uint32_t thread);
 void store_append(struct store *s, uint32_t track, uint64_t start, uint64_t dur, uint32_t desc,

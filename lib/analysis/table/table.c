@@ -142,6 +142,42 @@ size_t table_row_count(const struct table *t)
 	return n;
 }
 
+static void trow_free(const struct tpart *p, unsigned ncols, struct trow *r)
+{
+	for (unsigned c = 0; c < ncols; c++)
+		if (p->cols[c].kind == TCOL_TEXT && r->cells[c].set)
+			free(r->cells[c].v.text);
+	free(r->cells);
+}
+
+size_t table_keep_top(struct table *t, size_t n)
+{
+	size_t left = 0;
+	if (!n || t->keep_all)
+		return 0;
+	for (size_t i = 0; i < t->nparts; i++) {
+		struct tpart *p = &t->parts[i];
+		size_t top = 0, keep = p->nrows;
+		for (size_t r = 0; r < p->nrows; r++) {
+			if (p->rows[r].depth != 0)
+				continue; /* a child follows its parent */
+			if (top++ == n) {
+				keep = r;
+				break;
+			}
+		}
+		if (keep == p->nrows)
+			continue;
+		for (size_t r = keep; r < p->nrows; r++) {
+			p->omitted += p->rows[r].depth == 0;
+			trow_free(p, t->ncols, &p->rows[r]);
+		}
+		p->nrows = keep;
+		left += p->omitted;
+	}
+	return left;
+}
+
 void trow_text(struct trow *r, unsigned col, const char *s)
 {
 	if (r->cells[col].set)

@@ -59,6 +59,19 @@ struct tcol {
 	const char *text;    /* text header instead of header (NULL: header) */
 	unsigned decimals;   /* text: of a time, percentage or number (0: two);
 			      * CSV: of a percentage or number (times keep every digit) */
+	/* Text within a width (struct table_style.width): every column prints
+	 * alone under its brief header (NULL: text, then header), a time's
+	 * followed by its unit ("Total(ms)"); columns with the highest drop
+	 * are left out first until the table fits (0: kept). */
+	const char *brief;
+	unsigned drop;
+	unsigned flags; /* enum tcol_flag */
+};
+
+enum tcol_flag {
+	/* GPU time: left out of text when the traces hold no GPU work
+	 * (struct table_style.no_gpu) */
+	TCOL_GPU = 1u << 0,
 };
 
 struct tcell {
@@ -101,6 +114,7 @@ struct tpart {
 	size_t nrows, cap;
 	struct tfact *facts;
 	size_t nfacts;
+	size_t omitted; /* top-level rows table_keep_top() left out */
 };
 
 struct table {
@@ -113,6 +127,7 @@ struct table {
 	char **notes;
 	size_t nnotes;
 	char *empty; /* said instead of rows when no part has any */
+	int keep_all; /* never cut by table_keep_top() (the Trace Summary) */
 };
 
 struct table *table_new(const char *id, const char *title, const struct tcol *cols,
@@ -125,6 +140,11 @@ struct trow *tpart_add_row(struct table *t, struct tpart *p, unsigned depth);
 void table_note(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void table_set_empty(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t table_row_count(const struct table *t);
+/* Keeps the first n top-level rows of each part (rows are in their sort
+ * order), each with the rows nested under it, and counts the others in
+ * the part's omitted; n 0 keeps every row. Returns the rows left out, all
+ * parts together (top-level ones only). */
+size_t table_keep_top(struct table *t, size_t n);
 
 void trow_text(struct trow *r, unsigned col, const char *s);
 void trow_count(struct trow *r, unsigned col, uint64_t v);
@@ -141,7 +161,17 @@ const char *table_bytes_text(char *buf, size_t size, int64_t bytes);
 struct table_style {
 	enum time_unit unit;
 	unsigned name_max;    /* text: longer names are cut with "..." (0: 60) */
+	/* Text: the columns a line may take (0: none, every column at full
+	 * width as Paddle prints it, names uncut when name_max is UINT_MAX).
+	 * Within a width, names are cut in the middle ("aten::conv…backward")
+	 * and notes wrap at spaces. */
+	unsigned width;
+	int no_gpu; /* text: leave out the TCOL_GPU columns */
 };
+
+/* The width text tables take on out: $COLUMNS when set to a number, else
+ * the terminal's when out is one, else 100 (within [40, 1000]). */
+unsigned table_text_width(FILE *out);
 
 /* The three renderings (table_text.c, table_csv.c, table_json.c). */
 struct csv_out;

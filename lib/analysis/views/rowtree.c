@@ -8,13 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t rt_hash(uint32_t parent, uint32_t name, unsigned kind)
+static uint32_t rt_hash(uint32_t parent, uint32_t name, uint32_t shapes, unsigned kind)
 {
 	uint64_t k = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull;
+	k ^= (uint64_t)shapes * 0xc2b2ae3d27d4eb4full;
 	return (uint32_t)(k >> 32) ^ kind;
 }
 
-static uint32_t rt_add(struct rt_tree *tr, uint32_t parent, uint32_t name, unsigned kind)
+static uint32_t rt_add(struct rt_tree *tr, uint32_t parent, uint32_t name, uint32_t shapes,
+		       unsigned kind)
 {
 	if (tr->n == tr->cap) {
 		tr->cap = tr->cap ? tr->cap * 2 : 64;
@@ -23,6 +25,7 @@ static uint32_t rt_add(struct rt_tree *tr, uint32_t parent, uint32_t name, unsig
 	struct rt_node *d = &tr->nodes[tr->n];
 	memset(d, 0, sizeof(*d));
 	d->name = name;
+	d->shapes = shapes;
 	d->parent = parent;
 	d->kind = (uint8_t)kind;
 	ivl_union_init(&d->open, &tr->a->window);
@@ -37,7 +40,7 @@ static void rt_rehash(struct rt_tree *tr)
 	tr->nslots = nslots;
 	for (uint32_t id = 1; id < tr->n; id++) {
 		const struct rt_node *d = &tr->nodes[id];
-		uint32_t i = rt_hash(d->parent, d->name, d->kind) & (nslots - 1);
+		uint32_t i = rt_hash(d->parent, d->name, d->shapes, d->kind) & (nslots - 1);
 		while (tr->slots[i])
 			i = (i + 1) & (nslots - 1);
 		tr->slots[i] = id;
@@ -46,15 +49,21 @@ static void rt_rehash(struct rt_tree *tr)
 
 uint32_t rt_child(struct rt_tree *tr, uint32_t parent, uint32_t name, enum rt_kind kind)
 {
+	return rt_child_shapes(tr, parent, name, 0, kind);
+}
+
+uint32_t rt_child_shapes(struct rt_tree *tr, uint32_t parent, uint32_t name, uint32_t shapes,
+			 enum rt_kind kind)
+{
 	if ((uint64_t)tr->n * 2 >= tr->nslots)
 		rt_rehash(tr);
-	uint32_t i = rt_hash(parent, name, kind) & (tr->nslots - 1);
+	uint32_t i = rt_hash(parent, name, shapes, kind) & (tr->nslots - 1);
 	for (; tr->slots[i]; i = (i + 1) & (tr->nslots - 1)) {
 		const struct rt_node *d = &tr->nodes[tr->slots[i]];
-		if (d->parent == parent && d->name == name && d->kind == kind)
+		if (d->parent == parent && d->name == name && d->shapes == shapes && d->kind == kind)
 			return tr->slots[i];
 	}
-	uint32_t id = rt_add(tr, parent, name, kind);
+	uint32_t id = rt_add(tr, parent, name, shapes, kind);
 	tr->slots[i] = id;
 	return id;
 }
@@ -64,7 +73,7 @@ void rt_init(struct rt_tree *tr, const struct analysis *a)
 	memset(tr, 0, sizeof(*tr));
 	tr->a = a;
 	tr->names = &a->store.names;
-	rt_add(tr, RT_ROOT, 0, RT_RANGE);
+	rt_add(tr, RT_ROOT, 0, 0, RT_RANGE);
 }
 
 void rt_free(struct rt_tree *tr)
@@ -97,7 +106,9 @@ static int rt_cmp(const void *x, const void *y)
 	if (a->kind == RT_MARK) {
 		c = (b->instants > a->instants) - (b->instants < a->instants);
 	} else if (a->kind == RT_GPU) {
-		enum sort_key k = ia->key < SORT_GPU_TOTAL ? ia->key + SORT_GPU_TOTAL : ia->key;
+		enum sort_key k = ia->key == SORT_SELF       ? SORT_GPU_TOTAL
+				  : ia->key < SORT_GPU_TOTAL ? ia->key + SORT_GPU_TOTAL
+							     : ia->key;
 		c = view_stats_cmp(k, &a->cpu, &b->cpu, &a->gpu, &b->gpu);
 	} else {
 		c = view_stats_cmp(ia->key, &a->cpu, &b->cpu, &a->gpu, &b->gpu);
@@ -105,6 +116,8 @@ static int rt_cmp(const void *x, const void *y)
 	if (c)
 		return c;
 	c = strcmp(names_get(tr->names, a->name), names_get(tr->names, b->name));
+	if (!c && a->shapes != b->shapes)
+		c = strcmp(names_get(tr->names, a->shapes), names_get(tr->names, b->shapes));
 	return c ? c : (ia->id > ib->id) - (ia->id < ib->id);
 }
 

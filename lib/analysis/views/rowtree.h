@@ -29,6 +29,7 @@ enum rt_kind {
 
 struct rt_node {
 	uint32_t name;
+	uint32_t shapes; /* operators grouped by input shapes: theirs (0: none) */
 	uint32_t parent;
 	uint8_t kind;
 	uint64_t instants;
@@ -55,6 +56,9 @@ void rt_init(struct rt_tree *tr, const struct analysis *a);
 void rt_free(struct rt_tree *tr);
 /* The child of parent for (name, kind), made on first use. */
 uint32_t rt_child(struct rt_tree *tr, uint32_t parent, uint32_t name, enum rt_kind kind);
+/* The same for (name, input shapes, kind): shapes a name id, 0 none. */
+uint32_t rt_child_shapes(struct rt_tree *tr, uint32_t parent, uint32_t name, uint32_t shapes,
+			 enum rt_kind kind);
 /* Counts GPU work number serial once in node id (serials start at 1). */
 static inline void rt_gpu_once(struct rt_tree *tr, uint32_t id, uint64_t serial, uint64_t ns)
 {

@@ -24,9 +24,10 @@ enum sort_key {
 	SORT_GPU_AVG,
 	SORT_GPU_MAX,
 	SORT_GPU_MIN,
+	SORT_SELF, /* self time (time_stats.self); views without it: cpu-total */
 };
 
-/* "cpu-total", ..., "gpu-min": 0 with *k set, -1 when not a key. */
+/* "cpu-total", ..., "gpu-min", "self": 0 with *k set, -1 when not a key. */
 int sort_key_parse(const char *s, enum sort_key *k);
 
 struct view_opts {
@@ -38,6 +39,10 @@ struct view_opts {
 	 * when skip_set; else PERF_SKIP_DEFAULT */
 	int skip_set;
 	unsigned skip_steps;
+	/* operator view: a row per (operator, input shapes), as torch's
+	 * key_averages(group_by_input_shape=True); needs the store loaded with
+	 * by_shapes (--group-by shapes) */
+	int group_shapes;
 };
 
 /* When a view prints without --view (struct view.by_default). */
@@ -54,6 +59,9 @@ struct view {
 			       const struct view_opts *o);
 	int by_default;    /* printed when no --view is given: enum view_default */
 	int uses_types;    /* builds on analysis_types() (built last, see summary.c) */
+	/* shows GPU work (or communication) only: a default text summary of
+	 * traces with no GPU work leaves the view out when its table is empty */
+	int gpu_view;
 };
 
 extern const struct view view_registry[];
@@ -89,6 +97,10 @@ struct table *view_nvprof(const struct view *v, const struct analysis *a,
 struct time_stats {
 	uint64_t calls;
 	uint64_t total, max, min;
+	/* the Operator view's CPU: total less the time of the ranges nested
+	 * directly inside its calls on their threads (torch.profiler's
+	 * self_cpu_time_total); 0 elsewhere */
+	uint64_t self;
 };
 
 static inline void time_stats_add(struct time_stats *s, uint64_t ns)
@@ -129,19 +141,28 @@ double view_share(uint64_t part, uint64_t whole);
 /* The event's type name; "Memory" for allocations, whatever the trace names say. */
 const char *view_type_name(unsigned type);
 
+/* Within a width (text): the brief headers ("Total(ms)", "GPU Avg(ms)"),
+ * and the columns left out first: GPU Max/Min, then CPU Max/Min, then Self
+ * Avg, GPU Avg, CPU Avg; Name, Calls, Total, Ratio(%), Self and GPU total
+ * and ratio stay. */
 #define VIEW_CPU_GROUP "CPU Total / Avg / Max / Min / Ratio(%)"
 #define VIEW_CPU_COLUMNS                                                                   \
-	{"CPU Total", "cpu_total", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                   \
-	{"CPU Avg", "cpu_avg", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                       \
-	{"CPU Max", "cpu_max", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                       \
-	{"CPU Min", "cpu_min", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL},                       \
-	{"CPU Ratio(%)", "cpu_ratio", TCOL_PERCENT, VIEW_CPU_GROUP, 40, NULL}
+	{"CPU Total", "cpu_total", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL, 0, "Total", 0, 0},      \
+	{"CPU Avg", "cpu_avg", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL, 0, "Avg", 2, 0},            \
+	{"CPU Max", "cpu_max", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL, 0, "Max", 6, 0},            \
+	{"CPU Min", "cpu_min", TCOL_TIME, VIEW_CPU_GROUP, 40, NULL, 0, "Min", 6, 0},            \
+	{"CPU Ratio(%)", "cpu_ratio", TCOL_PERCENT, VIEW_CPU_GROUP, 40, NULL, 0, "Ratio(%)", 0, 0}
+#define VIEW_SELF_GROUP "Self Total / Avg"
+#define VIEW_SELF_COLUMNS                                                                  \
+	{"Self Total", "self_total", TCOL_TIME, VIEW_SELF_GROUP, 0, NULL, 0, "Self", 0, 0},     \
+	{"Self Avg", "self_avg", TCOL_TIME, VIEW_SELF_GROUP, 0, NULL, 0, "Self Avg", 5, 0}
 #define VIEW_GPU_GROUP "GPU Total / Avg / Max / Min / Ratio(%)"
 #define VIEW_GPU_COLUMNS                                                                   \
-	{"GPU Total", "gpu_total", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                   \
-	{"GPU Avg", "gpu_avg", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
-	{"GPU Max", "gpu_max", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
-	{"GPU Min", "gpu_min", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL},                       \
-	{"GPU Ratio(%)", "gpu_ratio", TCOL_PERCENT, VIEW_GPU_GROUP, 40, NULL}
+	{"GPU Total", "gpu_total", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL, 0, "GPU", 0, TCOL_GPU}, \
+	{"GPU Avg", "gpu_avg", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL, 0, "GPU Avg", 3, TCOL_GPU}, \
+	{"GPU Max", "gpu_max", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL, 0, "GPU Max", 7, TCOL_GPU}, \
+	{"GPU Min", "gpu_min", TCOL_TIME, VIEW_GPU_GROUP, 40, NULL, 0, "GPU Min", 7, TCOL_GPU}, \
+	{"GPU Ratio(%)", "gpu_ratio", TCOL_PERCENT, VIEW_GPU_GROUP, 40, NULL, 0, "GPU(%)", 0,   \
+	 TCOL_GPU}
 
 #endif

@@ -26,8 +26,9 @@ static const struct tcol kernel_cols[] = {
 	{"Name", "name", TCOL_TEXT, NULL, 60, NULL},
 	{"Calls", "calls", TCOL_COUNT, NULL, 6, NULL},
 	VIEW_GPU_COLUMNS,
-	{"Mean Blocks per SM", "blocks_per_sm", TCOL_REAL, NULL, 0, NULL},
-	{"Mean Est. Achieved Occupancy (%)", "est_achieved_occupancy", TCOL_PERCENT, NULL, 0, NULL},
+	{"Mean Blocks per SM", "blocks_per_sm", TCOL_REAL, NULL, 0, NULL, 0, "Blocks/SM", 4, 0},
+	{"Mean Est. Achieved Occupancy (%)", "est_achieved_occupancy", TCOL_PERCENT, NULL, 0, NULL, 0,
+	 "Occupancy(%)", 4, 0},
 };
 
 static void kernel_track(struct rt_tree *tr, uint32_t ti)

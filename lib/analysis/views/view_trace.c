@@ -4,6 +4,7 @@
  * damaged, and which window the tables cover. Nothing is lost silently.
  */
 #include "lib/analysis/views/view.h"
+#include "lib/analysis/store/capture.h"
 
 #include <stdio.h>
 
@@ -14,8 +15,8 @@ static const struct tcol trace_cols[] = {
 	{"PID", "pid", TCOL_COUNT, NULL, 8, NULL},
 	{"Events", "events", TCOL_COUNT, NULL, 10, NULL},
 	{"Marks", "marks", TCOL_COUNT, NULL, 8, NULL},
-	{"Open at exit", "open_at_exit", TCOL_COUNT, NULL, 0, NULL},
-	{"Unbalanced pops", "unbalanced_pops", TCOL_COUNT, NULL, 0, NULL},
+	{"Open at exit", "open_at_exit", TCOL_COUNT, NULL, 0, NULL, 0, "Open"},
+	{"Unbalanced pops", "unbalanced_pops", TCOL_COUNT, NULL, 0, NULL, 0, "Unbalanced"},
 	{"Dropped", "dropped", TCOL_COUNT, NULL, 9, NULL},
 	{"Damage", "damage", TCOL_TEXT, NULL, 8, NULL},
 };
@@ -51,6 +52,14 @@ static void trace_notes(struct table *t, const struct analysis *a, const struct 
 	else
 		table_note(t, "Window: the whole run (no ProfileStep ranges), %s.",
 			   view_time(buf, sizeof(buf), a->window_ns, o->unit));
+	/* --schedule, --capture-range: which part had full detail */
+	struct capture cap;
+	char rec[1024];
+	capture_init(&cap);
+	capture_from_store(&cap, s);
+	if (capture_describe(&cap, rec, sizeof(rec)))
+		table_note(t, "Recorded in full detail: %s.", rec);
+	capture_free(&cap);
 	if (s->nfiles > 1)
 		table_note(t, "%u traces are summarised together, on %s.", s->nfiles,
 			   s->wall_clock ? "wall time (they come from several hosts)"
@@ -88,6 +97,7 @@ struct table *view_trace(const struct view *v, const struct analysis *a, const s
 {
 	struct table *t = table_new(v ? v->name : "trace", v ? v->title : "Trace Summary", trace_cols,
 				    sizeof(trace_cols) / sizeof(trace_cols[0]));
+	t->keep_all = 1; /* a row per file: --top is for the views */
 	struct tpart *p = table_add_part(t, NULL, NULL, NULL);
 	for (uint32_t i = 0; i < a->store.nfiles; i++)
 		trace_row(t, p, &a->store.files[i]);

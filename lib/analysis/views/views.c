@@ -13,13 +13,13 @@ const struct view view_registry[] = {
 	{"device", "Device Summary", view_device, 1, 1},
 	{"overview", "Overview Summary", view_overview, 1, 1},
 	{"model", "Model Summary", view_model, 1},
-	{"distributed", "Distributed Summary", view_distributed, 1, 1},
+	{"distributed", "Distributed Summary", view_distributed, 1, 1, 1},
 	{"operator", "Operator Summary", view_operator, 1},
-	{"kernel", "Kernel Summary", view_kernel, 1},
-	{"memory-manipulation", "Memory Manipulation Summary", view_memcpy, 1},
+	{"kernel", "Kernel Summary", view_kernel, 1, 0, 1},
+	{"memory-manipulation", "Memory Manipulation Summary", view_memcpy, 1, 0, 1},
 	{"userdefined", "UserDefined Summary", view_userdefined, 1},
 	{"memory", "Memory Summary", view_memory, 1},
-	{"nvprof", "nvprof Summary", view_nvprof, 1},
+	{"nvprof", "nvprof Summary", view_nvprof, 1, 0, 1},
 };
 const unsigned view_registry_count = sizeof(view_registry) / sizeof(view_registry[0]);
 
@@ -34,7 +34,7 @@ const struct view *view_find(const char *name)
 static const char *const sort_keys[] = {
 	[SORT_CPU_TOTAL] = "cpu-total", [SORT_CPU_AVG] = "cpu-avg", [SORT_CPU_MAX] = "cpu-max",
 	[SORT_CPU_MIN] = "cpu-min",     [SORT_GPU_TOTAL] = "gpu-total", [SORT_GPU_AVG] = "gpu-avg",
-	[SORT_GPU_MAX] = "gpu-max",     [SORT_GPU_MIN] = "gpu-min",
+	[SORT_GPU_MAX] = "gpu-max",     [SORT_GPU_MIN] = "gpu-min",     [SORT_SELF] = "self",
 };
 
 int sort_key_parse(const char *s, enum sort_key *k)
@@ -92,6 +92,10 @@ int view_stats_cmp(enum sort_key key, const struct time_stats *cpu_a,
 {
 	static const struct time_stats none;
 	int c;
+	if (key == SORT_SELF) {
+		c = -cmp_u64(cpu_a->self, cpu_b->self);
+		return c ? c : stats_cmp(0, cpu_a, cpu_b);
+	}
 	if (key >= SORT_GPU_TOTAL) {
 		c = stats_cmp(key - SORT_GPU_TOTAL, gpu_a ? gpu_a : &none, gpu_b ? gpu_b : &none);
 		if (c)
