@@ -72,23 +72,33 @@ def report_round(r, b, t, ev):
           f"({(t / b - 1) * 100:+.2f}%{note})", flush=True)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def example_args(doc, rounds):
+    """The command line both example benchmarks take, the environment their
+    runs get, and torch's version: (args, example args, env, version), or
+    None when the python cannot import torch (the caller skips)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--gprof-dl", required=True)
     ap.add_argument("--python", default="/usr/bin/python3")
-    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--cache-dir", default="", help="GPROF_DL_CACHE_DIR for the package")
     ap.add_argument("args", nargs="*", help="examples/train.py arguments (after --)")
     a = ap.parse_args()
-    args = a.args or DEFAULT_ARGS
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPROF_DL_") and k != "PYTHONPATH"}
     if a.cache_dir:
         env["GPROF_DL_CACHE_DIR"] = a.cache_dir
     ver = subprocess.run([a.python, "-c", "import torch; print(torch.__version__)"], capture_output=True, env=env)
     if ver.returncode:
         print(f"{a.python} cannot import torch: skipped")
+        return None
+    return a, a.args or DEFAULT_ARGS, env, ver.stdout.decode().strip()
+
+
+def main():
+    got = example_args(__doc__, 10)
+    if got is None:
         return 0
-    print(f"timer-only overhead: torch {ver.stdout.decode().strip()}, {a.python} {EXAMPLE} {' '.join(args)}")
+    a, args, env, version = got
+    print(f"timer-only overhead: torch {version}, {a.python} {EXAMPLE} {' '.join(args)}")
     print(f"{a.rounds} rounds, each a bare run and a `gprof-dl run --timer-only` run; ips: the script's own "
           f"(perf_counter, first 10 steps skipped)", flush=True)
     with tempfile.TemporaryDirectory(prefix="gpdl-bench-") as tmp:

@@ -18,18 +18,14 @@ still looks at the window at each phase, forward, backward and optimizer
 step, which --timer-only does not hook.)
 
 Prints figures, never fails on time."""
-import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLE = os.path.normpath(os.path.join(HERE, "..", "..", "examples", "train.py"))
-DEFAULT_ARGS = ["--steps", "200", "--epochs", "2", "--batch-size", "64", "--hidden", "512", "--threads", "1"]
-THROUGHPUT = re.compile(rb"throughput: ([0-9.]+) samples/s")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timer_only_overhead import EXAMPLE, THROUGHPUT, example_args  # noqa: E402
 SIDES = (
     ("--timer-only", ["--timer-only"]),
     ("capture never opened", ["--capture-range=nvtx", "--nvtx-capture", "gprof-dl-bench-never"]),
@@ -38,22 +34,11 @@ SIDES = (
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gprof-dl", required=True)
-    ap.add_argument("--python", default="/usr/bin/python3")
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--cache-dir", default="", help="GPROF_DL_CACHE_DIR for the package")
-    ap.add_argument("args", nargs="*", help="examples/train.py arguments (after --)")
-    a = ap.parse_args()
-    args = a.args or DEFAULT_ARGS
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPROF_DL_") and k != "PYTHONPATH"}
-    if a.cache_dir:
-        env["GPROF_DL_CACHE_DIR"] = a.cache_dir
-    ver = subprocess.run([a.python, "-c", "import torch; print(torch.__version__)"], capture_output=True, env=env)
-    if ver.returncode:
-        print(f"{a.python} cannot import torch: skipped")
+    got = example_args(__doc__, 7)
+    if got is None:
         return 0
-    print(f"window overhead: torch {ver.stdout.decode().strip()}, {a.python} {EXAMPLE} {' '.join(args)}")
+    a, args, env, version = got
+    print(f"window overhead: torch {version}, {a.python} {EXAMPLE} {' '.join(args)}")
     ips = {name: [] for name, _ in SIDES}
     with tempfile.TemporaryDirectory(prefix="gpdl-bench-") as tmp:
         out = os.path.join(tmp, "t.gpdl")
