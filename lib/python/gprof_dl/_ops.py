@@ -49,6 +49,48 @@ def _say(cause, fix, what="operators not recorded"):
 OPS, COMM = 1, 2
 
 
+
+def _yield_to_profiler(tag, suspend, resume):
+    """Wraps torch's profiler switches where the program's profilers find
+    them, so that what gprof-dl holds (operators, memory) steps aside while
+    the program's own profiler runs: suspend() before it starts (True: it
+    held something, to resume if the start fails), resume() once it stops.
+    TAG marks a switch as wrapped, once per kind of holding."""
+    import functools
+
+    def wrap(mod, on, off):
+        en, dis = getattr(mod, on, None), getattr(mod, off, None)
+        if en is None or dis is None or getattr(en, tag, False):
+            return
+
+        @functools.wraps(en)
+        def enable(*args, **kwargs):
+            held = suspend()
+            try:
+                return en(*args, **kwargs)
+            except BaseException:
+                if held:
+                    resume()
+                raise
+
+        @functools.wraps(dis)
+        def disable(*args, **kwargs):
+            try:
+                return dis(*args, **kwargs)
+            finally:
+                resume()
+
+        setattr(enable, tag, True)
+        setattr(disable, tag, True)
+        setattr(mod, on, enable)
+        setattr(mod, off, disable)
+
+    for name in ("torch.autograd", "torch.autograd.profiler", "torch.autograd.profiler_legacy"):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            wrap(mod, "_enable_profiler", "_disable_profiler")
+            wrap(mod, "_enable_profiler_legacy", "_disable_profiler_legacy")
+
 class _Unavailable(Exception):
     def __init__(self, cause, fix):
         Exception.__init__(self, cause)
@@ -97,38 +139,12 @@ class _Nvtx:
 
     def yield_to_programs_profiler(self, torch, ops):
         """Wrap torch's profiler switches where the program's profilers find them."""
-        import functools
 
-        def wrap(mod, on, off):
-            en, dis = getattr(mod, on, None), getattr(mod, off, None)
-            if en is None or dis is None or getattr(en, "_gprof_dl", False):
-                return
+        def suspend():
+            ops.suspend()
+            return True
 
-            @functools.wraps(en)
-            def enable(*args, **kwargs):
-                ops.suspend()
-                try:
-                    return en(*args, **kwargs)
-                except BaseException:
-                    ops.resume()
-                    raise
-
-            @functools.wraps(dis)
-            def disable(*args, **kwargs):
-                try:
-                    return dis(*args, **kwargs)
-                finally:
-                    ops.resume()
-
-            enable._gprof_dl = disable._gprof_dl = True
-            setattr(mod, on, enable)
-            setattr(mod, off, disable)
-
-        for name in ("torch.autograd", "torch.autograd.profiler", "torch.autograd.profiler_legacy"):
-            mod = sys.modules.get(name)
-            if mod is not None:
-                wrap(mod, "_enable_profiler", "_disable_profiler")
-                wrap(mod, "_enable_profiler_legacy", "_disable_profiler_legacy")
+        _yield_to_profiler("_gprof_dl", suspend, ops.resume)
 
 
 # ---- every build: a RecordFunction observer -----------------------------------
@@ -330,41 +346,7 @@ class Memory:
             self._yield_to_programs_profiler()
 
     def _yield_to_programs_profiler(self):
-        import functools
-
-        suspend, resume = _memory[2], _memory[3]
-
-        def wrap(mod, on, off):
-            en, dis = getattr(mod, on, None), getattr(mod, off, None)
-            if en is None or dis is None or getattr(en, "_gprof_dl_memory", False):
-                return
-
-            @functools.wraps(en)
-            def enable(*args, **kwargs):
-                popped = suspend()
-                try:
-                    return en(*args, **kwargs)
-                except BaseException:
-                    if popped:
-                        resume()
-                    raise
-
-            @functools.wraps(dis)
-            def disable(*args, **kwargs):
-                try:
-                    return dis(*args, **kwargs)
-                finally:
-                    resume()
-
-            enable._gprof_dl_memory = disable._gprof_dl_memory = True
-            setattr(mod, on, enable)
-            setattr(mod, off, disable)
-
-        for name in ("torch.autograd", "torch.autograd.profiler", "torch.autograd.profiler_legacy"):
-            mod = sys.modules.get(name)
-            if mod is not None:
-                wrap(mod, "_enable_profiler", "_disable_profiler")
-                wrap(mod, "_enable_profiler_legacy", "_disable_profiler_legacy")
+        _yield_to_profiler("_gprof_dl_memory", _memory[2], _memory[3])
 
     def close(self):
         if self.on:
