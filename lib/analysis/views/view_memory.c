@@ -62,18 +62,20 @@ enum {
 #define TOTAL_GROUP "Allocated / Freed / Increase / Allocations"
 #define SELF_GROUP "Self Allocated / Freed / Increase / Allocations"
 
+/* Within a width (table.h): the counts go first, then the increases, then
+ * the Self bytes; Allocated, Freed and Peak Increase stay. */
 static const struct tcol mem_cols[] = {
 	{"Name", "name", TCOL_TEXT, NULL, 30, NULL},
 	{"Calls", "calls", TCOL_COUNT, NULL, 6, NULL},
-	{"Allocated", "allocated", TCOL_BYTES, TOTAL_GROUP, 0, NULL},
-	{"Freed", "freed", TCOL_BYTES, TOTAL_GROUP, 0, NULL},
-	{"Increase", "increase", TCOL_BYTES, TOTAL_GROUP, 0, NULL},
-	{"Allocations", "allocations", TCOL_COUNT, TOTAL_GROUP, 0, NULL},
-	{"Peak Increase", "peak_increase", TCOL_BYTES, NULL, 0, NULL},
-	{"Self Allocated", "self_allocated", TCOL_BYTES, SELF_GROUP, 0, NULL},
-	{"Self Freed", "self_freed", TCOL_BYTES, SELF_GROUP, 0, NULL},
-	{"Self Increase", "self_increase", TCOL_BYTES, SELF_GROUP, 0, NULL},
-	{"Self Allocations", "self_allocations", TCOL_COUNT, SELF_GROUP, 0, NULL},
+	{"Allocated", "allocated", TCOL_BYTES, TOTAL_GROUP, 0, NULL, 0, "Alloc", 0, 0},
+	{"Freed", "freed", TCOL_BYTES, TOTAL_GROUP, 0, NULL, 0, "Freed", 0, 0},
+	{"Increase", "increase", TCOL_BYTES, TOTAL_GROUP, 0, NULL, 0, "Increase", 2, 0},
+	{"Allocations", "allocations", TCOL_COUNT, TOTAL_GROUP, 0, NULL, 0, "Allocs", 3, 0},
+	{"Peak Increase", "peak_increase", TCOL_BYTES, NULL, 0, NULL, 0, "Peak Incr", 0, 0},
+	{"Self Allocated", "self_allocated", TCOL_BYTES, SELF_GROUP, 0, NULL, 0, "Self Alloc", 1, 0},
+	{"Self Freed", "self_freed", TCOL_BYTES, SELF_GROUP, 0, NULL, 0, "Self Freed", 1, 0},
+	{"Self Increase", "self_increase", TCOL_BYTES, SELF_GROUP, 0, NULL, 0, "Self Incr", 2, 0},
+	{"Self Allocations", "self_allocations", TCOL_COUNT, SELF_GROUP, 0, NULL, 0, "Self Allocs", 3, 0},
 };
 
 struct mem_sums {
