@@ -217,8 +217,7 @@ enum coll_capture {
 
 /* Changes of the capture (or --schedule's cycles) kept for the GPU records,
  * which CUPTI hands over long after their time: one of them is written only
- * when the window was open at its start. Past this many changes the rest
- * are judged by the last. */
+ * when the window was open at its start. A ring of the newest changes. */
 #define COLL_WIN_HISTORY 4096
 
 struct coll_window {

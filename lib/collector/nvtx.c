@@ -100,8 +100,8 @@ static uint64_t payload_count(const nvtxEventAttributes_t *a)
  * the trace. A push's pop is known by its level on its thread's stack of its
  * domain; a start's end by its id. Without the option, one load per call. */
 
-static __thread int cap_level = -1;          /* the capture push's level on this thread */
-static __thread struct coll_str *cap_domain; /* and its domain */
+static __thread int cap_level __attribute__((tls_model("initial-exec"))) = -1; /* the capture push's level here */
+static __thread struct coll_str *cap_domain __attribute__((tls_model("initial-exec"))); /* and its domain */
 static _Atomic uint64_t cap_range_id;         /* the capture start's id, 0: none */
 
 static int capture_match(const struct coll_str *d, const struct coll_name *n)
@@ -151,7 +151,8 @@ static int capture_push(struct coll_str *d, const struct coll_name *n, uint32_t 
 static int capture_pop(struct coll_str *d)
 {
 	int level = coll_pop(d);
-	if (COLL_UNLIKELY(cap_level >= 0) && level == cap_level && d == cap_domain) {
+	if (COLL_UNLIKELY(coll_win.capture == COLL_CAPTURE_NVTX) && cap_level >= 0 && level == cap_level &&
+	    d == cap_domain) {
 		cap_level = -1;
 		coll_window_capture(0, coll_clock_now());
 	}
@@ -175,7 +176,8 @@ static void capture_end(nvtxRangeId_t id)
 {
 	coll_range_end(id);
 	uint64_t want = id;
-	if (COLL_UNLIKELY(id && atomic_load_explicit(&cap_range_id, memory_order_relaxed) == id) &&
+	if (COLL_UNLIKELY(coll_win.capture == COLL_CAPTURE_NVTX) && id &&
+	    atomic_load_explicit(&cap_range_id, memory_order_relaxed) == id &&
 	    atomic_compare_exchange_strong(&cap_range_id, &want, 0))
 		coll_window_capture(0, coll_clock_now());
 }

@@ -136,11 +136,9 @@ static void note(uint32_t state, uint64_t now, const char *name)
 	int open = !(state & tracked_mask());
 	if (!coll_win.tracked || atomic_exchange(&coll_win.open, open) == open)
 		return;
-	uint32_t i = atomic_fetch_add(&coll_win.nhist, 1);
-	if (i < COLL_WIN_HISTORY) {
-		coll_win.hist[i].ts = now;
-		coll_win.hist[i].open = open;
-	}
+	uint32_t i = atomic_fetch_add(&coll_win.nhist, 1) % COLL_WIN_HISTORY; /* a ring: the newest */
+	coll_win.hist[i].ts = now;
+	coll_win.hist[i].open = open;
 	window_mark(open ? name : "window off", now);
 }
 
@@ -149,13 +147,17 @@ int coll_window_open_at(uint64_t ts)
 	if (!coll_win.tracked)
 		return 1;
 	uint32_t n = atomic_load(&coll_win.nhist);
-	if (n > COLL_WIN_HISTORY)
-		n = COLL_WIN_HISTORY;
-	/* nearly always the newest changes: from the end */
-	for (uint32_t i = n; i-- > 0;)
+	uint32_t kept = n < COLL_WIN_HISTORY ? n : COLL_WIN_HISTORY;
+	/* nearly always the newest changes: from the end; a record older than
+	 * every change kept takes the state before the oldest kept (changes
+	 * alternate; a run of thousands of cycles: CUPTI hands records over
+	 * within seconds, not cycles) */
+	for (uint32_t k = 0; k < kept; k++) {
+		uint32_t i = (n - 1 - k) % COLL_WIN_HISTORY;
 		if (coll_win.hist[i].ts <= ts)
 			return coll_win.hist[i].open;
-	return coll_win.open0;
+	}
+	return n > COLL_WIN_HISTORY ? !coll_win.hist[n % COLL_WIN_HISTORY].open : coll_win.open0;
 }
 
 /* torch.profiler.schedule's action for step n: 0 none (wait, past the

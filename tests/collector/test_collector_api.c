@@ -38,7 +38,7 @@
 static const char *const window_vars[] = {
 	"GPROF_DL_TIMER_ONLY", "GPROF_DL_STEPS",	 "GPROF_DL_T0_NS",     "GPROF_DL_DELAY_NS",
 	"GPROF_DL_DURATION_NS", "GPROF_DL_PAUSED", "GPROF_DL_RECORD_SHAPES", "GPROF_DL_NO_PYTHON",
-	"GPROF_DL_PROFILE_MEMORY",
+	"GPROF_DL_PROFILE_MEMORY", "GPROF_DL_CAPTURE", "GPROF_DL_CAPTURE_END",
 };
 
 struct fixture {
@@ -1041,6 +1041,31 @@ static void test_window_time(void **state)
 	teardown(&st);
 }
 
+/* The window's changes, kept for GPU records that CUPTI hands over late, are
+ * a ring of the newest: twice as many captures as it holds, and a time in
+ * the newest ones, in the oldest kept and between two captures still says
+ * whether the capture was open then. */
+static void test_window_history_ring(void **state)
+{
+	(void)state;
+	const char *env[] = {"GPROF_DL_CAPTURE=cudaProfilerApi", "GPROF_DL_CAPTURE_END=repeat", NULL};
+	void *st;
+	assert_int_equal(attach_with(&st, env), 0);
+	enum { PAIRS = COLL_WIN_HISTORY, KEPT = COLL_WIN_HISTORY / 2 }; /* 2 changes a capture */
+	assert_int_equal(coll_window_open_at(5), 0); /* before the first start */
+	for (uint64_t k = 0; k < PAIRS; k++) {
+		coll_window_capture(1, 1000 + 100 * k);
+		coll_window_capture(0, 1000 + 100 * k + 50);
+	}
+	uint64_t last = 1000 + 100 * (PAIRS - 1), oldest = 1000 + 100 * (PAIRS - KEPT);
+	assert_int_equal(coll_window_open_at(last + 10), 1);
+	assert_int_equal(coll_window_open_at(last + 60), 0);
+	assert_int_equal(coll_window_open_at(oldest + 10), 1);
+	assert_int_equal(coll_window_open_at(oldest + 60), 0);
+	assert_int_equal(coll_window_open_at(oldest - 10), 0); /* before every change kept */
+	teardown(&st);
+}
+
 /* A window in the past or the future, set in the environment, from the start. */
 static void test_window_time_bounds(void **state)
 {
@@ -1147,6 +1172,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_window_gated_mirror, setup_paused, teardown),
 		cmocka_unit_test(test_window_time),
 		cmocka_unit_test(test_window_time_bounds),
+		cmocka_unit_test(test_window_history_ring),
 		cmocka_unit_test_setup_teardown(test_window_all_conditions, setup_all, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
