@@ -31,6 +31,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,8 @@ static const char diff_usage[] =
 	"  --op-detail        operator view: compare what ran inside each operator\n"
 	"  --top N            rows per view, largest change first (default 10; 0: all)\n"
 	"  --totals           compare totals, not times per step\n"
+	"  --wide             text: every column at full width, names uncut (by\n"
+	"                     default the tables fit 100 columns or the terminal)\n"
 	"  --skip-steps K     jobs: leave out the first K steps of each rank from the\n"
 	"                     rank-by-rank comparison (default 10, at most half)\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
@@ -88,6 +91,7 @@ enum {
 	OPT_SKIP_STEPS,
 	OPT_SIDE_A,
 	OPT_SIDE_B,
+	OPT_WIDE,
 };
 
 static const struct option diff_options[] = {
@@ -95,6 +99,7 @@ static const struct option diff_options[] = {
 	{"op-detail", no_argument, NULL, OPT_OP_DETAIL},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"totals", no_argument, NULL, OPT_TOTALS},
+	{"wide", no_argument, NULL, OPT_WIDE},
 	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
@@ -182,6 +187,9 @@ static int diff_parse(int argc, char **argv, struct diff_opts *o)
 			break;
 		case OPT_TOTALS:
 			o->totals = 1;
+			break;
+		case OPT_WIDE:
+			o->s.fit = 0;
 			break;
 		case OPT_SKIP_STEPS:
 			o->skip = cmd_parse_skip_steps(optarg);
@@ -395,6 +403,11 @@ static void out_begin(struct diff_out *d, FILE *f)
 {
 	const struct diff_opts *o = d->o;
 	summary_out_begin(&d->s, o->s.format, f, o->s.view.unit);
+	if (o->s.format == SUMMARY_TEXT) { /* within the width, as summary's (diff has its own --top) */
+		d->s.st.width = o->s.fit ? table_text_width(f) : 0;
+		if (!o->s.fit)
+			d->s.st.name_max = UINT_MAX;
+	}
 	if (o->s.format == SUMMARY_TEXT) {
 		fputs("Comparing ", f);
 		text_side(f, "A", d->side[0], d->in[0]);
@@ -460,7 +473,7 @@ static int diff_write(const struct diff_opts *o, struct diff_input *in, FILE *f)
 
 int cmd_diff(int argc, char **argv)
 {
-	struct diff_opts o = {.s = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_MS}},
+	struct diff_opts o = {.s = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_MS}, .fit = 1},
 			      .top = DIFF_TOP_DEFAULT,
 			      .skip = PERF_SKIP_DEFAULT};
 	if (diff_parse(argc, argv, &o) < 0)

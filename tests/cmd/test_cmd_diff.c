@@ -166,7 +166,7 @@ static void test_text(void **state)
 {
 	(void)state;
 	const char *a = trace_a(), *b = trace_b();
-	struct cmd_result r = DIFF(a, b);
+	struct cmd_result r = DIFF(a, b, "--wide");
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	char head[1400];
@@ -198,7 +198,7 @@ static void test_text(void **state)
 	cmd_result_free(&r);
 
 	/* the other way round, in microseconds: negative */
-	r = DIFF(b, a, "--view", "model", "--time-unit", "us");
+	r = DIFF(b, a, "--view", "model", "--time-unit", "us", "--wide");
 	assert_int_equal(r.status, 0);
 	row = first_row(r.out, "Model Summary");
 	assert_starts(row, "ProfileStep > Dataloader");
@@ -208,7 +208,7 @@ static void test_text(void **state)
 	cmd_result_free(&r);
 
 	/* --top 1: one row a table, and what was left out */
-	r = DIFF(a, b, "--top", "1", "--view", "operator", "--view", "model");
+	r = DIFF(a, b, "--top", "1", "--view", "operator", "--view", "model", "--wide");
 	assert_int_equal(r.status, 0);
 	assert_true(strstr(r.out, "Model Summary") < strstr(r.out, "Operator Summary"));
 	row = first_row(r.out, "Model Summary");
@@ -224,7 +224,7 @@ static void test_text(void **state)
 
 	/* -o: the same text in the file, nothing on stdout */
 	const char *out = tb_path("diff.txt");
-	r = DIFF(a, b, "-o", out);
+	r = DIFF(a, b, "-o", out, "--wide");
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.out, "");
 	assert_string_equal(r.err, "");
@@ -232,6 +232,25 @@ static void test_text(void **state)
 	assert_starts(text, head);
 	assert_contains(text, "ProfileStep > Dataloader");
 	free(text);
+	cmd_result_free(&r);
+
+	/* without --wide, every line of the tables fits in 100 columns (the
+	 * pipe's default width), the long name cut in the middle; the first
+	 * line names the files as given, whatever their length */
+	r = DIFF(a, b);
+	assert_int_equal(r.status, 0);
+	size_t widest = 0;
+	for (const char *p = r.out; *p;) {
+		size_t n = strcspn(p, "\n"), cols = 0;
+		for (size_t k = 0; k < n && strncmp(p, "Comparing ", 10) != 0; k++)
+			cols += ((unsigned char)p[k] & 0xc0) != 0x80; /* code points */
+		if (cols > 100)
+			fail_msg("%zu columns: '%.*s'", cols, (int)n, p);
+		widest = cols > widest ? cols : widest;
+		p += n + (p[n] == '\n');
+	}
+	assert_true(widest >= 90); /* the rules span the width */
+	assert_contains(r.out, "ProfileStep\xe2\x80\xa6");
 	cmd_result_free(&r);
 }
 
