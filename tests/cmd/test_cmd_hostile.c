@@ -221,6 +221,11 @@ static void test_diff(void **state)
 	snprintf(sides, sizeof(sides), "Comparing A: '%s' (1 step) with B: '%s' (1 step)",
 		 full_path()->text, full_path()->text);
 	assert_int_equal(count(r.out, sides), 1);
+	cmd_result_free(&r);
+	/* names whole, as summary's checks: the default cuts them to fit */
+	r = RUN("diff", path, path, "--wide");
+	assert_int_equal(r.status, 0);
+	assert_terminal_safe("diff --wide", r.out);
 	assert_true(count(r.out, title.text) >= 1);
 	cmd_result_free(&r);
 	const struct name *const names[] = {&title, &fake, full_path()};

@@ -672,8 +672,8 @@ static void test_diff_jobs(void **state)
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
 
-	/* text: the first line, then the Ranks Compared table */
-	r = DIFF("--a", a0, a1, "--b", bb0, bb1, "--skip-steps", "0", "--view", "model");
+	/* text: the first line, then the Ranks Compared table (its full layout) */
+	r = DIFF("--a", a0, a1, "--b", bb0, bb1, "--skip-steps", "0", "--view", "model", "--wide");
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.err, "");
 	char head[2400];
