@@ -4,7 +4,6 @@
  */
 #include "cmd/cmd.h"
 #include "lib/analysis/store/capture.h"
-#include "lib/analysis/store/job.h"
 #include "lib/analysis/store/progress.h"
 #include "lib/analysis/summary.h"
 #include "common/error.h"
@@ -29,7 +28,8 @@ static const char summary_usage[] =
 	"  --view NAME        a view to print (repeatable; default: all of them):\n"
 	"                     perf, device, overview, model, distributed, operator,\n"
 	"                     kernel, memory-manipulation, userdefined, memory, nvprof,\n"
-	"                     or all (perf only when the trace has steps)\n"
+	"                     steps, timeline (series: only when named), or all\n"
+	"                     (perf only when the trace has steps)\n"
 	"  --op-detail        nest under each operator what ran inside it and the GPU\n"
 	"                     work it launched (operator view)\n"
 	"  --thread-sep       one block per thread (per GPU stream in the kernel view)\n"
@@ -200,45 +200,9 @@ int cmd_summary(int argc, char **argv)
 	if (first < 0)
 		return 0;
 	progress_enable(1); /* only shown on a terminal, after a second */
-	struct job j;
-	char err[1024];
-	if (job_open(&j, argc - first, argv + first, err, sizeof(err)) != 0) {
-		progress_done();
-		error("%s", err);
-		return 1;
-	}
-	int as_job = summary_is_job(&j, &o);
-	struct analysis a;
-	analysis_init(&a);
-	a.store.by_shapes = o.view.group_shapes;
-	if (!as_job && job_load_all(&j, &a, err, sizeof(err)) != 0) {
-		progress_done();
-		error("%s", err);
-		analysis_free(&a);
-		job_free(&j);
-		return 1;
-	}
-	if (summary_cycle >= 0 && (as_job || capture_restrict(&a, (uint32_t)summary_cycle, err, sizeof(err)) != 0)) {
-		error("%s", as_job ? "--cycle takes one trace" : err);
-		analysis_free(&a);
-		job_free(&j);
-		return 1;
-	}
-	if (!as_job)
-		job_warn_damage(&a, 0, "summarised");
-	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
-		error("cannot open '%s': %s", output, strerror(errno));
-		analysis_free(&a);
-		job_free(&j);
-		return 1;
-	}
-	int rc = as_job ? summary_write_job(&j, &o, out, "summarised") : summary_write(&a, &o, out);
-	if (out != stdout && fclose(out) != 0 && rc == 0)
-		rc = -1;
-	analysis_free(&a);
-	job_free(&j);
-	if (rc < 0 && out != stdout)
+	int rc = summary_files_to(argc - first, argv + first, &o, summary_cycle, output,
+				  "summarised");
+	if (rc < 0 && output)
 		error("cannot write '%s'", output);
 	return rc ? 1 : 0;
 }

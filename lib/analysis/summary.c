@@ -8,6 +8,9 @@
 #include "lib/analysis/store/progress.h"
 #include "common/error.h"
 
+#include "lib/analysis/store/capture.h"
+
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 
@@ -180,8 +183,8 @@ static void build_table(void *ctx, unsigned j)
 		job->tables[i] = job->views[i - 1]->build(job->views[i - 1], job->a, job->o);
 }
 
-void summary_out_begin(struct summary_out *s, enum summary_format format, FILE *out,
-		       enum time_unit unit)
+static void summary_out_start(struct summary_out *s, enum summary_format format, FILE *out,
+			      enum time_unit unit, int pretty)
 {
 	s->format = format;
 	s->f = out;
@@ -190,9 +193,20 @@ void summary_out_begin(struct summary_out *s, enum summary_format format, FILE *
 	if (format == SUMMARY_CSV) {
 		csv_out_init(&s->csv, out);
 	} else if (format == SUMMARY_JSON) {
-		json_writer_init(&s->json, out, 1);
+		json_writer_init(&s->json, out, pretty);
 		json_begin_object(&s->json);
 	}
+}
+
+void summary_out_begin(struct summary_out *s, enum summary_format format, FILE *out,
+		       enum time_unit unit)
+{
+	summary_out_start(s, format, out, unit, 1);
+}
+
+void summary_out_begin_opts(struct summary_out *s, const struct summary_opts *o, FILE *out)
+{
+	summary_out_start(s, o->format, out, o->view.unit, !o->compact);
 }
 
 void summary_out_fit(struct summary_out *s, const struct summary_opts *o, int has_gpu)
@@ -218,6 +232,13 @@ static int summary_out_hides(const struct summary_out *s, const struct summary_o
 			     const struct view *v, const struct table *t)
 {
 	return s->st.no_gpu && !o->nviews && v->gpu_view && table_row_count(t) == 0;
+}
+
+void summary_out_keep_top(const struct summary_out *s, struct table *t)
+{
+	if (t->keep_all == TABLE_KEEP_DATA && s->format != SUMMARY_TEXT)
+		return;
+	table_keep_top(t, s->top);
 }
 
 void summary_out_tables(struct summary_out *s)
@@ -285,14 +306,14 @@ int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *
 	summary_build(a, &o->view, views, n, tables);
 
 	struct summary_out s;
-	summary_out_begin(&s, o->format, out, o->view.unit);
+	summary_out_begin_opts(&s, o, out);
 	summary_out_fit(&s, o, a->gpu.has_gpu);
 	if (o->format == SUMMARY_JSON)
 		json_header(&s.json, a, o->view.unit);
 	summary_out_tables(&s);
 	for (unsigned i = 0; i <= n; i++) {
 		/* the Trace Summary is the JSON's top-level members */
-		table_keep_top(tables[i], s.top);
+		summary_out_keep_top(&s, tables[i]);
 		if (i ? !summary_out_hides(&s, o, views[i - 1], tables[i]) : !csv_views_only(o))
 			summary_out_table(&s, i ? views[i - 1]->name : NULL, tables[i]);
 		table_free(tables[i]);
@@ -374,7 +395,7 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 	summary_build(a, &o->view, others, nothers, tables);
 
 	struct summary_out s;
-	summary_out_begin(&s, o->format, out, o->view.unit);
+	summary_out_begin_opts(&s, o, out);
 	summary_out_fit(&s, o, a->gpu.has_gpu || job_dist_has_gpu(d));
 	if (o->format == SUMMARY_JSON) {
 		json_header(&s.json, a, o->view.unit);
@@ -386,7 +407,7 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 	table_free(tables[0]);
 	for (unsigned i = 0, k = 1; i < n; i++) {
 		if (views[i] != dist) {
-			table_keep_top(tables[k], s.top);
+			summary_out_keep_top(&s, tables[k]);
 			if (!summary_out_hides(&s, o, views[i], tables[k]))
 				summary_out_table(&s, views[i]->name, tables[k]);
 			table_free(tables[k++]);
@@ -405,4 +426,62 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 	analysis_free(&sum);
 	analysis_free(&all);
 	return summary_out_end(&s);
+}
+
+/* ---- the whole of `gprof-dl summary` --------------------------------------------- */
+
+/* out, or output opened once the traces are read (NULL: standard output). */
+static int summary_files_out(int n, char *const *paths, const struct summary_opts *o,
+			     long cycle, FILE *out, const char *output, const char *done)
+{
+	struct job j;
+	char err[1024];
+	/* job_open() only reads the paths */
+	if (job_open(&j, n, (char **)(uintptr_t)paths, err, sizeof(err)) != 0) {
+		progress_done();
+		error("%s", err);
+		return 1;
+	}
+	int as_job = summary_is_job(&j, o);
+	struct analysis a;
+	analysis_init(&a);
+	a.store.by_shapes = o->view.group_shapes;
+	int rc = 1;
+	if (!as_job && job_load_all(&j, &a, err, sizeof(err)) != 0) {
+		progress_done();
+		error("%s", err);
+		goto out;
+	}
+	if (cycle >= 0 && (as_job || capture_restrict(&a, (uint32_t)cycle, err, sizeof(err)) != 0)) {
+		error("%s", as_job ? "--cycle takes one trace" : err);
+		goto out;
+	}
+	if (!as_job)
+		job_warn_damage(&a, 0, done);
+	if (!out) {
+		out = stdout;
+		if (output && !(out = fopen(output, "w"))) {
+			error("cannot open '%s': %s", output, strerror(errno));
+			goto out;
+		}
+	}
+	rc = as_job ? summary_write_job(&j, o, out, done) : summary_write(&a, o, out);
+	if (output && out != stdout && fclose(out) != 0 && rc == 0)
+		rc = -1;
+out:
+	analysis_free(&a);
+	job_free(&j);
+	return rc;
+}
+
+int summary_files(int n, char *const *paths, const struct summary_opts *o, long cycle,
+		  FILE *out, const char *done)
+{
+	return summary_files_out(n, paths, o, cycle, out, NULL, done);
+}
+
+int summary_files_to(int n, char *const *paths, const struct summary_opts *o, long cycle,
+		     const char *output, const char *done)
+{
+	return summary_files_out(n, paths, o, cycle, NULL, output, done);
 }

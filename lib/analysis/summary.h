@@ -33,6 +33,8 @@ struct summary_opts {
 	int top;  /* top-level rows kept per table part; 0 all; < 0: 30 in text, all else */
 	const struct view *views[SUMMARY_MAX_VIEWS]; /* in registry order; none: the defaults */
 	unsigned nviews;
+	/* JSON: the document on one line, no indentation (a report embeds it) */
+	int compact;
 };
 
 struct job;
@@ -53,6 +55,20 @@ int summary_is_job(const struct job *j, const struct summary_opts *o);
  * files are warned about (" ...; DONE up to there"). 0; 1 after an error
  * message (a file that cannot be read); -1 when writing to out failed. */
 int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, const char *done);
+
+/* `gprof-dl summary` minus its command line: the summary of the trace files
+ * paths[0..n) (a job's ranks read rank by rank as summary does), with o, only
+ * --schedule cycle `cycle` when >= 0, written to out. done: the word for the
+ * damaged-file warning ("summarised"). Returns 0; 1 after an error message
+ * naming the file; -1 when writing to out failed (no message). */
+int summary_files(int n, char *const *paths, const struct summary_opts *o, long cycle,
+		  FILE *out, const char *done);
+/* The same, written to the file output (NULL: standard output), which is
+ * opened only once the traces have been read, so that a trace that cannot
+ * be read leaves no empty output behind; a file that cannot be opened is an
+ * error message and 1. */
+int summary_files_to(int n, char *const *paths, const struct summary_opts *o, long cycle,
+		     const char *output, const char *done);
 
 /* ---- the Distributed view over a job (view_distributed.c) ---------------- */
 
@@ -80,10 +96,15 @@ struct summary_out {
 /* CSV: starts the writer; JSON: opens the top object. */
 void summary_out_begin(struct summary_out *s, enum summary_format format, FILE *out,
 		       enum time_unit unit);
+/* summary_out_begin() with o's format, time unit and compact JSON. */
+void summary_out_begin_opts(struct summary_out *s, const struct summary_opts *o, FILE *out);
 /* Text laid out as o asks (--wide, the width of out) with the GPU columns
  * left out when has_gpu is 0 (said once, "no GPU work recorded: GPU columns
  * hidden"), and every format cut to o's --top. */
 void summary_out_fit(struct summary_out *s, const struct summary_opts *o, int has_gpu);
+/* Cuts t to the rows s keeps (table_keep_top()): every row of a
+ * TABLE_KEEP_DATA table in CSV and JSON. */
+void summary_out_keep_top(const struct summary_out *s, struct table *t);
 /* JSON: opens the "tables" member; nothing otherwise. */
 void summary_out_tables(struct summary_out *s);
 /* Writes t; in JSON under key, or not at all when key is NULL. */

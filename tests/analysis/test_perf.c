@@ -24,16 +24,6 @@
 
 #define MS 1e6 /* ns */
 
-static void prepare(struct analysis *a, const char *const *paths, unsigned n)
-{
-	char err[512];
-	analysis_init(a);
-	for (unsigned i = 0; i < n; i++)
-		if (analysis_load(a, paths[i], err, sizeof(err)) != 0)
-			fail_msg("%s", err);
-	analysis_prepare(a);
-}
-
 static void assert_near(double x, double want)
 {
 	if (fabs(x - want) > 1e-9 * (fabs(want) + 1))
@@ -51,7 +41,7 @@ static void assert_stat(const struct perf_stat *s, double avg, double max, doubl
 static void measure(struct perf *p, const char *const *paths, unsigned n, unsigned skip)
 {
 	struct analysis a;
-	prepare(&a, paths, n);
+	tb_prepare(&a, paths, n);
 	perf_compute(p, &a, skip);
 	analysis_free(&a);
 }
@@ -287,7 +277,7 @@ static void test_no_steps(void **state)
 static char *summary_text(const char *const *paths, unsigned n, const struct summary_opts *o)
 {
 	struct analysis a;
-	prepare(&a, paths, n);
+	tb_prepare(&a, paths, n);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);

@@ -22,23 +22,6 @@
 
 static const struct view_opts default_opts = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_NS};
 
-static void prepare(struct analysis *a, const char *const *paths, unsigned n)
-{
-	char err[512];
-	analysis_init(a);
-	for (unsigned i = 0; i < n; i++)
-		if (analysis_load(a, paths[i], err, sizeof(err)) != 0)
-			fail_msg("%s", err);
-	analysis_prepare(a);
-}
-
-static struct table *build(const char *view, const struct analysis *a, const struct view_opts *o)
-{
-	const struct view *v = view_find(view);
-	assert_non_null(v);
-	return v->build(v, a, o);
-}
-
 /* The row named name at depth in part p, or NULL. */
 static const struct trow *row(const struct table *t, size_t p, const char *name, unsigned depth)
 {
@@ -98,14 +81,14 @@ static void test_overview_union_across_threads(void **state)
 	const char *path = tb_close(&b, 11000);
 
 	struct analysis a;
-	prepare(&a, &path, 1);
+	tb_prepare(&a, &path, 1);
 	assert_false(a.from_steps);
 	assert_int_equal(a.window_ns, 10000);
 	assert_int_equal(analysis_types(&a)[TRACE_EV_OPERATOR].calls, 4);
 	assert_int_equal(analysis_types(&a)[TRACE_EV_OPERATOR].merged_ns, 3000 + 1000);
 	assert_int_equal(analysis_types(&a)[TRACE_EV_USER_DEFINED].merged_ns, 10000);
 
-	struct table *t = build("overview", &a, &default_opts);
+	struct table *t = tb_view("overview", &a, &default_opts);
 	const struct trow *whole = must_row(t, 0, "Whole run", 0);
 	assert_near(whole->cells[2].v.ns, 10000);
 	assert_near(whole->cells[3].v.pct, 100.0);
@@ -119,7 +102,7 @@ static void test_overview_union_across_threads(void **state)
 	assert_int_equal(t->nparts, 1); /* no device half without device events */
 	table_free(t);
 
-	t = build("userdefined", &a, &default_opts);
+	t = tb_view("userdefined", &a, &default_opts);
 	r = must_row(t, 0, "busy", 0);
 	assert_int_equal(r->cells[1].v.count, 2);
 	assert_near(r->cells[2].v.ns, 20000); /* Total adds the calls up */
@@ -150,13 +133,13 @@ static void test_step_window(void **state)
 	const char *path = tb_close(&b, 20000);
 
 	struct analysis a;
-	prepare(&a, &path, 1);
+	tb_prepare(&a, &path, 1);
 	assert_true(a.from_steps);
 	assert_int_equal(a.steps, 3);
 	assert_int_equal(a.window.n, 2);
 	assert_int_equal(a.window_ns, 5000);
 
-	struct table *t = build("overview", &a, &default_opts);
+	struct table *t = tb_view("overview", &a, &default_opts);
 	const struct trow *r = must_row(t, 0, "ProfileStep", 0);
 	assert_int_equal(t->parts[0].rows[0].depth, 0);
 	assert_ptr_equal(r, &t->parts[0].rows[0]); /* the reference row first */
@@ -171,7 +154,7 @@ static void test_step_window(void **state)
 	assert_near(r->cells[3].v.pct, 20.0);
 	table_free(t);
 
-	t = build("userdefined", &a, &default_opts);
+	t = tb_view("userdefined", &a, &default_opts);
 	r = must_row(t, 0, "x", 0);
 	assert_near(r->cells[2].v.ns, 1000);
 	r = must_row(t, 0, "y", 0);
@@ -211,8 +194,8 @@ static void test_userdefined_tree(void **state)
 	(void)state;
 	const char *path = write_nested();
 	struct analysis a;
-	prepare(&a, &path, 1);
-	struct table *t = build("userdefined", &a, &default_opts);
+	tb_prepare(&a, &path, 1);
+	struct table *t = tb_view("userdefined", &a, &default_opts);
 	assert_int_equal(t->nparts, 1);
 	assert_string_equal(t->parts[0].title, "Thread: All threads merged");
 	const struct tpart *p = &t->parts[0];
@@ -249,7 +232,7 @@ static void test_userdefined_tree(void **state)
 
 	struct view_opts sep = default_opts;
 	sep.thread_sep = 1;
-	t = build("userdefined", &a, &sep);
+	t = tb_view("userdefined", &a, &sep);
 	assert_int_equal(t->nparts, 2);
 	assert_string_equal(t->parts[0].title, "Thread: 10 (main)");
 	assert_string_equal(t->parts[1].title, "Thread: 11 (worker)");
@@ -290,7 +273,7 @@ static void assert_order(const struct analysis *a, enum sort_key key, const char
 {
 	struct view_opts o = default_opts;
 	o.sort = key;
-	struct table *t = build("userdefined", a, &o);
+	struct table *t = tb_view("userdefined", a, &o);
 	char got[16] = "";
 	for (size_t i = 0; i < t->parts[0].nrows && i < 15; i++)
 		got[i] = t->parts[0].rows[i].cells[0].v.text[0];
@@ -303,7 +286,7 @@ static void test_sort_orders(void **state)
 	(void)state;
 	const char *path = write_sortable();
 	struct analysis a;
-	prepare(&a, &path, 1);
+	tb_prepare(&a, &path, 1);
 	assert_order(&a, SORT_CPU_TOTAL, "YXZ");
 	assert_order(&a, SORT_CPU_AVG, "XZY");
 	assert_order(&a, SORT_CPU_MAX, "XZY");
@@ -340,8 +323,8 @@ static void test_time_units_and_text(void **state)
 	(void)state;
 	const char *path = write_sortable();
 	struct analysis a;
-	prepare(&a, &path, 1);
-	struct table *t = build("userdefined", &a, &default_opts);
+	tb_prepare(&a, &path, 1);
+	struct table *t = tb_view("userdefined", &a, &default_opts);
 	static const struct {
 		enum time_unit unit;
 		const char *line;
@@ -386,8 +369,8 @@ static void test_long_names_cut(void **state)
 	tb_range(&b, 0, d, 10, 10);
 	const char *path = tb_close(&b, 100);
 	struct analysis a;
-	prepare(&a, &path, 1);
-	struct table *t = build("userdefined", &a, &default_opts);
+	tb_prepare(&a, &path, 1);
+	struct table *t = tb_view("userdefined", &a, &default_opts);
 	char *text = render_text(t, TIME_UNIT_MS);
 	assert_null(strstr(text, name));
 	char cut[64];
@@ -417,9 +400,9 @@ static void test_cpu_utilisation(void **state)
 	const char *path = tb_close(&b, 4000);
 
 	struct analysis a;
-	prepare(&a, &path, 1);
+	tb_prepare(&a, &path, 1);
 	assert_int_equal(a.window_ns, 3000);
-	struct table *t = build("device", &a, &default_opts);
+	struct table *t = tb_view("device", &a, &default_opts);
 	const struct trow *r = must_row(t, 0, "CPU(Process)", 0);
 	assert_near(r->cells[1].v.pct, (100.0 * 1000 + 300.0 * 2000) / 3000 + 50.0);
 	r = must_row(t, 0, "CPU(System)", 0);
@@ -439,8 +422,8 @@ static void test_cpu_utilisation(void **state)
 	tb_counter(&b, 2000, TRACE_CTR_CPU_PROCESS, 42, 100.0);
 	tb_counter(&b, 4000, TRACE_CTR_CPU_PROCESS, 42, 300.0);
 	path = tb_close(&b, 4000);
-	prepare(&a, &path, 1);
-	t = build("device", &a, &default_opts);
+	tb_prepare(&a, &path, 1);
+	t = tb_view("device", &a, &default_opts);
 	assert_near(must_row(t, 0, "CPU(Process)", 0)->cells[1].v.pct, 300.0);
 	assert_false(must_row(t, 0, "CPU(System)", 0)->cells[1].set); /* no samples: "-" */
 	table_free(t);
@@ -471,7 +454,7 @@ static void test_drops_damage_flags(void **state)
 	(void)state;
 	const char *path = write_troubled();
 	struct analysis a;
-	prepare(&a, &path, 1);
+	tb_prepare(&a, &path, 1);
 	assert_int_equal(a.dropped, 123);
 	assert_int_equal(a.open_at_exit, 1);
 	assert_int_equal(a.unbalanced_pops, 1);
@@ -484,7 +467,7 @@ static void test_drops_damage_flags(void **state)
 	free(text);
 	table_free(t);
 	/* the unbalanced pop is in no table */
-	t = build("userdefined", &a, &default_opts);
+	t = tb_view("userdefined", &a, &default_opts);
 	assert_int_equal(must_row(t, 0, "r", 0)->cells[1].v.count, 1002);
 	table_free(t);
 	analysis_free(&a);
@@ -496,7 +479,7 @@ static void test_drops_damage_flags(void **state)
 	assert_int_equal(fwrite(bytes, 1, len * 2 / 3, f), len * 2 / 3);
 	fclose(f);
 	free(bytes);
-	prepare(&a, &cut, 1);
+	tb_prepare(&a, &cut, 1);
 	assert_int_equal(a.damaged, 1);
 	t = view_trace(NULL, &a, &o);
 	text = render_text(t, TIME_UNIT_MS);
@@ -518,23 +501,23 @@ static void test_host_only_views(void **state)
 	(void)state;
 	const char *path = write_sortable();
 	struct analysis a;
-	prepare(&a, &path, 1);
+	tb_prepare(&a, &path, 1);
 	static const char *const no_data[] = {"distributed", "kernel", "memory", "nvprof"};
 	for (unsigned i = 0; i < sizeof(no_data) / sizeof(no_data[0]); i++) {
-		struct table *t = build(no_data[i], &a, &default_opts);
+		struct table *t = tb_view(no_data[i], &a, &default_opts);
 		char *text = render_text(t, TIME_UNIT_MS);
 		if (!strstr(text, "No data"))
 			fail_msg("%s:\n%s", no_data[i], text);
 		free(text);
 		table_free(t);
 	}
-	struct table *t = build("operator", &a, &default_opts);
+	struct table *t = tb_view("operator", &a, &default_opts);
 	assert_int_equal(table_row_count(t), 0);
 	table_free(t);
-	t = build("memory-manipulation", &a, &default_opts);
+	t = tb_view("memory-manipulation", &a, &default_opts);
 	assert_int_equal(table_row_count(t), 0);
 	table_free(t);
-	t = build("model", &a, &default_opts); /* no steps, no phases: the run and Others */
+	t = tb_view("model", &a, &default_opts); /* no steps, no phases: the run and Others */
 	const struct trow *r = must_row(t, 0, "Whole run", 0);
 	assert_near(r->cells[2].v.ns, 100000); /* the run: [0, 100000) */
 	r = must_row(t, 0, "Others", 1);
@@ -620,7 +603,7 @@ static void test_empty_trace(void **state)
 	tb_open(&b, "empty.gpdl", "h", 10, 500);
 	const char *path = tb_close(&b, 500);
 	struct analysis a;
-	prepare(&a, &path, 1);
+	tb_prepare(&a, &path, 1);
 	assert_int_equal(a.window_ns, 0);
 	struct summary_opts o = {.view = default_opts, .format = SUMMARY_TEXT};
 	struct membuf *m = calloc(1, sizeof(*m));

@@ -736,3 +736,20 @@ const char *tb_fold_trace(const char *name, uint32_t pid, unsigned reps)
 	}
 	return tb_close(&b, (10000ull * reps + 1000) * TB_US);
 }
+
+void tb_prepare(struct analysis *a, const char *const *paths, unsigned n)
+{
+	char err[512];
+	analysis_init(a);
+	for (unsigned i = 0; i < n; i++)
+		if (analysis_load(a, paths[i], err, sizeof(err)) != 0)
+			fail_msg("%s", err);
+	analysis_prepare(a);
+}
+
+struct table *tb_view(const char *view, const struct analysis *a, const struct view_opts *o)
+{
+	const struct view *v = view_find(view);
+	assert_non_null(v);
+	return v->build(v, a, o);
+}

@@ -6,6 +6,7 @@
 #define GPDL_TESTS_ANALYSIS_TRACEBUILD_H
 
 #include "formats/trace/trace.h"
+#include "lib/analysis/views/view.h"
 
 #include <stdint.h>
 
@@ -188,5 +189,11 @@ double tb_gauss(uint64_t *state);
 
 /* Reads a whole file into a NUL-terminated buffer (free it). */
 char *tb_slurp(const char *path, size_t *len);
+
+/* The analysis of the traces paths[0..n), prepared as summary does (a
+ * load error fails the test). */
+void tb_prepare(struct analysis *a, const char *const *paths, unsigned n);
+/* The table of the view named view (which must exist) over a. */
+struct table *tb_view(const char *view, const struct analysis *a, const struct view_opts *o);
 
 #endif

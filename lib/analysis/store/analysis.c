@@ -123,7 +123,7 @@ static void unite_gpu_work(struct analysis *a, struct unions *u, const struct st
 		a->comp.calls++;
 		ivl_union_add(&u->comp, start, end);
 	}
-	if (comm || type == TRACE_EV_KERNEL || type == TRACE_EV_COMMUNICATION) {
+	if (analysis_gpu_busy(a, ti, i, type)) {
 		ivl_union_add(&u->busy, start, end);
 		if (t->dev != STORE_NONE)
 			ivl_union_add(&u->device[t->dev], start, end);

@@ -105,6 +105,15 @@ void analysis_walk_init(struct analysis_walk *w, const struct analysis *a);
 int analysis_walk_next(struct analysis_walk *w, uint32_t *track, size_t *i, uint64_t *clipped);
 void analysis_walk_free(struct analysis_walk *w);
 
+/* Whether GPU work i of GPU stream ti (of type type) keeps its device busy:
+ * a kernel or communication (gpu.h's, so a copy inside a collective too).
+ * The Device view's utilisation and the Timeline view's. */
+static inline int analysis_gpu_busy(const struct analysis *a, uint32_t ti, size_t i, unsigned type)
+{
+	return (a->gpu.tracks[ti].flags[i] & GPU_COMM) || type == TRACE_EV_KERNEL ||
+	       type == TRACE_EV_COMMUNICATION;
+}
+
 /* ns as a percentage of the window, within [0, 100]. */
 double analysis_ratio(const struct analysis *a, uint64_t ns);
 

@@ -153,7 +153,7 @@ static void trow_free(const struct tpart *p, unsigned ncols, struct trow *r)
 size_t table_keep_top(struct table *t, size_t n)
 {
 	size_t left = 0;
-	if (!n || t->keep_all)
+	if (!n || t->keep_all == TABLE_KEEP_ALL)
 		return 0;
 	for (size_t i = 0; i < t->nparts; i++) {
 		struct tpart *p = &t->parts[i];

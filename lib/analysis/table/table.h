@@ -117,6 +117,12 @@ struct tpart {
 	size_t omitted; /* top-level rows table_keep_top() left out */
 };
 
+enum table_keep {
+	TABLE_KEEP_TOP = 0,
+	TABLE_KEEP_ALL = 1,
+	TABLE_KEEP_DATA = 2,
+};
+
 struct table {
 	const char *id;    /* the view: JSON key of the table */
 	const char *title; /* "UserDefined Summary" */
@@ -127,7 +133,10 @@ struct table {
 	char **notes;
 	size_t nnotes;
 	char *empty; /* said instead of rows when no part has any */
-	int keep_all; /* never cut by table_keep_top() (the Trace Summary) */
+	/* enum table_keep: TABLE_KEEP_ALL, never cut by table_keep_top() (the
+	 * Trace Summary); TABLE_KEEP_DATA, cut in text only, whole in CSV and
+	 * JSON (series a reader plots: summary_out_keep_top()) */
+	int keep_all;
 };
 
 struct table *table_new(const char *id, const char *title, const struct tcol *cols,

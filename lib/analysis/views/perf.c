@@ -9,37 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A step as found, before the skip. */
-struct raw_step {
-	uint32_t file, track, index;
-	uint32_t group; /* its process's Dataloader ranges */
-	uint64_t start, dur, samples;
-};
-
 /* The Dataloader ranges of one process (file, pid), merged. */
 struct dl_group {
 	uint32_t file, pid;
 	struct ivl_set set;
 };
 
-struct collect {
-	struct raw_step *v;
+struct find {
+	struct perf_found_step *v;
 	size_t n, cap;
-	struct dl_group *g;
-	uint32_t ng;
 };
-
-static uint32_t group_of(struct collect *c, uint32_t file, uint32_t pid)
-{
-	for (uint32_t k = 0; k < c->ng; k++)
-		if (c->g[k].file == file && c->g[k].pid == pid)
-			return k;
-	c->g = xrealloc(c->g, (c->ng + 1) * sizeof(*c->g));
-	c->g[c->ng].file = file;
-	c->g[c->ng].pid = pid;
-	ivl_set_init(&c->g[c->ng].set);
-	return c->ng++;
-}
 
 static int is_step(const struct store *s, const struct store_track *t, size_t i)
 {
@@ -62,15 +41,15 @@ static uint64_t step_samples(const struct store_track *t, size_t i)
 	return x ? x->u.step.samples : 0;
 }
 
-static void collect_track(struct collect *c, const struct store *s, uint32_t ti)
+static void find_track(struct find *c, const struct store *s, uint32_t ti, unsigned types,
+		       perf_range_fn range, void *ctx)
 {
 	const struct store_track *t = &s->tracks[ti];
-	uint32_t group = group_of(c, t->file, t->pid);
 	for (size_t i = 0; i < t->n; i++) {
 		unsigned type = store_ev_type(s, t, i);
-		if (type == TRACE_EV_DATALOADER) {
+		if (type != TRACE_EV_PROFILE_STEP && ((types >> type) & 1)) {
 			if (!store_ev_is_instant(t, i) && t->dur[i] > 0)
-				ivl_set_add(&c->g[group].set, t->start[i], store_ev_end(t, i));
+				range(ctx, ti, i, type);
 			continue;
 		}
 		if (!is_step(s, t, i) || nested_in_step(s, t, i))
@@ -79,14 +58,14 @@ static void collect_track(struct collect *c, const struct store *s, uint32_t ti)
 			c->cap = c->cap ? c->cap * 2 : 64;
 			c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
 		}
-		c->v[c->n++] = (struct raw_step){t->file, ti, (uint32_t)i, group, t->start[i], t->dur[i],
-						 step_samples(t, i)};
+		c->v[c->n++] = (struct perf_found_step){t->file, ti, (uint32_t)i, t->start[i],
+							t->dur[i], step_samples(t, i)};
 	}
 }
 
-static int raw_cmp(const void *x, const void *y)
+static int found_cmp(const void *x, const void *y)
 {
-	const struct raw_step *a = x, *b = y;
+	const struct perf_found_step *a = x, *b = y;
 	if (a->file != b->file)
 		return a->file < b->file ? -1 : 1;
 	if (a->start != b->start)
@@ -94,6 +73,58 @@ static int raw_cmp(const void *x, const void *y)
 	if (a->track != b->track)
 		return a->track < b->track ? -1 : 1;
 	return (a->index > b->index) - (a->index < b->index);
+}
+
+size_t perf_find_steps(const struct analysis *a, unsigned types, perf_range_fn range, void *ctx,
+		       struct perf_found_step **steps)
+{
+	const struct store *s = &a->store;
+	struct find c = {0};
+	if (!range)
+		types = 0;
+	for (uint32_t ti = 0; ti < s->ntracks; ti++)
+		if (s->tracks[ti].kind == STORE_TRACK_HOST)
+			find_track(&c, s, ti, types, range, ctx);
+	if (c.n)
+		qsort(c.v, c.n, sizeof(*c.v), found_cmp);
+	*steps = c.v ? c.v : xmalloc(sizeof(**steps));
+	return c.n;
+}
+
+struct dl_groups {
+	const struct store *s;
+	struct dl_group *g;
+	uint32_t ng;
+	uint32_t last_track, last_group; /* the track seen last, and its group */
+};
+
+static uint32_t group_of(struct dl_groups *c, uint32_t track)
+{
+	if (c->ng && c->last_track == track)
+		return c->last_group;
+	const struct store_track *t = &c->s->tracks[track];
+	uint32_t k = 0;
+	while (k < c->ng && !(c->g[k].file == t->file && c->g[k].pid == t->pid))
+		k++;
+	if (k == c->ng) {
+		c->g = xrealloc(c->g, (c->ng + 1) * sizeof(*c->g));
+		c->g[k].file = t->file;
+		c->g[k].pid = t->pid;
+		ivl_set_init(&c->g[k].set);
+		c->ng++;
+	}
+	c->last_track = track;
+	c->last_group = k;
+	return k;
+}
+
+static void dl_range(void *ctx, uint32_t track, size_t i, unsigned type)
+{
+	(void)type;
+	struct dl_groups *c = ctx;
+	const struct store_track *t = &c->s->tracks[track];
+	uint32_t k = group_of(c, track); /* before c->g is read: it may move */
+	ivl_set_add(&c->g[k].set, t->start[i], store_ev_end(t, i));
 }
 
 static void stat_add(struct perf_stat *st, double v, int first)
@@ -144,43 +175,43 @@ void perf_compute(struct perf *p, const struct analysis *a, unsigned skip)
 	const struct store *s = &a->store;
 	memset(p, 0, sizeof(*p));
 	p->skip = skip;
-	struct collect c = {0};
-	for (uint32_t ti = 0; ti < s->ntracks; ti++)
-		if (s->tracks[ti].kind == STORE_TRACK_HOST)
-			collect_track(&c, s, ti);
-	for (uint32_t k = 0; k < c.ng; k++) {
-		ivl_set_normalize(&c.g[k].set);
-		ivl_set_seal(&c.g[k].set);
+	struct dl_groups dl = {.s = s};
+	struct perf_found_step *v;
+	size_t n = perf_find_steps(a, 1u << TRACE_EV_DATALOADER, dl_range, &dl, &v);
+	uint32_t *group = xmalloc((n ? n : 1) * sizeof(*group));
+	for (size_t k = 0; k < n; k++)
+		group[k] = group_of(&dl, v[k].track);
+	for (uint32_t k = 0; k < dl.ng; k++) {
+		ivl_set_normalize(&dl.g[k].set);
+		ivl_set_seal(&dl.g[k].set);
 	}
-	if (c.n)
-		qsort(c.v, c.n, sizeof(*c.v), raw_cmp);
-	p->steps = c.n;
-	p->step = xmalloc((c.n ? c.n : 1) * sizeof(*p->step));
+	p->steps = n;
+	p->step = xmalloc((n ? n : 1) * sizeof(*p->step));
 	size_t at = 0;
 	for (uint32_t f = 0; f < s->nfiles; f++) {
 		size_t first = at;
-		while (at < c.n && c.v[at].file == f)
+		while (at < n && v[at].file == f)
 			at++;
-		size_t n = at - first;
-		if (!n && p->files_without_steps++ == 0)
+		if (at == first && p->files_without_steps++ == 0)
 			p->first_without_steps = f;
-		size_t skipped = skip < n / 2 ? skip : n / 2;
+		size_t skipped = perf_skipped_of(skip, at - first);
 		p->skipped += skipped;
 		for (size_t k = first + skipped; k < at; k++) {
-			const struct raw_step *r = &c.v[k];
+			const struct perf_found_step *r = &v[k];
 			struct perf_step *st = &p->step[p->counted++];
 			st->file = r->file;
 			st->track = r->track;
 			st->start_ns = r->start;
 			st->batch_ns = r->dur;
-			st->reader_ns = ivl_set_overlap(&c.g[r->group].set, r->start, r->start + r->dur);
+			st->reader_ns = ivl_set_overlap(&dl.g[group[k]].set, r->start, r->start + r->dur);
 			st->samples = r->samples;
 		}
 	}
-	for (uint32_t k = 0; k < c.ng; k++)
-		ivl_set_free(&c.g[k].set);
-	free(c.g);
-	free(c.v);
+	for (uint32_t k = 0; k < dl.ng; k++)
+		ivl_set_free(&dl.g[k].set);
+	free(dl.g);
+	free(group);
+	free(v);
 	perf_finish(p);
 }
 

@@ -68,6 +68,33 @@ struct perf {
 	uint32_t ranks;
 };
 
+/* A step as found (the definition above), before the skip. */
+struct perf_found_step {
+	uint32_t file, track, index; /* its file, host thread's track, and index there */
+	uint64_t start, dur, samples;
+};
+
+typedef void (*perf_range_fn)(void *ctx, uint32_t track, size_t i, unsigned type);
+
+/* Every step of every file of a prepared analysis, sorted by file, then
+ * start, into *steps (free() it); returns their count. On the way, calls
+ * range(ctx, track, i, type) for each range of a host thread (no instant,
+ * length > 0) whose type is in types (bit 1u << type; ProfileStep never),
+ * thread by thread in store order: what a caller measures inside the steps
+ * (their Dataloader time) is gathered in the same pass. range may be NULL. */
+size_t perf_find_steps(const struct analysis *a, unsigned types, perf_range_fn range, void *ctx,
+		       struct perf_found_step **steps);
+
+/* The warm-up steps left out of a file with n steps when skip are asked:
+ * skip, but never more than half of them (rounded down). */
+static inline size_t perf_skipped_of(unsigned skip, size_t n)
+{
+	return skip < n / 2 ? skip : n / 2;
+}
+
+/* The K a summary asks for: --skip-steps, else PERF_SKIP_DEFAULT. */
+#define PERF_SKIP_OF(view_opts) ((view_opts)->skip_set ? (view_opts)->skip_steps : PERF_SKIP_DEFAULT)
+
 /* Measures the steps of a prepared analysis, skipping the first skip steps
  * of each file (capped as above). p->counted is 0 when there is no step. */
 void perf_compute(struct perf *p, const struct analysis *a, unsigned skip);

@@ -90,6 +90,19 @@ struct table *view_memory(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o);
 struct table *view_nvprof(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o);
+struct table *view_steps(const struct view *v, const struct analysis *a,
+			 const struct view_opts *o);
+struct table *view_timeline(const struct view *v, const struct analysis *a,
+			    const struct view_opts *o);
+
+/* The training loop's phases, in the order the Model view's rows and the
+ * Steps view's columns give them: Dataloader, Forward, Backward,
+ * Optimization; and their types as a mask (bit 1u << type). */
+#define VIEW_NPHASES 4
+extern const unsigned view_phases[VIEW_NPHASES];
+#define VIEW_PHASE_TYPES                                                                  \
+	(1u << TRACE_EV_DATALOADER | 1u << TRACE_EV_FORWARD | 1u << TRACE_EV_BACKWARD |     \
+	 1u << TRACE_EV_OPTIMIZATION)
 
 /* ---- shared by views with Calls and Total/Avg/Max/Min/Ratio columns ---- */
 
@@ -134,6 +147,10 @@ struct tpart *view_thread_part(struct table *t, const struct analysis *a,
 			       const struct store_track *track);
 /* "GPU0", or "GPU0 (host)" when the traces come from several hosts. */
 void view_device_name(char *buf, size_t size, const struct analysis *a, uint32_t dev);
+/* The span of the traces: the earliest start and the latest end of any
+ * event of any track (host threads and GPU streams, instants included);
+ * 0 when there is no event (both 0). */
+int view_span(const struct analysis *a, uint64_t *t0, uint64_t *t1);
 /* ns as a percentage of the counted GPU work (gpu.h), within [0, 100]. */
 double view_gpu_ratio(const struct analysis *a, uint64_t ns);
 /* part / whole as a percentage within [0, 100]; 0 when whole is 0. */

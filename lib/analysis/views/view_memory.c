@@ -102,6 +102,9 @@ struct mem_dev {
 	int64_t level, peak; /* bytes in use after the last event, and the most in the window */
 	uint64_t prev;       /* the last event's time */
 	uint64_t events_in;  /* events in the window */
+	/* the level after every event, when the walk keeps them (series) */
+	struct view_memory_level *lv;
+	size_t nlv, caplv;
 };
 
 /* A Memory instant on a GPU stream, for merging into the walk's time order. */
@@ -122,6 +125,7 @@ struct mem_view {
 	uint32_t no_op;      /* the local name "(no operator)" */
 	uint64_t serial;
 	uint64_t frames;     /* frames opened: their stamps */
+	int series;          /* keep each device's levels (view_memory_pools()) */
 };
 
 static uint32_t local_name(struct mem_view *m, uint32_t store_name_id)
@@ -211,15 +215,22 @@ static int mem_open(void *ctx, struct hw_frame *f, const struct hw_stack *st)
 
 /* The bytes in use, event by event in time order (the walk's), from the
  * start of the trace; a level counts where the window saw it held. */
-static void mem_level(const struct analysis *a, struct mem_dev *d, uint64_t ts,
+static void mem_level(const struct mem_view *m, struct mem_dev *d, uint64_t ts,
 		      const struct store_ext *x, int in_window)
 {
-	if (d->level > d->peak && ivl_set_overlap(&a->window, d->prev, ts) > 0)
+	if (d->level > d->peak && ivl_set_overlap(&m->a->window, d->prev, ts) > 0)
 		d->peak = d->level; /* held since the event before */
 	d->level = x->u.memory.in_use ? (int64_t)x->u.memory.in_use : d->level + x->u.memory.bytes;
 	if (in_window && d->level > d->peak)
 		d->peak = d->level;
 	d->prev = ts;
+	if (!m->series)
+		return;
+	if (d->nlv == d->caplv) {
+		d->caplv = d->caplv ? d->caplv * 2 : 256;
+		d->lv = xrealloc(d->lv, d->caplv * sizeof(*d->lv));
+	}
+	d->lv[d->nlv++] = (struct view_memory_level){ts, d->level};
 }
 
 /* ---- allocations on GPU streams -------------------------------------------------- */
@@ -277,7 +288,7 @@ static void mem_stream_event(struct mem_view *m, const struct mem_stream_ev *e)
 	uint64_t clipped;
 	int in_window = analysis_clip(a, t, e->index, &clipped);
 	struct mem_dev *d = mem_dev_of(m, file_host(m, e->track), x->u.memory.device);
-	mem_level(a, d, e->ts, x, in_window);
+	mem_level(m, d, e->ts, x, in_window);
 	int64_t bytes = x->u.memory.bytes;
 	if (!in_window || !bytes)
 		return;
@@ -333,7 +344,7 @@ static void mem_instant(void *ctx, const struct hw_stack *st, uint32_t ti, uint3
 		return;
 	struct mem_dev *d = mem_dev_of(m, file_host(m, ti), x->u.memory.device);
 	int64_t before = d->level;
-	mem_level(m->a, d, t->start[i], x, in_window);
+	mem_level(m, d, t->start[i], x, in_window);
 	int64_t bytes = x->u.memory.bytes;
 	if (!in_window || !bytes)
 		return;
@@ -393,16 +404,31 @@ static void put_sums(struct trow *r, unsigned col, const struct mem_sums *s)
 	trow_count(r, col + 3, s->allocations);
 }
 
+/* "Host", "GPU0"; "GPU0 (host)" when the traces come from several hosts. */
+static void mem_label(char *label, size_t size, const struct mem_view *m, const struct mem_dev *d,
+		      int several_hosts)
+{
+	const char *host = store_name(&m->a->store, d->host);
+	if (d->device < 0)
+		snprintf(label, size, several_hosts ? "Host (%s)" : "Host", host);
+	else if (several_hosts)
+		snprintf(label, size, "GPU%d (%s)", d->device, host);
+	else
+		snprintf(label, size, "GPU%d", d->device);
+}
+
+static int mem_several_hosts(const struct mem_view *m)
+{
+	int several_hosts = 0;
+	for (uint32_t k = 1; k < m->ndevs; k++)
+		several_hosts |= m->devs[k].host != m->devs[0].host;
+	return several_hosts;
+}
+
 static void mem_part(struct table *t, struct mem_view *m, struct mem_dev *d, int several_hosts)
 {
 	char label[300], title[600], peak[32], alloc[32], freed[32];
-	const char *host = store_name(&m->a->store, d->host);
-	if (d->device < 0)
-		snprintf(label, sizeof(label), several_hosts ? "Host (%s)" : "Host", host);
-	else if (several_hosts)
-		snprintf(label, sizeof(label), "GPU%d (%s)", d->device, host);
-	else
-		snprintf(label, sizeof(label), "GPU%d", d->device);
+	mem_label(label, sizeof(label), m, d, several_hosts);
 	snprintf(title, sizeof(title), "%s: peak %s in use, %s allocated, %s freed", label,
 		 table_bytes_text(peak, sizeof(peak), d->peak),
 		 table_bytes_text(alloc, sizeof(alloc), d->sums.allocated),
@@ -448,6 +474,7 @@ static void mem_free(struct mem_view *m)
 	for (uint32_t k = 0; k < m->ndevs; k++) {
 		rt_free(&m->devs[k].tr);
 		free(m->devs[k].rows);
+		free(m->devs[k].lv);
 	}
 	free(m->devs);
 	rt_free(&m->calls);
@@ -458,10 +485,11 @@ static void mem_free(struct mem_view *m)
 }
 
 /* The walk: every device's rows and levels. */
-static struct mem_view *mem_build(const struct analysis *a)
+static struct mem_view *mem_build(const struct analysis *a, int series)
 {
 	struct mem_view *m = xcalloc(1, sizeof(*m));
 	m->a = a;
+	m->series = series;
 	names_init(&m->names);
 	names_intern(&m->names, "", 0);
 	m->no_op = names_intern(&m->names, "(no operator)", 13);
@@ -492,10 +520,8 @@ struct table *view_memory(const struct view *v, const struct analysis *a,
 	(void)o;
 	struct table *t = table_new(v->name, v->title, mem_cols,
 				    sizeof(mem_cols) / sizeof(mem_cols[0]));
-	struct mem_view *m = mem_build(a);
-	int several_hosts = 0;
-	for (uint32_t k = 1; k < m->ndevs; k++)
-		several_hosts |= m->devs[k].host != m->devs[0].host;
+	struct mem_view *m = mem_build(a, 0);
+	int several_hosts = mem_several_hosts(m);
 	for (uint32_t k = 0; k < m->ndevs; k++)
 		if (m->devs[k].events_in)
 			mem_part(t, m, &m->devs[k], several_hosts);
@@ -518,7 +544,7 @@ struct view_memory_ops {
 struct view_memory_ops *view_memory_ops_new(const struct analysis *a)
 {
 	struct view_memory_ops *o = xcalloc(1, sizeof(*o));
-	o->m = mem_build(a);
+	o->m = mem_build(a, 0);
 	o->n = o->m->names.count;
 	o->by_name = xcalloc(o->n ? o->n : 1, sizeof(*o->by_name));
 	for (uint32_t k = 0; k < o->m->ndevs; k++) {
@@ -564,4 +590,31 @@ void view_memory_ops_free(struct view_memory_ops *o)
 	mem_free(o->m);
 	free(o->by_name);
 	free(o);
+}
+
+/* ---- for the Timeline view (view_memory.h) ------------------------------------------ */
+
+void view_memory_pools(const struct analysis *a, struct view_memory_pools *p)
+{
+	struct mem_view *m = mem_build(a, 1);
+	int several_hosts = mem_several_hosts(m);
+	p->m = m;
+	p->n = m->ndevs;
+	p->v = xcalloc(m->ndevs ? m->ndevs : 1, sizeof(*p->v));
+	for (uint32_t k = 0; k < m->ndevs; k++) {
+		const struct mem_dev *d = &m->devs[k];
+		mem_label(p->v[k].label, sizeof(p->v[k].label), m, d, several_hosts);
+		p->v[k].peak = d->peak;
+		p->v[k].shown = d->events_in != 0;
+		p->v[k].levels = d->lv;
+		p->v[k].n = d->nlv;
+	}
+}
+
+void view_memory_pools_free(struct view_memory_pools *p)
+{
+	if (p->m)
+		mem_free(p->m);
+	free(p->v);
+	memset(p, 0, sizeof(*p));
 }

@@ -13,6 +13,7 @@
 #ifndef GPDL_ANALYSIS_VIEW_MEMORY_H
 #define GPDL_ANALYSIS_VIEW_MEMORY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct analysis;
@@ -36,5 +37,31 @@ int view_memory_ops_any(const struct view_memory_ops *o);
  * until view_memory_ops_free(). */
 const struct view_memory_op *view_memory_op(struct view_memory_ops *o, const char *name);
 void view_memory_ops_free(struct view_memory_ops *o);
+
+/* Bytes in use over time, for the Timeline view: per memory pool (the
+ * Memory view's devices, in its order: each GPU, then the host), the level
+ * after each of its events, in time order, from the same walk. */
+struct view_memory_level {
+	uint64_t ts;
+	int64_t in_use; /* bytes, after the event */
+};
+
+struct view_memory_pool {
+	char label[300];  /* "GPU0", "Host": the Memory view's part label */
+	int64_t peak;     /* the Memory view's peak in use (in the window) */
+	int shown;        /* the Memory view has a part for it (events in the window) */
+	const struct view_memory_level *levels;
+	size_t n;
+};
+
+struct mem_view;
+struct view_memory_pools {
+	struct view_memory_pool *v;
+	uint32_t n;
+	struct mem_view *m; /* what the levels live in */
+};
+
+void view_memory_pools(const struct analysis *a, struct view_memory_pools *p);
+void view_memory_pools_free(struct view_memory_pools *p);
 
 #endif

@@ -31,10 +31,6 @@ static const struct tcol model_cols[] = {
 	VIEW_GPU_COLUMNS,
 };
 
-static const unsigned phases[] = {TRACE_EV_DATALOADER, TRACE_EV_FORWARD, TRACE_EV_BACKWARD,
-				  TRACE_EV_OPTIMIZATION};
-#define NPHASES (sizeof(phases) / sizeof(phases[0]))
-
 struct model {
 	const struct analysis *a;
 	struct time_stats cpu[TRACE_EV_TYPE_COUNT], gpu[TRACE_EV_TYPE_COUNT];
@@ -45,8 +41,8 @@ struct model {
 
 static int is_phase(unsigned type)
 {
-	for (unsigned k = 0; k < NPHASES; k++)
-		if (phases[k] == type)
+	for (unsigned k = 0; k < VIEW_NPHASES; k++)
+		if (view_phases[k] == type)
 			return 1;
 	return 0;
 }
@@ -151,9 +147,7 @@ struct table *view_model(const struct view *v, const struct analysis *a,
 		.open = model_open,
 		.close = model_close,
 		.gpu = model_gpu,
-		.types = 1u << TRACE_EV_PROFILE_STEP | 1u << TRACE_EV_DATALOADER |
-			 1u << TRACE_EV_FORWARD | 1u << TRACE_EV_BACKWARD |
-			 1u << TRACE_EV_OPTIMIZATION,
+		.types = 1u << TRACE_EV_PROFILE_STEP | VIEW_PHASE_TYPES,
 	};
 	hostwalk_run(a, NULL, 0, &visitor, m);
 
@@ -162,9 +156,9 @@ struct table *view_model(const struct view *v, const struct analysis *a,
 		model_row(t, p, m, TRACE_EV_PROFILE_STEP, 0);
 	else
 		total_row(t, p, a, "Whole run", 0, a->window_ns, a->gpu.counted_ns);
-	for (unsigned k = 0; k < NPHASES; k++)
-		if (m->cpu[phases[k]].calls)
-			model_row(t, p, m, phases[k], 1);
+	for (unsigned k = 0; k < VIEW_NPHASES; k++)
+		if (m->cpu[view_phases[k]].calls)
+			model_row(t, p, m, view_phases[k], 1);
 	uint64_t covered = ivl_union_measure(&m->any);
 	uint64_t others_gpu = a->gpu.counted_ns > m->any_once ? a->gpu.counted_ns - m->any_once : 0;
 	total_row(t, p, a, "Others", 1, a->window_ns > covered ? a->window_ns - covered : 0,

@@ -9,7 +9,7 @@
 struct table *view_perf(const struct view *v, const struct analysis *a, const struct view_opts *o)
 {
 	struct perf p;
-	perf_compute(&p, a, o->skip_set ? o->skip_steps : PERF_SKIP_DEFAULT);
+	perf_compute(&p, a, PERF_SKIP_OF(o));
 	struct table *t = perf_table(&p, v->name, v->title, a->store.nfiles);
 	perf_free(&p);
 	return t;

@@ -20,7 +20,13 @@ const struct view view_registry[] = {
 	{"userdefined", "UserDefined Summary", view_userdefined, 1},
 	{"memory", "Memory Summary", view_memory, 1},
 	{"nvprof", "nvprof Summary", view_nvprof, 1, 0, 1},
+	/* series over the run, for `gprof-dl report` to plot: --view only */
+	{"steps", "Step Summary", view_steps, VIEW_NOT_DEFAULT},
+	{"timeline", "Timeline Summary", view_timeline, VIEW_NOT_DEFAULT},
 };
+const unsigned view_phases[VIEW_NPHASES] = {TRACE_EV_DATALOADER, TRACE_EV_FORWARD,
+					    TRACE_EV_BACKWARD, TRACE_EV_OPTIMIZATION};
+
 const unsigned view_registry_count = sizeof(view_registry) / sizeof(view_registry[0]);
 
 const struct view *view_find(const char *name)
@@ -176,6 +182,26 @@ struct tpart *view_thread_part(struct table *t, const struct analysis *a,
 	p->tid = track->tid;
 	p->thread_name = xstrdup(store_name(&a->store, track->name));
 	return p;
+}
+
+int view_span(const struct analysis *a, uint64_t *t0, uint64_t *t1)
+{
+	const struct store *s = &a->store;
+	int any = 0;
+	*t0 = *t1 = 0;
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (!t->n)
+			continue;
+		/* sorted by start: the first starts first; a range may end last */
+		if (!any || t->start[0] < *t0)
+			*t0 = t->start[0];
+		for (size_t i = 0; i < t->n; i++)
+			if (store_ev_end(t, i) > *t1)
+				*t1 = store_ev_end(t, i);
+		any = 1;
+	}
+	return any;
 }
 
 double view_share(uint64_t part, uint64_t whole)
