@@ -1,6 +1,8 @@
 /*
  * diff.c - the diff of two tables of one view (diff.h): rows matched by
- * their name path, their CPU and GPU Totals compared per step or in total.
+ * their name path, their CPU and GPU Totals compared per step or in total;
+ * and `gprof-dl diff` itself (diff_files), both sides read and every view
+ * compared, for the diff command and report --baseline.
  *
  * Both tables' rows become entries keyed by part and name path; one sort
  * brings the entries of a key together (A's before B's), so matching is
@@ -10,8 +12,17 @@
  */
 #include "lib/analysis/diff.h"
 
+#include "formats/csv/csv_out.h"
+#include "formats/json/json_writer.h"
+#include "lib/analysis/store/job.h"
+#include "lib/analysis/store/parallel.h"
+#include "lib/analysis/store/progress.h"
+#include "lib/analysis/views/jobperf.h"
 #include "common/error.h"
+#include "common/textsafe.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,4 +384,267 @@ struct table *diff_tables(const char *id, const char *title, const struct diff_s
 	table_set_empty(t, "No rows in A or in B.");
 	diff_notes(t, a, b, per_step, n - shown, changed);
 	return t;
+}
+
+/* ---- building: both sides of every view, side by side ---------------------- */
+
+struct diff_job {
+	const struct analysis *an[2];
+	const struct diff_opts *o;
+	struct table **tables; /* view i of side k at 2 * i + k */
+};
+
+static void build_side(void *ctx, unsigned j)
+{
+	struct diff_job *job = ctx;
+	const struct view *v = job->o->s.views[j / 2];
+	job->tables[j] = v->build(v, job->an[j % 2], &job->o->s.view);
+}
+
+/* ---- the sides ------------------------------------------------------------- */
+
+/* What one side is: its files, loaded as one program, and when both sides
+ * are jobs, its ranks measured. */
+struct diff_input {
+	char **files;
+	int nfiles;
+	char *name;        /* the files, ", "-joined: how the output names the side */
+	uint32_t nranks;   /* the ranks its files hold (0: none) */
+	struct analysis an;
+	struct jobperf jp; /* measured when both sides hold ranks */
+	int measured;
+};
+
+static char *join_names(char **files, int n)
+{
+	size_t len = 1;
+	for (int i = 0; i < n; i++)
+		len += strlen(files[i]) + 2;
+	char *name = xmalloc(len), *at = name;
+	*at = '\0';
+	for (int i = 0; i < n; i++)
+		at += sprintf(at, "%s%s", i ? ", " : "", files[i]);
+	return name;
+}
+
+/* Opens both sides as jobs, to learn whether they hold ranks; then loads
+ * each whole (and, when both are jobs, measures each rank alone first:
+ * one rank's store at a time). 0, or -1 after an error message. */
+static int diff_load(struct diff_input *in, const struct diff_opts *o)
+{
+	struct job j[2];
+	char err[1024];
+	for (unsigned k = 0; k < 2; k++) {
+		if (job_open(&j[k], in[k].nfiles, in[k].files, err, sizeof(err)) != 0) {
+			progress_done();
+			error("%s", err);
+			if (k)
+				job_free(&j[0]);
+			return -1;
+		}
+		in[k].nranks = j[k].nranks;
+	}
+	int jobs = in[0].nranks && in[1].nranks, rc = 0;
+	for (unsigned k = 0; k < 2 && rc == 0; k++) {
+		if (!jobs) {
+			rc = job_load_files(&in[k].an, in[k].nfiles, in[k].files, "compared");
+			continue;
+		}
+		/* the measure warns of damage, once for the side */
+		if (jobperf_measure(&in[k].jp, &j[k], o->skip, "compared", err, sizeof(err)) != 0 ||
+		    job_load_all(&j[k], &in[k].an, err, sizeof(err)) != 0) {
+			progress_done();
+			error("%s", err);
+			rc = -1;
+		}
+		in[k].measured = rc == 0;
+	}
+	job_free(&j[0]);
+	job_free(&j[1]);
+	return rc;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+struct diff_out {
+	const struct diff_opts *o;
+	const struct diff_side *side[2];
+	const struct diff_input *in[2];
+	int per_step;
+	struct summary_out s;
+};
+
+static void text_side(FILE *f, const char *which, const struct diff_side *s,
+		      const struct diff_input *in)
+{
+	const struct analysis *a = &in->an;
+	fprintf(f, "%s: '", which);
+	text_fputs(s->name, f);
+	fputs("' (", f);
+	if (in->nranks)
+		fprintf(f, "a job of %u rank%s, ", in->nranks, in->nranks == 1 ? "" : "s");
+	if (a->steps)
+		fprintf(f, "%llu step%s)", (unsigned long long)a->steps, a->steps == 1 ? "" : "s");
+	else
+		fputs("no steps)", f);
+}
+
+/* The CSV's first block: which trace is which, and what divides its times. */
+static void csv_sides(struct diff_out *d)
+{
+	static const struct tcol cols[] = {
+		{"Side", "side", TCOL_TEXT, NULL, 0, NULL},
+		{"File", "file", TCOL_TEXT, NULL, 0, NULL},
+		{"Steps", "steps", TCOL_COUNT, NULL, 0, NULL},
+		{"Divisor", "divisor", TCOL_COUNT, NULL, 0, NULL},
+		{"Times", "times", TCOL_TEXT, NULL, 0, NULL},
+	};
+	struct table *t = table_new("diff", "Traces Compared", cols, sizeof(cols) / sizeof(cols[0]));
+	struct tpart *p = table_add_part(t, NULL, NULL, NULL);
+	for (unsigned k = 0; k < 2; k++) {
+		struct trow *r = tpart_add_row(t, p, 0);
+		trow_text(r, 0, k ? "B" : "A");
+		trow_text(r, 1, d->side[k]->name);
+		trow_count(r, 2, d->in[k]->an.steps);
+		trow_count(r, 3, (uint64_t)d->side[k]->divisor);
+		trow_text(r, 4, d->per_step ? "per step" : "total");
+	}
+	summary_out_table(&d->s, NULL, t);
+	table_free(t);
+}
+
+static void json_side(struct json_writer *w, const char *key, const struct diff_side *s,
+		      const struct diff_input *in)
+{
+	json_key(w, key);
+	json_begin_object(w);
+	json_key(w, "file");
+	json_string(w, s->name);
+	json_key(w, "steps");
+	json_uint(w, in->an.steps);
+	json_key(w, "divisor");
+	json_uint(w, (uint64_t)s->divisor);
+	/* a side of several files, or of ranks, says so */
+	if (in->nfiles > 1) {
+		json_key(w, "files");
+		json_begin_array(w);
+		for (int i = 0; i < in->nfiles; i++)
+			json_string(w, in->files[i]);
+		json_end_array(w);
+	}
+	if (in->nranks) {
+		json_key(w, "ranks");
+		json_uint(w, in->nranks);
+	}
+	json_end_object(w);
+}
+
+/* What the document says before its tables: which trace is which. */
+static void out_begin(struct diff_out *d, FILE *f)
+{
+	const struct diff_opts *o = d->o;
+	summary_out_begin_opts(&d->s, &o->s, f); /* compact JSON for a report */
+	if (o->s.format == SUMMARY_TEXT) { /* within the width, as summary's (diff has its own --top) */
+		d->s.st.width = o->s.fit ? table_text_width(f) : 0;
+		if (!o->s.fit)
+			d->s.st.name_max = UINT_MAX;
+	}
+	if (o->s.format == SUMMARY_TEXT) {
+		fputs("Comparing ", f);
+		text_side(f, "A", d->side[0], d->in[0]);
+		fputs(" with ", f);
+		text_side(f, "B", d->side[1], d->in[1]);
+		fprintf(f, "; times %s\n\n", d->per_step ? "per step" : "in total");
+	} else if (o->s.format == SUMMARY_CSV) {
+		csv_sides(d);
+	} else {
+		struct json_writer *w = &d->s.json;
+		json_key(w, "schema");
+		json_string(w, "gprof-dl-diff/1");
+		json_side(w, "a", d->side[0], d->in[0]);
+		json_side(w, "b", d->side[1], d->in[1]);
+		json_key(w, "per_step");
+		json_bool(w, d->per_step);
+		json_key(w, "time_unit");
+		json_string(w, time_unit_name(o->s.view.unit));
+		json_key(w, "top");
+		json_uint(w, o->top);
+	}
+	summary_out_tables(&d->s);
+}
+
+static int diff_write(const struct diff_opts *o, struct diff_input *in, FILE *f)
+{
+	unsigned n = o->s.nviews;
+	struct table **tables = xcalloc(2 * n, sizeof(*tables));
+	struct diff_job job = {{&in[0].an, &in[1].an}, o, tables};
+	progress_phase("building %u tables", 2 * n);
+	parallel_for(2 * n, build_side, &job);
+	progress_done();
+
+	/* per step only when both sides have steps: a step of one and the
+	 * whole run of the other do not compare */
+	int per_step = !o->totals && in[0].an.steps > 0 && in[1].an.steps > 0;
+	struct diff_side side[2];
+	for (unsigned k = 0; k < 2; k++) {
+		side[k].t = NULL;
+		side[k].divisor = per_step ? (double)in[k].an.steps : 1.0;
+		side[k].name = in[k].name;
+	}
+	struct diff_out d = {o, {&side[0], &side[1]}, {&in[0], &in[1]}, per_step, {0}};
+	out_begin(&d, f);
+	if (in[0].measured && in[1].measured) {
+		struct table *t = jobperf_diff_table(&in[0].jp, &in[1].jp, in[0].name, in[1].name);
+		summary_out_table(&d.s, t->id, t);
+		table_free(t);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		side[0].t = tables[2 * i];
+		side[1].t = tables[2 * i + 1];
+		struct table *t = diff_tables(o->s.views[i]->name, o->s.views[i]->title, &side[0],
+					      &side[1], o->top, per_step);
+		summary_out_table(&d.s, t->id, t);
+		table_free(t);
+		table_free(tables[2 * i]);
+		table_free(tables[2 * i + 1]);
+	}
+	free(tables);
+	return summary_out_end(&d.s);
+}
+
+int diff_files(const struct diff_opts *opts, const char *output, FILE *f)
+{
+	struct diff_opts o = *opts;
+	if (!o.s.nviews)
+		for (unsigned i = 0; i < diff_default_view_count; i++)
+			summary_add_view(&o.s, view_find(diff_default_views[i]));
+	struct diff_input in[2];
+	memset(in, 0, sizeof(in));
+	for (unsigned k = 0; k < 2; k++) {
+		in[k].files = o.files[k];
+		in[k].nfiles = o.nfiles[k];
+		in[k].name = join_names(o.files[k], o.nfiles[k]);
+		analysis_init(&in[k].an);
+	}
+	int rc = 1;
+	FILE *out = f ? f : stdout;
+	if (diff_load(in, &o) != 0)
+		goto done;
+	if (!f && output && !(out = fopen(output, "w"))) {
+		error("cannot open '%s': %s", output, strerror(errno));
+		goto done;
+	}
+	rc = diff_write(&o, in, out) ? 1 : 0;
+	if (!f && output && fclose(out) != 0)
+		rc = 1;
+	if (rc && !f && output)
+		error("cannot write '%s'", output);
+done:
+	progress_done();
+	for (unsigned k = 0; k < 2; k++) {
+		analysis_free(&in[k].an);
+		jobperf_free(&in[k].jp);
+		free(in[k].name);
+	}
+	return rc;
 }

@@ -24,7 +24,10 @@
 #ifndef GPDL_ANALYSIS_DIFF_H
 #define GPDL_ANALYSIS_DIFF_H
 
+#include "lib/analysis/summary.h"
 #include "lib/analysis/table/table.h"
+
+#include <stdio.h>
 
 /* The views `gprof-dl diff` compares by default, in this order. */
 extern const char *const diff_default_views[];
@@ -47,5 +50,22 @@ struct diff_side {
  * per step. Never NULL. */
 struct table *diff_tables(const char *id, const char *title, const struct diff_side *a,
 			  const struct diff_side *b, unsigned top, int per_step);
+
+/* `gprof-dl diff` minus its command line (report --baseline calls it too). */
+struct diff_opts {
+	struct summary_opts s; /* the views (none: the defaults), their options, the format */
+	unsigned top;          /* rows per view, largest change first; 0 all */
+	int totals;            /* compare totals, not times per step */
+	unsigned skip;         /* jobs: steps of each rank left out of "Ranks Compared" */
+	char **files[2];       /* the files of A and of B */
+	int nfiles[2];
+};
+
+/* Reads both sides (each side's files one program, or a job when both sides
+ * hold ranks) and writes their diff, as o->s.format says, to out, or when
+ * out is NULL to the file output opened once both sides are read (NULL:
+ * standard output). Returns 0; 1 after an error message (a file that cannot
+ * be read, output that cannot be written). */
+int diff_files(const struct diff_opts *o, const char *output, FILE *out);
 
 #endif
