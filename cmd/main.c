@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{"export", cmd_export, "convert a trace to chrome-trace JSON (Perfetto, HTA) or to CSV files"},
 	{"import", cmd_import, "convert a PyTorch, Paddle or chrome-trace JSON file to a trace"},
 	{"info", cmd_info, "show a trace's header, processes, threads, counts, drops and damage"},
+	{"report", cmd_report, "write one offline HTML file of charts and tables to look at"},
 	{"run", cmd_run, "run a program under the collector and record a trace"},
 	{"summary", cmd_summary, "print the summary tables of one or more traces"},
 };

@@ -1,0 +1,380 @@
+/*
+ * report.c - `gprof-dl report`: one HTML file to look at, with the charts
+ * and tables of the summary (and of a diff against a baseline), that opens
+ * from disk with no network.
+ *
+ *   gprof-dl report FILE... [-o OUT] [--baseline FILE...] [--title T]
+ *                   [--top N] [--skip-steps N] [--time-unit U] [--force]
+ *
+ * The figures are `gprof-dl summary --format json --view all`'s, made by
+ * the same library call (summary_files), and with --baseline `gprof-dl
+ * diff`'s (diff_files); formats/html wraps the documents in the page, which
+ * draws everything from them (formats/html/REPORT-FORMAT.md).
+ *
+ * Exit status: 0 written; 1 a trace that cannot be read or an output that
+ * cannot be written (no OUT is left behind: the page goes to OUT.tmp and is
+ * renamed when whole); 2 usage.
+ */
+#include "cmd/cmd.h"
+#include "formats/html/report_html.h"
+#include "lib/analysis/diff.h"
+#include "lib/analysis/store/progress.h"
+#include "lib/analysis/summary.h"
+#include "lib/analysis/views/perf.h"
+#include "gpdl-config.h"
+#include "common/error.h"
+#include "common/textsafe.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char report_usage[] =
+	"usage: gprof-dl report FILE... [-o OUT] [--baseline FILE...] [--title TITLE]\n"
+	"                       [--top N] [--skip-steps N] [--time-unit s|ms|us|ns]\n"
+	"                       [--force]\n"
+	"\n"
+	"Write one HTML file with the charts and tables of the traces' summary:\n"
+	"time by event type, step times per rank, the heaviest operators and\n"
+	"kernels, memory and GPU utilisation over time, a job's ranks and its\n"
+	"straggler, and with --baseline what changed. The file opens from disk\n"
+	"with no network, and carries the JSON of `gprof-dl summary` it is drawn\n"
+	"from.\n"
+	"\n"
+	"  -o, --output OUT   the file to write (default report.html)\n"
+	"  -f, --force        overwrite OUT if it exists\n"
+	"  --baseline FILE... compare with these traces (the files after it),\n"
+	"                     as `gprof-dl diff --a FILE... --b TRACES...`\n"
+	"  --title TITLE      the page's title (default: the trace files)\n"
+	"  --top N            rows per table, heaviest first (default 100; 0: all)\n"
+	"  --skip-steps N     perf and distributed views: leave out the first N\n"
+	"                     steps of each trace or rank (default 10, at most half)\n"
+	"  --time-unit UNIT   s, ms (default), us or ns\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"See gprof-dl-report(1).\n";
+
+#define REPORT_TOP_DEFAULT 100
+#define REPORT_OUTPUT_DEFAULT "report.html"
+
+enum {
+	OPT_BASELINE = 256,
+	OPT_TITLE,
+	OPT_TOP,
+	OPT_SKIP_STEPS,
+	OPT_TIME_UNIT,
+};
+
+static const struct option report_options[] = {
+	{"baseline", required_argument, NULL, OPT_BASELINE},
+	{"title", required_argument, NULL, OPT_TITLE},
+	{"top", required_argument, NULL, OPT_TOP},
+	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
+	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
+	{"output", required_argument, NULL, 'o'},
+	{"force", no_argument, NULL, 'f'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+struct report_opts {
+	char **files, **base; /* the traces, the baseline's (pointers into argv) */
+	int nfiles, nbase;
+	const char *output, *title;
+	unsigned top, skip;
+	enum time_unit unit;
+	int force;
+};
+
+/* Parses the options into o: 0, or -1 after --help. In order ("-"), so
+ * that the files after --baseline are the baseline's. */
+static int report_parse(int argc, char **argv, struct report_opts *o)
+{
+	int c, base = 0;
+	o->files = xmalloc((size_t)argc * sizeof(*o->files));
+	o->base = xmalloc((size_t)argc * sizeof(*o->base));
+	opterr = 0;
+	optind = 1;
+	while ((c = cmd_getopt_long(argc, argv, "-:o:fh", report_options, NULL)) != -1) {
+		switch (c) {
+		case 1: /* a file */
+			if (base)
+				o->base[o->nbase++] = optarg;
+			else
+				o->files[o->nfiles++] = optarg;
+			break;
+		case OPT_BASELINE:
+			base = 1;
+			o->base[o->nbase++] = optarg;
+			break;
+		case OPT_TITLE:
+			o->title = optarg;
+			break;
+		case OPT_TOP:
+			o->top = cmd_parse_count("--top", optarg, "a number of rows, 0 for all");
+			if (o->top > INT32_MAX)
+				usage_error("invalid --top '%s' (a number of rows, 0 for all)", optarg);
+			break;
+		case OPT_SKIP_STEPS:
+			o->skip = cmd_parse_skip_steps(optarg);
+			break;
+		case OPT_TIME_UNIT:
+			o->unit = cmd_parse_time_unit(optarg);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return -1;
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	for (; optind < argc; optind++) /* after "--" */
+		if (base)
+			o->base[o->nbase++] = argv[optind];
+		else
+			o->files[o->nfiles++] = argv[optind];
+	if (!o->nfiles)
+		usage_error(base ? "no trace files given before --baseline" : "no trace file given");
+	if (!*o->output)
+		usage_error("--output: an empty file name");
+	return 0;
+}
+
+/* ---- the commands the documents reproduce ----------------------------------- */
+
+struct words {
+	char **w;
+	int n;
+	char *own[8]; /* numbers formatted here */
+	int nown;
+};
+
+static void word(struct words *w, const char *s)
+{
+	w->w = xrealloc(w->w, (size_t)(w->n + 1) * sizeof(*w->w));
+	w->w[w->n++] = (char *)s;
+}
+
+static void word_uint(struct words *w, unsigned v)
+{
+	char buf[16];
+	snprintf(buf, sizeof(buf), "%u", v);
+	w->own[w->nown] = xstrdup(buf);
+	word(w, w->own[w->nown++]);
+}
+
+/* The options both commands take alike. */
+static void words_common(struct words *w, const struct report_opts *o)
+{
+	word(w, "--top");
+	word_uint(w, o->top);
+	word(w, "--skip-steps");
+	word_uint(w, o->skip);
+	word(w, "--time-unit");
+	word(w, time_unit_name(o->unit));
+}
+
+static void words_free(struct words *w)
+{
+	for (int i = 0; i < w->nown; i++)
+		free(w->own[i]);
+	free(w->w);
+}
+
+/* ---- the documents ---------------------------------------------------------- */
+
+/* `gprof-dl summary FILE... --format json --view all --top N --skip-steps K
+ * --time-unit U`, compact, into *buf: 0, or 1 after an error message. */
+static int report_summary(const struct report_opts *o, char **buf, size_t *len)
+{
+	struct summary_opts so = {.view = {.sort = SORT_CPU_TOTAL,
+					   .unit = o->unit,
+					   .skip_steps = o->skip,
+					   .skip_set = 1},
+				  .format = SUMMARY_JSON,
+				  .fit = 1,
+				  .top = (int)o->top,
+				  .compact = 1};
+	for (unsigned i = 0; i < view_registry_count; i++)
+		summary_add_view(&so, &view_registry[i]);
+	FILE *f = open_memstream(buf, len);
+	if (!f)
+		die_errno("open_memstream");
+	int rc = summary_files(o->nfiles, o->files, &so, -1, f, "summarised");
+	if (fclose(f) != 0 && rc == 0)
+		rc = -1;
+	if (rc < 0)
+		error("cannot hold the summary in memory");
+	return rc ? 1 : 0;
+}
+
+/* `gprof-dl diff --a BASELINE... --b FILE... --format json --top N
+ * --skip-steps K --time-unit U` into *buf: 0, or 1 after an error message. */
+static int report_diff(const struct report_opts *o, char **buf, size_t *len)
+{
+	struct diff_opts d = {.s = {.view = {.sort = SORT_CPU_TOTAL, .unit = o->unit},
+				    .format = SUMMARY_JSON,
+				    .fit = 1,
+				    .compact = 1},
+			      .top = o->top,
+			      .skip = o->skip,
+			      .files = {o->base, o->files},
+			      .nfiles = {o->nbase, o->nfiles}};
+	FILE *f = open_memstream(buf, len);
+	if (!f)
+		die_errno("open_memstream");
+	int rc = diff_files(&d, NULL, f);
+	if (fclose(f) != 0 && rc == 0) {
+		error("cannot hold the diff in memory");
+		rc = 1;
+	}
+	return rc;
+}
+
+/* "gprof-dl report: FILE" (", FILE" for a second, " and N more" after). */
+static char *default_title(const struct report_opts *o)
+{
+	size_t len = 64 + strlen(o->files[0]) + (o->nfiles > 1 ? strlen(o->files[1]) : 0);
+	char *t = xmalloc(len);
+	if (o->nfiles == 1)
+		snprintf(t, len, "gprof-dl report: %s", o->files[0]);
+	else if (o->nfiles == 2)
+		snprintf(t, len, "gprof-dl report: %s, %s", o->files[0], o->files[1]);
+	else
+		snprintf(t, len, "gprof-dl report: %s and %d more", o->files[0], o->nfiles - 1);
+	return t;
+}
+
+/* ---- the file --------------------------------------------------------------- */
+
+/* Whether OUT may be written: it does not exist, or --force, or it is no
+ * regular file (/dev/null, a pipe) that overwriting would lose. */
+static int output_allowed(const struct report_opts *o)
+{
+	struct stat st;
+	if (stat(o->output, &st) != 0 || o->force || !S_ISREG(st.st_mode))
+		return 1;
+	char clean[TEXT_CLEAN_SIZE];
+	error("'%s' exists; use --force to overwrite it, or -o to choose another name",
+	      text_clean(clean, sizeof(clean), o->output));
+	return 0;
+}
+
+/* The page to OUT.tmp, renamed OUT when whole (a regular file), or straight
+ * to OUT when it is something else; 0, or 1 after an error message. */
+static int write_page(const struct report_opts *o, const struct report_doc *doc)
+{
+	char clean[TEXT_CLEAN_SIZE];
+	struct stat st;
+	int direct = stat(o->output, &st) == 0 && !S_ISREG(st.st_mode);
+	char *tmp = xmalloc(strlen(o->output) + 5);
+	sprintf(tmp, "%s%s", o->output, direct ? "" : ".tmp");
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		error("cannot create '%s': %s", text_clean(clean, sizeof(clean), tmp), strerror(errno));
+		free(tmp);
+		return 1;
+	}
+	int rc = report_html_write(f, doc);
+	long size = ftell(f);
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc == 0 && !direct && rename(tmp, o->output) != 0) {
+		error("cannot rename '%s' to '%s': %s", text_clean(clean, sizeof(clean), tmp),
+		      o->output, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return 1;
+	}
+	if (rc != 0) {
+		error("cannot write '%s': %s", text_clean(clean, sizeof(clean), tmp), strerror(errno));
+		if (!direct)
+			unlink(tmp);
+		free(tmp);
+		return 1;
+	}
+	free(tmp);
+	fprintf(stderr, "gprof-dl: wrote '%s' (%ld bytes)\n", text_clean(clean, sizeof(clean), o->output),
+		size);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = {.output = REPORT_OUTPUT_DEFAULT,
+				.top = REPORT_TOP_DEFAULT,
+				.skip = PERF_SKIP_DEFAULT,
+				.unit = TIME_UNIT_MS};
+	int rc = 1;
+	char *summary = NULL, *diff = NULL, *title = NULL;
+	size_t summary_len = 0, diff_len = 0;
+	struct words sw = {0}, dw = {0};
+	if (report_parse(argc, argv, &o) < 0) {
+		rc = 0;
+		goto done;
+	}
+	if (!output_allowed(&o))
+		goto done;
+	progress_enable(1); /* only shown on a terminal, after a second */
+	if (report_summary(&o, &summary, &summary_len) != 0)
+		goto done;
+	if (o.nbase && report_diff(&o, &diff, &diff_len) != 0)
+		goto done;
+
+	word(&sw, "gprof-dl");
+	word(&sw, "summary");
+	for (int i = 0; i < o.nfiles; i++)
+		word(&sw, o.files[i]);
+	word(&sw, "--format");
+	word(&sw, "json");
+	word(&sw, "--view");
+	word(&sw, "all");
+	words_common(&sw, &o);
+	if (o.nbase) {
+		word(&dw, "gprof-dl");
+		word(&dw, "diff");
+		word(&dw, "--a");
+		for (int i = 0; i < o.nbase; i++)
+			word(&dw, o.base[i]);
+		word(&dw, "--b");
+		for (int i = 0; i < o.nfiles; i++)
+			word(&dw, o.files[i]);
+		word(&dw, "--format");
+		word(&dw, "json");
+		words_common(&dw, &o);
+	}
+	title = o.title ? xstrdup(o.title) : default_title(&o);
+	struct report_doc doc = {.title = title,
+				 .version = GPDL_VERSION,
+				 .summary_argv = sw.w,
+				 .summary_argc = sw.n,
+				 .summary = summary,
+				 .summary_len = summary_len,
+				 .diff_argv = o.nbase ? dw.w : NULL,
+				 .diff_argc = dw.n,
+				 .diff = diff,
+				 .diff_len = diff_len};
+	rc = write_page(&o, &doc);
+done:
+	progress_done();
+	words_free(&sw);
+	words_free(&dw);
+	free(summary);
+	free(diff);
+	free(title);
+	free(o.files);
+	free(o.base);
+	return rc;
+}
