@@ -6,7 +6,11 @@
 #ifndef GPDL_BENCH_H
 #define GPDL_BENCH_H
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +33,60 @@ static inline long bench_rss_kib(void)
 		fclose(f);
 	}
 	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* A command measured alone: its wall time, the peak resident memory of it
+ * (and its children), its exit status (128 + signal when killed; -1 when it
+ * could not be waited for). */
+struct bench_measured {
+	double seconds;
+	long maxrss_kib;
+	int status;
+};
+
+/* Runs argv (bin) in a grandchild, its standard output to out (and its
+ * standard error there too when with_stderr); the child in between times it
+ * and reads getrusage(RUSAGE_CHILDREN), which then holds that run alone, not
+ * the benchmark's own memory. 0 with *m set, or -1. */
+static inline int bench_measure(const char *bin, char **argv, const char *out, int with_stderr,
+				struct bench_measured *m)
+{
+	int fd[2];
+	if (pipe(fd) != 0)
+		return -1;
+	fflush(stdout);
+	pid_t mid = fork();
+	if (mid < 0)
+		return -1;
+	if (mid == 0) {
+		close(fd[0]);
+		double t0 = bench_now();
+		pid_t run = fork();
+		if (run == 0) {
+			if (!freopen(out, "w", stdout) ||
+			    (with_stderr && dup2(fileno(stdout), 2) < 0))
+				_exit(127);
+			execv(bin, argv);
+			fprintf(stderr, "cannot run '%s': %s\n", bin, strerror(errno));
+			_exit(127);
+		}
+		struct bench_measured r = {0, 0, -1};
+		int status;
+		if (run > 0 && waitpid(run, &status, 0) == run) {
+			struct rusage ru;
+			r.seconds = bench_now() - t0;
+			getrusage(RUSAGE_CHILDREN, &ru);
+			r.maxrss_kib = ru.ru_maxrss;
+			r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		_exit(write(fd[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+	}
+	close(fd[1]);
+	ssize_t got = read(fd[0], m, sizeof(*m));
+	close(fd[0]);
+	int status;
+	waitpid(mid, &status, 0);
+	return got == sizeof(*m) ? 0 : -1;
 }
 
 #endif

@@ -153,52 +153,6 @@ static int generate(const struct opts *o, const char *dir, uint64_t *events, uin
 	return failed ? -1 : 0;
 }
 
-struct measured {
-	double seconds;
-	long maxrss_kib;
-	int status;
-};
-
-/* Runs argv in a grandchild; the child in between reports its time and
- * getrusage(RUSAGE_CHILDREN), which then holds that run alone. */
-static int measure(const char *bin, char **argv, const char *out, struct measured *m)
-{
-	int fd[2];
-	if (pipe(fd) != 0)
-		return -1;
-	pid_t mid = fork();
-	if (mid < 0)
-		return -1;
-	if (mid == 0) {
-		close(fd[0]);
-		double t0 = bench_now();
-		pid_t run = fork();
-		if (run == 0) {
-			if (!freopen(out, "w", stdout))
-				_exit(127);
-			execv(bin, argv);
-			fprintf(stderr, "bench-job: cannot run '%s': %s\n", bin, strerror(errno));
-			_exit(127);
-		}
-		struct measured r = {0, 0, -1};
-		int status;
-		if (run > 0 && waitpid(run, &status, 0) == run) {
-			struct rusage ru;
-			r.seconds = bench_now() - t0;
-			getrusage(RUSAGE_CHILDREN, &ru);
-			r.maxrss_kib = ru.ru_maxrss;
-			r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		}
-		_exit(write(fd[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
-	}
-	close(fd[1]);
-	ssize_t got = read(fd[0], m, sizeof(*m));
-	close(fd[0]);
-	int status;
-	waitpid(mid, &status, 0);
-	return got == sizeof(*m) ? 0 : -1;
-}
-
 static void print_line(const char *path, const char *prefix)
 {
 	FILE *f = fopen(path, "r");
@@ -273,8 +227,8 @@ int main(int argc, char **argv)
 	args[n] = NULL;
 	printf("gprof-dl summary t-00.gpdl ... t-%02u.gpdl --view distributed\n", o.g.ranks - 1);
 	fflush(stdout);
-	struct measured m;
-	if (measure(o.bin, args, out, &m) != 0 || m.status != 0) {
+	struct bench_measured m;
+	if (bench_measure(o.bin, args, out, 0, &m) != 0 || m.status != 0) {
 		fprintf(stderr, "bench-job: the summary failed (status %d)\n", m.status);
 		rc = 1;
 	} else {
