@@ -479,6 +479,11 @@
 				num('count', P('/summary/traces', i, 'events')), ' events');
 			if (f.rank >= 0)
 				put(li, ', rank ', num('count', P('/summary/traces', i, 'rank')));
+			/* read up to its damage: said, as summary says it */
+			if (f.damage)
+				put(li, el('span', {class: 'gp-damage'}, ', damaged at offset '),
+					num('count', P('/summary/traces', i, 'damage', 'offset')),
+					el('span', {class: 'gp-damage'}, ': ' + f.damage.reason + '; read up to there'));
 			tr.appendChild(li);
 		});
 		if (S.job)

@@ -17,8 +17,10 @@ Cases:
   gpu       gpu-target under the CUPTI test double: kernels and devices drawn
   baseline  `report B --baseline A` of two imported Kineto traces: the diff
             section's numbers are `gprof-dl diff`'s
-  hostile   a trace whose names are markup and bidi controls: shown as text,
-            no error, no request, no dialog
+  hostile   a trace whose names are markup and bidi controls: shown as text
+            (controls and bidi overrides as \u{XXXX}), no error, no request,
+            no dialog
+  damaged   a trace cut short: reported up to the damage, which the page names
   firefox   the baseline report in Firefox (headless, a screenshot): no error,
             every chart Chromium draws drawn (skips without firefox)
   harness   the harness catches a console error, an exception and requests
@@ -294,6 +296,8 @@ PAGE_FACTS = r"""(function () {
     out.tables.push({index: ti, src: t.getAttribute('data-src'), rows: rows,
                      heads: t.querySelectorAll('thead th').length});
   });
+  out.traces = Array.prototype.map.call(document.querySelectorAll('.gp-trace'),
+                                      function (e) { return e.textContent; });
   return out;
 })()"""
 
@@ -851,6 +855,26 @@ FIREFOX_POST = """<script>(function () {
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', mark); else mark();
 })();</script>"""
+
+
+def case_damaged(c):
+    """A trace cut short: the report is of what it holds up to the damage,
+    and the page says where the damage is, as summary warns."""
+    t = c.kineto("d", 5, 12)
+    with open(t, "rb") as f:
+        data = f.read()
+    cut = c.path("cut.gpdl")
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) * 2 // 3])
+    p = c.gprof("report", cut, "-o", c.path("cut.html"))
+    check("damaged at offset" in text(p.stderr), f"report does not warn of the damage: {text(p.stderr)!r}")
+    doc, facts = c.check_report("damaged", c.path("cut.html"), [cut], {"overview": "ok"}, shots=False)
+    dmg = doc["summary"]["traces"][0]["damage"]
+    must(dmg and dmg["offset"] > 0, f"the document's trace has no damage: {doc['summary']['traces'][0]}")
+    want = f"damaged at offset {dmg['offset']:,}: {dmg['reason']}; read up to there"
+    check(any(want in t_ for t_ in facts["traces"]), f"the page does not say {want!r}: {facts['traces']}")
+    check(doc["summary"]["events"]["total"] > 0, "nothing read before the damage")
+    print(f"damaged: {doc['summary']['events']['total']} events read up to offset {dmg['offset']}")
 
 
 def case_firefox(c):
