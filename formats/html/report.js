@@ -719,7 +719,13 @@
 
 	function distributed(sec) {
 		var d = table('distributed');
-		if (!d || !hasRows(d.t) || !colOf(d.t, d.t.sections[0], 'rank'))
+		if (d && hasRows(d.t) && !colOf(d.t, d.t.sections[0], 'rank')) {
+			/* one process's communication: its table, no ranks to compare */
+			sec.appendChild(el('p', {class: 'gp-note'},
+				'One process: give the trace of every rank to see the ranks side by side.'));
+			return allTables(sec, d);
+		}
+		if (!d || !hasRows(d.t))
 			return empty(sec, 'Not a distributed job: give the trace of every rank to see them side by side.');
 		var part = d.t.sections[0], partPtr = P(d.ptr, 'sections', 0), flat = flatten(partPtr, part.rows);
 		var strag = part.facts ? part.facts.straggler_rank : -1, u = R.data.summary.time_unit;
