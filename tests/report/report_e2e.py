@@ -18,7 +18,7 @@ Cases:
   baseline  `report B --baseline A` of two imported Kineto traces: the diff
             section's numbers are `gprof-dl diff`'s
   hostile   a trace whose names are markup and bidi controls: shown as text
-            (controls and bidi overrides as \u{XXXX}), no error, no request,
+            (controls and bidi overrides as \\u{XXXX}), no error, no request,
             no dialog
   damaged   a trace cut short: reported up to the damage, which the page names
   firefox   the baseline report in Firefox (headless, a screenshot): no error,
