@@ -18,11 +18,11 @@
  * of the trace; the summary tables need the analysis's event store.
  *
  * A job (several files, or one file whose processes are several ranks: a
- * launcher's run, lib/analysis/store/job.h) exports part by part, each part read
+ * launcher's run, lib/analysis/dist/job.h) exports part by part, each part read
  * through the reader with its processes' filter, so memory is one part's at
  * a time: --chrome writes one file with a process per part on the job's
  * clock, and flows joining each collective call across the ranks, matched
- * as the Distributed view matches them (lib/analysis/store/collective.h) from the
+ * as the Distributed view matches them (lib/analysis/dist/collective.h) from the
  * calls collected while the parts stream; --csv of several files writes a
  * directory per part (rank=R, or pid=N for a part of no rank) under DIR,
  * and of one file, one directory as ever. Several files need -o.
@@ -50,8 +50,8 @@
 #include "formats/import/trace_open.h"
 #include "formats/sqlite/sqlite_export.h"
 #include "lib/analysis/store/analysis.h"
-#include "lib/analysis/store/collective.h"
-#include "lib/analysis/store/job.h"
+#include "lib/analysis/dist/collective.h"
+#include "lib/analysis/dist/job.h"
 #include "lib/analysis/store/names.h"
 #include "lib/analysis/table/table_csv.h"
 #include "lib/analysis/views/view.h"

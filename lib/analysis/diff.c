@@ -14,10 +14,10 @@
 
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
-#include "lib/analysis/store/job.h"
+#include "lib/analysis/dist/job.h"
 #include "lib/analysis/store/parallel.h"
 #include "lib/analysis/store/progress.h"
-#include "lib/analysis/views/jobperf.h"
+#include "lib/analysis/dist/jobperf.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 

@@ -2,8 +2,8 @@
 
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
-#include "lib/analysis/store/job.h"
-#include "lib/analysis/store/jobdist.h"
+#include "lib/analysis/dist/job.h"
+#include "lib/analysis/dist/dist.h"
 #include "lib/analysis/store/parallel.h"
 #include "lib/analysis/store/progress.h"
 #include "common/error.h"

@@ -72,7 +72,7 @@ int summary_files_to(int n, char *const *paths, const struct summary_opts *o, lo
 
 /* ---- the Distributed view over a job (view_distributed.c) ---------------- */
 
-/* Measured by job_dist_measure() (jobdist.h): the per-rank table (id
+/* Measured by job_dist_measure() (dist.h): the per-rank table (id
  * "distributed") and the per-collective one (id "collectives"); see
  * gprof-dl-summary(1). */
 struct job_dist;

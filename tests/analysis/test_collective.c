@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/store/collective.h"
+#include "lib/analysis/dist/collective.h"
 
 #include <math.h>
 #include <string.h>

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/store/job.h"
-#include "lib/analysis/store/jobdist.h"
+#include "lib/analysis/dist/job.h"
+#include "lib/analysis/dist/dist.h"
 #include "lib/analysis/summary.h"
 #include "tests/analysis/tracebuild.h"
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/store/job.h"
+#include "lib/analysis/dist/job.h"
 #include "tests/analysis/tracebuild.h"
 
 #include <stdio.h>

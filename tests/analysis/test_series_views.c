@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/store/job.h"
+#include "lib/analysis/dist/job.h"
 #include "lib/analysis/summary.h"
 #include "lib/analysis/views/view.h"
 #include "tests/analysis/tracebuild.h"

@@ -14,7 +14,7 @@
 
 #include "bench/trace/trace_gen.h"
 #include "lib/analysis/report.h"
-#include "lib/analysis/store/job.h"
+#include "lib/analysis/dist/job.h"
 #include "lib/analysis/summary.h"
 #include "tests/analysis/tracebuild.h"
 

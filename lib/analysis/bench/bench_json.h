@@ -22,7 +22,7 @@
 #define GPDL_ANALYSIS_BENCH_JSON_H
 
 #include "lib/analysis/bench/benchstat.h"
-#include "lib/analysis/views/jobperf.h"
+#include "lib/analysis/dist/jobperf.h"
 #include "lib/analysis/views/perf.h"
 
 #include <stddef.h>

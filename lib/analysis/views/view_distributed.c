@@ -24,9 +24,9 @@
  * communication), busy (step - wait), each per step and as a share of the
  * rank's step time; per collective (op, backend, group size) its calls,
  * bytes, times and nccl-tests' bandwidths; the straggler, and the ranks
- * that ended early: measured in jobdist.c, printed here.
+ * that ended early: measured in dist.c, printed here.
  */
-#include "lib/analysis/store/jobdist.h"
+#include "lib/analysis/dist/dist.h"
 #include "lib/analysis/summary.h"
 #include "common/error.h"
 

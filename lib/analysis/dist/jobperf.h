@@ -34,10 +34,10 @@
  * before the next; what is kept is each rank's counted steps (40 bytes a
  * step) and the job's.
  */
-#ifndef GPDL_ANALYSIS_JOBPERF_H
-#define GPDL_ANALYSIS_JOBPERF_H
+#ifndef GPDL_ANALYSIS_DIST_JOBPERF_H
+#define GPDL_ANALYSIS_DIST_JOBPERF_H
 
-#include "lib/analysis/store/job.h"
+#include "lib/analysis/dist/job.h"
 #include "lib/analysis/views/perf.h"
 #include "lib/analysis/table/table.h"
 

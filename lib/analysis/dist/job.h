@@ -34,8 +34,8 @@
  * decodes no event); JSON files are imported on the fly as store_load()
  * does (trace_open.h).
  */
-#ifndef GPDL_ANALYSIS_JOB_H
-#define GPDL_ANALYSIS_JOB_H
+#ifndef GPDL_ANALYSIS_DIST_JOB_H
+#define GPDL_ANALYSIS_DIST_JOB_H
 
 #include "lib/analysis/store/analysis.h"
 

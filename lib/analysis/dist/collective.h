@@ -26,8 +26,8 @@
  * in the order given); every call's match is set; a match's min_ns is the
  * least duration of its member calls.
  */
-#ifndef GPDL_ANALYSIS_COLLECTIVE_H
-#define GPDL_ANALYSIS_COLLECTIVE_H
+#ifndef GPDL_ANALYSIS_DIST_COLLECTIVE_H
+#define GPDL_ANALYSIS_DIST_COLLECTIVE_H
 
 #include "lib/analysis/store/names.h"
 

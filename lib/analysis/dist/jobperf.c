@@ -3,7 +3,7 @@
  * says what each figure is): each rank measured alone, then its counted
  * steps lined up with the others' into the job's steps.
  */
-#include "lib/analysis/views/jobperf.h"
+#include "lib/analysis/dist/jobperf.h"
 
 #include "lib/analysis/store/progress.h"
 #include "common/error.h"

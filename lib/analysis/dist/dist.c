@@ -1,8 +1,8 @@
 /*
- * jobdist.c - the Distributed view's measures (jobdist.h): one rank's
+ * dist.c - the Distributed view's measures (dist.h): one rank's
  * unions, and a job's ranks, calls, waits, straggler and early ends.
  */
-#include "lib/analysis/store/jobdist.h"
+#include "lib/analysis/dist/dist.h"
 
 #include "lib/analysis/views/perf.h"
 #include "lib/analysis/store/progress.h"

@@ -9,7 +9,7 @@
  * Ranks are visited in index order, so the first call of a key comes from
  * the lowest rank that has it, which sets the op.
  */
-#include "lib/analysis/store/collective.h"
+#include "lib/analysis/dist/collective.h"
 
 #include "common/error.h"
 #include "common/hmap.h"

@@ -1,5 +1,5 @@
 /*
- * jobdist.h - what the Distributed view measures (view_distributed.c prints
+ * dist.h - what the Distributed view measures (view_distributed.c prints
  * it): where a rank's computation and communication come from and their
  * unions over a window; and over a job read one rank at a time (job.h),
  * each rank's figures over its counted steps, its communication calls
@@ -10,11 +10,11 @@
  * lengths and waits, a dozen totals, and its communication calls; never a
  * rank's events.
  */
-#ifndef GPDL_ANALYSIS_JOBDIST_H
-#define GPDL_ANALYSIS_JOBDIST_H
+#ifndef GPDL_ANALYSIS_DIST_DIST_H
+#define GPDL_ANALYSIS_DIST_DIST_H
 
-#include "lib/analysis/store/collective.h"
-#include "lib/analysis/store/job.h"
+#include "lib/analysis/dist/collective.h"
+#include "lib/analysis/dist/job.h"
 #include "lib/analysis/views/view.h"
 
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * job.c - the ranks of a distributed job found in its files, and each loaded
  * alone on the job's clock (job.h).
  */
-#include "lib/analysis/store/job.h"
+#include "lib/analysis/dist/job.h"
 
 #include "formats/import/trace_open.h"
 #include "lib/analysis/store/progress.h"
