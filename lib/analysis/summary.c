@@ -4,6 +4,8 @@
 #include "formats/json/json_writer.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/dist/dist.h"
+#include "lib/analysis/views/perf.h"
+#include "lib/analysis/views/view_distributed.h"
 #include "lib/analysis/store/parallel.h"
 #include "lib/analysis/store/progress.h"
 #include "common/error.h"
@@ -366,7 +368,7 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 	all.store.by_shapes = o->view.group_shapes;
 	/* rank by rank first, so that the whole job (when other views need it)
 	 * is never in memory beside a rank */
-	struct job_dist *d = job_dist_measure(j, &o->view, &sum, done, err, sizeof(err));
+	struct job_dist *d = job_dist_measure(j, PERF_SKIP_OF(&o->view), &sum, done, err, sizeof(err));
 	if (!d) {
 		progress_done();
 		error("%s", err);

@@ -70,16 +70,6 @@ int summary_files(int n, char *const *paths, const struct summary_opts *o, long 
 int summary_files_to(int n, char *const *paths, const struct summary_opts *o, long cycle,
 		     const char *output, const char *done);
 
-/* ---- the Distributed view over a job (view_distributed.c) ---------------- */
-
-/* Measured by job_dist_measure() (dist.h): the per-rank table (id
- * "distributed") and the per-collective one (id "collectives"); see
- * gprof-dl-summary(1). */
-struct job_dist;
-struct table *job_dist_table(const struct job_dist *d, const struct view *v,
-			     const struct view_opts *o);
-struct table *job_dist_collectives(const struct job_dist *d, const struct view_opts *o);
-
 /* A document of tables in one format, for summary and diff: text tables one
  * after another, CSV blocks, or a JSON object whose "tables" member holds
  * them by key. A caller adds its own JSON members between begin and

@@ -3,7 +3,7 @@
  * job, as a user runs it: the built executable (GPDL_BIN) on rank files from
  * tracebuild.h's tb_job, its JSON read back by yajl and its text searched.
  * The numbers are worked out in test_distributed.c (two ranks on gloo, rank
- * 1 20 ms slower in computation per step; times in ms).
+ * 1 20 ms slower in computation per step, 12 steps; times in ms).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,7 +29,7 @@ static char job[2][512];
 
 static void write_job(void)
 {
-	struct tb_job tj = {.ranks = 2, .steps = 4, .slow_rank = 1, .slow_ms = 20,
+	struct tb_job tj = {.ranks = 2, .steps = 12, .slow_rank = 1, .slow_ms = 20,
 			    .killed_rank = -1};
 	tb_job_write("c2", &tj, job);
 }
@@ -49,7 +49,7 @@ static void test_json(void **state)
 	yajl_val j = jkey(doc, "job");
 	assert_jnum(jkey(j, "ranks"), 2);
 	assert_string_equal(jstr(jkey(j, "clock")), "CLOCK_MONOTONIC");
-	assert_jnum(jkey(jkey(doc, "window"), "steps"), 8);
+	assert_jnum(jkey(jkey(doc, "window"), "steps"), 24);
 	yajl_val tables = jkey(doc, "tables");
 	yajl_val sec = jelem(jkey(jkey(tables, "distributed"), "sections"), 0);
 	yajl_val facts = jkey(sec, "facts");
@@ -58,32 +58,38 @@ static void test_json(void **state)
 	assert_jnum(jkey(facts, "straggler_excess_ns"), 20e6);
 	assert_jnum(jkey(facts, "others_wait_ns"), 20e6);
 	assert_jnum(jkey(facts, "wall_clock"), 0);
+	assert_jnum(jkey(facts, "straggler_kind"), 1);
+	assert_jnum(jkey(facts, "part_computation_ns"), 20e6);
+	assert_jnum(jkey(facts, "busy_excess_ns"), 20e6);
+	assert_jnum(jkey(facts, "cost_pct"), 20);
 	yajl_val rows = jkey(sec, "rows");
-	static const double want[2][8] = {
-		/* steps, computation, communication, overlap, exposed, wait, idle, busy */
-		{4, 40e6, 55e6, 0, 55e6, 20e6, 5e6, 80e6},
-		{4, 60e6, 35e6, 0, 35e6, 0, 5e6, 100e6},
+	static const double want[2][9] = {
+		/* steps, busy, wait, computation, data, outside, communication, total, overlap */
+		{12, 80e6, 20e6, 40e6, 0, 5e6, 35e6, 55e6, 0},
+		{12, 100e6, 0, 60e6, 0, 5e6, 35e6, 35e6, 0},
 	};
-	static const char *const keys[] = {"steps", "computation_ns", "communication_ns",
-					   "overlap_ns", "exposed_ns", "wait_ns", "idle_ns", "busy_ns"};
+	static const char *const keys[] = {"steps", "busy_ns", "wait_ns", "computation_ns",
+					   "data_loading_ns", "outside_ns", "communication_ns",
+					   "comm_total_ns", "overlap_ns"};
 	for (size_t k = 0; k < 2; k++) {
 		yajl_val row = jelem(rows, k);
 		assert_jnum(jkey(row, "rank"), (double)k);
-		for (size_t c = 0; c < 8; c++)
+		for (size_t c = 0; c < 9; c++)
 			assert_jnum(jkey(row, keys[c]), want[k][c]);
 		assert_jnum(jkey(row, "step_mean_ns"), 100e6);
-		assert_jnum(jkey(row, "wait_pct"), k ? 0 : 20);
+		assert_true(jkey(row, "contention_ns")->type == yajl_t_null); /* not measured */
 	}
 	assert_string_equal(jstr(jkey(jelem(rows, 1), "note")), "straggler: computation");
 	yajl_val notes = jkey(jkey(tables, "distributed"), "notes");
 	assert_string_equal(jstr(jelem(notes, 0)),
-			    "Straggler: rank 1, busy 100.00 ms per step vs median 80.00 ms: +20.00 ms "
-			    "computation; rank 0 waits 20.00 ms per step for it in all_reduce.");
+			    "Straggler: rank 1 held the job back in 12 of 12 steps (p = 0.00098). Over "
+			    "the steps busy 100.00 ms per step vs the others' median 80.00 ms: +20.00 ms "
+			    "= computation +20.00; rank 0 waits 20.00 ms per step for it in all_reduce.");
 	yajl_val coll = jelem(jkey(jelem(jkey(jkey(tables, "collectives"), "sections"), 0), "rows"), 0);
 	assert_string_equal(jstr(jkey(coll, "collective")), "all_reduce");
-	assert_jnum(jkey(coll, "calls"), 4);
+	assert_jnum(jkey(coll, "calls"), 12);
 	assert_jnum(jkey(coll, "bytes_per_call"), 4 << 20);
-	assert_jnum(jkey(coll, "total_per_rank_ns"), 180e6);
+	assert_jnum(jkey(coll, "total_per_rank_ns"), 540e6);
 	assert_jnum(jkey(coll, "algbw"), 4194304.0 / 35e6);
 	yajl_tree_free(doc);
 	cmd_result_free(&r);
@@ -97,22 +103,26 @@ static void test_text_and_errors(void **state)
 	write_job();
 	struct cmd_result r = SUMMARY(job[1], job[0], "--skip-steps", "0");
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "Straggler: rank 1, busy 100.00 ms per step");
+	assert_contains(r.out, "Straggler: rank 1 held the job back in 12 of 12 steps");
 	assert_contains(r.out, "Clock: the shared CLOCK_MONOTONIC of host h0");
 	assert_contains(r.out, "Collective Summary");
 	assert_contains(r.out, "Operator Summary"); /* the whole job as one program */
 	assert_contains(r.out, "2 traces are summarised together");
 	cmd_result_free(&r);
 
-	r = SUMMARY(job[0], job[1], "--view", "distributed", "--format", "csv");
+	r = SUMMARY(job[0], job[1], "--view", "distributed", "--format", "csv", "--skip-steps", "0");
 	assert_int_equal(r.status, 0);
 	/* the ranks' table, its facts a column each on every row, then the
-	 * collectives' table; no Trace Summary */
+	 * collectives' table; no Trace Summary; no contention column, as no
+	 * rank measured it */
 	assert_true(strncmp(r.out, "row,section,rank,host,steps,step_mean_ms,", 41) == 0);
-	assert_contains(r.out, ",depth,parent,ranks,hosts,wall_clock,skip_steps,straggler_rank,");
-	assert_contains(r.out, "\r\n1,\"ranks\",0,\"h0\",2,100.000000,");
-	assert_contains(r.out, "\r\n2,\"ranks\",1,\"h0\",2,100.000000,");
-	assert_contains(r.out, ",\"straggler: computation\",0,0,2,1,0,10,1,0,"); /* straggler_rank 1 */
+	assert_contains(r.out, ",communication_ms,comm_total_ms,overlap_ms,note,ended_ms,depth,parent,"
+			       "ranks,world_size,missing_ranks,hosts,wall_clock,skip_steps,job_start_ns,"
+			       "steps_compared,straggler_rank,straggler_cause,");
+	assert_contains(r.out, "\r\n1,\"ranks\",0,\"h0\",12,100.000000,");
+	assert_contains(r.out, "\r\n2,\"ranks\",1,\"h0\",12,100.000000,");
+	/* straggler_rank 1, cause 0, kind 1, 12 steps held */
+	assert_contains(r.out, ",\"straggler: computation\",1201.000000,0,0,2,2,0,1,0,0,0,12,1,0,1,12,");
 	assert_contains(r.out, "\r\n\r\nrow,section,collective,backend,group_size,calls,");
 	assert_null(strstr(r.out, "Distributed Summary"));
 	cmd_result_free(&r);

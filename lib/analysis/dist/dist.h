@@ -1,13 +1,40 @@
 /*
  * dist.h - what the Distributed view measures (view_distributed.c prints
- * it): where a rank's computation and communication come from and their
- * unions over a window; and over a job read one rank at a time (job.h),
- * each rank's figures over its counted steps, its communication calls
- * matched across ranks (collective.h), its wait, the straggler and the ranks
- * that ended early. The rules are gprof-dl-summary(1)'s.
+ * it). Over one rank (rank.c): where its computation and communication come
+ * from and their unions over a window, and each counted step split into
+ * parts. Over a job read one rank at a time (job.h, dist.c): each rank's
+ * figures over its counted steps, its communication calls matched across
+ * ranks (collective.h) and its wait, the steps compared across ranks, the
+ * straggler (verdict.h), the ranks that ended early and the ranks missing.
+ * The rules are gprof-dl-summary(1)'s.
  *
- * What a job_dist keeps between loads, per rank: its counted steps' starts,
- * lengths and waits, a dozen totals, and its communication calls; never a
+ * A counted step of a rank is split into disjoint parts that add up to it
+ * (each the measure inside the step of the set named, taken in this order,
+ * so that no nanosecond counts twice):
+ *   wait        W: from the start of each of its communication calls, the
+ *               time it spent beyond the fastest rank's duration of the same
+ *               call (collective.h), merged, clipped to the step
+ *   data        D \ W: its Dataloader ranges (of every thread)
+ *   computation C \ (W u D): its kernels on a rank with GPU work, else its
+ *               host operators that are not communication calls nor start
+ *               inside one; an operator blocked while a collective's result
+ *               is waited for is wait, an operator inside a Dataloader range
+ *               (the DataLoader iterator's __next__) data
+ *   communication M \ (W u D u C): its communication GPU work, else its
+ *               host communication calls: what was not overlapped nor wait
+ *   host        the rest of the step: host time outside operators
+ * and busy = step - wait. CPU contention (the step thread's run-queue time
+ * in the step, from schedstat: runnable, not running) is then taken out of
+ * the host-side parts in proportion to their size (on a rank with GPU work,
+ * of data and host first), as the part "contention"; the parts still add up
+ * to busy.
+ *
+ * W is known only once every rank's calls are matched, so while a rank is
+ * loaded its D, C \ D and M \ (D u C) are measured per step, and kept only
+ * inside its calls' windows (where W can lie); the parts are finished after
+ * the match. What a job_dist keeps between loads, per rank: its counted
+ * steps (start, length, samples, contention, a few figures each), a dozen
+ * totals, its communication calls and those sets inside its calls; never a
  * rank's events.
  */
 #ifndef GPDL_ANALYSIS_DIST_DIST_H
@@ -15,7 +42,8 @@
 
 #include "lib/analysis/dist/collective.h"
 #include "lib/analysis/dist/job.h"
-#include "lib/analysis/views/view.h"
+#include "lib/analysis/dist/verdict.h"
+#include "lib/analysis/store/analysis.h"
 
 #include <stdint.h>
 
@@ -26,7 +54,7 @@ struct dist_src {
 	int gpu_comp, gpu_comm;
 };
 
-/* Totals over a window. */
+/* Totals over a window (Paddle's figures: unions). */
 struct dist_fig {
 	uint64_t window_ns;
 	uint64_t comp, comm, busy;  /* computation, communication, their union */
@@ -34,16 +62,35 @@ struct dist_fig {
 	uint64_t host_active;       /* operators, communication calls, Dataloader ranges, merged */
 };
 
+/* The sets of a rank's step parts (above), merged; filled by dist_walk()
+ * when asked. */
+struct dist_sets {
+	struct ivl_set data, comp, comm; /* D, C \ D, M \ (D u C), sealed */
+};
+
 void dist_sources(const struct analysis *a, struct dist_src *src);
 /* The figures of the events in clip, in one merged pass. An operator that
- * starts inside a communication call of its thread is part of the call. */
+ * starts inside a communication call of its thread is part of the call.
+ * sets (NULL: not wanted) gets the parts' sets over the whole run. */
 void dist_walk(const struct analysis *a, const struct ivl_set *clip, const struct dist_src *src,
-	       struct dist_fig *f);
+	       struct dist_fig *f, struct dist_sets *sets);
+void dist_sets_free(struct dist_sets *s);
 
 static inline uint64_t dist_sub0(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : 0;
 }
+
+/* A counted step of a rank. */
+struct dist_step {
+	uint64_t start, len;        /* on the job clock */
+	uint64_t samples;           /* 0: unknown */
+	uint64_t runq;              /* its thread's run-queue time in it; 0: none or unknown */
+	int sched_known;            /* runq was measured */
+	uint64_t data, comp, comm;  /* D, C \ D, M \ (D u C) inside it, before the wait */
+	uint64_t wait;              /* after the match */
+	double part[DIST_NPARTS];   /* busy's parts, after the match */
+};
 
 /* A rank of the job (the part of the same index in job.ranks). */
 struct dist_rank {
@@ -51,24 +98,15 @@ struct dist_rank {
 	uint64_t steps, skipped;
 	size_t counted;      /* steps measured; 0: none, the whole run is measured */
 	size_t nslots;       /* counted, or 1 (the whole run) */
-	uint64_t *step_start, *step_ns; /* the counted steps, in start order */
-	uint64_t *step_wait; /* the time its calls that started in each spent waiting */
+	struct dist_step *step; /* [nslots]: the counted steps, in start order */
+	struct dist_sets in_calls; /* its sets inside its calls' windows, until the match */
 	struct dist_fig f;   /* over the counted steps */
 	uint64_t wait_ns;
+	double part[DIST_NPARTS]; /* per step, over its counted steps */
 	uint64_t start_ns, end_ns; /* on the job clock */
-	int32_t exit_status;
+	int32_t exit_status, exit_signal;
 	int ended_early;
-	double busy, busy_var; /* busy per step: mean and variance (of the mean: / n) */
-};
-
-enum dist_cause { CAUSE_COMPUTATION, CAUSE_DATALOADER, CAUSE_OUTSIDE, CAUSE_COMM, CAUSE_COUNT };
-
-enum dist_verdict {
-	VERDICT_ONE_RANK,  /* fewer than two ranks with steps */
-	VERDICT_NO_STEPS,  /* a rank has no steps */
-	VERDICT_NOISE,     /* no excess beyond the noise */
-	VERDICT_UNCONFIRMED, /* an excess, but the others do not wait for it */
-	VERDICT_NAMED,
+	int sched_steps;     /* counted steps whose run-queue time is known */
 };
 
 struct job_dist {
@@ -82,35 +120,45 @@ struct job_dist {
 	uint64_t median_step;
 	uint64_t job_start;
 	uint32_t ended_early;
-	/* the straggler */
-	enum dist_verdict verdict;
-	int32_t cand;       /* the rank index with the largest excess; -1 none */
-	int32_t no_steps;   /* VERDICT_NO_STEPS: which */
-	double median, excess, se, others_wait;
-	enum dist_cause cause;
-	double cause_excess;
+	/* the compared steps: step number g0 + g (counted from each rank's first
+	 * step, skipped ones included) of every rank, g < k */
+	uint64_t g0;
+	size_t k;
+	double *job_step;   /* [k]: the job's time for each (dist.c) */
+	int32_t no_steps;   /* a rank without steps (index), -1 none */
+	struct dist_verdict v;
 	uint32_t wait_op;   /* the op the others waited in most (cs.names) */
 };
 
-/* "computation", "data loading", "host time outside operators", "its own
- * communication". */
-const char *dist_cause_name(enum dist_cause c);
-
-/* A total of a rank per measured step (per slot: the whole run without steps). */
-static inline double dist_per_step(const struct dist_rank *r, uint64_t ns)
-{
-	return (double)ns / (double)r->nslots;
-}
-
 /* Reads each part of the job alone (job_load()), measures each rank over
- * its counted steps (o->skip_steps as the perf view), collects its
+ * its counted steps (skip as the perf view's --skip-steps), collects its
  * communication calls, matches them across ranks, and sums up what each
  * part read for a Trace Summary (in sum, initialised and empty: its store
  * has the files, its window the steps of all ranks, as job_load_all() would
  * give). NULL with a one-line message in err when a file cannot be read. */
-struct job_dist *job_dist_measure(struct job *j, const struct view_opts *o, struct analysis *sum,
+struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis *sum,
 				  const char *done, char *err, size_t errlen);
 int job_dist_from_steps(const struct job_dist *d);
 void job_dist_free(struct job_dist *d);
+
+/* A rank's step index (in r->step) of compared step g, or -1. */
+static inline ptrdiff_t job_dist_slot(const struct job_dist *d, uint32_t ri, size_t g)
+{
+	const struct dist_rank *r = &d->r[ri];
+	uint64_t at = d->g0 + g;
+	if (at < r->skipped || at - r->skipped >= r->counted)
+		return -1;
+	return (ptrdiff_t)(at - r->skipped);
+}
+
+/* ---- one rank, while it is loaded (rank.c) ----------------------------------- */
+
+/* Collects the rank's communication calls (host calls, or the GPU work of
+ * each call on a rank with GPU communication) into cs as rank index ri;
+ * slot(ctx, t) gives the counted step a call starting at t lies in (-1:
+ * none). group_size: where a call does not say. */
+void dist_rank_calls(struct coll_set *cs, uint32_t ri, const struct analysis *a,
+		     const struct dist_src *src, uint32_t group_size,
+		     int32_t (*slot)(void *ctx, uint64_t t), void *ctx);
 
 #endif

@@ -78,6 +78,7 @@ static struct job_rank *job_add_part(struct job *j, int32_t rank, uint32_t file)
 	r->backend = xstrdup("");
 	r->file = file;
 	r->exit_status = TRACE_EXIT_UNKNOWN;
+	r->exit_signal = -1;
 	return r;
 }
 
@@ -204,6 +205,59 @@ static int job_open_file(struct job *j, const char *path, char *err, size_t errl
 	return rc ? -1 : 0;
 }
 
+/* The job's world size, and the ranks below it that no part holds. */
+static void job_world(struct job *j)
+{
+	j->world_size = -1;
+	for (uint32_t p = 0; p < j->nranks; p++)
+		if (j->ranks[p].world_size > j->world_size)
+			j->world_size = j->ranks[p].world_size;
+	j->nmissing = 0;
+	if (j->world_size > 0 && (uint32_t)j->world_size > j->nranks)
+		j->nmissing = (uint32_t)j->world_size - j->nranks;
+}
+
+/* Whether rank r has a part (the rank parts are sorted by rank). */
+static int job_has_rank(const struct job *j, int32_t r)
+{
+	uint32_t lo = 0, hi = j->nranks;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (j->ranks[mid].rank < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < j->nranks && j->ranks[lo].rank == r;
+}
+
+void job_missing_words(char *buf, size_t size, const struct job *j)
+{
+	size_t used = (size_t)snprintf(buf, size, "rank%s", j->nmissing > 1 ? "s" : "");
+	int32_t from = -1;
+	unsigned runs = 0;
+	for (int32_t r = 0; r <= j->world_size && used < size; r++) {
+		int missing = r < j->world_size && !job_has_rank(j, r);
+		if (missing && from < 0)
+			from = r;
+		if (missing || from < 0)
+			continue;
+		if (runs++ == 8) {
+			snprintf(buf + used, size - used, ", ...");
+			return;
+		}
+		if (r - 1 == from)
+			used += (size_t)snprintf(buf + used, size - used, "%s %d", runs > 1 ? "," : "", from);
+		else if (r - 2 == from)
+			used += (size_t)snprintf(buf + used, size - used, "%s %d, %d", runs > 1 ? "," : "",
+						 from, r - 1);
+		else
+			used += (size_t)snprintf(buf + used, size - used, "%s %d-%d", runs > 1 ? "," : "",
+						 from, r - 1);
+		from = -1;
+	}
+}
+
 /* Rank parts first, by rank; then the others in file order. */
 static int part_cmp(const void *x, const void *y)
 {
@@ -243,6 +297,7 @@ int job_open(struct job *j, int nfiles, char **paths, char *err, size_t errlen)
 		j->nhosts += !seen;
 	}
 	j->wall_clock = j->nhosts > 1;
+	job_world(j);
 	for (uint32_t p = 0; p < j->nparts && j->wall_clock; p++) {
 		struct job_rank *r = &j->ranks[p];
 		if (r->end_ns)

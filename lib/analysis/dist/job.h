@@ -64,6 +64,7 @@ struct job_rank {
 	int exclude;
 	uint32_t pid;         /* its first process (the rank's root) */
 	int32_t exit_status;  /* that process's: code, 128+signal, TRACE_EXIT_*; TRACE_EXIT_UNKNOWN */
+	int32_t exit_signal;  /* the signal it died of; 0 none; -1 not said (trace before 2.1) */
 	uint64_t end_ns;      /* when that process ended, on the job clock; 0 unknown */
 };
 
@@ -75,6 +76,8 @@ struct job {
 	uint32_t nranks;        /* parts with rank >= 0 (the first nranks of ranks[]) */
 	int wall_clock;         /* 1: several hosts, times on Unix wall time; 0: one host's clock */
 	uint32_t nhosts;
+	int32_t world_size;     /* the ranks' (they agree); -1 unknown */
+	uint32_t nmissing;      /* ranks below world_size with no part */
 };
 
 /* Reads what the job needs to know of each file (its header and process
@@ -103,6 +106,10 @@ int job_load_all(const struct job *j, struct analysis *a, char *err, size_t errl
 int job_load_files(struct analysis *a, int nfiles, char **paths, const char *done);
 /* The warning above, for each damaged file of a's store from file `from` on. */
 void job_warn_damage(const struct analysis *a, uint32_t from, const char *done);
+
+/* "rank 2", "ranks 2, 3", "ranks 2-63": the ranks of the job's world size
+ * that no part holds (j->nmissing of them). */
+void job_missing_words(char *buf, size_t size, const struct job *j);
 
 /* "rank 3", or "rank -1" parts as "pid 4242": a part's name in messages. */
 const char *job_part_name(char *buf, size_t size, const struct job *j, uint32_t p);

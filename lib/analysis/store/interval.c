@@ -175,6 +175,27 @@ void ivl_set_intersect(const struct ivl_set *a, const struct ivl_set *b, struct 
 	ivl_set_seal(out);
 }
 
+void ivl_set_subtract(const struct ivl_set *a, const struct ivl_set *b, struct ivl_set *out)
+{
+	ivl_set_init(out);
+	size_t j = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		uint64_t s = a->v[i].start, e = a->v[i].end;
+		while (j < b->n && b->v[j].end <= s)
+			j++;
+		/* b's intervals from j on that start before e cut [s, e) */
+		for (size_t q = j; q < b->n && b->v[q].start < e; q++) {
+			if (b->v[q].start > s)
+				ivl_set_add_sorted(out, s, b->v[q].start);
+			if (b->v[q].end > s)
+				s = b->v[q].end;
+		}
+		if (s < e)
+			ivl_set_add_sorted(out, s, e);
+	}
+	ivl_set_seal(out);
+}
+
 void ivl_cursor_init(struct ivl_cursor *c, const struct ivl_set *s)
 {
 	c->s = s;

@@ -42,6 +42,8 @@ int ivl_set_contains(const struct ivl_set *s, uint64_t t);
 /* out = a ∪ b, out = a ∩ b; out is (re)initialised and sealed. */
 void ivl_set_union(const struct ivl_set *a, const struct ivl_set *b, struct ivl_set *out);
 void ivl_set_intersect(const struct ivl_set *a, const struct ivl_set *b, struct ivl_set *out);
+/* out = a minus b (what of a is not in b); out is (re)initialised and sealed. */
+void ivl_set_subtract(const struct ivl_set *a, const struct ivl_set *b, struct ivl_set *out);
 
 /* A place in a sealed set for queries whose starts never decrease: the
  * answers of ivl_set_overlap() and ivl_set_contains(), mostly without a

@@ -26,8 +26,7 @@
  * bytes, times and nccl-tests' bandwidths; the straggler, and the ranks
  * that ended early: measured in dist.c, printed here.
  */
-#include "lib/analysis/dist/dist.h"
-#include "lib/analysis/summary.h"
+#include "lib/analysis/views/view_distributed.h"
 #include "common/error.h"
 
 #include <math.h>
@@ -73,7 +72,7 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 		both = comm + comp > a->busy_ns ? comm + comp - a->busy_ns : 0;
 	} else {
 		struct dist_fig f;
-		dist_walk(a, &a->window, &src, &f);
+		dist_walk(a, &a->window, &src, &f, NULL);
 		comm = f.comm;
 		comp = f.comp;
 		both = dist_sub0(comm + comp, f.busy);
@@ -114,44 +113,39 @@ static int u64_cmp(const void *x, const void *y)
 /* ---- the per-rank table ----------------------------------------------------------------- */
 
 enum {
-	RC_RANK, RC_HOST, RC_STEPS, RC_MEAN, RC_MEDIAN, RC_P95, RC_COMP, RC_COMP_PCT, RC_COMM,
-	RC_COMM_PCT, RC_OVERLAP, RC_OVERLAP_PCT, RC_EXPOSED, RC_EXPOSED_PCT, RC_WAIT, RC_WAIT_PCT,
-	RC_IDLE, RC_IDLE_PCT, RC_BUSY, RC_NOTE, RC_COUNT
+	RC_RANK, RC_HOST, RC_STEPS, RC_MEAN, RC_MEDIAN, RC_P95, RC_BUSY, RC_WAIT, RC_COMP, RC_DATA,
+	RC_OUTSIDE, RC_COMM, RC_CONTENTION, RC_COMM_TOTAL, RC_OVERLAP, RC_NOTE, RC_ENDED, RC_COUNT
 };
 
-#define STEP_GROUP "Step Mean / Median / P95"
-#define PAIR(name, key, group)                                                         \
-	{name, key, TCOL_TIME, group, 0, NULL},                                        \
-	{name " (%)", key "_pct", TCOL_PERCENT, group, 0, NULL}
-
+/* What a text within 100 columns keeps (drop 0) and leaves out first (the
+ * highest drop): the issue's question is who held the job back, and why. */
 static const struct tcol rank_cols[RC_COUNT] = {
-	{"Rank", "rank", TCOL_COUNT, NULL, 4, NULL},
-	{"Host", "host", TCOL_TEXT, NULL, 4, NULL},
-	{"Steps", "steps", TCOL_COUNT, NULL, 5, NULL},
-	{"Step Mean", "step_mean", TCOL_TIME, STEP_GROUP, 0, NULL},
-	{"Step Median", "step_median", TCOL_TIME, STEP_GROUP, 0, NULL},
-	{"Step P95", "step_p95", TCOL_TIME, STEP_GROUP, 0, NULL},
-	PAIR("Computation", "computation", "Computation / %"),
-	PAIR("Communication", "communication", "Communication / %"),
-	PAIR("Overlap", "overlap", "Overlap / %"),
-	PAIR("Exposed", "exposed", "Exposed / %"),
-	PAIR("Wait", "wait", "Wait / %"),
-	PAIR("Idle", "idle", "Idle / %"),
-	{"Busy", "busy", TCOL_TIME, NULL, 0, NULL},
-	{"Note", "note", TCOL_TEXT, NULL, 0, NULL},
+	{"Rank", "rank", TCOL_COUNT, NULL, 4, NULL, 0, NULL, 0, 0},
+	{"Host", "host", TCOL_TEXT, NULL, 4, NULL, 0, NULL, 8, 0},
+	{"Steps", "steps", TCOL_COUNT, NULL, 5, NULL, 0, NULL, 0, 0},
+	{"Step Mean", "step_mean", TCOL_TIME, NULL, 0, NULL, 0, "Step", 0, 0},
+	{"Step Median", "step_median", TCOL_TIME, NULL, 0, NULL, 0, "Median", 7, 0},
+	{"Step P95", "step_p95", TCOL_TIME, NULL, 0, NULL, 0, "P95", 7, 0},
+	{"Busy", "busy", TCOL_TIME, NULL, 0, NULL, 0, "Busy", 0, 0},
+	{"Wait", "wait", TCOL_TIME, NULL, 0, NULL, 0, "Wait", 0, 0},
+	{"Computation", "computation", TCOL_TIME, NULL, 0, NULL, 0, "Comp", 0, 0},
+	{"Data Loading", "data_loading", TCOL_TIME, NULL, 0, NULL, 0, "Data", 3, 0},
+	{"Outside Operators", "outside", TCOL_TIME, NULL, 0, NULL, 0, "Outside", 4, 0},
+	{"Communication", "communication", TCOL_TIME, NULL, 0, NULL, 0, "Comm", 0, 0},
+	{"Contention", "contention", TCOL_TIME, NULL, 0, NULL, 0, "Contention", 2, 0},
+	{"Comm Total", "comm_total", TCOL_TIME, NULL, 0, NULL, 0, "CommTotal", 6, 0},
+	{"Overlap", "overlap", TCOL_TIME, NULL, 0, NULL, 0, "Overlap", 6, 0},
+	{"Note", "note", TCOL_TEXT, NULL, 0, NULL, 0, NULL, 0, 0},
+	{"Ended", "ended", TCOL_TIME, NULL, 0, NULL, 0, "Ended", 9, 0},
 };
 
-static void pair_cells(struct trow *row, unsigned col, const struct dist_rank *r, uint64_t ns)
-{
-	trow_time(row, col, dist_per_step(r, ns));
-	trow_percent(row, col + 1, view_share(ns, r->f.window_ns));
-}
-
-static void exit_words(char *buf, size_t size, int32_t status)
+static void exit_words(char *buf, size_t size, int32_t status, int32_t signal)
 {
 	if (status == TRACE_EXIT_KILLED)
 		snprintf(buf, size, "killed: died without exiting");
-	else if (status > 128)
+	else if (signal > 0)
+		snprintf(buf, size, "killed by signal %d", signal);
+	else if (signal < 0 && status > 128)
 		snprintf(buf, size, "exit status %d: signal %d", status, status - 128);
 	else if (status > 0)
 		snprintf(buf, size, "exit status %d", status);
@@ -169,31 +163,37 @@ static void rank_row(struct table *t, struct tpart *part, const struct job_dist 
 	trow_count(row, RC_STEPS, r->counted);
 	if (r->counted) {
 		uint64_t *v = xmalloc(r->counted * sizeof(*v));
-		memcpy(v, r->step_ns, r->counted * sizeof(*v));
+		for (size_t k = 0; k < r->counted; k++)
+			v[k] = r->step[k].len;
 		qsort(v, r->counted, sizeof(*v), u64_cmp);
 		size_t n = r->counted, p95 = (size_t)ceil(0.95 * (double)n);
 		double median = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
-		trow_time(row, RC_MEAN, dist_per_step(r, r->f.window_ns));
+		trow_time(row, RC_MEAN, (double)r->f.window_ns / (double)n);
 		trow_time(row, RC_MEDIAN, median);
 		trow_time(row, RC_P95, (double)v[p95 ? p95 - 1 : 0]);
 		free(v);
+		trow_time(row, RC_BUSY, (double)dist_sub0(r->f.window_ns, r->wait_ns) / (double)n);
+		trow_time(row, RC_COMP, r->part[DIST_COMP]);
+		trow_time(row, RC_DATA, r->part[DIST_DATA]);
+		trow_time(row, RC_OUTSIDE, r->part[DIST_HOST]);
+		trow_time(row, RC_COMM, r->part[DIST_COMM]);
+		if (r->sched_steps)
+			trow_time(row, RC_CONTENTION, r->part[DIST_CONTENTION]);
 	}
-	uint64_t overlap = dist_sub0(r->f.comp + r->f.comm, r->f.busy);
-	pair_cells(row, RC_COMP, r, r->f.comp);
-	pair_cells(row, RC_COMM, r, r->f.comm);
-	pair_cells(row, RC_OVERLAP, r, overlap);
-	pair_cells(row, RC_EXPOSED, r, dist_sub0(r->f.comm, overlap));
-	pair_cells(row, RC_WAIT, r, r->wait_ns);
-	pair_cells(row, RC_IDLE, r, dist_sub0(r->f.window_ns, r->f.busy));
-	if (r->counted)
-		trow_time(row, RC_BUSY, r->busy);
+	double per = (double)r->nslots;
+	trow_time(row, RC_WAIT, (double)r->wait_ns / per);
+	trow_time(row, RC_COMM_TOTAL, (double)r->f.comm / per);
+	trow_time(row, RC_OVERLAP, (double)dist_sub0(r->f.comp + r->f.comm, r->f.busy) / per);
 	char note[128] = "";
-	if (d->verdict == VERDICT_NAMED && d->cand == (int32_t)ri)
-		snprintf(note, sizeof(note), "straggler: %s", dist_cause_name(d->cause));
+	if (d->v.code == DIST_NAMED && d->v.cand == (int32_t)ri)
+		snprintf(note, sizeof(note), "straggler: %s%s", dist_part_name(d->v.cause),
+			 d->v.kind == DIST_KIND_INTERMITTENT ? ", intermittent" : "");
 	if (r->ended_early)
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sended early",
 			 *note ? "; " : "");
 	trow_text(row, RC_NOTE, note);
+	if (r->end_ns)
+		trow_time(row, RC_ENDED, (double)dist_sub0(r->end_ns, d->job_start));
 }
 
 /* "ranks 0, 2, 3", or "the 63 other ranks" beyond a few. */
@@ -221,54 +221,146 @@ static const char *op_short(const char *op)
 	return n ? op + n + 1 : op;
 }
 
+/* A time in the unit, without the unit: "19.80". */
+static const char *bare_time(char *buf, size_t size, double ns, enum time_unit u)
+{
+	snprintf(buf, size, "%.2f", ns / time_unit_ns(u));
+	return buf;
+}
+
+/* "p = 0.016", "p < 1e-06". */
+static void p_words(char *buf, size_t size, double p)
+{
+	if (p < 1e-6)
+		snprintf(buf, size, "p < 1e-06");
+	else
+		snprintf(buf, size, "p = %.2g", p);
+}
+
+/* Up to max step numbers of the steps flagged in f: "13, 17, 21, ...". */
+static void step_list(char *buf, size_t size, const struct job_dist *d, const uint8_t *f,
+		      unsigned max)
+{
+	size_t used = 0;
+	unsigned shown = 0;
+	buf[0] = '\0';
+	for (size_t g = 0; g < d->k && used < size; g++) {
+		if (!f[g])
+			continue;
+		if (shown++ == max) {
+			snprintf(buf + used, size - used, ", ...");
+			return;
+		}
+		used += (size_t)snprintf(buf + used, size - used, "%s%llu", shown > 1 ? ", " : "",
+					 (unsigned long long)(d->g0 + g));
+	}
+}
+
+/* "computation +19.80, CPU contention +0.21, ...": every part that is not
+ * zero at the unit's precision (the largest at least), the largest excess
+ * first. */
+static void parts_words(char *buf, size_t size, const struct dist_verdict *v, enum time_unit u)
+{
+	int order[DIST_NPARTS];
+	for (int p = 0; p < DIST_NPARTS; p++) {
+		int k = p;
+		for (; k > 0 && v->part[order[k - 1]] < v->part[p]; k--)
+			order[k] = order[k - 1];
+		order[k] = p;
+	}
+	size_t used = 0;
+	int shown = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < DIST_NPARTS && used < size; i++) {
+		char b[64];
+		double x = v->part[order[i]];
+		bare_time(b, sizeof(b), fabs(x), u);
+		if (shown && strspn(b, "0.") == strlen(b))
+			continue; /* nothing at this precision */
+		used += (size_t)snprintf(buf + used, size - used, "%s%s %s%s", shown++ ? ", " : "",
+					 dist_part_name((enum dist_part)order[i]), x < 0 ? "-" : "+", b);
+	}
+}
+
 static void straggler_note(struct table *t, const struct job_dist *d, enum time_unit u)
 {
-	char b1[64], b2[64], b3[64], b4[64], who[256];
+	const struct dist_verdict *v = &d->v;
 	const struct job *j = d->j;
-	switch (d->verdict) {
-	case VERDICT_ONE_RANK:
+	char b1[64], b2[64], b3[64], b4[64], pw[32];
+	switch (v->code) {
+	case DIST_ONE_RANK:
 		table_note(t, "No straggler: fewer than two ranks to compare.");
 		return;
-	case VERDICT_NO_STEPS:
+	case DIST_NO_STEPS:
 		table_note(t, "No straggler: rank %d has no training steps (ProfileStep ranges) to "
 			      "compare busy time per step by.",
 			   j->ranks[d->no_steps].rank);
 		return;
+	case DIST_FEW_STEPS:
+		table_note(t, "No straggler: only %zu step%s compared across the ranks (at least %d "
+			      "are needed).",
+			   v->k, v->k == 1 ? "" : "s", DIST_MIN_STEPS);
+		return;
 	default:
 		break;
 	}
-	const struct dist_rank *r = &d->r[d->cand];
-	int32_t rank = j->ranks[d->cand].rank;
-	double noise = fmax(3 * d->se, 0.02 * d->median);
-	if (d->verdict == VERDICT_NOISE) {
-		table_note(t, "No straggler: every rank's busy time per step is within the noise of "
-			      "the others' median (the largest excess: rank %d, %s over the others' "
-			      "median %s; the threshold %s).",
-			   rank, view_time(b1, sizeof(b1), (uint64_t)fmax(d->excess, 0), u),
-			   view_time(b2, sizeof(b2), (uint64_t)d->median, u),
-			   view_time(b3, sizeof(b3), (uint64_t)noise, u));
+	int32_t rank = j->ranks[v->cand].rank;
+	p_words(pw, sizeof(pw), v->p);
+	if (v->code == DIST_NOISE) {
+		table_note(t, "No straggler: no rank held the job back beyond the noise over %zu compared "
+			      "steps (the largest cost: rank %d, %s per step, %.1f %% of the job's step, "
+			      "%s; a straggler costs at least %.0f %% and p < %.2g).",
+			   v->k, rank, view_time(b1, sizeof(b1), (uint64_t)llround(v->cost), u),
+			   v->cost_pct, pw, 100 * DIST_MATERIAL, DIST_ALPHA);
 		return;
 	}
-	if (d->verdict == VERDICT_UNCONFIRMED) {
+	if (v->code == DIST_UNCONFIRMED) {
 		table_note(t, "No straggler: rank %d is busy %s per step more than the others' median "
 			      "%s, but they wait only %s per step, less than half of it: nobody waits "
 			      "for it.",
-			   rank, view_time(b1, sizeof(b1), (uint64_t)d->excess, u),
-			   view_time(b2, sizeof(b2), (uint64_t)d->median, u),
-			   view_time(b3, sizeof(b3), (uint64_t)d->others_wait, u));
+			   rank, view_time(b1, sizeof(b1), (uint64_t)llround(v->excess), u),
+			   view_time(b2, sizeof(b2), (uint64_t)llround(v->median), u),
+			   view_time(b3, sizeof(b3), (uint64_t)llround(v->others_wait), u));
 		return;
 	}
-	others_words(who, sizeof(who), d, (uint32_t)d->cand);
-	char in[300] = "";
+	char who[256], in[300] = "", steps[160], parts[512], held[200] = "", out[200] = "";
+	others_words(who, sizeof(who), d, (uint32_t)v->cand);
 	if (d->wait_op)
 		snprintf(in, sizeof(in), " in %s", op_short(names_get(&d->cs.names, d->wait_op)));
-	table_note(t, "Straggler: rank %d, busy %s per step vs median %s: +%s %s; %s %s %s per "
-		      "step for it%s.",
-		   rank, view_time(b1, sizeof(b1), (uint64_t)llround(r->busy), u),
-		   view_time(b2, sizeof(b2), (uint64_t)llround(d->median), u),
-		   view_time(b3, sizeof(b3), (uint64_t)llround(fmax(d->cause_excess, 0)), u),
-		   dist_cause_name(d->cause), who, d->n > 2 ? "wait" : "waits",
-		   view_time(b4, sizeof(b4), (uint64_t)llround(d->others_wait), u), in);
+	parts_words(parts, sizeof(parts), v, u);
+	const char *kind = v->by_contention ? " (CPU contention)"
+			   : v->kind == DIST_KIND_INTERMITTENT ? " (intermittent)" : "";
+	if (v->kind == DIST_KIND_INTERMITTENT || v->nheld * 2 < v->k) {
+		step_list(steps, sizeof(steps), d, v->held, 12);
+		snprintf(held, sizeof(held), "in %zu of %zu steps: %s", v->nheld, v->k, steps);
+	} else {
+		snprintf(held, sizeof(held), "in %zu of %zu steps", v->nheld, v->k);
+	}
+	if (v->outliers) {
+		uint8_t *o = xcalloc(d->k ? d->k : 1, 1);
+		for (size_t g = 0; g < d->k; g++)
+			o[g] = !v->in[g];
+		step_list(steps, sizeof(steps), d, o, 8);
+		free(o);
+		snprintf(out, sizeof(out), " (%zu outlier step%s left out: %s)", v->outliers,
+			 v->outliers == 1 ? "" : "s", steps);
+	}
+	table_note(t, "Straggler%s: rank %d held the job back %s (%s). %s busy %s per step vs the "
+		      "others' median %s%s: +%s = %s; %s %s %s per step for it%s.",
+		   kind, rank, held, pw,
+		   v->kind == DIST_KIND_INTERMITTENT ? "In those steps" : "Over the steps",
+		   view_time(b1, sizeof(b1), (uint64_t)llround(v->busy), u),
+		   view_time(b2, sizeof(b2), (uint64_t)llround(v->median), u), out,
+		   view_time(b3, sizeof(b3), (uint64_t)llround(fmax(v->excess, 0)), u), parts, who,
+		   d->n > 2 ? "wait" : "waits",
+		   view_time(b4, sizeof(b4), (uint64_t)llround(v->others_wait), u), in);
+	table_note(t, "Its cost: the job would take %.1f %% less time per step (%s of %s) if rank %d "
+		      "were as fast as the median of the others.",
+		   v->cost_pct, view_time(b1, sizeof(b1), (uint64_t)llround(v->cost), u),
+		   view_time(b2, sizeof(b2), (uint64_t)llround(v->job_step), u), rank);
+	if (v->by_contention)
+		table_note(t, "CPU contention: its step thread was runnable but not running (another "
+			      "program, or too many threads, on its CPUs): no fault of its own work.");
 }
 
 /* The ranks that ended early, in the order they ended: when one rank dies,
@@ -295,7 +387,7 @@ static void ended_notes(struct table *t, const struct job_dist *d, enum time_uni
 		uint32_t ri = order[k];
 		const struct dist_rank *r = &d->r[ri];
 		char words[64], at[64], before[64];
-		exit_words(words, sizeof(words), r->exit_status);
+		exit_words(words, sizeof(words), r->exit_status, r->exit_signal);
 		uint64_t others = 0;
 		size_t n = 0;
 		for (uint32_t o = 0; o < d->n; o++)
@@ -314,23 +406,54 @@ static void ended_notes(struct table *t, const struct job_dist *d, enum time_uni
 
 static void rank_facts(struct tpart *p, const struct job_dist *d)
 {
+	const struct dist_verdict *v = &d->v;
+	const struct job *j = d->j;
+	int named = v->code == DIST_NAMED, cand = v->cand >= 0;
 	tpart_fact(p, "ranks", d->n);
-	tpart_fact(p, "hosts", d->j->nhosts);
-	tpart_fact(p, "wall_clock", d->j->wall_clock);
+	tpart_fact(p, "world_size", j->world_size);
+	tpart_fact(p, "missing_ranks", j->nmissing);
+	tpart_fact(p, "hosts", j->nhosts);
+	tpart_fact(p, "wall_clock", j->wall_clock);
 	tpart_fact(p, "skip_steps", d->skip);
-	int named = d->verdict == VERDICT_NAMED;
-	tpart_fact(p, "straggler_rank", named ? d->j->ranks[d->cand].rank : -1);
-	tpart_fact(p, "straggler_cause", named ? (int64_t)d->cause : -1);
-	tpart_fact(p, "straggler_excess_ns", named ? (int64_t)llround(d->cause_excess) : 0);
-	tpart_fact(p, "busy_excess_ns", d->cand >= 0 ? (int64_t)llround(d->excess) : 0);
-	tpart_fact(p, "others_median_busy_ns", d->cand >= 0 ? (int64_t)llround(d->median) : 0);
-	tpart_fact(p, "others_wait_ns", d->cand >= 0 ? (int64_t)llround(d->others_wait) : 0);
+	tpart_fact(p, "job_start_ns", (int64_t)d->job_start);
+	tpart_fact(p, "steps_compared", (int64_t)d->k);
+	tpart_fact(p, "straggler_rank", named ? j->ranks[v->cand].rank : -1);
+	tpart_fact(p, "straggler_cause", named ? (int64_t)v->cause : -1);
+	tpart_fact(p, "straggler_kind", named ? (int64_t)v->kind : 0);
+	tpart_fact(p, "straggler_steps_held", named ? (int64_t)v->nheld : 0);
+	tpart_fact(p, "straggler_excess_ns", named ? (int64_t)llround(v->part[v->cause]) : 0);
+	tpart_fact(p, "candidate_rank", cand ? j->ranks[v->cand].rank : -1);
+	tpart_fact_real(p, "straggler_p", cand ? v->p : 1);
+	tpart_fact(p, "busy_excess_ns", cand ? (int64_t)llround(v->excess) : 0);
+	static const char *const part_keys[DIST_NPARTS] = {
+		"part_computation_ns", "part_data_loading_ns", "part_host_ns",
+		"part_communication_ns", "part_contention_ns",
+	};
+	for (int q = 0; q < DIST_NPARTS; q++)
+		tpart_fact(p, part_keys[q], cand ? (int64_t)llround(v->part[q]) : 0);
+	tpart_fact(p, "others_median_busy_ns", cand ? (int64_t)llround(v->median) : 0);
+	tpart_fact(p, "others_wait_ns", cand ? (int64_t)llround(v->others_wait) : 0);
+	tpart_fact(p, "cost_ns", cand ? (int64_t)llround(v->cost) : 0);
+	tpart_fact_real(p, "cost_pct", cand ? v->cost_pct : 0);
+	tpart_fact(p, "job_step_ns", (int64_t)llround(v->job_step));
+	tpart_fact(p, "noise_ns", (int64_t)llround(v->theta));
 	tpart_fact(p, "ended_early", d->ended_early);
 	uint32_t *order = xmalloc((d->n ? d->n : 1) * sizeof(*order));
-	tpart_fact(p, "first_ended_rank", ended_order(d, order) ? d->j->ranks[order[0]].rank : -1);
+	tpart_fact(p, "first_ended_rank", ended_order(d, order) ? j->ranks[order[0]].rank : -1);
 	free(order);
 	tpart_fact(p, "collective_calls", (int64_t)d->cs.nmatches);
 	tpart_fact(p, "mismatches", (int64_t)d->cs.mismatches);
+}
+
+/* "Missing: ranks 2, 3 of 4." */
+static void missing_note(struct table *t, const struct job *j)
+{
+	if (!j->nmissing)
+		return;
+	char list[256];
+	job_missing_words(list, sizeof(list), j);
+	table_note(t, "Missing: %s of %d (no trace given for %s); the figures are the others'.", list,
+		   j->world_size, j->nmissing == 1 ? "it" : "them");
 }
 
 struct table *job_dist_table(const struct job_dist *d, const struct view *v,
@@ -350,30 +473,34 @@ struct table *job_dist_table(const struct job_dist *d, const struct view *v,
 	rank_facts(p, d);
 	for (uint32_t ri = 0; ri < d->n; ri++)
 		rank_row(t, p, d, ri);
+	missing_note(t, j);
 	straggler_note(t, d, o->unit);
 	ended_notes(t, d, o->unit);
 	if (d->cs.mismatches)
 		table_note(t, "%llu communication calls did not match across ranks (their ops differ "
 			      "at the same call: %s); they count no wait.",
 			   (unsigned long long)d->cs.mismatches, d->cs.mismatch_note);
-	table_note(t, "Measured over each rank's counted steps: the first %u of its ProfileStep "
-		      "ranges are skipped, never more than half (--skip-steps); a rank without steps "
-		      "is measured over its whole run.",
+	table_note(t, "Measured over each rank's counted steps (the first %u of its ProfileStep "
+		      "ranges skipped, never more than half: --skip-steps), per step; a rank without "
+		      "steps is measured over its whole run. Step numbers count from 0, as "
+		      "ProfileStep#N.",
 		   d->skip);
-	table_note(t, "Per step: each time is the rank's total over its counted steps / their "
-		      "count; %% is of the rank's step time. Step P95: nearest rank.");
-	table_note(t, "Computation: the union of the kernels (not communication) on a rank with GPU "
-		      "work, else of the host operators that are not communication calls. "
-		      "Communication: the union of the communication GPU work on a rank that has "
-		      "some, else of the host's communication calls (gloo's run on host threads).");
-	table_note(t, "Overlap: both at once; Exposed: Communication - Overlap; Idle: neither; "
-		      "Wait: per call, its duration - the fastest rank's for the same call (matched "
-		      "by process group and sequence number, else order); Busy: step time - Wait.");
-	table_note(t, "Straggler rule: busy per step beyond the median of the other ranks by more "
-		      "than 3 standard errors of the difference and 2%% of that median, and the "
-		      "others wait at least half the excess per step; its cause is the largest "
-		      "excess over the others' median of computation, data loading, host time "
-		      "outside operators, and its own communication (Communication - Wait).");
+	table_note(t, "Step = Wait + Busy; Busy = Computation + Data Loading + Outside Operators + "
+		      "Communication + Contention, disjoint: Wait is each call's time beyond the "
+		      "fastest rank's (matched by process group and sequence number, else order); "
+		      "Data Loading the Dataloader ranges; Computation the kernels (a rank with GPU "
+		      "work) or host operators, not inside data loading nor wait; Communication its "
+		      "own not overlapped; Contention its step thread's time runnable but not running "
+		      "(schedstat), taken out of the others; Outside Operators the rest.");
+	table_note(t, "Comm Total: all its communication, merged; Overlap: communication and "
+		      "computation at once (Paddle's figures). Ended: when its process ended, from the "
+		      "job's start.");
+	table_note(t, "Straggler rule: step by step, each rank's busy time against the median of the "
+		      "others'; a rank is named when the time it cost the job is at least %.0f %% of "
+		      "the job's step and a sign test over the steps (all, or those beyond the noise) "
+		      "gives p < %.2g for %u ranks, and the others wait for it; CPU contention is "
+		      "taken out first (gprof-dl-summary(1)).",
+		   100 * DIST_MATERIAL, DIST_ALPHA, d->n);
 	table_note(t, "A rank ended early: a non-zero exit status, killed, or fewer steps than the "
 		      "others' median and an end more than 2 median step times (without steps, 5%% "
 		      "of the others' median run) before the others' median end.");

@@ -1,0 +1,346 @@
+/*
+ * verdict.c - the straggler rule over per-step figures (verdict.h).
+ */
+#include "lib/analysis/dist/verdict.h"
+
+#include "common/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const part_names[DIST_NPARTS] = {
+	"computation", "data loading", "host time outside operators", "its own communication",
+	"CPU contention",
+};
+
+const char *dist_part_name(enum dist_part p)
+{
+	return p < DIST_NPARTS ? part_names[p] : "?";
+}
+
+double dist_binom_sf(size_t s, size_t m, double q)
+{
+	if (s == 0)
+		return 1;
+	if (s > m || q <= 0)
+		return 0;
+	if (q >= 1)
+		return 1;
+	/* the terms from s up, in logs: they fall off fast past the mean */
+	double lq = log(q), lr = log1p(-q), sum = 0;
+	double lc = lgamma((double)m + 1) - lgamma((double)s + 1) - lgamma((double)(m - s) + 1);
+	for (size_t i = s; i <= m; i++) {
+		double t = exp(lc + (double)i * lq + (double)(m - i) * lr);
+		sum += t;
+		if (t < sum * 1e-17 && (double)i > (double)m * q)
+			break;
+		lc += log((double)(m - i)) - log((double)i + 1);
+	}
+	return sum < 1 ? sum : 1;
+}
+
+static int dbl_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/* The median of v[0..n) (sorted in place). */
+static double median_of(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), dbl_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- one step: the ranks in order of busy time ------------------------------ */
+
+struct ranked {
+	double busy;
+	uint32_t r;
+};
+
+static int ranked_cmp(const void *x, const void *y)
+{
+	const struct ranked *a = x, *b = y;
+	if (a->busy != b->busy)
+		return a->busy < b->busy ? -1 : 1;
+	return (a->r > b->r) - (a->r < b->r);
+}
+
+/* The ranks of step g sorted by b, and pos[r] each rank's place there. */
+static void rank_step(const double *b, uint32_t n, size_t k, size_t g, struct ranked *s,
+		      uint32_t *pos)
+{
+	for (uint32_t r = 0; r < n; r++)
+		s[r] = (struct ranked){b[r * k + g], r};
+	qsort(s, n, sizeof(*s), ranked_cmp);
+	for (uint32_t i = 0; i < n; i++)
+		pos[s[i].r] = i;
+}
+
+/* The j-th of the others of the rank at place p (the sorted list without it). */
+static const struct ranked *other_at(const struct ranked *s, uint32_t p, uint32_t j)
+{
+	return &s[j < p ? j : j + 1];
+}
+
+/* The middle one or two of the n - 1 others of the rank at place p: *a and
+ * *b (the same when one). */
+static void others_middle(const struct ranked *s, uint32_t n, uint32_t p, const struct ranked **a,
+			  const struct ranked **b)
+{
+	uint32_t m = n - 1;
+	*a = other_at(s, p, (m - 1) / 2);
+	*b = other_at(s, p, m / 2);
+}
+
+/* ---- the rule on one measure of busy time ------------------------------------ */
+
+struct rule {
+	double *e, *sav; /* [r * k + g] */
+	double sigma, theta;
+	int32_t cand;
+	double cost;     /* the candidate's */
+	double p_sign, p_big, p; /* corrected */
+	enum dist_kind kind;     /* the test that passed; NONE: neither */
+	int material;
+};
+
+static void rule_free(struct rule *u)
+{
+	free(u->e);
+	free(u->sav);
+}
+
+static void rule_run(struct rule *u, const double *b, const struct dist_steps_in *in,
+		     double job_step)
+{
+	const uint32_t n = in->n;
+	const size_t k = in->k;
+	memset(u, 0, sizeof(*u));
+	u->e = xcalloc(n * k, sizeof(*u->e));
+	u->sav = xcalloc(n * k, sizeof(*u->sav));
+	struct ranked *s = xmalloc(n * sizeof(*s));
+	uint32_t *pos = xmalloc(n * sizeof(*pos));
+	for (size_t g = 0; g < k; g++) {
+		rank_step(b, n, k, g, s, pos);
+		for (uint32_t r = 0; r < n; r++) {
+			const struct ranked *x, *y;
+			others_middle(s, n, pos[r], &x, &y);
+			double me = b[r * k + g];
+			u->e[r * k + g] = me - (x->busy + y->busy) / 2;
+			double top = other_at(s, pos[r], n - 2)->busy;
+			u->sav[r * k + g] = me > top ? me - top : 0;
+		}
+	}
+	free(s);
+	free(pos);
+
+	/* the noise, around each rank's own level */
+	double *v = xmalloc(n * k * sizeof(*v)), *w = xmalloc(k * sizeof(*w));
+	for (uint32_t r = 0; r < n; r++) {
+		memcpy(w, &u->e[r * k], k * sizeof(*w));
+		double med = median_of(w, k);
+		for (size_t g = 0; g < k; g++)
+			v[r * k + g] = fabs(u->e[r * k + g] - med);
+	}
+	u->sigma = 1.4826 * median_of(v, n * k);
+	memcpy(v, b, n * k * sizeof(*v));
+	double med_busy = median_of(v, n * k);
+	free(v);
+	free(w);
+	u->theta = fmax(DIST_THETA_REL * med_busy, DIST_THETA_SIGMAS * u->sigma);
+
+	u->cand = 0;
+	u->cost = -1;
+	for (uint32_t r = 0; r < n; r++) {
+		double c = 0;
+		for (size_t g = 0; g < k; g++)
+			c += u->sav[r * k + g];
+		c /= (double)k;
+		if (c > u->cost) {
+			u->cost = c;
+			u->cand = (int32_t)r;
+		}
+	}
+	const double *e = &u->e[(size_t)u->cand * k];
+	size_t pos_n = 0, neg_n = 0, bpos = 0, bneg = 0;
+	for (size_t g = 0; g < k; g++) {
+		pos_n += e[g] > 0;
+		neg_n += e[g] < 0;
+		bpos += e[g] > u->theta;
+		bneg += e[g] < -u->theta;
+	}
+	double corr = 2.0 * n;
+	u->p_sign = fmin(1, corr * dist_binom_sf(pos_n, pos_n + neg_n, 0.5));
+	u->p_big = fmin(1, corr * dist_binom_sf(bpos, bpos + bneg, 0.5));
+	u->material = u->cost > 0 && u->cost >= DIST_MATERIAL * job_step;
+	u->kind = u->p_sign < DIST_ALPHA   ? DIST_KIND_CONSISTENT
+		  : u->p_big < DIST_ALPHA ? DIST_KIND_INTERMITTENT
+					  : DIST_KIND_NONE;
+	u->p = u->kind == DIST_KIND_INTERMITTENT ? u->p_big : fmin(u->p_sign, u->p_big);
+}
+
+/* ---- the figures of the candidate -------------------------------------------- */
+
+/* Which steps the candidate's figures are over (verdict.h), into v->in. */
+static void used_steps(struct dist_verdict *v, const struct rule *u, size_t k)
+{
+	const double *e = &u->e[(size_t)u->cand * k];
+	v->used = v->outliers = 0;
+	if (u->kind == DIST_KIND_INTERMITTENT) {
+		for (size_t g = 0; g < k; g++)
+			v->used += v->in[g] = e[g] > u->theta;
+		return;
+	}
+	double *w = xmalloc(k * sizeof(*w));
+	memcpy(w, e, k * sizeof(*w));
+	double med = median_of(w, k);
+	for (size_t g = 0; g < k; g++)
+		w[g] = fabs(e[g] - med);
+	double fence = fmax(DIST_OUTLIER_SIGMAS * 1.4826 * median_of(w, k), u->theta);
+	free(w);
+	for (size_t g = 0; g < k; g++) {
+		v->in[g] = fabs(e[g] - med) <= fence;
+		v->used += v->in[g];
+	}
+	v->outliers = k - v->used;
+}
+
+/* Its busy time, the others' median, the excess by part and the others'
+ * wait, on busy time with its parts, over the used steps. */
+static void figures(struct dist_verdict *v, const struct dist_steps_in *in)
+{
+	const uint32_t n = in->n, c = (uint32_t)v->cand;
+	const size_t k = in->k;
+	struct ranked *s = xmalloc(n * sizeof(*s));
+	uint32_t *pos = xmalloc(n * sizeof(*pos));
+	v->busy = v->median = v->excess = v->others_wait = 0;
+	memset(v->part, 0, sizeof(v->part));
+	for (size_t g = 0; g < k; g++) {
+		if (!v->in[g])
+			continue;
+		rank_step(in->busy, n, k, g, s, pos);
+		const struct ranked *x, *y;
+		others_middle(s, n, pos[c], &x, &y);
+		v->busy += in->busy[c * k + g];
+		v->median += (x->busy + y->busy) / 2;
+		const double *pc = &in->part[(c * k + g) * DIST_NPARTS];
+		const double *px = &in->part[(x->r * k + g) * DIST_NPARTS];
+		const double *py = &in->part[(y->r * k + g) * DIST_NPARTS];
+		for (int p = 0; p < DIST_NPARTS; p++)
+			v->part[p] += pc[p] - (px[p] + py[p]) / 2;
+		double wait = 0;
+		for (uint32_t r = 0; r < n; r++)
+			if (r != c)
+				wait += in->wait[r * k + g];
+		v->others_wait += wait / (double)(n - 1);
+	}
+	free(s);
+	free(pos);
+	double used = v->used ? (double)v->used : 1;
+	v->busy /= used;
+	v->median /= used;
+	v->others_wait /= used;
+	v->excess = 0;
+	v->cause = DIST_COMP;
+	for (int p = 0; p < DIST_NPARTS; p++) {
+		v->part[p] /= used;
+		v->excess += v->part[p];
+		if (v->part[p] > v->part[v->cause])
+			v->cause = (enum dist_part)p;
+	}
+}
+
+/* Sets v's candidate and steps from u, and its figures; the cost over all
+ * steps on busy time (what the job really lost). */
+static void take(struct dist_verdict *v, const struct rule *u, const struct dist_steps_in *in)
+{
+	const size_t k = in->k;
+	v->cand = u->cand;
+	v->kind = u->kind;
+	v->p = u->p;
+	v->theta = u->theta;
+	v->sigma = u->sigma;
+	v->nheld = 0;
+	for (size_t g = 0; g < k; g++)
+		v->nheld += v->held[g] = u->sav[(size_t)u->cand * k + g] > u->theta;
+	used_steps(v, u, k);
+	figures(v, in);
+	struct rule total;
+	rule_run(&total, in->busy, in, v->job_step);
+	double cost = 0;
+	for (size_t g = 0; g < k; g++)
+		cost += total.sav[(size_t)u->cand * k + g];
+	rule_free(&total);
+	v->cost = cost / (double)k;
+	v->cost_pct = v->job_step > 0 ? 100 * v->cost / v->job_step : 0;
+}
+
+void dist_verdict_compute(struct dist_verdict *v, const struct dist_steps_in *in)
+{
+	memset(v, 0, sizeof(*v));
+	v->cand = -1;
+	v->k = in->k;
+	if (in->n < 2) {
+		v->code = DIST_ONE_RANK;
+		return;
+	}
+	if (in->k < DIST_MIN_STEPS) {
+		v->code = DIST_FEW_STEPS;
+		return;
+	}
+	const uint32_t n = in->n;
+	const size_t k = in->k;
+	v->held = xcalloc(k, 1);
+	v->in = xcalloc(k, 1);
+	for (size_t g = 0; g < k; g++)
+		v->job_step += in->job_step[g];
+	v->job_step /= (double)k;
+
+	/* the rank's own work first: busy time less contention */
+	double *own = xmalloc(n * k * sizeof(*own));
+	for (size_t i = 0; i < n * k; i++)
+		own[i] = in->busy[i] - in->part[i * DIST_NPARTS + DIST_CONTENTION];
+	struct rule u;
+	rule_run(&u, own, in, v->job_step);
+	free(own);
+	int named = u.kind != DIST_KIND_NONE && u.material;
+	take(v, &u, in);
+	if (!named) {
+		struct rule t;
+		rule_run(&t, in->busy, in, v->job_step);
+		if (t.kind != DIST_KIND_NONE && t.material) {
+			struct dist_verdict w = *v;
+			w.held = xcalloc(k, 1);
+			w.in = xcalloc(k, 1);
+			take(&w, &t, in);
+			if (w.cause == DIST_CONTENTION) {
+				dist_verdict_free(v);
+				*v = w;
+				v->by_contention = 1;
+				named = 1;
+			} else {
+				dist_verdict_free(&w);
+			}
+		}
+		rule_free(&t);
+	}
+	rule_free(&u);
+	if (!named)
+		v->code = DIST_NOISE;
+	else if (v->others_wait < v->excess / 2)
+		v->code = DIST_UNCONFIRMED;
+	else
+		v->code = DIST_NAMED;
+}
+
+void dist_verdict_free(struct dist_verdict *v)
+{
+	free(v->held);
+	free(v->in);
+	v->held = v->in = NULL;
+}

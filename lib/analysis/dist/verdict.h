@@ -1,0 +1,130 @@
+/*
+ * verdict.h - which rank held a synchronous job back, how sure that is, in
+ * which steps, by what cause, and what it cost the job: the Distributed
+ * view's straggler rule (gprof-dl-summary(1) says the same to users),
+ * computed from per-step figures alone, so that its false-claim and miss
+ * rates can be measured on synthetic noise as well as on real jobs.
+ *
+ * The input: n ranks, k compared steps (step g of every rank is the same
+ * training step: one paired observation), for each rank and step its busy
+ * time (the step's time minus its wait in collectives) split into disjoint
+ * parts that add up to it (enum dist_part), its wait, and the job's time
+ * for each step.
+ *
+ * The rule, per step g and rank r:
+ *   m(r,g)  the median of the other ranks' busy time in step g; its parts
+ *           are those of the middle rank (the mean of the two middle ones),
+ *           so that the excess below splits exactly into parts
+ *   e(r,g)  = busy(r,g) - m(r,g), the excess
+ *   s(r,g)  = max(0, busy(r,g) - the largest busy of the others): what the
+ *           job would have saved in step g had rank r been as fast as the
+ *           median of the others (the next slowest then sets the pace)
+ * and over the job:
+ *   sigma   the noise: 1.4826 x the median over ranks and steps of
+ *           |e(r,g) - the median over g of e(r,.)| (a robust standard
+ *           deviation of the excess around each rank's own level)
+ *   theta   = max(5 % of the median busy time, 4 sigma): beyond it a step's
+ *           excess is more than noise
+ *   cost(r) = the mean over the steps of s(r,g)
+ * The candidate is the rank of the largest cost. It is named when
+ *   - its cost is material: at least 5 % of the job's mean step, and
+ *   - it is significant at the 5 % level after a Bonferroni correction for
+ *     the n candidates and the two tests: either the sign test over all
+ *     steps (e(c,g) > 0 against < 0; a consistent straggler: kind
+ *     CONSISTENT), or the sign test over the steps whose |e(c,g)| exceeds
+ *     theta (an intermittent one: kind INTERMITTENT), and
+ *   - the others wait for it: their mean wait over the steps below is at
+ *     least half of its excess there.
+ * The steps its figures are over: for a consistent straggler every step
+ * but the outliers (|e(c,g) - its median| beyond 5 robust standard
+ * deviations of e(c,.) and beyond theta: one long stall does not hide or
+ * swell a constant excess); for an intermittent one the steps where
+ * e(c,g) > theta. "Held back" steps, listed for users: s(c,g) > theta.
+ *
+ * CPU contention (time the rank's step thread was runnable but not
+ * running: another program took its CPU) is no fault of the rank's own
+ * work. The rule runs first on busy time less contention; when that names
+ * nobody, it runs on busy time and names a rank only when its largest part
+ * is contention. The cause is the part with the largest excess; all parts
+ * are given, and they add up to the excess (busy_excess) exactly.
+ */
+#ifndef GPDL_ANALYSIS_DIST_VERDICT_H
+#define GPDL_ANALYSIS_DIST_VERDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The parts of a step's busy time, disjoint; the order of the facts'
+ * straggler_cause numbers. */
+enum dist_part {
+	DIST_COMP,       /* computation: operators (kernels on a GPU rank) */
+	DIST_DATA,       /* data loading: Dataloader ranges */
+	DIST_HOST,       /* host time outside operators: the rest */
+	DIST_COMM,       /* its own communication, not overlapped and not wait */
+	DIST_CONTENTION, /* CPU contention: runnable but not running */
+	DIST_NPARTS
+};
+
+#define DIST_ALPHA 0.05         /* family-wise level of a verdict */
+#define DIST_MATERIAL 0.05      /* a straggler costs at least this share of the job's step */
+#define DIST_THETA_REL 0.05     /* theta: at least this share of the median busy time */
+#define DIST_THETA_SIGMAS 4.0   /* ... and this many sigmas */
+#define DIST_OUTLIER_SIGMAS 5.0 /* a consistent straggler's outlier steps */
+#define DIST_MIN_STEPS 3        /* fewer compared steps: no verdict */
+
+struct dist_steps_in {
+	uint32_t n;             /* ranks */
+	size_t k;               /* compared steps */
+	const double *busy;     /* [r * k + g], ns */
+	const double *part;     /* [(r * k + g) * DIST_NPARTS + p], adding up to busy */
+	const double *wait;     /* [r * k + g], ns */
+	const double *job_step; /* [g]: the job's time for step g, ns */
+};
+
+enum dist_verdict_code {
+	DIST_ONE_RANK,    /* fewer than two ranks with steps */
+	DIST_NO_STEPS,    /* a rank has no steps (set by the caller) */
+	DIST_FEW_STEPS,   /* fewer than DIST_MIN_STEPS compared steps */
+	DIST_NOISE,       /* nobody held the job back beyond the noise */
+	DIST_UNCONFIRMED, /* an excess, but the others do not wait for it */
+	DIST_NAMED,
+};
+
+enum dist_kind { DIST_KIND_NONE, DIST_KIND_CONSISTENT, DIST_KIND_INTERMITTENT };
+
+struct dist_verdict {
+	enum dist_verdict_code code;
+	enum dist_kind kind;        /* of the candidate, named or not */
+	int32_t cand;               /* rank index with the largest cost; -1 none */
+	double p;                   /* the candidate's corrected p-value (<= 1) */
+	double theta, sigma;        /* ns */
+	size_t k;                   /* compared steps */
+	size_t used;                /* steps the figures below are over */
+	size_t outliers;            /* consistent: steps left out */
+	uint8_t *held;              /* [k]: 1 where the candidate held the job back */
+	size_t nheld;
+	uint8_t *in;                /* [k]: 1 where a step is one of the used ones */
+	/* over the used steps, per step */
+	double busy, median, excess; /* its busy time, the others' median, the difference */
+	double part[DIST_NPARTS];   /* the excess by part: they add up to excess */
+	double others_wait;         /* the others' mean wait */
+	enum dist_part cause;       /* the part of the largest excess */
+	/* over all compared steps */
+	double cost;                /* ns per step the job would save */
+	double job_step;            /* the job's mean step, ns */
+	double cost_pct;            /* cost / job_step, percent */
+	int by_contention;          /* named on busy time with contention (see above) */
+};
+
+/* Applies the rule; v is overwritten (dist_verdict_free() it). */
+void dist_verdict_compute(struct dist_verdict *v, const struct dist_steps_in *in);
+void dist_verdict_free(struct dist_verdict *v);
+
+/* P(X >= s) for X ~ Binomial(m, q). */
+double dist_binom_sf(size_t s, size_t m, double q);
+
+/* "computation", "data loading", "host time outside operators", "its own
+ * communication", "CPU contention". */
+const char *dist_part_name(enum dist_part p);
+
+#endif
