@@ -115,8 +115,12 @@ static void rule_free(struct rule *u)
 	free(u->sav);
 }
 
+/* The rule on busy times b. own: b is busy time less contention, and a
+ * step where the candidate's contention is as large as its excess says
+ * nothing of its own work (what contention the sampling missed could make
+ * that excess): the sign tests leave it out. */
 static void rule_run(struct rule *u, const double *b, const struct dist_steps_in *in,
-		     double job_step)
+		     double job_step, int own)
 {
 	const uint32_t n = in->n;
 	const size_t k = in->k;
@@ -167,8 +171,13 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 		}
 	}
 	const double *e = &u->e[(size_t)u->cand * k];
-	size_t pos_n = 0, neg_n = 0, bpos = 0, bneg = 0;
+	size_t pos_n = 0, neg_n = 0, bpos = 0, bneg = 0, seen = 0;
 	for (size_t g = 0; g < k; g++) {
+		size_t at = (size_t)u->cand * k + g;
+		if (own && in->part[at * DIST_NPARTS + DIST_CONTENTION] >= fabs(e[g]) &&
+		    in->part[at * DIST_NPARTS + DIST_CONTENTION] > 0)
+			continue;
+		seen++;
 		pos_n += e[g] > 0;
 		neg_n += e[g] < 0;
 		bpos += e[g] > u->theta;
@@ -178,9 +187,14 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 	u->p_sign = fmin(1, corr * dist_binom_sf(pos_n, pos_n + neg_n, 0.5));
 	u->p_big = fmin(1, corr * dist_binom_sf(bpos, bpos + bneg, 0.5));
 	u->material = u->cost > 0 && u->cost >= DIST_MATERIAL * job_step;
-	u->kind = u->p_sign < DIST_ALPHA   ? DIST_KIND_CONSISTENT
-		  : u->p_big < DIST_ALPHA ? DIST_KIND_INTERMITTENT
-					  : DIST_KIND_NONE;
+	/* beyond the noise in fewer than half the steps: intermittent, whatever
+	 * the jitter of the others makes of the sign test */
+	if (u->p_big < DIST_ALPHA && bpos * 2 < seen)
+		u->kind = DIST_KIND_INTERMITTENT;
+	else if (u->p_sign < DIST_ALPHA || u->p_big < DIST_ALPHA)
+		u->kind = DIST_KIND_CONSISTENT;
+	else
+		u->kind = DIST_KIND_NONE;
 	u->p = u->kind == DIST_KIND_INTERMITTENT ? u->p_big : fmin(u->p_sign, u->p_big);
 }
 
@@ -211,8 +225,10 @@ static void used_steps(struct dist_verdict *v, const struct rule *u, size_t k)
 }
 
 /* Its busy time, the others' median, the excess by part and the others'
- * wait, on busy time with its parts, over the used steps. */
-static void figures(struct dist_verdict *v, const struct dist_steps_in *in)
+ * wait, on busy time with its parts, over the used steps; the cause among
+ * the parts but contention unless with_contention (a rank named for its
+ * own work is slow by its own work's largest part). */
+static void figures(struct dist_verdict *v, const struct dist_steps_in *in, int with_contention)
 {
 	const uint32_t n = in->n, c = (uint32_t)v->cand;
 	const size_t k = in->k;
@@ -250,14 +266,15 @@ static void figures(struct dist_verdict *v, const struct dist_steps_in *in)
 	for (int p = 0; p < DIST_NPARTS; p++) {
 		v->part[p] /= used;
 		v->excess += v->part[p];
-		if (v->part[p] > v->part[v->cause])
+		if (v->part[p] > v->part[v->cause] && (p != DIST_CONTENTION || with_contention))
 			v->cause = (enum dist_part)p;
 	}
 }
 
 /* Sets v's candidate and steps from u, and its figures; the cost over all
  * steps on busy time (what the job really lost). */
-static void take(struct dist_verdict *v, const struct rule *u, const struct dist_steps_in *in)
+static void take(struct dist_verdict *v, const struct rule *u, const struct dist_steps_in *in,
+		 int with_contention)
 {
 	const size_t k = in->k;
 	v->cand = u->cand;
@@ -269,9 +286,9 @@ static void take(struct dist_verdict *v, const struct rule *u, const struct dist
 	for (size_t g = 0; g < k; g++)
 		v->nheld += v->held[g] = u->sav[(size_t)u->cand * k + g] > u->theta;
 	used_steps(v, u, k);
-	figures(v, in);
+	figures(v, in, with_contention);
 	struct rule total;
-	rule_run(&total, in->busy, in, v->job_step);
+	rule_run(&total, in->busy, in, v->job_step, 0);
 	double cost = 0;
 	for (size_t g = 0; g < k; g++)
 		cost += total.sav[(size_t)u->cand * k + g];
@@ -306,18 +323,18 @@ void dist_verdict_compute(struct dist_verdict *v, const struct dist_steps_in *in
 	for (size_t i = 0; i < n * k; i++)
 		own[i] = in->busy[i] - in->part[i * DIST_NPARTS + DIST_CONTENTION];
 	struct rule u;
-	rule_run(&u, own, in, v->job_step);
+	rule_run(&u, own, in, v->job_step, 1);
 	free(own);
 	int named = u.kind != DIST_KIND_NONE && u.material;
-	take(v, &u, in);
+	take(v, &u, in, 0);
 	if (!named) {
 		struct rule t;
-		rule_run(&t, in->busy, in, v->job_step);
+		rule_run(&t, in->busy, in, v->job_step, 0);
 		if (t.kind != DIST_KIND_NONE && t.material) {
 			struct dist_verdict w = *v;
 			w.held = xcalloc(k, 1);
 			w.in = xcalloc(k, 1);
-			take(&w, &t, in);
+			take(&w, &t, in, 1);
 			if (w.cause == DIST_CONTENTION) {
 				dist_verdict_free(v);
 				*v = w;

@@ -29,10 +29,10 @@
  * The candidate is the rank of the largest cost. It is named when
  *   - its cost is material: at least 5 % of the job's mean step, and
  *   - it is significant at the 5 % level after a Bonferroni correction for
- *     the n candidates and the two tests: either the sign test over all
- *     steps (e(c,g) > 0 against < 0; a consistent straggler: kind
- *     CONSISTENT), or the sign test over the steps whose |e(c,g)| exceeds
- *     theta (an intermittent one: kind INTERMITTENT), and
+ *     the n candidates and the two tests: the sign test over all steps
+ *     (e(c,g) > 0 against < 0), or the sign test over the steps whose
+ *     |e(c,g)| exceeds theta; it is INTERMITTENT when the second holds and
+ *     e(c,g) exceeds theta in fewer than half the steps, else CONSISTENT;
  *   - the others wait for it: their mean wait over the steps below is at
  *     least half of its excess there.
  * The steps its figures are over: for a consistent straggler every step
@@ -43,10 +43,11 @@
  *
  * CPU contention (time the rank's step thread was runnable but not
  * running: another program took its CPU) is no fault of the rank's own
- * work. The rule runs first on busy time less contention; when that names
- * nobody, it runs on busy time and names a rank only when its largest part
- * is contention. The cause is the part with the largest excess; all parts
- * are given, and they add up to the excess (busy_excess) exactly.
+ * work. The rule runs first on busy time less contention, and a rank it
+ * names is slow by the part of its own work with the largest excess; when
+ * it names nobody, the rule runs on busy time and names a rank only when
+ * its largest part is contention. All parts are given, and they add up to
+ * the excess exactly.
  */
 #ifndef GPDL_ANALYSIS_DIST_VERDICT_H
 #define GPDL_ANALYSIS_DIST_VERDICT_H
