@@ -729,24 +729,25 @@
 			return empty(sec, 'Not a distributed job: give the trace of every rank to see them side by side.');
 		var part = d.t.sections[0], partPtr = P(d.ptr, 'sections', 0), flat = flatten(partPtr, part.rows);
 		var strag = part.facts ? part.facts.straggler_rank : -1, u = R.data.summary.time_unit;
-		/* computation + exposed + idle make the step; wait is a part of the
-		 * communication, so it stands beside them, not on top */
-		var keys = ['computation', 'exposed', 'idle', 'wait'];
+		/* the parts of a step, disjoint: stacked, they make the step */
+		var keys = ['wait', 'computation', 'data_loading', 'outside', 'communication', 'contention'];
 		var sentence = (d.t.notes || []).filter(function (n) {
-			return /^(No s|S)traggler:/.test(n);
+			return /^(No s|S)traggler/.test(n);
 		})[0];
-		var cap = ['Per rank, per step (' + u + '): computation, exposed communication (not overlapped) and idle ' +
-			'stacked, which make the step; beside them the wait for other ranks inside communication.'];
+		var cap = ['Per rank, per step (' + u + '): wait for other ranks, computation, data loading, time outside ' +
+			'operators, its own communication and CPU contention stacked: they add up to the step.'];
 		if (strag >= 0)
 			cap.push(' Straggler: rank ', num('count', P(partPtr, 'facts', 'straggler_rank')), ' (outlined).');
 		else
 			cap.push(' No straggler.');
-		var ds = keys.map(function (k, i) {
+		var ds = keys.filter(function (k) {
+			return colOf(d.t, part, k) && flat.some(function (r) { return typeof r.row[k] === 'number'; });
+		}).map(function (k, i) {
 			var x = dataset(colOf(d.t, part, k).name, 'time', flat.map(function (r) { return P(r.ptr, k); }), i);
 			x.borderWidth = flat.map(function (r) { return r.row.rank === strag ? 3 : 0; });
 			x.borderColor = '#000000';
 			x.maxBarThickness = 90;
-			x.stack = k === 'wait' ? 'wait' : 'step';
+			x.stack = 'step';
 			return x;
 		});
 		chart(sec, 'distributed', partPtr, {

@@ -128,11 +128,14 @@ static char *merged_file(const char *name, const struct rank_spec *r0, const str
  *           and all_reduce 10 ms in each
  *   rank 1: steps of 120, 80, 150, 100, 90 ms, 32 samples each, Dataloader
  *           10 ms and all_reduce 5 ms in each
- * Rank 0 counted 4 steps, rank 1 5: the job has 4. Job step k lasts the
- * longer of the two step k: 120, 100, 150, 100 ms = 470 ms, with 64 samples
- * each: job ips = 256 / 0.47 s = 544.68085 samples/s; per job step 533.33,
- * 640, 426.67, 640 (median 586.67, p90 640). reader_cost of a job step: the
- * longer, 20 ms: Reader Ratio 80 / 470 = 17.021%.
+ * Both start at 1000 ms; rank 0's steps end at 1100, 1200, 1300, 1400,
+ * rank 1's at 1120, 1200, 1350, 1450, 1540. Rank 0 counted 4 steps, rank 1
+ * 5: the job has steps 0-3. A job step runs from the last rank's end of the
+ * one before (the first from the first start) to the last rank's end of
+ * it: 120, 80, 150, 100 ms = 450 ms, the job's wall time over them, with
+ * 64 samples each: job ips = 256 / 0.45 s = 568.88889 samples/s; per job
+ * step 533.33, 800, 426.67, 640 (median 586.67, p90 752). reader_cost of a
+ * job step: the longer, 20 ms: Reader Ratio 80 / 450 = 17.778%.
  * Rank 0: 128 samples / 0.4 s = 320 samples/s; rank 1: 160 / 0.54 s =
  * 296.29630 (all five of its steps count for it), batch_cost avg 108 ms.
  */
@@ -193,17 +196,17 @@ static void assert_hand_job(yajl_val doc)
 	assert_jnum(jkey(doc, "skipped"), 0);
 	assert_jnum(jkey(doc, "counted"), 4);
 	assert_string_equal(jstr(jkey(doc, "ips_unit")), "samples/s");
-	assert_jnum(jkey(doc, "reader_ratio"), 100.0 * 80 / 470);
-	assert_stat(jkey(doc, "batch_cost"), 0.1175, 0.15, 0.1);
+	assert_jnum(jkey(doc, "reader_ratio"), 100.0 * 80 / 450);
+	assert_stat(jkey(doc, "batch_cost"), 0.1125, 0.15, 0.08);
 	assert_stat(jkey(doc, "reader_cost"), 0.02, 0.02, 0.02);
 	yajl_val ips = jkey(doc, "ips");
-	assert_stat(ips, 256 / 0.47, 640, 64 / 0.15);
+	assert_stat(ips, 256 / 0.45, 800, 64 / 0.15);
 	assert_jnum(jkey(ips, "median"), (64 / 0.12 + 640) / 2);
-	assert_jnum(jkey(ips, "p90"), 640);
-	/* 2 blocks of 2 job steps: 128 samples in 0.22 s and in 0.25 s; the
+	assert_jnum(jkey(ips, "p90"), 640 + 0.7 * 160);
+	/* 2 blocks of 2 job steps: 128 samples in 0.2 s and in 0.25 s; the
 	 * ratio estimator's se and Student's t for 1 degree of freedom */
-	double R = 256 / 0.47, e = 128 - R * 0.22;
-	double se = sqrt(2 * e * e / 2) / 0.235, t = tan(M_PI * 0.475);
+	double R = 256 / 0.45, e = 128 - R * 0.2;
+	double se = sqrt(2 * e * e / 2) / 0.225, t = tan(M_PI * 0.475);
 	assert_jnum(jkey(ips, "blocks"), 2);
 	assert_jnum(jkey(ips, "ci_low"), R - t * se);
 	assert_jnum(jkey(ips, "ci_high"), R + t * se);
@@ -211,7 +214,7 @@ static void assert_hand_job(yajl_val doc)
 	yajl_val runs = jkey(doc, "runs");
 	assert_int_equal(jlen(runs), 1);
 	assert_jnum(jkey(jelem(runs, 0), "ranks"), 2);
-	static const double batch[] = {120 * MS, 100 * MS, 150 * MS, 100 * MS};
+	static const double batch[] = {120 * MS, 80 * MS, 150 * MS, 100 * MS};
 	yajl_val b = jkey(jelem(runs, 0), "batch_ns"), s = jkey(jelem(runs, 0), "samples");
 	assert_int_equal(jlen(b), 4);
 	for (size_t k = 0; k < 4; k++) {
@@ -289,13 +292,13 @@ static void test_bench_job_text(void **state)
 	/* the job's Perf Summary */
 	assert_contains(r.out, "----Perf Summary----");
 	assert_contains(r.out, "reader_cost        20.00000           20.00000           20.00000\n");
-	assert_contains(r.out, "batch_cost         117.50000          150.00000          100.00000\n");
-	assert_contains(r.out, "ips                544.68085          640.00000          426.66667\n");
-	assert_contains(r.out, "Reader Ratio: 17.021%\n");
+	assert_contains(r.out, "batch_cost         112.50000          150.00000          80.00000\n");
+	assert_contains(r.out, "ips                568.88889          800.00000          426.66667\n");
+	assert_contains(r.out, "Reader Ratio: 17.778%\n");
 	assert_contains(r.out, "Steps: 9 ProfileStep ranges of 2 ranks; 0 skipped (the first 0 of "
 			       "each rank, at most half of its steps); 4 job steps counted.\n");
-	assert_contains(r.out, "The ranks counted different numbers of steps (rank 0: 4, rank 1: "
-			       "5): the job has 4, as many as the rank with the fewest;");
+	assert_contains(r.out, "The ranks counted different steps (rank 0: 0-3, rank 1: 0-4): the "
+			       "job has steps 0-3 (4), those every rank counted;");
 	/* the ranks */
 	const char *ranks = strstr(r.out, "-Ranks-");
 	assert_non_null(ranks);
@@ -303,12 +306,12 @@ static void test_bench_job_text(void **state)
 	assert_contains(ranks, "1       5        296.29630          108.00000          10.00000\n");
 	assert_null(strstr(ranks, "left out"));
 	/* the job's ips with its interval, last */
-	double R = 256 / 0.47, e = 128 - R * 0.22;
-	double se = sqrt(e * e) / 0.235, t = tan(M_PI * 0.475);
+	double R = 256 / 0.45, e = 128 - R * 0.2;
+	double se = sqrt(e * e) / 0.225, t = tan(M_PI * 0.475);
 	char want[512];
 	snprintf(want, sizeof(want),
-		 "\nMeasured: job ips 544.68 samples/s (95%% CI %.2f .. %.2f), median 586.67, p90 "
-		 "640.00, over 4 steps of 1 run (a job of 2 ranks)\n",
+		 "\nMeasured: job ips 568.89 samples/s (95%% CI %.2f .. %.2f), median 586.67, p90 "
+		 "752.00, over 4 steps of 1 run (a job of 2 ranks)\n",
 		 R - t * se, R + t * se);
 	assert_contains(r.out, want);
 	assert_true(strstr(r.out, want) > ranks);
@@ -317,7 +320,7 @@ static void test_bench_job_text(void **state)
 	/* the merged file: the launcher's part is left out, and said so */
 	r = BENCH(h.merged, "--skip-steps", "0");
 	assert_int_equal(r.status, 0);
-	assert_contains(r.out, "ips                544.68085          640.00000          426.66667\n");
+	assert_contains(r.out, "ips                568.88889          800.00000          426.66667\n");
 	assert_contains(r.out, "1 part of no rank (a launcher, or a trace of a run that was not "
 			       "distributed) left out.\n");
 	cmd_result_free(&r);
@@ -329,7 +332,7 @@ static void test_bench_job_text(void **state)
 	assert_contains(r.out, "batch_cost         125.00000          150.00000          100.00000\n");
 	assert_contains(r.out, "Steps: 9 ProfileStep ranges of 2 ranks; 4 skipped (the first 10 of "
 			       "each rank, at most half of its steps); 2 job steps counted.\n");
-	assert_contains(r.out, "(rank 0: 2, rank 1: 3)");
+	assert_contains(r.out, "(rank 0: 2-3, rank 1: 2-4)");
 	/* rank 1: 96 samples in 340 ms */
 	assert_contains(r.out, "1       3        282.35294          113.33333          10.00000\n");
 	cmd_result_free(&r);
@@ -337,7 +340,7 @@ static void test_bench_job_text(void **state)
 }
 
 /* A rank whose steps do not say their samples: the job and every rank count
- * in steps/s. Job steps 120, 100, 150, 100 ms: 4 / 0.47 s. */
+ * in steps/s. Job steps 120, 80, 150, 100 ms: 4 / 0.45 s. */
 static void test_bench_job_steps_per_second(void **state)
 {
 	(void)state;
@@ -347,7 +350,7 @@ static void test_bench_job_steps_per_second(void **state)
 	struct cmd_result r;
 	yajl_val doc = ok_json(&r, BENCH(r0, r1, "--skip-steps", "0", "--format", "json"));
 	assert_string_equal(jstr(jkey(doc, "ips_unit")), "steps/s");
-	assert_stat(jkey(doc, "ips"), 4 / 0.47, 10, 1 / 0.15);
+	assert_stat(jkey(doc, "ips"), 4 / 0.45, 12.5, 1 / 0.15);
 	assert_stat(jkey(jelem(jkey(doc, "ranks"), 0), "ips"), 10, 10, 10);
 	assert_stat(jkey(jelem(jkey(doc, "ranks"), 1), "ips"), 5 / 0.54, 12.5, 1 / 0.15);
 	assert_null(yajl_tree_get(jelem(jkey(doc, "runs"), 0), (const char *[]){"samples", NULL},

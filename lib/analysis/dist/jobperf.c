@@ -72,11 +72,14 @@ static int measure_rank(struct jobperf_rank *r, struct job *j, uint32_t p, unsig
 	return rc;
 }
 
-/* The job's steps from the ranks' (jobperf.h). */
+/* The job's steps from the ranks' (jobperf.h): step number g of every rank
+ * that counted it, from the last rank's end of the step before it (the
+ * first: the first rank's start of it) to the last rank's end of it, so
+ * that they add up to the job's wall time over those steps. */
 static void line_up(struct jobperf *jp, unsigned skip)
 {
 	int by_samples = 1;
-	size_t n = jp->ranks[0].perf.counted;
+	uint64_t first = 0, last = UINT64_MAX;
 	struct perf *jpf = &jp->perf;
 	memset(jpf, 0, sizeof(*jpf));
 	jpf->skip = skip;
@@ -84,9 +87,10 @@ static void line_up(struct jobperf *jp, unsigned skip)
 	for (uint32_t r = 0; r < jp->nranks; r++) {
 		const struct perf *p = &jp->ranks[r].perf;
 		by_samples &= p->by_samples;
-		jp->counts_differ |= p->counted != n;
-		if (p->counted < n)
-			n = p->counted;
+		jp->counts_differ |= p->counted != jp->ranks[0].perf.counted ||
+				     p->skipped != jp->ranks[0].perf.skipped;
+		first = p->skipped > first ? p->skipped : first;
+		last = p->skipped + p->counted < last ? p->skipped + p->counted : last;
 		jpf->steps += p->steps;
 		jpf->skipped += p->skipped;
 	}
@@ -100,21 +104,31 @@ static void line_up(struct jobperf *jp, unsigned skip)
 			p->step[k].samples = 0;
 		perf_finish(p);
 	}
+	size_t n = last > first ? last - first : 0;
+	jp->first_step = first;
 	jpf->counted = n;
-	jpf->step = xcalloc(n, sizeof(*jpf->step));
-	for (size_t k = 0; k < n; k++) {
-		struct perf_step *st = &jpf->step[k];
-		st->start_ns = jp->ranks[0].perf.step[k].start_ns;
+	jpf->step = xcalloc(n ? n : 1, sizeof(*jpf->step));
+	uint64_t prev_end = 0;
+	for (size_t g = 0; g < n; g++) {
+		struct perf_step *st = &jpf->step[g];
+		uint64_t start = UINT64_MAX, end = 0;
 		for (uint32_t r = 0; r < jp->nranks; r++) {
-			const struct perf_step *rs = &jp->ranks[r].perf.step[k];
-			if (r == 0 || rs->batch_ns > st->batch_ns) {
-				st->batch_ns = rs->batch_ns;
+			const struct perf *p = &jp->ranks[r].perf;
+			const struct perf_step *rs = &p->step[first + g - p->skipped];
+			uint64_t e = rs->start_ns + rs->batch_ns;
+			start = rs->start_ns < start ? rs->start_ns : start;
+			if (r == 0 || e > end) {
+				end = e;
 				st->track = r;
 			}
 			if (rs->reader_ns > st->reader_ns)
 				st->reader_ns = rs->reader_ns;
 			st->samples += by_samples ? rs->samples : 0;
 		}
+		uint64_t from = g ? prev_end : start;
+		st->start_ns = from;
+		st->batch_ns = end > from ? end - from : 0;
+		prev_end = end;
 	}
 	perf_finish(jpf);
 }
@@ -157,17 +171,25 @@ struct table *jobperf_table(const struct jobperf *jp, const char *id, const char
 	struct table *t = perf_table(&jp->perf, id, title, 1);
 	if (!jp->counts_differ)
 		return t;
-	/* "rank 0: 20, rank 1: 18" */
-	size_t cap = 64 + 32 * (size_t)jp->nranks, len = 0;
+	/* "rank 0: 10-39, rank 1: 10-29" */
+	size_t cap = 64 + 48 * (size_t)jp->nranks, len = 0;
 	char *counts = xmalloc(cap);
 	counts[0] = '\0';
-	for (uint32_t r = 0; r < jp->nranks; r++)
-		len += (size_t)snprintf(counts + len, cap - len, "%srank %d: %zu", r ? ", " : "",
-					jp->ranks[r].rank, jp->ranks[r].perf.counted);
-	table_note(t,
-		   "The ranks counted different numbers of steps (%s): the job has %zu, as many as "
-		   "the rank with the fewest; the others' later steps count for their rank only.",
-		   counts, jp->perf.counted);
+	for (uint32_t r = 0; r < jp->nranks; r++) {
+		const struct perf *p = &jp->ranks[r].perf;
+		len += (size_t)snprintf(counts + len, cap - len, "%srank %d: %llu-%llu", r ? ", " : "",
+					jp->ranks[r].rank, (unsigned long long)p->skipped,
+					(unsigned long long)(p->skipped + p->counted - 1));
+	}
+	if (jp->perf.counted)
+		table_note(t,
+			   "The ranks counted different steps (%s): the job has steps %llu-%llu (%zu), "
+			   "those every rank counted; the others count for their rank only.",
+			   counts, (unsigned long long)jp->first_step,
+			   (unsigned long long)(jp->first_step + jp->perf.counted - 1), jp->perf.counted);
+	else
+		table_note(t, "The ranks counted different steps (%s): no step every rank counted.",
+			   counts);
 	free(counts);
 	return t;
 }

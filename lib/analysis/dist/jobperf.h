@@ -9,19 +9,24 @@
  *    rank's own and its DataLoader workers), the first K skipped as for a
  *    trace (at most half of them); its figures (batch_cost, reader_cost,
  *    ips) are its Perf Summary's;
- *  - step k of the job is step k of every rank, counted after each rank's
- *    skip; the job has as many steps as the rank that counted the fewest
- *    (counts_differ says when they are not all the same; the others' later
- *    steps are left out of the job's figures, not of their rank's);
- *  - a job step's batch_cost is the longest of the ranks' step k (in a
- *    synchronous job the slowest rank sets the pace of all), its reader_cost
- *    the longest of the ranks' reader_cost in step k, and its samples the
- *    sum of the ranks' samples in step k;
+ *  - step g of the job is the step of number g of every rank (its steps
+ *    counted from 0, skipped ones included), for the numbers every rank
+ *    counted: from the latest first counted step to the earliest last one
+ *    (counts_differ says when the ranks did not count the same steps; the
+ *    others count for their rank only);
+ *  - a job step's batch_cost is the time from the last rank's end of the
+ *    step before it (the first job step: from the first rank's start of
+ *    it) to the last rank's end of it: in a synchronous job the slowest
+ *    rank sets the pace, and the job steps add up to the job's wall time
+ *    over them, whatever the jitter (a sum of each step's longest rank
+ *    would read longer); its reader_cost is the longest of the ranks'
+ *    reader_cost in it, its samples the sum of the ranks' samples in it;
  *  - the ips unit is samples/s when every counted step of every rank knows
  *    its samples, steps/s otherwise, for the job and for every rank alike
  *    (a job step is then 1);
- *  - the job's ips = all its samples / all its batch_cost; per job step,
- *    the step's samples / its batch_cost. Its step series is one run for
+ *  - the job's ips = all its samples / all its batch_cost, that is all the
+ *    ranks' samples over the wall time of the job steps; per job step, the
+ *    step's samples / its batch_cost. Its step series is one run for
  *    benchstat.h: the interval, median, p90 and the gate are the job's;
  *  - a rank's communication: the union, inside its counted steps, of its
  *    host ranges that are communication calls (gpu.h: ROLE_COMM_OP, gloo's
@@ -57,7 +62,8 @@ struct jobperf {
 	struct jobperf_rank *ranks; /* by rank */
 	uint32_t nranks;
 	uint32_t left_out;  /* parts of no rank, not measured */
-	int counts_differ;  /* the ranks counted different numbers of steps */
+	int counts_differ;  /* the ranks counted different steps */
+	uint64_t first_step; /* the number of the job's first step */
 	struct perf perf;   /* the job's: perf.step[k] is job step k, perf.ranks = nranks */
 };
 

@@ -264,14 +264,17 @@ static void perf_job_notes(struct table *t, const struct perf *p)
 		   "rank, at most half of its steps); %zu job steps counted.",
 		   (unsigned long long)p->steps, p->ranks, p->ranks == 1 ? "" : "s",
 		   (unsigned long long)p->skipped, p->skip, p->counted);
-	table_note(t, "A job step: step k of every rank (counted after each rank's skip); the job "
-		      "has as many as the rank that counted the fewest.");
-	table_note(t, "batch_cost of a job step: the longest of the ranks' step k; reader_cost: the "
-		      "longest of their reader_cost in it. avg over the job steps; max and min per job "
-		      "step. Reader Ratio = all reader_cost / all batch_cost.");
+	table_note(t, "A job step: the step of the same number (ProfileStep#N) of every rank, for "
+		      "the numbers every rank counted.");
+	table_note(t, "batch_cost of a job step: from the last rank's end of the step before it (the "
+		      "first: from the first rank's start) to the last rank's end of it, so that the "
+		      "job steps add up to the job's wall time; reader_cost: the longest of the ranks' "
+		      "reader_cost in it. avg over the job steps; max and min per job step. Reader "
+		      "Ratio = all reader_cost / all batch_cost.");
 	if (p->by_samples)
-		table_note(t, "ips: the samples of the ranks' step k summed / the job step's "
-			      "batch_cost; avg = all samples / all batch_cost.");
+		table_note(t, "ips: the samples of the ranks' step summed / the job step's batch_cost; "
+			      "avg = all samples / all batch_cost: the job's samples over its wall "
+			      "time.");
 	else
 		table_note(t, "ips: 1 / a job step's batch_cost (not every step of every rank says "
 			      "how many samples it processed); avg = job steps / all batch_cost.");
