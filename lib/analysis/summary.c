@@ -325,15 +325,21 @@ int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *
 
 /* ---- a job ------------------------------------------------------------------------- */
 
+/* The views a job measures rank by rank (job_dist_measure()): the
+ * Distributed view, and the Perf Summary of the job's steps. */
+static int job_view(const struct view *v)
+{
+	return v == view_find("distributed") || v == view_find("perf");
+}
+
 int summary_is_job(const struct job *j, const struct summary_opts *o)
 {
 	if (j->nranks < 2)
 		return 0;
 	if (!o->nviews)
 		return 1; /* the Distributed view is one of the defaults */
-	const struct view *dist = view_find("distributed");
 	for (unsigned i = 0; i < o->nviews; i++)
-		if (o->views[i] == dist)
+		if (job_view(o->views[i]))
 			return 1;
 	return 0;
 }
@@ -379,7 +385,7 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 	const struct view *dist = view_find("distributed");
 	unsigned n = summary_views(job_dist_from_steps(d), o, views), nothers = 0;
 	for (unsigned i = 0; i < n; i++)
-		if (views[i] != dist)
+		if (!job_view(views[i]))
 			others[nothers++] = views[i];
 	const struct analysis *a = &sum;
 	if (nothers) {
@@ -408,11 +414,18 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 		summary_out_table(&s, NULL, tables[0]);
 	table_free(tables[0]);
 	for (unsigned i = 0, k = 1; i < n; i++) {
-		if (views[i] != dist) {
+		if (!job_view(views[i])) {
 			summary_out_keep_top(&s, tables[k]);
 			if (!summary_out_hides(&s, o, views[i], tables[k]))
 				summary_out_table(&s, views[i]->name, tables[k]);
 			table_free(tables[k++]);
+			continue;
+		}
+		if (views[i] != dist) { /* the job's Perf Summary, as `gprof-dl bench` gives it */
+			struct table *t = jobperf_table(&d->jp, views[i]->name, views[i]->title);
+			if (!summary_out_hides(&s, o, views[i], t))
+				summary_out_table(&s, views[i]->name, t);
+			table_free(t);
 			continue;
 		}
 		struct table *t = job_dist_table(d, dist, &o->view);

@@ -76,7 +76,7 @@ static int measure_rank(struct jobperf_rank *r, struct job *j, uint32_t p, unsig
  * that counted it, from the last rank's end of the step before it (the
  * first: the first rank's start of it) to the last rank's end of it, so
  * that they add up to the job's wall time over those steps. */
-static void line_up(struct jobperf *jp, unsigned skip)
+void jobperf_line_up(struct jobperf *jp, unsigned skip)
 {
 	int by_samples = 1;
 	uint64_t first = 0, last = UINT64_MAX;
@@ -104,7 +104,9 @@ static void line_up(struct jobperf *jp, unsigned skip)
 			p->step[k].samples = 0;
 		perf_finish(p);
 	}
-	size_t n = last > first ? last - first : 0;
+	size_t n = last > first && last != UINT64_MAX ? last - first : 0;
+	for (uint32_t r = 0; r < jp->nranks; r++)
+		n = jp->ranks[r].perf.counted ? n : 0;
 	jp->first_step = first;
 	jpf->counted = n;
 	jpf->step = xcalloc(n ? n : 1, sizeof(*jpf->step));
@@ -149,7 +151,7 @@ int jobperf_measure(struct jobperf *jp, struct job *j, unsigned skip, const char
 		}
 	}
 	jp->left_out = j->nparts - j->nranks;
-	line_up(jp, skip);
+	jobperf_line_up(jp, skip);
 	return 0;
 }
 
@@ -221,8 +223,8 @@ struct table *jobperf_ranks_table(const struct jobperf *jp)
 	table_note(t, "Per rank, over its own counted steps (the first %u of its steps skipped, at "
 		      "most half): ips in %s, as the job's; batch_cost and reader_cost averages.",
 		   jp->perf.skip, perf_ips_unit(&jp->perf));
-	table_note(t, "The job's ips is not the sum of the ranks': each job step lasts as long as "
-		      "the slowest rank's step.");
+	table_note(t, "The job's ips is not the sum of the ranks': a job step ends when the last "
+		      "rank ends it, so the slowest rank sets the pace.");
 	if (jp->left_out)
 		table_note(t, "%u part%s of no rank (a launcher, or a trace of a run that was not "
 			      "distributed) left out.",

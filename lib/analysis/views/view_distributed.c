@@ -512,17 +512,18 @@ struct table *job_dist_table(const struct job_dist *d, const struct view *v,
 enum { CC_OP, CC_BACKEND, CC_GROUP, CC_CALLS, CC_BYTES, CC_TOTAL, CC_MEAN, CC_WAIT, CC_ALGBW,
        CC_BUSBW, CC_COUNT };
 
+/* Within 100 columns: the mean per call and the backend go first. */
 static const struct tcol coll_cols[CC_COUNT] = {
-	{"Collective", "collective", TCOL_TEXT, NULL, 20, NULL},
-	{"Backend", "backend", TCOL_TEXT, NULL, 7, NULL},
-	{"Group Size", "group_size", TCOL_COUNT, NULL, 0, NULL},
-	{"Calls", "calls", TCOL_COUNT, NULL, 0, NULL},
-	{"Bytes per Call", "bytes_per_call", TCOL_BYTES, NULL, 0, NULL},
-	{"Total per Rank", "total_per_rank", TCOL_TIME, NULL, 0, NULL},
-	{"Mean", "mean", TCOL_TIME, NULL, 0, NULL},
-	{"Wait per Rank", "wait_per_rank", TCOL_TIME, NULL, 0, NULL},
-	{"Algbw (GB/s)", "algbw", TCOL_REAL, NULL, 0, NULL, 3},
-	{"Busbw (GB/s)", "busbw", TCOL_REAL, NULL, 0, NULL, 3},
+	{"Collective", "collective", TCOL_TEXT, NULL, 10, NULL, 0, NULL, 0, 0},
+	{"Backend", "backend", TCOL_TEXT, NULL, 7, NULL, 0, NULL, 2, 0},
+	{"Group Size", "group_size", TCOL_COUNT, NULL, 0, NULL, 0, "Group", 0, 0},
+	{"Calls", "calls", TCOL_COUNT, NULL, 0, NULL, 0, NULL, 0, 0},
+	{"Bytes per Call", "bytes_per_call", TCOL_BYTES, NULL, 0, NULL, 0, "Bytes/Call", 0, 0},
+	{"Total per Rank", "total_per_rank", TCOL_TIME, NULL, 0, NULL, 0, "Total", 0, 0},
+	{"Mean", "mean", TCOL_TIME, NULL, 0, NULL, 0, "Mean", 3, 0},
+	{"Wait per Rank", "wait_per_rank", TCOL_TIME, NULL, 0, NULL, 0, "Wait", 0, 0},
+	{"Algbw (GB/s)", "algbw", TCOL_REAL, NULL, 0, NULL, 3, "Algbw(GB/s)", 0, 0},
+	{"Busbw (GB/s)", "busbw", TCOL_REAL, NULL, 0, NULL, 3, "Busbw(GB/s)", 1, 0},
 };
 
 struct coll_row {
