@@ -239,6 +239,60 @@ static void test_ranks_from_processes(void **state)
 	job_free(&j);
 }
 
+/* A shell launcher's rank: the shell (pid 50) forked a subshell (pid 52)
+ * that exec'd python 1 ms later, which was killed at 5 s. PROC holds pid 52
+ * twice, its first image ended by the exec at 1001 ms with no exit; the
+ * rank is the pid, its end and exit the python's (trace_ranks.h): killed at
+ * 5000 ms, not "ended at 1001 ms". The same for a file of that rank alone.
+ * Rank 0 (pid 51) is one image. */
+static void test_exec_images(void **state)
+{
+	(void)state;
+	struct tb b;
+	tb_open(&b, "sh.gpdl", "h", 50, 1000 * MS);
+	tb_process(&b, 51, 50, 1000 * MS, 9000 * MS, 0, 0, 2);
+	tb_process(&b, 52, 50, 1000 * MS, 1001 * MS, TRACE_EXIT_UNKNOWN, 1, 2);
+	tb_process(&b, 52, 50, 1001 * MS, 5000 * MS, TRACE_EXIT_KILLED, 1, 2);
+	tb_thread_of(&b, 0, 50, 50, "sh");
+	tb_thread_of(&b, 1, 51, 51, "python");
+	tb_thread_of(&b, 2, 52, 52, "python");
+	uint32_t step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	tb_range(&b, 1, step, 1100 * MS, 10 * MS);
+	tb_range(&b, 2, step, 1100 * MS, 10 * MS);
+	const char *paths[] = {tb_close(&b, 9001 * MS)};
+	struct job j;
+	open_job(&j, paths, 1);
+	assert_int_equal(j.nranks, 2);
+	const struct job_rank *r1 = &j.ranks[1];
+	assert_int_equal(r1->rank, 1);
+	assert_int_equal(r1->pid, 52);
+	assert_int_equal(r1->npids, 1); /* one pid, two images */
+	assert_int_equal(r1->end_ns, 5000 * MS);
+	assert_int_equal(r1->exit_status, TRACE_EXIT_KILLED);
+	assert_int_equal(j.ranks[2].npids, 2); /* the launcher's part leaves out 51 and 52 */
+	struct analysis a;
+	load_part(&j, 1, &a);
+	assert_int_equal(a.steps, 1);
+	analysis_free(&a);
+	job_free(&j);
+
+	/* rank 1's own file: its header names the rank; the end comes from
+	 * its process table when it loads */
+	tb_open_rank(&b, "sh-1.gpdl", "h", 52, 1000 * MS, 1, 2, 0);
+	tb_process(&b, 52, 50, 1000 * MS, 1001 * MS, TRACE_EXIT_UNKNOWN, 1, 2);
+	tb_process(&b, 52, 50, 1001 * MS, 5000 * MS, TRACE_EXIT_KILLED, 1, 2);
+	tb_thread(&b, 0, 52, "python");
+	step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	tb_range(&b, 0, step, 1100 * MS, 10 * MS);
+	const char *one[] = {tb_close(&b, 5000 * MS)};
+	open_job(&j, one, 1);
+	load_part(&j, 0, &a);
+	assert_int_equal(j.ranks[0].end_ns, 5000 * MS);
+	assert_int_equal(j.ranks[0].exit_status, TRACE_EXIT_KILLED);
+	analysis_free(&a);
+	job_free(&j);
+}
+
 /* A trace of no distributed run: one part of rank -1, the whole file; JSON
  * imported on the fly is one too. */
 static void test_not_distributed(void **state)
@@ -281,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_same_rank_twice),
 		cmocka_unit_test(test_hosts_wall_clock),
 		cmocka_unit_test(test_ranks_from_processes),
+		cmocka_unit_test(test_exec_images),
 		cmocka_unit_test(test_not_distributed),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);

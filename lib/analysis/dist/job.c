@@ -5,6 +5,7 @@
 #include "lib/analysis/dist/job.h"
 
 #include "formats/import/trace_open.h"
+#include "formats/trace/trace_ranks.h"
 #include "lib/analysis/store/progress.h"
 #include "common/error.h"
 
@@ -25,13 +26,14 @@ struct scan {
 	uint32_t n, cap;
 };
 
-/* The process table, each process as last described (its end comes later). */
+/* The process table, each process image (a pid and its start: an exec makes
+ * another) as last described (its end comes later). */
 static int scan_process(void *ctx, const struct trace_process *p)
 {
 	struct scan *sc = ctx;
 	const char *backend = trace_reader_string(sc->r, p->backend_str);
 	for (uint32_t i = 0; i < sc->n; i++) {
-		if (sc->v[i].p.pid == p->pid) {
+		if (sc->v[i].p.pid == p->pid && sc->v[i].p.start_ns == p->start_ns) {
 			free(sc->v[i].backend);
 			sc->v[i] = (struct scan_proc){*p, xstrdup(backend)};
 			return 0;
@@ -52,18 +54,20 @@ static void scan_free(struct scan *sc)
 	free(sc->v);
 }
 
-/* A process's rank, when it has one that counts (job.h). */
-static int proc_rank(const struct trace_process *p)
-{
-	if (p->rank < 0 || p->world_size == 0 || (p->world_size > 0 && p->rank >= p->world_size))
-		return -1;
-	return p->rank;
-}
-
 static int u32_cmp(const void *x, const void *y)
 {
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
 	return (a > b) - (a < b);
+}
+
+/* Drops repeats from sorted v[0..n); returns how many are left. */
+static uint32_t u32_unique(uint32_t *v, uint32_t n)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!k || v[k - 1] != v[i])
+			v[k++] = v[i];
+	return k;
 }
 
 /* ---- building the job ------------------------------------------------------- */
@@ -82,22 +86,16 @@ static struct job_rank *job_add_part(struct job *j, int32_t rank, uint32_t file)
 	return r;
 }
 
-/* The root of a rank's processes: the one whose parent is none of them,
- * the earliest such. */
+static const struct trace_process *scan_at(const void *ctx, uint32_t i)
+{
+	return &((const struct scan *)ctx)->v[i].p;
+}
+
+/* The root of a rank's processes (trace_ranks.h). */
 static const struct scan_proc *rank_root(const struct scan *sc, int32_t rank)
 {
-	const struct scan_proc *root = NULL;
-	for (uint32_t i = 0; i < sc->n; i++) {
-		const struct trace_process *p = &sc->v[i].p;
-		if (proc_rank(p) != rank)
-			continue;
-		int parent_in = 0;
-		for (uint32_t k = 0; k < sc->n; k++)
-			parent_in |= k != i && sc->v[k].p.pid == p->ppid && proc_rank(&sc->v[k].p) == rank;
-		if (!parent_in && (!root || p->start_ns < root->p.start_ns))
-			root = &sc->v[i];
-	}
-	return root;
+	int64_t i = trace_rank_root(scan_at, sc, sc->n, rank);
+	return i >= 0 ? &sc->v[i] : NULL;
 }
 
 static void part_from_root(struct job_rank *r, const struct scan_proc *root)
@@ -121,7 +119,7 @@ static void job_split_file(struct job *j, uint32_t f, const struct scan *sc, uin
 {
 	uint32_t nranked = 0;
 	for (uint32_t i = 0; i < sc->n; i++)
-		nranked += proc_rank(&sc->v[i].p) >= 0;
+		nranked += trace_process_rank(&sc->v[i].p) >= 0;
 	if (!nranked) {
 		struct job_rank *r = job_add_part(j, -1, f);
 		r->pid = header_pid;
@@ -132,28 +130,31 @@ static void job_split_file(struct job *j, uint32_t f, const struct scan *sc, uin
 	}
 	uint32_t *ranked = xmalloc(nranked * sizeof(*ranked)), k = 0;
 	for (uint32_t i = 0; i < sc->n; i++) {
-		int32_t rank = proc_rank(&sc->v[i].p);
+		int32_t rank = trace_process_rank(&sc->v[i].p);
 		if (rank < 0)
 			continue;
 		ranked[k++] = sc->v[i].p.pid;
 		int seen = 0;
 		for (uint32_t q = 0; q < i; q++)
-			seen |= proc_rank(&sc->v[q].p) == rank;
+			seen |= trace_process_rank(&sc->v[q].p) == rank;
 		if (seen)
 			continue;
 		struct job_rank *r = job_add_part(j, rank, f);
 		for (uint32_t q = i; q < sc->n; q++)
-			r->npids += proc_rank(&sc->v[q].p) == rank;
+			r->npids += trace_process_rank(&sc->v[q].p) == rank;
 		r->pids = xmalloc(r->npids * sizeof(*r->pids));
 		r->npids = 0;
 		for (uint32_t q = i; q < sc->n; q++)
-			if (proc_rank(&sc->v[q].p) == rank)
+			if (trace_process_rank(&sc->v[q].p) == rank)
 				r->pids[r->npids++] = sc->v[q].p.pid;
 		qsort(r->pids, r->npids, sizeof(*r->pids), u32_cmp);
+		r->npids = u32_unique(r->pids, r->npids); /* an exec'd pid's images */
 		part_from_root(r, rank_root(sc, rank));
 	}
 	qsort(ranked, nranked, sizeof(*ranked), u32_cmp);
-	if (nranked == sc->n) {
+	uint32_t nimages = nranked;
+	nranked = u32_unique(ranked, nranked);
+	if (nimages == sc->n) {
 		free(ranked);
 		return;
 	}
@@ -338,15 +339,17 @@ int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t er
 	f->pid = r->pid;
 	f->rank = r->rank;
 	analysis_prepare(a); /* the processes' times are on the job's clock from here */
+	/* the root's latest image: the program it exec'd, not the shell before */
+	const struct store_process *root = NULL;
 	for (uint32_t i = 0; i < a->store.nprocs; i++) {
 		const struct store_process *sp = &a->store.procs[i];
-		if (sp->pid != r->pid)
-			continue;
-		if (r->exit_status == TRACE_EXIT_UNKNOWN)
-			r->exit_status = sp->exit_status;
-		if (!r->end_ns)
-			r->end_ns = sp->end_ns;
+		if (sp->pid == r->pid && (!root || sp->start_ns >= root->start_ns))
+			root = sp;
 	}
+	if (root && r->exit_status == TRACE_EXIT_UNKNOWN)
+		r->exit_status = root->exit_status;
+	if (root && !r->end_ns)
+		r->end_ns = root->end_ns;
 	return 0;
 }
 
