@@ -128,7 +128,12 @@ static void dist_rank_measure(struct job_dist *d, uint32_t ri, const struct anal
 	r->exit_status = jr->exit_status;
 	r->exit_signal = jr->exit_signal;
 	ivl_set_free(&w);
-	perf_free(&pf);
+	struct jobperf_rank *pr = &d->jp.ranks[ri];
+	pr->rank = jr->rank;
+	pr->part = ri;
+	pr->file = xstrdup(j->files[jr->file].path);
+	pr->pid = jr->pid;
+	pr->perf = pf; /* moved */
 }
 
 /* ---- the parts, once the waits are known ---------------------------------------------- */
@@ -443,6 +448,9 @@ struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis 
 	d->r = xcalloc(d->n ? d->n : 1, sizeof(*d->r));
 	d->sum_file = xcalloc(j->nfiles ? j->nfiles : 1, sizeof(*d->sum_file));
 	coll_set_init(&d->cs, d->n);
+	d->jp.ranks = xcalloc(d->n ? d->n : 1, sizeof(*d->jp.ranks));
+	d->jp.nranks = d->n;
+	d->jp.left_out = j->nparts - j->nranks;
 	for (uint32_t ri = 0; ri < d->n; ri++)
 		d->cs.ranks[ri].rank = j->ranks[ri].rank;
 	struct sum_sets ss;
@@ -476,6 +484,7 @@ struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis 
 	dist_straggler(d);
 	d->wait_op = dist_wait_op(d, d->v.cand);
 	dist_ended_early(d);
+	jobperf_line_up(&d->jp, skip);
 	progress_done();
 	return d;
 }
@@ -497,6 +506,7 @@ void job_dist_free(struct job_dist *d)
 	free(d->sum_file);
 	free(d->job_step);
 	dist_verdict_free(&d->v);
+	jobperf_free(&d->jp);
 	coll_set_free(&d->cs);
 	free(d);
 }

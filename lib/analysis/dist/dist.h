@@ -42,6 +42,7 @@
 
 #include "lib/analysis/dist/collective.h"
 #include "lib/analysis/dist/job.h"
+#include "lib/analysis/dist/jobperf.h"
 #include "lib/analysis/dist/verdict.h"
 #include "lib/analysis/store/analysis.h"
 
@@ -128,6 +129,7 @@ struct job_dist {
 	int32_t no_steps;   /* a rank without steps (index), -1 none */
 	struct dist_verdict v;
 	uint32_t wait_op;   /* the op the others waited in most (cs.names) */
+	struct jobperf jp;  /* the job's throughput, from the same steps (jobperf.h) */
 };
 
 /* Reads each part of the job alone (job_load()), measures each rank over

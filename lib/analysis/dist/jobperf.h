@@ -76,6 +76,11 @@ struct jobperf {
 int jobperf_measure(struct jobperf *jp, struct job *j, unsigned skip, const char *done,
 		    char *err, size_t errlen);
 void jobperf_free(struct jobperf *jp);
+/* The job's steps and Perf Summary (jp->perf) from its ranks' (jp->ranks,
+ * each measured by perf_compute() with skip): what jobperf_measure() ends
+ * with, and what a summary that measured the ranks already does. With a
+ * rank that counted no step, the job has none. */
+void jobperf_line_up(struct jobperf *jp, unsigned skip);
 /* The job's Perf Summary (perf_table() with a job's notes, and one saying
  * when the ranks' counts differ). */
 struct table *jobperf_table(const struct jobperf *jp, const char *id, const char *title);
