@@ -42,14 +42,15 @@ static const char bench_usage[] =
 	"usage: gprof-dl bench FILE... [--baseline FILE]... [--max-regression PCT]\n"
 	"                      [--min-ips N] [--confidence PCT] [--skip K]\n"
 	"                      [--time-unit s|ms|us|ns] [--format text|json|github]\n"
+	"                      [--mixed-jobs]\n"
 	"\n"
 	"Measure the training steps (ProfileStep ranges) of one or more traces,\n"
 	"pooled: the Perf Summary (reader_cost, batch_cost, ips, reader ratio), and\n"
 	"the median, p90 and confidence interval of ips. With a baseline, say whether\n"
 	"ips changed, and exit 1 when it dropped by more than allowed.\n"
 	"Files that hold the ranks of a distributed job are one job: each rank's ips\n"
-	"and the job's (step by step: all ranks' samples / the slowest rank's time),\n"
-	"the gate on the job's.\n"
+	"and the job's (all ranks' samples over the job's wall time, step by step),\n"
+	"the gate on the job's. Files of different jobs are refused.\n"
 	"\n"
 	"  --baseline FILE      a trace, or JSON this command wrote; repeat to pool\n"
 	"                       several runs (the baseline's traces of a job are one\n"
@@ -64,6 +65,8 @@ static const char bench_usage[] =
 	"  --time-unit UNIT     s (default), ms, us or ns, for the text table\n"
 	"  --format FORMAT      text (default), json, or github (for CI benchmark\n"
 	"                       actions)\n"
+	"  --mixed-jobs         take rank files of different jobs (world sizes, runs)\n"
+	"                       as one job all the same\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"See gprof-dl-bench(1) for the definitions and the JSON object.\n";
@@ -84,6 +87,7 @@ struct bench_opts {
 	int has_min_ips;
 	double min_ips;
 	double level; /* in (0, 1) */
+	unsigned job_flags; /* job_open()'s */
 };
 
 enum {
@@ -94,6 +98,7 @@ enum {
 	OPT_MAX_REGRESSION,
 	OPT_MIN_IPS,
 	OPT_CONFIDENCE,
+	OPT_MIXED_JOBS,
 };
 
 static const struct option bench_options[] = {
@@ -105,6 +110,7 @@ static const struct option bench_options[] = {
 	{"max-regression", required_argument, NULL, OPT_MAX_REGRESSION},
 	{"min-ips", required_argument, NULL, OPT_MIN_IPS},
 	{"confidence", required_argument, NULL, OPT_CONFIDENCE},
+	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -163,6 +169,9 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 		case OPT_CONFIDENCE:
 			o->level = parse_number("--confidence", optarg, 50, 0, 100, 1,
 						"a percentage from 50 to below 100") / 100;
+			break;
+		case OPT_MIXED_JOBS:
+			o->job_flags |= JOB_OPEN_MIXED;
 			break;
 		case 'h':
 			fputs(bench_usage, stdout);
@@ -225,12 +234,12 @@ static int measure_pooled(struct bench_meas *m, struct bench_side *side, int nfi
  * they hold ranks (one run), else the traces pooled (a run each). 0, or -1
  * after an error message. */
 static int measure_side(struct bench_meas *m, struct bench_side *side, int nfiles, char **files,
-			unsigned skip)
+			unsigned skip, unsigned job_flags)
 {
 	char err[1024];
 	struct job j;
 	progress_enable(1); /* only shown on a terminal, after a second */
-	if (job_open(&j, nfiles, files, err, sizeof(err)) != 0) {
+	if (job_open(&j, nfiles, files, job_flags, err, sizeof(err)) != 0) {
 		progress_done();
 		/* two runs of one job given as one side */
 		if (nfiles > 1 && strncmp(err, "the same rank ", 14) == 0)
@@ -282,7 +291,7 @@ static int load_baseline(const struct bench_opts *o, struct bench_side *side)
 	if (rc == 0 && ntraces) {
 		struct bench_meas m;
 		meas_init(&m);
-		rc = measure_side(&m, side, ntraces, traces, o->skip);
+		rc = measure_side(&m, side, ntraces, traces, o->skip, o->job_flags);
 		meas_free(&m);
 	}
 	free(traces);
@@ -485,7 +494,7 @@ int cmd_bench(int argc, char **argv)
 	int rc = 1;
 	for (int i = first; i < argc; i++)
 		bench_side_given(&cur, argv[i]);
-	if (measure_side(&m, &cur, argc - first, argv + first, o.skip) != 0)
+	if (measure_side(&m, &cur, argc - first, argv + first, o.skip, o.job_flags) != 0)
 		goto out;
 	r.perf = m.is_job ? &m.jp.perf : &m.p;
 	r.job = m.is_job ? &m.jp : NULL;

@@ -22,6 +22,7 @@
  */
 #include "cmd/cmd.h"
 #include "lib/analysis/diff.h"
+#include "lib/analysis/dist/job.h"
 #include "lib/analysis/views/perf.h"
 #include "lib/analysis/store/progress.h"
 #include "lib/analysis/summary.h"
@@ -35,7 +36,7 @@
 static const char diff_usage[] =
 	"usage: gprof-dl diff A B [--view NAME]... [--op-detail] [--top N] [--totals]\n"
 	"                     [--skip-steps K] [--time-unit s|ms|us|ns]\n"
-	"                     [--format text|csv|json] [-o OUT]\n"
+	"                     [--format text|csv|json] [--mixed-jobs] [-o OUT]\n"
 	"       gprof-dl diff --a FILE... --b FILE... [options]\n"
 	"\n"
 	"Compare two traces, A (before) and B (after), view by view: the rows of\n"
@@ -59,6 +60,7 @@ static const char diff_usage[] =
 	"                     rank-by-rank comparison (default 10, at most half)\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
 	"  --format FORMAT    text (default), csv or json\n"
+	"  --mixed-jobs       take a side's rank files of different jobs as one job\n"
 	"  -o, --output OUT   write to OUT instead of standard output\n"
 	"  -h, --help         show this help\n"
 	"\n"
@@ -84,6 +86,7 @@ enum {
 	OPT_SIDE_A,
 	OPT_SIDE_B,
 	OPT_WIDE,
+	OPT_MIXED_JOBS,
 };
 
 static const struct option diff_options[] = {
@@ -98,6 +101,7 @@ static const struct option diff_options[] = {
 	{"skip", required_argument, NULL, OPT_SKIP_STEPS},
 	{"a", required_argument, NULL, OPT_SIDE_A},
 	{"b", required_argument, NULL, OPT_SIDE_B},
+	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -183,6 +187,9 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 			break;
 		case OPT_WIDE:
 			o->s.fit = 0;
+			break;
+		case OPT_MIXED_JOBS:
+			o->s.job_flags |= JOB_OPEN_MIXED;
 			break;
 		case OPT_SKIP_STEPS:
 			o->skip = cmd_parse_skip_steps(optarg);

@@ -98,6 +98,8 @@ static const char export_usage[] =
 	"                   output, --chrome only; needed with several files)\n"
 	"    -f, --force    overwrite OUT, or the files in DIR, if they exist\n"
 	"    --no-summary   --csv: the events only, not the summary tables\n"
+	"    --mixed-jobs   take rank files of different jobs (world sizes, runs) as\n"
+	"                   one job all the same\n"
 	"    --steps A-B    only the events that begin in steps A to B (B included;\n"
 	"                   'A' one step, 'A-' to the last): --chrome, --csv --no-summary\n"
 	"    --window START:END\n"
@@ -113,6 +115,7 @@ struct export_opts {
 	int partitioned, gzip;
 	int force;
 	int no_summary;
+	int mixed_jobs; /* --mixed-jobs: job_open()'s JOB_OPEN_MIXED */
 	char **inputs;
 	int ninputs;
 	const char *output;
@@ -196,6 +199,7 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 		{"partitioned", no_argument, &o->partitioned, 1},
 		{"gzip", no_argument, &o->gzip, 1},
 		{"no-summary", no_argument, &o->no_summary, 1},
+		{"mixed-jobs", no_argument, &o->mixed_jobs, 1},
 		{"output", required_argument, NULL, 'o'},
 		{"force", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
@@ -1586,7 +1590,8 @@ static int open_job(const struct export_opts *o, struct job *j)
 	if (o->ninputs == 1 &&
 	    (o->csv || !from || import_sniff(from, &content) != 0 || content != IMPORT_CONTENT_GPDL))
 		return 0;
-	if (job_open(j, o->ninputs, o->inputs, err, sizeof(err)) != 0) {
+	if (job_open(j, o->ninputs, o->inputs, o->mixed_jobs ? JOB_OPEN_MIXED : 0, err,
+		     sizeof(err)) != 0) {
 		if (o->ninputs == 1)
 			return 0; /* the trace reader says what is wrong, as before */
 		error("%s", err);
@@ -1607,7 +1612,8 @@ int cmd_export(int argc, char **argv)
 	parse_args(argc, argv, &o);
 
 	if (o.partitioned || o.sqlite) { /* always a job: every part by itself */
-		if (job_open(&j, o.ninputs, o.inputs, err, sizeof(err)) != 0) {
+		if (job_open(&j, o.ninputs, o.inputs, o.mixed_jobs ? JOB_OPEN_MIXED : 0, err,
+			     sizeof(err)) != 0) {
 			error("%s", err);
 			return 1;
 		}

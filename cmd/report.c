@@ -16,6 +16,7 @@
  * renamed when whole); 2 usage.
  */
 #include "cmd/cmd.h"
+#include "lib/analysis/dist/job.h"
 #include "formats/html/report_html.h"
 #include "lib/analysis/diff.h"
 #include "lib/analysis/store/progress.h"
@@ -36,7 +37,7 @@
 static const char report_usage[] =
 	"usage: gprof-dl report FILE... [-o OUT] [--baseline FILE...] [--title TITLE]\n"
 	"                       [--top N] [--skip-steps N] [--time-unit s|ms|us|ns]\n"
-	"                       [--force]\n"
+	"                       [--mixed-jobs] [--force]\n"
 	"\n"
 	"Write one HTML file with the charts and tables of the traces' summary:\n"
 	"time by event type, step times per rank, the heaviest operators and\n"
@@ -54,6 +55,7 @@ static const char report_usage[] =
 	"  --skip-steps N     perf and distributed views: leave out the first N\n"
 	"                     steps of each trace or rank (default 10, at most half)\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
+	"  --mixed-jobs       take rank files of different jobs as one job\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"See gprof-dl-report(1).\n";
@@ -67,6 +69,7 @@ enum {
 	OPT_TOP,
 	OPT_SKIP_STEPS,
 	OPT_TIME_UNIT,
+	OPT_MIXED_JOBS,
 };
 
 static const struct option report_options[] = {
@@ -75,6 +78,7 @@ static const struct option report_options[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
 	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
+	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	{"output", required_argument, NULL, 'o'},
 	{"force", no_argument, NULL, 'f'},
 	{"help", no_argument, NULL, 'h'},
@@ -88,6 +92,7 @@ struct report_opts {
 	unsigned top, skip;
 	enum time_unit unit;
 	int force;
+	unsigned job_flags; /* job_open()'s */
 };
 
 /* Parses the options into o: 0, or -1 after --help. In order ("-"), so
@@ -124,6 +129,9 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 			break;
 		case OPT_TIME_UNIT:
 			o->unit = cmd_parse_time_unit(optarg);
+			break;
+		case OPT_MIXED_JOBS:
+			o->job_flags |= JOB_OPEN_MIXED;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -206,7 +214,8 @@ static int report_summary(const struct report_opts *o, char **buf, size_t *len)
 				  .format = SUMMARY_JSON,
 				  .fit = 1,
 				  .top = (int)o->top,
-				  .compact = 1};
+				  .compact = 1,
+				  .job_flags = o->job_flags};
 	for (unsigned i = 0; i < view_registry_count; i++)
 		summary_add_view(&so, &view_registry[i]);
 	FILE *f = open_memstream(buf, len);
@@ -227,7 +236,8 @@ static int report_diff(const struct report_opts *o, char **buf, size_t *len)
 	struct diff_opts d = {.s = {.view = {.sort = SORT_CPU_TOTAL, .unit = o->unit},
 				    .format = SUMMARY_JSON,
 				    .fit = 1,
-				    .compact = 1},
+				    .compact = 1,
+				    .job_flags = o->job_flags},
 			      .top = o->top,
 			      .skip = o->skip,
 			      .files = {o->base, o->files},

@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "lib/analysis/store/capture.h"
 #include "lib/analysis/store/progress.h"
+#include "lib/analysis/dist/job.h"
 #include "lib/analysis/summary.h"
 #include "common/error.h"
 
@@ -19,11 +20,12 @@ static const char summary_usage[] =
 	"usage: gprof-dl summary FILE... [--view NAME]... [--op-detail] [--thread-sep]\n"
 	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns] [--skip-steps N]\n"
 	"                        [--top N] [--wide] [--group-by name|shapes]\n"
-	"                        [--format text|csv|json] [-o OUT]\n"
+	"                        [--format text|csv|json] [--mixed-jobs] [-o OUT]\n"
 	"\n"
 	"Print the summary tables of one or more traces, summarised together. The\n"
 	"traces of a distributed job (a rank each, or one holding several ranks)\n"
-	"are read rank by rank for the distributed view, which names the straggler.\n"
+	"are read rank by rank for the distributed view, which names the straggler,\n"
+	"and the perf view, the job's throughput; files of different jobs are refused.\n"
 	"\n"
 	"  --view NAME        a view to print (repeatable; default: all of them):\n"
 	"                     perf, device, overview, model, distributed, operator,\n"
@@ -49,6 +51,8 @@ static const char summary_usage[] =
 	"                     default tables fit 100 columns, or the terminal's\n"
 	"                     width, or $COLUMNS)\n"
 	"  --format FORMAT    text (default), csv or json\n"
+	"  --mixed-jobs       take rank files of different jobs (world sizes, runs) as\n"
+	"                     one job all the same\n"
 	"  -o, --output OUT   write to OUT instead of standard output\n"
 	"  -h, --help         show this help\n"
 	"\n"
@@ -66,6 +70,7 @@ enum {
 	OPT_TOP,
 	OPT_WIDE,
 	OPT_GROUP_BY,
+	OPT_MIXED_JOBS,
 };
 
 /* --cycle N; -1: the whole trace */
@@ -83,6 +88,7 @@ static const struct option summary_options[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"wide", no_argument, NULL, OPT_WIDE},
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
+	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	{"output", required_argument, NULL, 'o'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -172,6 +178,9 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 			if (strcmp(optarg, "name") != 0 && strcmp(optarg, "shapes") != 0)
 				usage_error("unknown --group-by '%s' (name or shapes)", optarg);
 			o->view.group_shapes = strcmp(optarg, "shapes") == 0;
+			break;
+		case OPT_MIXED_JOBS:
+			o->job_flags |= JOB_OPEN_MIXED;
 			break;
 		case 'o':
 			*output = optarg;

@@ -452,7 +452,7 @@ static int summary_files_out(int n, char *const *paths, const struct summary_opt
 	struct job j;
 	char err[1024];
 	/* job_open() only reads the paths */
-	if (job_open(&j, n, (char **)(uintptr_t)paths, err, sizeof(err)) != 0) {
+	if (job_open(&j, n, (char **)(uintptr_t)paths, o->job_flags, err, sizeof(err)) != 0) {
 		progress_done();
 		error("%s", err);
 		return 1;

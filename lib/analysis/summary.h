@@ -35,6 +35,7 @@ struct summary_opts {
 	unsigned nviews;
 	/* JSON: the document on one line, no indentation (a report embeds it) */
 	int compact;
+	unsigned job_flags; /* job_open()'s: JOB_OPEN_MIXED (--mixed-jobs) */
 };
 
 struct job;

@@ -143,6 +143,48 @@ static void test_text_and_errors(void **state)
 	cmd_result_free(&r);
 }
 
+/* Rank files of two jobs (world sizes 2 and 3): every command that takes a
+ * job refuses them with one line naming both, exit 1; --mixed-jobs takes
+ * them together, and the views name the ranks missing. */
+static void test_mixed_jobs(void **state)
+{
+	(void)state;
+	write_job();
+	char three[3][512];
+	struct tb_job tj = {.ranks = 3, .steps = 12, .slow_rank = -1, .killed_rank = -1};
+	tb_job_write("x3", &tj, three);
+	static const char *const cmds[] = {"summary", "bench", "diff", "report"};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct cmd_result r;
+		if (strcmp(cmds[i], "diff") == 0)
+			r = cmd_run(GPDL_BIN, "diff",
+				    (const char *const[]){"--a", job[0], three[2], "--b", job[0], job[1], NULL});
+		else if (strcmp(cmds[i], "report") == 0)
+			r = cmd_run(GPDL_BIN, "report",
+				    (const char *const[]){job[0], three[2], "-o", tb_path("mixed.html"), NULL});
+		else
+			r = cmd_run(GPDL_BIN, cmds[i], (const char *const[]){job[0], three[2], NULL});
+		if (r.status != 1)
+			fail_msg("%s: status %d, expected 1\n%s", cmds[i], r.status, r.err);
+		assert_one_line(r.err);
+		assert_contains(r.err, "(rank 0 of 2) and '");
+		assert_contains(r.err, "(rank 2 of 3) are not of one job: their world sizes differ; "
+				       "--mixed-jobs takes them together");
+		cmd_result_free(&r);
+	}
+	struct cmd_result r = SUMMARY(job[0], three[2], "--mixed-jobs", "--skip-steps", "0");
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "Missing: rank 1 of 3 (no trace given for it); the figures are the "
+			       "others'.");
+	assert_contains(r.out, "Missing: rank 1 of 3 (no trace given for it): the job's figures are "
+			       "the others'.");
+	cmd_result_free(&r);
+	r = cmd_run(GPDL_BIN, "bench", (const char *const[]){job[0], three[2], "--mixed-jobs", NULL});
+	assert_int_equal(r.status, 0);
+	assert_contains(r.out, "Missing: rank 1 of 3");
+	cmd_result_free(&r);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -155,6 +197,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_text_and_errors),
+		cmocka_unit_test(test_mixed_jobs),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

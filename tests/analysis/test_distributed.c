@@ -63,7 +63,7 @@ static void measure(struct measured *m, const char *name, const struct tb_job *t
 	for (unsigned i = 0; i < n; i++)
 		argv[i] = paths[i];
 	char err[512];
-	if (job_open(&m->j, (int)n, argv, err, sizeof(err)) != 0)
+	if (job_open(&m->j, (int)n, argv, 0, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	struct view_opts o = {.unit = TIME_UNIT_MS, .skip_set = skip >= 0,
 			      .skip_steps = skip >= 0 ? (unsigned)skip : 0};
@@ -456,7 +456,7 @@ static void test_one_rank(void **state)
 	char *argv[] = {paths[0]};
 	struct job j;
 	char err[512];
-	assert_int_equal(job_open(&j, 1, argv, err, sizeof(err)), 0);
+	assert_int_equal(job_open(&j, 1, argv, 0, err, sizeof(err)), 0);
 	struct summary_opts so = {.nviews = 0};
 	assert_int_equal(summary_is_job(&j, &so), 0);
 	struct analysis a;

@@ -24,7 +24,7 @@
 static void open_job(struct job *j, const char *const *paths, int n)
 {
 	char err[512];
-	if (job_open(j, n, (char **)paths, err, sizeof(err)) != 0)
+	if (job_open(j, n, (char **)paths, 0, err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 }
 
@@ -115,15 +115,73 @@ static void test_same_rank_twice(void **state)
 			       rank_file("d1.gpdl", "a", 0, 2, 0, 0)};
 	struct job j;
 	char err[512];
-	assert_int_equal(job_open(&j, 2, (char **)paths, err, sizeof(err)), -1);
+	assert_int_equal(job_open(&j, 2, (char **)paths, 0, err, sizeof(err)), -1);
 	char want[1200];
 	snprintf(want, sizeof(want), "the same rank 0 in '%s' and '%s'", paths[0], paths[1]);
 	assert_string_equal(err, want);
 	assert_null(j.ranks);
-	assert_int_equal(job_open(&j, 1, (char **)(const char *[]){tb_path("none.gpdl")}, err,
+	assert_int_equal(job_open(&j, 1, (char **)(const char *[]){tb_path("none.gpdl")}, 0, err,
 				  sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "none.gpdl"));
+}
+
+/* Files of different jobs, refused with the names of two of them, unless
+ * --mixed-jobs (JOB_OPEN_MIXED): ranks of world sizes 2 and 3; runs that
+ * never overlapped (rank 0 ran [1000, 1040) ms, rank 1 from 9000 ms: wall
+ * 1970-01-01 00:00:01 and 00:00:09 with offset 0). A rank of the world
+ * size that no file holds is missing. */
+static void test_not_one_job(void **state)
+{
+	(void)state;
+	char err[1024], want[2048];
+	struct job j;
+	char *w2 = strdup(rank_file("w2-0.gpdl", "a", 0, 2, 1000 * MS, 0));
+	char *w3 = strdup(rank_file("w3-2.gpdl", "a", 2, 3, 1000 * MS, 0));
+	char *paths[] = {w3, w2};
+	assert_int_equal(job_open(&j, 2, paths, 0, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "'%s' (rank 0 of 2) and '%s' (rank 2 of 3) are not of one job: their world sizes "
+		 "differ; --mixed-jobs takes them together",
+		 w2, w3);
+	assert_string_equal(err, want);
+	assert_int_equal(job_open(&j, 2, paths, JOB_OPEN_MIXED, err, sizeof(err)), 0);
+	assert_int_equal(j.nranks, 2);
+	assert_int_equal(j.world_size, 3);
+	assert_int_equal(j.nmissing, 1);
+	char words[64];
+	job_missing_words(words, sizeof(words), &j);
+	assert_string_equal(words, "rank 1");
+	job_free(&j);
+
+	char *early = strdup(rank_file("t-0.gpdl", "a", 0, 2, 1000 * MS, 0));
+	char *late = strdup(rank_file("t-1.gpdl", "a", 1, 2, 9000 * MS, 0));
+	char *runs[] = {early, late};
+	assert_int_equal(job_open(&j, 2, runs, 0, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "'%s' (rank 0) and '%s' (rank 1) are not of one job: the first ended at 1970-01-01 "
+		 "00:00:01 UTC, before the second began at 1970-01-01 00:00:09 UTC; --mixed-jobs "
+		 "takes them together",
+		 early, late);
+	assert_string_equal(err, want);
+	assert_int_equal(job_open(&j, 2, runs, JOB_OPEN_MIXED, err, sizeof(err)), 0);
+	job_free(&j);
+
+	/* ranks 0 and 3 of 6: 1, 2, 4 and 5 missing */
+	char *r0 = strdup(rank_file("m-0.gpdl", "a", 0, 6, 1000 * MS, 0));
+	char *r3 = strdup(rank_file("m-3.gpdl", "a", 3, 6, 1000 * MS, 0));
+	char *some[] = {r0, r3};
+	assert_int_equal(job_open(&j, 2, some, 0, err, sizeof(err)), 0);
+	assert_int_equal(j.nmissing, 4);
+	job_missing_words(words, sizeof(words), &j);
+	assert_string_equal(words, "ranks 1, 2, 4, 5");
+	job_free(&j);
+	free(w2);
+	free(w3);
+	free(early);
+	free(late);
+	free(r0);
+	free(r3);
 }
 
 /* Several hosts: wall time by each file's offset, for a rank alone too.
@@ -333,6 +391,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ranks_from_headers),
 		cmocka_unit_test(test_same_rank_twice),
+		cmocka_unit_test(test_not_one_job),
 		cmocka_unit_test(test_hosts_wall_clock),
 		cmocka_unit_test(test_ranks_from_processes),
 		cmocka_unit_test(test_exec_images),

@@ -466,7 +466,7 @@ static void test_steps_job(void **state)
 	char *argv[4] = {paths[3], paths[1], paths[0], paths[2]};
 	struct job j;
 	char err[512];
-	assert_int_equal(job_open(&j, 4, argv, err, sizeof(err)), 0);
+	assert_int_equal(job_open(&j, 4, argv, 0, err, sizeof(err)), 0);
 	struct analysis a;
 	analysis_init(&a);
 	assert_int_equal(job_load_all(&j, &a, err, sizeof(err)), 0);

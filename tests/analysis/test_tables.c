@@ -223,7 +223,7 @@ static void test_fit_job(void **state)
 	for (unsigned width = 80; width <= 100; width += 20) {
 		struct job j;
 		char err[512];
-		if (job_open(&j, 2, (char **)paths, err, sizeof(err)) != 0)
+		if (job_open(&j, 2, (char **)paths, 0, err, sizeof(err)) != 0)
 			fail_msg("%s", err);
 		struct summary_opts o = opts(width);
 		assert_true(summary_is_job(&j, &o));

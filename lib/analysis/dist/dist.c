@@ -451,6 +451,7 @@ struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis 
 	d->jp.ranks = xcalloc(d->n ? d->n : 1, sizeof(*d->jp.ranks));
 	d->jp.nranks = d->n;
 	d->jp.left_out = j->nparts - j->nranks;
+	jobperf_of_job(&d->jp, j);
 	for (uint32_t ri = 0; ri < d->n; ri++)
 		d->cs.ranks[ri].rank = j->ranks[ri].rank;
 	struct sum_sets ss;

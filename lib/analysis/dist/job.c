@@ -6,12 +6,14 @@
 
 #include "formats/import/trace_open.h"
 #include "formats/trace/trace_ranks.h"
+#include "formats/trace/trace_tail.h"
 #include "lib/analysis/store/progress.h"
 #include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- a file's processes --------------------------------------------------- */
 
@@ -180,6 +182,8 @@ static int job_open_file(struct job *j, const char *path, char *err, size_t errl
 	struct job_file *jf = &j->files[f];
 	*jf = (struct job_file){xstrdup(path), xstrdup(h->hostname ? h->hostname : ""), h->pid,
 				h->rank, h->wall_offset_ns, h->start_ns, h->end_ns};
+	if (!jf->end_ns && trace_tail_end(path, &jf->end_ns) != 0)
+		jf->end_ns = 0; /* cut short or imported: not known without reading it all */
 	int v13 = h->version_major > 1 || (h->version_major == 1 && h->version_minor >= 3);
 	if (h->rank >= 0 || !v13) {
 		/* the whole file; its processes' ends are learnt when it loads */
@@ -270,7 +274,77 @@ static int part_cmp(const void *x, const void *y)
 	return (a->file > b->file) - (a->file < b->file);
 }
 
-int job_open(struct job *j, int nfiles, char **paths, char *err, size_t errlen)
+/* "rank 3" or "rank 3 of 4" of part p, for the messages below. */
+static const char *rank_words(char *buf, size_t size, const struct job *j, uint32_t p, int world)
+{
+	const struct job_rank *r = &j->ranks[p];
+	if (world && r->world_size > 0)
+		snprintf(buf, size, "rank %d of %d", r->rank, r->world_size);
+	else
+		snprintf(buf, size, "rank %d", r->rank);
+	return buf;
+}
+
+/* "2026-11-28 05:01:09 UTC" of a wall time in ns. */
+static const char *wall_words(char *buf, size_t size, int64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(buf, size, "%lld ns", (long long)ns);
+	return buf;
+}
+
+/* That the ranks are one job (job_open()): -1 with the message in err when
+ * they are not. */
+static int job_check(const struct job *j, char *err, size_t errlen)
+{
+	char a[64], b[64];
+	const char *hint = "--mixed-jobs takes them together";
+	uint32_t first = j->nranks; /* the first rank that says its world size */
+	for (uint32_t p = 0; p < j->nranks; p++) {
+		if (j->ranks[p].world_size <= 0)
+			continue;
+		if (first == j->nranks) {
+			first = p;
+		} else if (j->ranks[p].world_size != j->ranks[first].world_size) {
+			snprintf(err, errlen, "'%s' (%s) and '%s' (%s) are not of one job: their world "
+					      "sizes differ; %s",
+				 j->files[j->ranks[first].file].path, rank_words(a, sizeof(a), j, first, 1),
+				 j->files[j->ranks[p].file].path, rank_words(b, sizeof(b), j, p, 1), hint);
+			return -1;
+		}
+	}
+	/* runs that were under way at one time: the latest start before the
+	 * earliest end (ends unknown of files cut short or imported) */
+	int64_t latest = INT64_MIN, earliest = INT64_MAX;
+	uint32_t pl = 0, pe = 0;
+	for (uint32_t p = 0; p < j->nranks; p++) {
+		const struct job_file *f = &j->files[j->ranks[p].file];
+		int64_t s = (int64_t)f->start_ns + f->wall_offset_ns;
+		if (s > latest) {
+			latest = s;
+			pl = p;
+		}
+		int64_t e = (int64_t)f->end_ns + f->wall_offset_ns;
+		if (f->end_ns && e < earliest) {
+			earliest = e;
+			pe = p;
+		}
+	}
+	if (earliest != INT64_MAX && latest > earliest) {
+		char t1[64], t2[64];
+		snprintf(err, errlen, "'%s' (%s) and '%s' (%s) are not of one job: the first ended at %s, "
+				      "before the second began at %s; %s",
+			 j->files[j->ranks[pe].file].path, rank_words(a, sizeof(a), j, pe, 0),
+			 j->files[j->ranks[pl].file].path, rank_words(b, sizeof(b), j, pl, 0),
+			 wall_words(t1, sizeof(t1), earliest), wall_words(t2, sizeof(t2), latest), hint);
+		return -1;
+	}
+	return 0;
+}
+
+int job_open(struct job *j, int nfiles, char **paths, unsigned flags, char *err, size_t errlen)
 {
 	memset(j, 0, sizeof(*j));
 	for (int i = 0; i < nfiles; i++) {
@@ -299,6 +373,10 @@ int job_open(struct job *j, int nfiles, char **paths, char *err, size_t errlen)
 	}
 	j->wall_clock = j->nhosts > 1;
 	job_world(j);
+	if (!(flags & JOB_OPEN_MIXED) && job_check(j, err, errlen) != 0) {
+		job_free(j);
+		return -1;
+	}
 	for (uint32_t p = 0; p < j->nparts && j->wall_clock; p++) {
 		struct job_rank *r = &j->ranks[p];
 		if (r->end_ns)

@@ -22,7 +22,8 @@
  *
  * Two parts claiming the same rank are an error naming both files ("the same
  * rank 1 in 'a.gpdl' and 'b.gpdl'"), unless they are the same rank of two
- * different jobs, which the caller keeps apart (diff: one job each).
+ * different jobs, which the caller keeps apart (diff: one job each); so
+ * are files of different jobs (job_open()).
  *
  * Clocks: the parts recorded on one host share its CLOCK_MONOTONIC; parts
  * from several hosts are put on Unix wall time by each file's wall clock
@@ -48,7 +49,7 @@ struct job_file {
 	uint32_t pid;         /* the header's root process */
 	int32_t rank;         /* the header's; -1 none */
 	int64_t wall_offset_ns;
-	uint64_t start_ns, end_ns; /* the header's, on the file's own clock */
+	uint64_t start_ns, end_ns; /* the header's, on the file's own clock; end 0 unknown */
 };
 
 struct job_rank {
@@ -80,10 +81,20 @@ struct job {
 	uint32_t nmissing;      /* ranks below world_size with no part */
 };
 
-/* Reads what the job needs to know of each file (its header and process
- * table; the events are read by job_load()). 0, or -1 with a one-line
- * message naming the file in err. */
-int job_open(struct job *j, int nfiles, char **paths, char *err, size_t errlen);
+/* job_open()'s flags. */
+enum job_open_flag {
+	/* take files of different jobs together (--mixed-jobs): no check below */
+	JOB_OPEN_MIXED = 1u << 0,
+};
+
+/* Reads what the job needs to know of each file (its header, its end from
+ * its last chunk, and the process table of a file that holds several
+ * ranks; the events are read by job_load()), and checks that the ranks are
+ * one job unless flags has JOB_OPEN_MIXED: one world size, and runs that
+ * were under way at one time (the latest start of a file before the
+ * earliest end, on wall time). 0, or -1 with a one-line message naming the
+ * files in err. */
+int job_open(struct job *j, int nfiles, char **paths, unsigned flags, char *err, size_t errlen);
 void job_free(struct job *j);
 
 /* Loads part p (index in j->ranks) into a, which is initialised and empty,

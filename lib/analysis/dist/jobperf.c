@@ -151,8 +151,27 @@ int jobperf_measure(struct jobperf *jp, struct job *j, unsigned skip, const char
 		}
 	}
 	jp->left_out = j->nparts - j->nranks;
+	jobperf_of_job(jp, j);
 	jobperf_line_up(jp, skip);
 	return 0;
+}
+
+void jobperf_of_job(struct jobperf *jp, const struct job *j)
+{
+	jp->world_size = j->world_size;
+	jp->nmissing = j->nmissing;
+	jp->missing[0] = '\0';
+	if (j->nmissing)
+		job_missing_words(jp->missing, sizeof(jp->missing), j);
+}
+
+/* "Missing: ranks 2, 3 of 4 ...", in a table of the job. */
+static void missing_note(struct table *t, const struct jobperf *jp)
+{
+	if (jp->nmissing)
+		table_note(t, "Missing: %s of %d (no trace given for %s): the job's figures are the "
+			      "others'.",
+			   jp->missing, jp->world_size, jp->nmissing == 1 ? "it" : "them");
 }
 
 void jobperf_free(struct jobperf *jp)
@@ -171,6 +190,7 @@ void jobperf_free(struct jobperf *jp)
 struct table *jobperf_table(const struct jobperf *jp, const char *id, const char *title)
 {
 	struct table *t = perf_table(&jp->perf, id, title, 1);
+	missing_note(t, jp);
 	if (!jp->counts_differ)
 		return t;
 	/* "rank 0: 10-39, rank 1: 10-29" */
@@ -225,6 +245,7 @@ struct table *jobperf_ranks_table(const struct jobperf *jp)
 		   jp->perf.skip, perf_ips_unit(&jp->perf));
 	table_note(t, "The job's ips is not the sum of the ranks': a job step ends when the last "
 		      "rank ends it, so the slowest rank sets the pace.");
+	missing_note(t, jp);
 	if (jp->left_out)
 		table_note(t, "%u part%s of no rank (a launcher, or a trace of a run that was not "
 			      "distributed) left out.",
@@ -349,6 +370,10 @@ struct table *jobperf_diff_table(const struct jobperf *a, const struct jobperf *
 	table_note(t, "Ranks matched by rank: A ('%s'), B ('%s'). Delta = B - A; Delta(%%) = Delta "
 		      "/ A.",
 		   name_a, name_b);
+	if (a->nmissing)
+		table_note(t, "Missing in A: %s of %d.", a->missing, a->world_size);
+	if (b->nmissing)
+		table_note(t, "Missing in B: %s of %d.", b->missing, b->world_size);
 	table_note(t, "Per rank, over its counted steps (the first %u of its steps skipped, at most "
 		      "half): Step = avg batch_cost, IPS = avg ips, Comm = communication per step "
 		      "(communication calls on its threads and communication on its GPUs, merged).",

@@ -62,6 +62,9 @@ struct jobperf {
 	struct jobperf_rank *ranks; /* by rank */
 	uint32_t nranks;
 	uint32_t left_out;  /* parts of no rank, not measured */
+	int32_t world_size; /* the job's; -1 unknown */
+	uint32_t nmissing;  /* ranks of the world size no file holds (job.h) */
+	char missing[256];  /* job_missing_words() of them */
 	int counts_differ;  /* the ranks counted different steps */
 	uint64_t first_step; /* the number of the job's first step */
 	struct perf perf;   /* the job's: perf.step[k] is job step k, perf.ranks = nranks */
@@ -81,6 +84,8 @@ void jobperf_free(struct jobperf *jp);
  * with, and what a summary that measured the ranks already does. With a
  * rank that counted no step, the job has none. */
 void jobperf_line_up(struct jobperf *jp, unsigned skip);
+/* Notes what jp needs of its job (its world size and missing ranks). */
+void jobperf_of_job(struct jobperf *jp, const struct job *j);
 /* The job's Perf Summary (perf_table() with a job's notes, and one saying
  * when the ranks' counts differ). */
 struct table *jobperf_table(const struct jobperf *jp, const char *id, const char *title);
