@@ -16,15 +16,37 @@ tests/dist profiles: a known straggler, a balanced job, a rank that dies.
 
 Options:
     --steps S         training steps (batches) per rank
-    --slow-rank R     rank R does --slow-ms more computation per step: matrix
-    --slow-ms MS      products, between forward and backward, for MS ms
+    --slow-rank R     rank R takes --slow-ms more per step, of the kind
+    --slow-ms MS      --slow-kind says:
+    --slow-kind KIND    matmul         matrix products between forward and
+                                       backward (computation; the default)
+                        collate-sleep  a time.sleep in the DataLoader's
+                                       collate_fn (data loading)
+                        python         pure-Python integer arithmetic in the
+                                       step, outside any torch operator (host
+                                       time outside operators)
+                        hook           matrix products inside backward, from
+                                       a tensor hook on an activation
+                                       (computation inside Backward)
+    --slow-every K    the slow rank's extra cost only on steps k with
+                      k % K == K - 1 (every Kth step: an intermittent
+                      straggler); 1, the default: every step
+    --stall-step S    one stall: the slow rank sleeps MS ms at step S
+    --stall-ms MS     (between forward and backward), once
     --die-rank R      rank R kills itself with SIGKILL at the start of step
     --die-step K      K (0-based)
+    --kill-time-file F  before that SIGKILL, rank R writes the time
+                      (time.monotonic_ns(), one line) to F
 
 Each rank prints one JSON line (in one write, so that ranks sharing a pipe
 never interleave): rank, pid, steps done, batch size, the bytes of
 one gradient all_reduce (one DDP bucket: asserted), the slow milliseconds it
-added per step."""
+added per step and their kind, and the job's own clock: t0, the
+time.perf_counter() just before its first batch fetch, and step_end, the
+time.perf_counter() at the end of each step (after opt.step()), in seconds.
+perf_counter is CLOCK_MONOTONIC on Linux, the clock of gprof-dl's traces, so
+a job's throughput over steps a..b is the ranks' samples of those steps over
+max(step_end[b]) - min(step_end[a - 1]) (t0 for a = 0)."""
 import argparse
 import datetime
 import gc
@@ -37,6 +59,7 @@ import sys
 import time
 
 IN, HIDDEN, CLASSES, BATCH = 64, 128, 10, 32
+SLOW_KINDS = ("matmul", "collate-sleep", "python", "hook")
 
 
 def parse():
@@ -46,8 +69,13 @@ def parse():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--slow-rank", type=int, default=-1)
     ap.add_argument("--slow-ms", type=float, default=0.0)
+    ap.add_argument("--slow-kind", choices=SLOW_KINDS, default="matmul")
+    ap.add_argument("--slow-every", type=int, default=1)
+    ap.add_argument("--stall-step", type=int, default=-1)
+    ap.add_argument("--stall-ms", type=float, default=0.0)
     ap.add_argument("--die-rank", type=int, default=-1)
     ap.add_argument("--die-step", type=int, default=-1)
+    ap.add_argument("--kill-time-file", default="")
     return ap.parse_args()
 
 
@@ -65,12 +93,26 @@ def busy(torch, ms):
         a = torch.tanh(a @ a)
 
 
+def busy_python(ms):
+    """ms of pure-Python integer arithmetic: no torch operator runs."""
+    end = time.perf_counter() + ms / 1000.0
+    x = 1
+    while time.perf_counter() < end:
+        for i in range(200):
+            x = (x * 31 + i) % 1000003
+    return x
+
+
 def rank_main(args):
     import torch
     import torch.distributed as dist
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel
     from torch.utils.data import DataLoader, TensorDataset
+    try:
+        from torch.utils.data import default_collate
+    except ImportError:  # torch < 1.11
+        from torch.utils.data.dataloader import default_collate
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
@@ -85,23 +127,60 @@ def rank_main(args):
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     data = TensorDataset(torch.randn(args.steps * BATCH, IN),
                          torch.randint(0, CLASSES, (args.steps * BATCH,)))
-    loader = DataLoader(data, batch_size=BATCH)
     slow = args.slow_ms if rank == args.slow_rank else 0.0
+    every = max(1, args.slow_every)
+    kind = args.slow_kind
+    state = {"step": 0}  # the step being made: its batch is fetched first
+
+    def slowed(step):
+        return slow > 0 and step % every == every - 1
+
+    def collate(batch):
+        # runs in this process (no workers), inside the fetch of batch state["step"]
+        if kind == "collate-sleep" and slowed(state["step"]):
+            time.sleep(slow / 1000.0)
+        return default_collate(batch)
+
+    def grad_hook(grad):
+        if slowed(state["step"]):
+            busy(torch, slow)
+
+    def on_forward(mod, inp, out):
+        out.register_hook(grad_hook)  # returns None: the output stays as it is
+
+    if kind == "hook" and slow:
+        # a tensor hook on the first ReLU's output: it runs inside backward,
+        # before the gradients of the first Linear, so before DDP's all_reduce
+        model.module[1].register_forward_hook(on_forward)
+    loader = DataLoader(data, batch_size=BATCH, collate_fn=collate)
     done = 0
+    step_end = []
+    t0 = time.perf_counter()
     for step, (x, y) in enumerate(loader):
         if rank == args.die_rank and step == args.die_step:
+            if args.kill_time_file:
+                with open(args.kill_time_file, "w") as f:
+                    f.write(f"{time.monotonic_ns()}\n")
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
-        if slow:
-            busy(torch, slow)
+        if slowed(step):
+            if kind == "matmul":
+                busy(torch, slow)
+            elif kind == "python":
+                busy_python(slow)
+        if rank == args.slow_rank and step == args.stall_step and args.stall_ms > 0:
+            time.sleep(args.stall_ms / 1000.0)
         loss.backward()
         opt.step()
+        step_end.append(time.perf_counter())
         done += 1
+        state["step"] = step + 1
     dist.barrier()
     line = json.dumps({"rank": rank, "world": world, "pid": os.getpid(), "steps": done, "batch": BATCH,
-                       "grad_bytes": grad_bytes, "slow_ms": slow}) + "\n"
+                       "grad_bytes": grad_bytes, "slow_ms": slow, "slow_kind": kind, "slow_every": every,
+                       "t0": t0, "step_end": step_end}) + "\n"
     sys.stdout.flush()
     os.write(1, line.encode())  # one write: the ranks share the pipe, and lines must not interleave
     # The DDP model before the process group: were its Reducer the group's last
