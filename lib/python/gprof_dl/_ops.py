@@ -25,6 +25,12 @@ by their name (without bytes).
 With --profile-memory the observer also receives the allocations and frees
 of torch's allocators, as torch.profiler's profile_memory does (Memory).
 
+Communication calls get their process group, its size, their sequence number
+in it and, for send and receive, the other rank: the package registers every
+group the program makes with the observer, and marks the point-to-point calls
+it makes through torch.distributed (Groups; how the observer tells a call's
+group: _observer.cpp, "Groups").
+
 When operators cannot be recorded, one line on stderr says why and what fixes
 it, and the rest of the profile goes on; likewise for communication calls and
 allocations.
@@ -279,6 +285,7 @@ def _build_observer(torch, src=None):
 
 _lib = None  # the loaded observer: (add, remove)
 _memory = None  # its gpdl_memory_start, _stop, _suspend and _resume (Memory)
+_groups = None  # its gpdl_pg_register, _capture_begin, _capture_end, _p2p_begin, _p2p_end (Groups)
 
 
 def _observer_lib(torch):
@@ -301,6 +308,14 @@ def _observer_lib(torch):
         for f in fns:
             f.argtypes, f.restype = [], ctypes.c_int
         _memory = fns
+        global _groups
+        c_char_p, size_t, c_int = ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int
+        fns = (lib.gpdl_pg_register, lib.gpdl_pg_capture_begin, lib.gpdl_pg_capture_end,
+               lib.gpdl_pg_p2p_begin, lib.gpdl_pg_p2p_end)
+        for f, args, res in zip(fns, ([c_char_p, size_t], [], [c_char_p, size_t], [c_int, c_int], [c_int, c_int]),
+                                (c_int, c_int, c_int, None, None)):
+            f.argtypes, f.restype = args, res
+        _groups = fns
         _lib = add, remove
     return _lib
 
@@ -498,3 +513,147 @@ class Operators:
         self.mech = None
         self.comm = None
         self.on = False
+
+
+# ---- process groups ---------------------------------------------------------------
+
+
+class Groups:
+    """The program's process groups, registered with the observer as they are
+    made (by their torch group name, "0" for the default group, "1", "2", ...
+    for new_group's: the same on every member rank, distinct within a job),
+    so that each communication call records its group, the group's size and
+    its sequence number there; and torch.distributed's send, recv, isend and
+    irecv, wrapped to tell the observer which group and which rank (global)
+    each point-to-point call is for, and to count them per group whatever the
+    recording window (torch 2.x's gloo counts them in its sequence numbers).
+
+    torch 2.x finds a group by name in its registry. torch 1.13 has none:
+    the observer takes the group from the inputs of a c10d op the package
+    calls on it, a gloo broadcast from root -1, which gloo refuses before it
+    does anything (its sequence number unchanged); groups of other backends,
+    and gloo groups under TORCH_DISTRIBUTED_DEBUG=DETAIL (whose wrapper would
+    check the call with the other ranks first), stay unregistered there, and
+    their calls without a group."""
+
+    def __init__(self, torch, patch):
+        _observer_lib(torch)  # _Unavailable when the observer cannot be had
+        self.register_fn, self.capture_begin, self.capture_end, self.p2p_begin, self.p2p_end = _groups
+        self.torch = torch
+        self.patch = patch
+        self.slots = {}  # group -> its slot in the observer, -1 none
+        self.tls = threading.local()  # .busy: inside a wrapped point-to-point call
+        self.dist = sys.modules.get("torch.distributed")
+        self.c10d = sys.modules.get("torch.distributed.distributed_c10d")
+
+    def install(self):
+        c10d, dist = self.c10d, self.dist
+        if c10d is None or dist is None:
+            return
+        helper = getattr(c10d, "_new_process_group_helper", None)
+        if helper is not None and not getattr(helper, "_gprof_dl", False):
+            self.patch(c10d, "_new_process_group_helper", self._after(helper))
+        for name, peer, group_peer in (("send", "dst", "group_dst"), ("isend", "dst", "group_dst"),
+                                       ("recv", "src", "group_src"), ("irecv", "src", "group_src")):
+            orig = getattr(c10d, name, None)
+            if orig is None or getattr(orig, "_gprof_dl", False):
+                continue
+            wrapper = self._p2p(orig, peer, group_peer)
+            for mod in (c10d, dist):
+                if getattr(mod, name, None) is orig:
+                    self.patch(mod, name, wrapper)
+
+    def _after(self, orig):
+        """A group maker: the groups it made are registered once it returns."""
+        import functools
+
+        @functools.wraps(orig)
+        def wrapper(*args, **kwargs):
+            r = orig(*args, **kwargs)
+            try:
+                self.scan()
+            except Exception:  # never the program's failure
+                pass
+            return r
+
+        wrapper._gprof_dl = True
+        return wrapper
+
+    def scan(self):
+        """Registers the groups torch knows of that are not yet."""
+        c10d = self.c10d
+        names = getattr(getattr(c10d, "_world", None), "pg_names", None)
+        if names is None:
+            names = getattr(c10d, "_pg_names", None)  # torch 1.x
+        for pg, name in list((names or {}).items()):
+            if pg not in self.slots:
+                self.slots[pg] = self._register(pg, str(name))
+
+    def _register(self, pg, name):
+        b = name.encode()
+        slot = self.register_fn(b, len(b))
+        if slot != -2:
+            return slot
+        # no registry: capture it from a c10d op that gloo refuses at once
+        try:
+            backend = str(pg.name())
+        except Exception:
+            backend = ""
+        if backend != "gloo" or os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper() == "DETAIL":
+            return -1
+        opts = self.dist.BroadcastOptions()
+        opts.rootRank, opts.rootTensor = -1, 0
+        if not self.capture_begin():
+            return -1
+        try:
+            pg.broadcast([self.torch.zeros(1)], opts)
+        except Exception:
+            pass  # "invalid root rank: -1", as meant
+        finally:
+            slot = self.capture_end(b, len(b))
+        return slot
+
+    def _p2p(self, orig, peer_arg, group_peer_arg):
+        import functools
+        import inspect
+
+        sig = inspect.signature(orig)
+        tls, c10d = self.tls, self.c10d
+
+        def target(args, kwargs):
+            a = sig.bind(*args, **kwargs).arguments
+            group = a.get("group")
+            if group is None:
+                group = c10d._get_default_group()
+            slot = self.slots.get(group)
+            if slot is None:
+                self.scan()
+                slot = self.slots.get(group, -1)
+            peer = a.get(peer_arg)
+            if peer is None and a.get(group_peer_arg) is not None:
+                peer = c10d.get_global_rank(group, a[group_peer_arg])
+            return slot, -1 if peer is None else int(peer)
+
+        @functools.wraps(orig)
+        def wrapper(*args, **kwargs):
+            if getattr(tls, "busy", False):
+                return orig(*args, **kwargs)  # send() calling isend(): the outer one counts
+            try:
+                slot, peer = target(args, kwargs)
+            except Exception:
+                slot, peer = -1, -1
+            if slot < 0:
+                return orig(*args, **kwargs)
+            tls.busy = True
+            self.p2p_begin(slot, peer)
+            ok = 0
+            try:
+                r = orig(*args, **kwargs)
+                ok = 1
+                return r
+            finally:
+                self.p2p_end(slot, ok)
+                tls.busy = False
+
+        wrapper._gprof_dl = True
+        return wrapper

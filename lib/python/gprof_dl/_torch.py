@@ -16,7 +16,10 @@ the events the step inference needs (_steps), and operators (_ops).
 - Distributed: torch.distributed.init_process_group, once it has returned,
   reports the process's rank, world size and backend to the collector (the
   rank of an mp.spawn child is known only then), and on CUDA builds turns on
-  the recording of communication calls (_ops).
+  the recording of communication calls (_ops). Every process group made is
+  registered with the observer, and send, recv, isend and irecv are wrapped,
+  so that communication calls say their group, sequence number and peer
+  (_ops.Groups).
 - Memory (--profile-memory): the allocations and frees of torch's allocators
   as Memory events, through the observer (_ops.Memory), started here, on the
   thread that imported torch, before the program can start a profiler.
@@ -43,6 +46,7 @@ _steps_state = _steps.state
 _patches = []  # (owner, attribute, original), undone in DataLoader workers
 _ops = None
 _memory = None  # --profile-memory: _ops.Memory
+_groups = None  # _ops.Groups, once torch.distributed is hooked
 # zero_grad() as Optimization ranges of their own: off, so that the Model
 # Summary counts one Optimization call per optimizer step, as Paddle's does
 # (zero_grad's time shows as torch's Optimizer.zero_grad#... operator).
@@ -346,6 +350,15 @@ def _hook_distributed(torch):
     _patch(dist, "init_process_group", init_process_group)
     if c10d is not None and getattr(c10d, "init_process_group", None) is orig:
         _patch(c10d, "init_process_group", init_process_group)
+    global _groups
+    if _ops is not None and _groups is None:
+        try:
+            from . import _ops as ops_module
+
+            _groups = ops_module.Groups(torch, _patch)
+            _groups.install()
+        except Exception:  # no observer: calls without groups (its failure is said once already)
+            _groups = None
 
 
 def _process_group_made(dist):
@@ -357,6 +370,8 @@ def _process_group_made(dist):
     _n.rank(dist.get_rank(), local if local >= 0 else -1, dist.get_world_size(), _n.string(backend))
     if _ops is not None:
         _ops.want_comm()
+    if _groups is not None:
+        _groups.scan()
 
 
 def _hook_threads():
