@@ -19,6 +19,15 @@ const char *dist_part_name(enum dist_part p)
 	return p < DIST_NPARTS ? part_names[p] : "?";
 }
 
+static const char *const part_briefs[DIST_NPARTS] = {
+	"computation", "data loading", "outside operators", "communication", "contention",
+};
+
+const char *dist_part_brief(enum dist_part p)
+{
+	return p < DIST_NPARTS ? part_briefs[p] : "?";
+}
+
 double dist_binom_sf(size_t s, size_t m, double q)
 {
 	if (s == 0)

@@ -127,5 +127,8 @@ double dist_binom_sf(size_t s, size_t m, double q);
 /* "computation", "data loading", "host time outside operators", "its own
  * communication", "CPU contention". */
 const char *dist_part_name(enum dist_part p);
+/* The same in a table's cell: "computation", "data loading", "outside
+ * operators", "communication", "contention". */
+const char *dist_part_brief(enum dist_part p);
 
 #endif

@@ -186,7 +186,7 @@ static void rank_row(struct table *t, struct tpart *part, const struct job_dist 
 	trow_time(row, RC_OVERLAP, (double)dist_sub0(r->f.comp + r->f.comm, r->f.busy) / per);
 	char note[128] = "";
 	if (d->v.code == DIST_NAMED && d->v.cand == (int32_t)ri)
-		snprintf(note, sizeof(note), "straggler: %s%s", dist_part_name(d->v.cause),
+		snprintf(note, sizeof(note), "straggler: %s%s", dist_part_brief(d->v.cause),
 			 d->v.kind == DIST_KIND_INTERMITTENT ? ", intermittent" : "");
 	if (r->ended_early)
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sended early",
