@@ -35,7 +35,7 @@
 #define JIT 0.5
 #define SEEDS 300
 
-enum slow { SLOW_NONE, SLOW_COMP, SLOW_DATA, SLOW_EVERY4, SLOW_STALL, SLOW_HOST };
+enum slow { SLOW_NONE, SLOW_COMP, SLOW_DATA, SLOW_EVERY4, SLOW_STALL, SLOW_HOST, SLOW_SMALL };
 
 struct job {
 	uint32_t n;
@@ -89,6 +89,8 @@ static void make_job(struct job *j, uint32_t n, size_t k, enum slow slow, double
 					p[DIST_COMP] += ms;
 				if (slow == SLOW_STALL && g == k / 3)
 					p[DIST_HOST] += 1500;
+				if (slow == SLOW_SMALL) /* busier every step, within the noise */
+					p[DIST_HOST] += ms;
 			}
 			if (burst_left && (int)r == burst_rank) {
 				p[DIST_CONTENTION] += 0.9 * burst_ms;
@@ -187,6 +189,15 @@ static void test_balanced(void **state)
 		assert_int_equal(q.named_other_cause + q.contention, 0);
 		assert_int_equal(l.named_other_cause, 0);
 	}
+	/* rank 1 busier by 1 ms (4 %) in every step, and one burst of
+	 * contention-free noise: real, but neither material nor beyond the
+	 * noise in a typical step */
+	struct rates q = run(2, 30, SLOW_SMALL, 1, 0, DIST_HOST, DIST_KIND_CONSISTENT);
+	struct rates l = run(2, 30, SLOW_SMALL, 1, 1, DIST_HOST, DIST_KIND_CONSISTENT);
+	print("rank 1 +1 ms outside, quiet", &q);
+	print("rank 1 +1 ms outside, loaded", &l);
+	assert_int_equal(q.named_right + q.contention, 0);
+	assert_int_equal(l.named_other_cause, 0);
 }
 
 /* Slowed: named with the right cause and kind in at least 99 % of the

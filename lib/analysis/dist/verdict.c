@@ -181,12 +181,13 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 	}
 	const double *e = &u->e[(size_t)u->cand * k];
 	size_t pos_n = 0, neg_n = 0, bpos = 0, bneg = 0, seen = 0;
+	double *kept = xmalloc(k * sizeof(*kept));
 	for (size_t g = 0; g < k; g++) {
 		size_t at = (size_t)u->cand * k + g;
 		if (own && in->part[at * DIST_NPARTS + DIST_CONTENTION] >= fabs(e[g]) &&
 		    in->part[at * DIST_NPARTS + DIST_CONTENTION] > 0)
 			continue;
-		seen++;
+		kept[seen++] = e[g];
 		pos_n += e[g] > 0;
 		neg_n += e[g] < 0;
 		bpos += e[g] > u->theta;
@@ -196,12 +197,17 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 	u->p_sign = fmin(1, corr * dist_binom_sf(pos_n, pos_n + neg_n, 0.5));
 	u->p_big = fmin(1, corr * dist_binom_sf(bpos, bpos + bneg, 0.5));
 	u->material = u->cost > 0 && u->cost >= DIST_MATERIAL * job_step;
-	/* beyond the noise in fewer than half the steps: intermittent, whatever
-	 * the jitter of the others makes of the sign test */
-	if (u->p_big < DIST_ALPHA && bpos * 2 < seen)
-		u->kind = DIST_KIND_INTERMITTENT;
-	else if (u->p_sign < DIST_ALPHA || u->p_big < DIST_ALPHA)
+	/* consistent: its typical step's excess beyond twice the noise (a rank
+	 * busier in most steps by less is within it); else intermittent when
+	 * its excesses beyond the noise say so, whatever the others' jitter
+	 * makes of the sign test */
+	double typical = median_of(kept, seen);
+	free(kept);
+	int sig = u->p_sign < DIST_ALPHA || u->p_big < DIST_ALPHA;
+	if (sig && typical > fmax(2 * u->sigma, DIST_THETA_REL * med_busy))
 		u->kind = DIST_KIND_CONSISTENT;
+	else if (u->p_big < DIST_ALPHA)
+		u->kind = DIST_KIND_INTERMITTENT;
 	else
 		u->kind = DIST_KIND_NONE;
 	u->p = u->kind == DIST_KIND_INTERMITTENT ? u->p_big : fmin(u->p_sign, u->p_big);

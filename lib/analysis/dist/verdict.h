@@ -31,8 +31,10 @@
  *   - it is significant at the 5 % level after a Bonferroni correction for
  *     the n candidates and the two tests: the sign test over all steps
  *     (e(c,g) > 0 against < 0), or the sign test over the steps whose
- *     |e(c,g)| exceeds theta; it is INTERMITTENT when the second holds and
- *     e(c,g) exceeds theta in fewer than half the steps, else CONSISTENT;
+ *     |e(c,g)| exceeds theta. It is CONSISTENT when the median of e(c,.)
+ *     exceeds 2 sigma and 5 % of the median busy time (a rank busier in most
+ *     steps by less is within the noise), else INTERMITTENT when the second
+ *     test holds;
  *   - the others wait for it: their mean wait over the steps below is at
  *     least half of its excess there.
  * The steps its figures are over: for a consistent straggler every step
