@@ -116,6 +116,9 @@ struct rule {
 	double p_sign, p_big, p; /* corrected */
 	enum dist_kind kind;     /* the test that passed; NONE: neither */
 	int material;
+	size_t seen, busier, beyond; /* steps tested; e > 0 in; e > theta in */
+	double typical;          /* the median of e over them */
+	double floor;            /* what typical must exceed for CONSISTENT */
 };
 
 static void rule_free(struct rule *u)
@@ -203,8 +206,13 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 	 * makes of the sign test */
 	double typical = median_of(kept, seen);
 	free(kept);
+	u->seen = seen;
+	u->busier = pos_n;
+	u->beyond = bpos;
+	u->typical = typical;
+	u->floor = fmax(2 * u->sigma, DIST_THETA_REL * med_busy);
 	int sig = u->p_sign < DIST_ALPHA || u->p_big < DIST_ALPHA;
-	if (sig && typical > fmax(2 * u->sigma, DIST_THETA_REL * med_busy))
+	if (sig && typical > u->floor)
 		u->kind = DIST_KIND_CONSISTENT;
 	else if (u->p_big < DIST_ALPHA)
 		u->kind = DIST_KIND_INTERMITTENT;
@@ -295,6 +303,15 @@ static void take(struct dist_verdict *v, const struct rule *u, const struct dist
 	v->cand = u->cand;
 	v->kind = u->kind;
 	v->p = u->p;
+	v->why = !u->material			    ? DIST_WHY_SMALL
+		 : u->p_sign >= DIST_ALPHA && u->p_big >= DIST_ALPHA ? DIST_WHY_UNSURE
+		 : u->kind == DIST_KIND_NONE		    ? DIST_WHY_WITHIN
+							    : DIST_WHY_NONE;
+	v->seen = u->seen;
+	v->busier = u->busier;
+	v->beyond = u->beyond;
+	v->typical = u->typical;
+	v->floor = u->floor;
 	v->theta = u->theta;
 	v->sigma = u->sigma;
 	v->nheld = 0;

@@ -95,11 +95,23 @@ enum dist_verdict_code {
 
 enum dist_kind { DIST_KIND_NONE, DIST_KIND_CONSISTENT, DIST_KIND_INTERMITTENT };
 
+/* Why the candidate is not named (DIST_NOISE). */
+enum dist_why {
+	DIST_WHY_NONE,
+	DIST_WHY_SMALL,  /* its cost is below DIST_MATERIAL of the job's step */
+	DIST_WHY_UNSURE, /* neither sign test is significant */
+	DIST_WHY_WITHIN, /* significant, but its typical excess within the noise and
+			  * too few beyond it */
+};
+
 struct dist_verdict {
 	enum dist_verdict_code code;
 	enum dist_kind kind;        /* of the candidate, named or not */
 	int32_t cand;               /* rank index with the largest cost; -1 none */
 	double p;                   /* the candidate's corrected p-value (<= 1) */
+	enum dist_why why;          /* DIST_NOISE: why not named */
+	size_t seen, busier, beyond; /* steps tested, with e > 0, with e > theta */
+	double typical, floor;      /* its median excess, and what it must exceed */
 	double theta, sigma;        /* ns */
 	size_t k;                   /* compared steps */
 	size_t used;                /* steps the figures below are over */

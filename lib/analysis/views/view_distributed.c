@@ -306,6 +306,18 @@ static void straggler_note(struct table *t, const struct job_dist *d, enum time_
 	}
 	int32_t rank = j->ranks[v->cand].rank;
 	p_words(pw, sizeof(pw), v->p);
+	if (v->code == DIST_NOISE && v->why == DIST_WHY_WITHIN) {
+		table_note(t, "No straggler: rank %d was busier than the others' median in %zu of %zu "
+			      "compared steps, but by %s in a typical step, within the noise (%s); "
+			      "beyond it (%s) in %zu only (it cost the job %s per step, %.1f %% of its "
+			      "step, mostly in those).",
+			   rank, v->busier, v->seen,
+			   view_time(b1, sizeof(b1), (uint64_t)llround(fmax(v->typical, 0)), u),
+			   view_time(b2, sizeof(b2), (uint64_t)llround(v->floor), u),
+			   view_time(b3, sizeof(b3), (uint64_t)llround(v->theta), u), v->beyond,
+			   view_time(b4, sizeof(b4), (uint64_t)llround(v->cost), u), v->cost_pct);
+		return;
+	}
 	if (v->code == DIST_NOISE) {
 		table_note(t, "No straggler: no rank held the job back beyond the noise over %zu compared "
 			      "steps (the largest cost: rank %d, %s per step, %.1f %% of the job's step, "
