@@ -17,22 +17,93 @@ Cases (examples/ddp_train.py is the training job; nothing in it knows gprof-dl):
               no straggler named (a second run when the first names one)
   killed      2 ranks, rank 1 SIGKILLed at the start of step DIE_STEP: its
               file keeps every step it finished, its exit says signal 9 or
-              killed, and the Distributed view says it ended early, first
+              killed, and the Distributed view says it ended early, first,
+              its end (end_ns) within END_TOL_MS of the time the rank wrote
+              just before it killed itself
+  killed_shell  the same under a shell launcher script (`for r in 0 1; do
+              RANK=$r ... python ddp_train.py rank ... & done; wait`): a rank
+              is a forked shell that exec'd python, its end the python's
+
+The verdict cases run their job RUNS times (GPDL_DIST_RUNS, default 2) and
+check every run, so that a verdict right only by chance fails; 2 ranks, those
+marked "loaded" beside tests/pylib/load.py's bursty CPU load (one process of
+spins and sleeps of 20-150 ms):
+  balanced_loaded  loaded, none slowed: no straggler by computation, data
+              loading or host time (CPU contention may be named)
+  collate     loaded, rank 1 sleeps 25 ms per step in the DataLoader's
+              collate_fn: rank 1, data loading
+  python      loaded, rank 1 spins 25 ms per step in pure Python: rank 1,
+              host time outside operators
+  matmul      loaded, rank 1 does 20 ms of matrix products per step: rank 1,
+              computation
+  hook        loaded, the same from a tensor hook inside backward: rank 1,
+              computation
+  every4      loaded, 80 ms of matrix products on every 4th step: rank 1,
+              computation, intermittent, the steps it held the job back in
+              being the slowed ones
+  stall       loaded, 20 ms of matrix products per step and one 1500 ms
+              stall at step 20: rank 1, computation, consistent
+  short       quiet, 20 steps (10 compared), 20 ms of matrix products: rank 1
+  ips         quiet, balanced: the job ips of `bench --format json` and of
+              `summary --view perf --format json` are one figure, within
+              IPS_TOL of the job's own samples over its wall time (the ranks'
+              perf_counter at each step's end, the counted steps)
+A named straggler's parts (computation, data loading, host time, its own
+communication, CPU contention) add up to its busy excess within 5 %.
+
 torch 2 launches with torchrun, torch 1.13 with the job's own launcher (a
 plain script setting RANK, WORLD_SIZE, LOCAL_RANK, MASTER_*: Debian's
 torchrun fails on this Python). Exit status: 0 pass, 1 fail, 77 skip."""
 import json
 import os
+import re
+import shlex
 import socket
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from checks import Failure, check, eq, must, run_bounded, text  # noqa: E402
+from load import BurstyLoad  # noqa: E402
 from torchharness import torch_main  # noqa: E402
 
 STEPS = 40      # per rank; the first 10 are the views' warm-up
+SKIP = 10       # the views' default --skip-steps
 SLOW_MS = 40.0  # the straggler's extra computation per step
 DIE_STEP = 15
+RUNS = int(os.environ.get("GPDL_DIST_RUNS", "2"))  # runs of each verdict case
+END_TOL_MS = 10.0   # a killed rank's end_ns vs the time it wrote before SIGKILL
+IPS_TOL = 0.02      # the job ips vs the job's own samples over its wall time
+PARTS_TOL = 0.05    # the parts of a straggler's excess vs that excess
+
+# straggler_cause's values
+COMPUTATION, DATA_LOADING, HOST, OWN_COMM, CONTENTION = range(5)
+CAUSES = ("computation", "data loading", "host time outside operators", "its own communication",
+          "CPU contention")
+KINDS = ("none", "consistent", "intermittent")  # straggler_kind's values
+
+
+def slow(kind, ms, *more):
+    return ["--slow-rank", "1", "--slow-ms", str(ms), "--slow-kind", kind, *more]
+
+
+# The verdict cases, shared with bench/dist/verdicts: the job's options,
+# its steps, and the verdict expected of it: rank (-1: none), cause, kind
+# (1 consistent: slowed every step; 2 intermittent, with held the steps it
+# must have held the job back in). The tests check the kind of an
+# intermittent straggler only; the bench counts every kind. The tests run
+# each beside the load but short; the bench both ways.
+VERDICT_CASES = {
+    "balanced": dict(opts=[], rank=-1),
+    "collate": dict(opts=slow("collate-sleep", 25), rank=1, cause=DATA_LOADING, kind=1),
+    "python": dict(opts=slow("python", 25), rank=1, cause=HOST, kind=1),
+    "matmul": dict(opts=slow("matmul", 20), rank=1, cause=COMPUTATION, kind=1),
+    "hook": dict(opts=slow("hook", 20), rank=1, cause=COMPUTATION, kind=1),
+    "every4": dict(opts=slow("matmul", 80, "--slow-every", "4"), rank=1, cause=COMPUTATION, kind=2,
+                   held=lambda skip, steps: [g for g in range(skip, steps) if g % 4 == 3]),
+    "stall": dict(opts=slow("matmul", 20, "--stall-step", "20", "--stall-ms", "1500"), rank=1,
+                  cause=COMPUTATION, kind=1),
+    "short": dict(opts=slow("matmul", 20), steps=20, rank=1, cause=COMPUTATION, kind=1),
+}
 
 
 def free_port():
@@ -56,6 +127,8 @@ class Ctx:
         env["PYTHONUNBUFFERED"] = "1"
         env["OMP_NUM_THREADS"] = "1"
         self.env = env
+        self.seed = 1  # the load's, one more each run
+        self.load_procs = 1
 
     def path(self, name):
         return os.path.join(self.tmp, name)
@@ -67,17 +140,45 @@ class Ctx:
                           f"stdout: {text(p.stdout)[-3000:]}\nstderr: {text(p.stderr)[-3000:]}")
         return p
 
-    def job(self, world, *opts, status=0):
-        """Runs the job under gprof-dl, one file per rank; returns the
-        ranks' JSON lines by rank and gprof-dl's stderr."""
-        job = ["--steps", str(STEPS), *opts]
+    def clean(self):
+        """Removes the traces of an earlier run (the ranks' and the launcher's)."""
+        for f in os.listdir(self.tmp):
+            if f.endswith(".gpdl"):
+                os.remove(self.path(f))
+
+    def job_cmd(self, world, job, shell=False):
+        if shell:
+            # a launcher script of the user's: each rank a forked shell that
+            # exec's python (one pid, two images)
+            script = self.path("launch.sh")
+            ranks = " ".join(str(r) for r in range(world))
+            with open(script, "w") as f:
+                f.write("#!/bin/sh\n"
+                        f"for r in {ranks}; do\n"
+                        f"  RANK=$r LOCAL_RANK=$r WORLD_SIZE={world} MASTER_ADDR=127.0.0.1 "
+                        f"MASTER_PORT={free_port()} {shlex.quote(self.py)} {shlex.quote(self.prog)} rank "
+                        f"{' '.join(shlex.quote(a) for a in job)} &\n"
+                        "done\n"
+                        "wait\n")
+            return ["/bin/sh", script]
         if self.torch == "2":
             torchrun = os.path.join(os.path.dirname(self.py), "torchrun")
-            cmd = [torchrun, "--nproc-per-node", str(world), "--master-port", str(free_port()),
-                   self.prog, "rank", *job]
+            return [torchrun, "--nproc-per-node", str(world), "--master-port", str(free_port()),
+                    self.prog, "rank", *job]
+        return [self.py, self.prog, "launch", "--world", str(world), *job]
+
+    def job(self, world, *opts, status=0, steps=STEPS, load=False, shell=False):
+        """Runs the job under gprof-dl, one file per rank (those of an
+        earlier run removed first), beside the bursty load if LOAD; returns
+        the ranks' JSON lines by rank and gprof-dl's stderr."""
+        self.clean()
+        cmd = self.job_cmd(world, ["--steps", str(steps), *opts], shell)
+        if load:
+            with BurstyLoad(procs=self.load_procs, seed=self.seed):
+                p = self.gprof("run", "-o", "t-%q{RANK}.gpdl", "--", *cmd, status=status)
         else:
-            cmd = [self.py, self.prog, "launch", "--world", str(world), *job]
-        p = self.gprof("run", "-o", "t-%q{RANK}.gpdl", "--", *cmd, status=status)
+            p = self.gprof("run", "-o", "t-%q{RANK}.gpdl", "--", *cmd, status=status)
+        self.seed += 1
         ranks = {}
         for line in text(p.stdout).splitlines():
             if line.startswith("{"):
@@ -144,19 +245,51 @@ def check_comm(c, facts, rows, coll, ranks, world):
     eq(ar["group_size"], world, "all_reduce group size")
 
 
-def check_bench(c, files, world):
-    """The job's ips, recomputed from the ranks' steps as the issue defines
-    it: per step k, the ranks' samples summed over the slowest rank's time."""
+def script_ips(ranks, skip=SKIP):
+    """The job's own throughput over its counted steps (skip .. the last):
+    all ranks' samples over the wall time from the earliest end of step
+    skip - 1 to the latest end of the last step, on the ranks' perf_counter
+    (CLOCK_MONOTONIC, the traces' clock); None without those figures."""
+    if not ranks or any(len(r.get("step_end") or []) <= skip for r in ranks.values()):
+        return None
+    start = min(r["step_end"][skip - 1] if skip else r["t0"] for r in ranks.values())
+    end = max(r["step_end"][-1] for r in ranks.values())
+    samples = sum(r["batch"] * (len(r["step_end"]) - skip) for r in ranks.values())
+    return samples / (end - start) if end > start else None
+
+
+def perf_ips(d):
+    """The job ips of `summary --view perf --format json`."""
+    for sec in d["tables"]["perf"]["sections"]:
+        for row in sec["rows"]:
+            if row.get("name") == "ips":
+                return row["avg"]
+    return None
+
+
+def check_bench(c, files, world, ranks, tag=""):
+    """The job's ips as bench defines it (all samples over the wall time of
+    the job steps: their batch_cost, from the last rank's end of the step
+    before to the last rank's end of it, add up to it), from bench's own job
+    steps, and against the job's own clock; summary's Perf Summary gives the
+    same figure."""
     d = c.json("bench", *files, "--format", "json")
-    ranks = d.get("ranks")
-    must(isinstance(ranks, list) and len(ranks) == world, f"bench JSON: ranks {ranks!r}")
-    n = min(len(r["batch_ns"]) for r in ranks)
-    samples = sum(sum(r["samples"][k] for r in ranks) for k in range(n))
-    secs = sum(max(r["batch_ns"][k] for r in ranks) for k in range(n)) / 1e9
-    want = samples / secs
+    rs = d.get("ranks")
+    must(isinstance(rs, list) and len(rs) == world, f"{tag}bench JSON: ranks {rs!r}")
     got = d["ips"]["avg"]
-    check(abs(got - want) <= 1e-6 * want, f"bench: job ips {got}, the ranks' steps give {want}")
-    check(all(abs(sum(r["samples"][:n]) / n - 32) < 1e-9 for r in ranks), "bench: 32 samples per rank step")
+    run = d["runs"][0]
+    want = sum(run["samples"]) / (sum(run["batch_ns"]) / 1e9)
+    check(abs(got - want) <= 1e-6 * want, f"{tag}bench: job ips {got}, its job steps give {want}")
+    check(all(s == 32 * world for s in run["samples"]), f"{tag}bench: {32 * world} samples per job step: "
+          f"{run['samples']}")
+    own = script_ips(ranks)
+    check(own is not None and abs(got - own) <= IPS_TOL * own,
+          f"{tag}bench: job ips {got:.2f}, the job's own samples over its wall time {own} "
+          f"(more than {IPS_TOL:.0%} apart)")
+    perf = perf_ips(c.json("summary", *files, "--view", "perf", "--format", "json"))
+    check(perf is not None and abs(perf - got) <= 1e-9 * got,
+          f"{tag}summary --view perf: job ips {perf}, bench's {got}: not the same figure")
+    return got, own
 
 
 def check_export(c, files, world):
@@ -188,9 +321,10 @@ def case_straggler(c):
     d, facts, rows, notes, coll = dist_view(c, files)
     check_comm(c, facts, rows, coll, ranks, world)
     line = next((n for n in notes if n.startswith("Straggler")), "")
-    check(line.startswith("Straggler: rank 1,") and "computation" in line,
+    check(STRAGGLER.match(line) and STRAGGLER.match(line).group(1) == "1" and "computation" in line,
           f"the straggler line: {line!r}, expected rank 1 by computation ({notes})")
     eq(facts.get("straggler_rank"), 1, "the straggler")
+    eq(facts.get("straggler_cause"), COMPUTATION, "the straggler's cause")
     excess = facts.get("straggler_excess_ns", 0) / 1e6
     check(0.6 * SLOW_MS <= excess <= 1.6 * SLOW_MS,
           f"the straggler's excess computation {excess:.2f} ms per step, expected near {SLOW_MS} ms")
@@ -198,7 +332,7 @@ def case_straggler(c):
     check(0.5 * SLOW_MS <= wait0 <= 1.6 * SLOW_MS, f"rank 0 waits {wait0:.2f} ms per step, expected near {SLOW_MS}")
     check(rows[1]["wait_ns"] < rows[0]["wait_ns"] / 4, f"the straggler waits {rows[1]['wait_ns']} ns, rank 0 "
           f"{rows[0]['wait_ns']}")
-    check_bench(c, files, world)
+    check_bench(c, files, world, ranks)
     check_export(c, files, world)
 
 
@@ -226,25 +360,242 @@ def case_balanced(c):
     check(any(n.startswith("No straggler") for n in notes), f"no 'No straggler' line: {notes}")
 
 
-def case_killed(c):
-    world = 2
-    ranks, err = c.job(world, "--die-rank", "1", "--die-step", str(DIE_STEP), status=None)
+def kill_time(c, name):
+    path = c.path(name)
+    must(os.path.exists(path), f"the killed rank wrote no kill time to {name}")
+    with open(path) as f:
+        return int(f.read().strip())
+
+
+def check_end(tag, facts, rows, rank, kill_ns):
+    """The rank's end on the job clock (its row's end_ns; CLOCK_MONOTONIC on
+    one host) within END_TOL_MS of the time.monotonic_ns() it wrote just
+    before its SIGKILL."""
+    row = rows.get(rank, {})
+    end = row.get("end_ns")
+    if end is None:
+        # say what the view's other figures give, for whoever adds end_ns
+        rel = row.get("ended_ns")
+        start = facts.get("job_start_ns")
+        hint = (f"; job_start_ns + ended_ns give {(start + rel - kill_ns) / 1e6:+.2f} ms from the kill"
+                if isinstance(rel, int) and isinstance(start, int) else "")
+        check(False, f"{tag}rank {rank}'s row has no end_ns (the rank's end on the job clock){hint}")
+        return
+    check(abs(end - kill_ns) <= END_TOL_MS * 1e6,
+          f"{tag}rank {rank}'s end_ns {end} is {(end - kill_ns) / 1e6:+.2f} ms from the kill time it wrote "
+          f"({kill_ns}), more than {END_TOL_MS} ms")
+
+
+def check_killed(c, tag, world, err, die_step, kill_ns):
     files = rank_files(c, world)
     # its signal is known when gprof-dl's watch reads it before its parent
-    # (the example's launcher, torchrun's agent) reaps it; else all that is
-    # known is that it died without exiting
+    # (the example's launcher, torchrun's agent, the shell) reaps it; else
+    # all that is known is that it died without exiting
     shown = "killed by signal 9, t-1.gpdl" in err or "killed, t-1.gpdl" in err
-    check("Rank 1 of 2: pid " in err and shown, f"end-of-run report: rank 1 not shown killed:\n{err[-2000:]}")
+    check(f"Rank 1 of {world}: pid " in err and shown,
+          f"{tag}end-of-run report: rank 1 not shown killed:\n{err[-2000:]}")
     info = text(c.gprof("info", files[1]).stdout)
-    check("killed" in info or "137" in info, f"info of rank 1: its exit is not shown killed:\n{info[-1500:]}")
+    check("killed" in info or "137" in info, f"{tag}info of rank 1: its exit is not shown killed:\n{info[-1500:]}")
     d, facts, rows, notes, coll = dist_view(c, files)
     early = [n for n in notes if n.lower().startswith("ended early") and "rank 1" in n]
-    check(early, f"the Distributed view does not say rank 1 ended early: {notes}")
-    check(facts.get("ended_early", 0) >= 1, f"facts: ended_early {facts.get('ended_early')}")
-    eq(facts.get("first_ended_rank"), 1, "the rank that ended first (its launcher then stopped the others)")
+    check(early, f"{tag}the Distributed view does not say rank 1 ended early: {notes}")
+    check(facts.get("ended_early", 0) >= 1, f"{tag}facts: ended_early {facts.get('ended_early')}")
+    eq(facts.get("first_ended_rank"), 1, f"{tag}the rank that ended first (its launcher then stopped the others)")
+    check_end(tag, facts, rows, 1, kill_ns)
     perf = c.json("summary", files[1], "--view", "perf", "--format", "json")["tables"]["perf"]
     steps = perf["sections"][0]["facts"]["steps"] if perf.get("sections") else perf["facts"]["steps"]
-    eq(steps, DIE_STEP, "rank 1's steps: every step it finished before SIGKILL")
+    eq(steps, die_step, f"{tag}rank 1's steps: every step it finished before SIGKILL")
+    return rows
+
+
+def case_killed(c):
+    world = 2
+    ranks, err = c.job(world, "--die-rank", "1", "--die-step", str(DIE_STEP), "--kill-time-file",
+                       c.path("kill-1.txt"), status=None)
+    check_killed(c, "", world, err, DIE_STEP, kill_time(c, "kill-1.txt"))
+
+
+def case_killed_shell(c):
+    world, die = 2, 30
+    for run in range(1, RUNS + 1):
+        tag = f"run {run}: "
+        kf = c.path(f"kill-{run}.txt")
+        ranks, err = c.job(world, "--die-rank", "1", "--die-step", str(die), "--kill-time-file", kf,
+                           status=None, shell=True)
+        kill = kill_time(c, os.path.basename(kf))
+        rows = check_killed(c, tag, world, err, die, kill)
+        end = rows.get(1, {}).get("end_ns")
+        print(f"killed_shell run {run}: rank 1's end_ns - its kill time: "
+              f"{'n/a' if end is None else f'{(end - kill) / 1e6:+.2f} ms'}")
+
+
+# ---- the verdicts ------------------------------------------------------------------------------
+
+STRAGGLER = re.compile(r"^Straggler(?: \([^)]*\))?: rank (\d+)\b")
+HELD = re.compile(r"in (\d+) of (\d+) steps(?:: ([0-9, .]+))?")
+PART_KEYS = ("part_computation_ns", "part_data_loading_ns", "part_host_ns", "part_communication_ns",
+             "part_contention_ns")
+VERDICT_FACTS = ("straggler_rank", "straggler_cause", "straggler_kind", "straggler_steps_held", "steps_compared",
+                 "busy_excess_ns", *PART_KEYS, "cost_pct", "others_wait_ns", "world_size", "missing_ranks",
+                 "ended_early", "first_ended_rank", "mismatches")
+ROW_KEYS = ("rank", "steps", "busy_ns", "wait_ns", "computation_ns", "communication_ns", "note")
+
+
+def read_verdict(d):
+    """The verdict of `summary --view distributed --format json` (D), from
+    its facts where it has them, else from its notes (an analysis from
+    before straggler_kind and the parts: those are None then): rank (-1:
+    none), cause (-1: none), kind, held (the steps it held the job back in,
+    as a fact), held_list (from the note; None when not listed, its last
+    element Ellipsis when cut short), parts (the five, or None), excess,
+    parts_err (|sum of parts - busy excess| / busy excess), cost_pct, the
+    note's line, the facts, the rows by rank, the notes."""
+    t = d["tables"]["distributed"]
+    sec = t["sections"][0]
+    facts = sec.get("facts") or {}
+    notes = t.get("notes") or []
+    rows = {r["rank"]: r for r in sec.get("rows", [])}
+    line = next((n for n in notes if n.startswith(("Straggler", "No straggler"))), "")
+    m = STRAGGLER.match(line)
+    rank = facts.get("straggler_rank", int(m.group(1)) if m else -1)
+    cause = facts.get("straggler_cause")
+    if cause is None:  # the note names it after the excess: the first cause it names
+        at = [(line.find(w), i) for i, w in enumerate(CAUSES) if rank >= 0 and w in line]
+        cause = min(at)[1] if at else -1
+    held_list = None
+    h = HELD.search(line) if rank >= 0 else None
+    if h and h.group(3):
+        held_list = [int(x) for x in re.findall(r"\d+", h.group(3))]
+        if "..." in h.group(3):
+            held_list.append(...)
+    parts = [facts[k] for k in PART_KEYS] if all(k in facts for k in PART_KEYS) else None
+    excess = facts.get("busy_excess_ns")
+    err = None
+    if parts is not None and isinstance(excess, (int, float)) and excess > 0:
+        err = abs(sum(parts) - excess) / excess
+    return dict(rank=rank, cause=cause, kind=facts.get("straggler_kind"), held=facts.get("straggler_steps_held"),
+                held_list=held_list, parts=parts, excess=excess, parts_err=err, cost_pct=facts.get("cost_pct"),
+                line=line, facts=facts, rows=rows, notes=notes)
+
+
+def verdict_words(v):
+    if v["rank"] < 0:
+        return "none"
+    cause = CAUSES[v["cause"]] if 0 <= v["cause"] < len(CAUSES) else str(v["cause"])
+    kind = KINDS[v["kind"]] if isinstance(v["kind"], int) and 0 <= v["kind"] < len(KINDS) else "?"
+    return f"rank {v['rank']}, {cause}, {kind}"
+
+
+def check_verdict(tag, v, case, steps, slow_ms):
+    """Every run's verdict against the case's (VERDICT_CASES)."""
+    facts, rows, notes = v["facts"], v["rows"], v["notes"]
+    missing = [k for k in VERDICT_FACTS if k not in facts]
+    check(not missing, f"{tag}the Distributed view's facts lack {missing}")
+    for r in (0, 1):
+        must(r in rows, f"{tag}no row for rank {r}: {sorted(rows)}")
+        lacks = [k for k in ROW_KEYS if k not in rows[r]]
+        check(not lacks, f"{tag}rank {r}'s row lacks {lacks}")
+        eq(rows[r].get("steps"), steps - SKIP, f"{tag}rank {r}'s counted steps")
+    check(any(n.startswith(("Straggler", "No straggler")) for n in notes),
+          f"{tag}no note starts 'Straggler' or 'No straggler': {notes}")
+    if case["rank"] < 0:
+        check(v["rank"] == -1 or v["cause"] == CONTENTION,
+              f"{tag}a straggler named in a balanced job, not by CPU contention: {v['line']!r}")
+        if v["rank"] == -1:
+            check(v["line"].startswith("No straggler"), f"{tag}no 'No straggler' note: {notes}")
+        return
+    want = case["rank"]
+    eq(v["rank"], want, f"{tag}the straggler (its note: {v['line']!r})")
+    m = STRAGGLER.match(v["line"])
+    check(m is not None and int(m.group(1)) == want, f"{tag}the note names no straggler rank {want}: {v['line']!r}")
+    if "cause" in case:
+        check(v["cause"] == case["cause"], f"{tag}the straggler's cause: {v['cause']}, expected "
+              f"{case['cause']} ({CAUSES[case['cause']]}): {v['line']!r}")
+    if v["rank"] != want:
+        return
+    check("straggler" in (rows[want].get("note") or ""), f"{tag}rank {want}'s row note: {rows[want].get('note')!r}")
+    if case.get("kind") == 2:
+        check(v["kind"] == case["kind"], f"{tag}straggler_kind {v['kind']}, expected {case['kind']} "
+              f"({KINDS[case['kind']]}): {v['line']!r}")
+    check(isinstance(v["held"], int) and v["held"] > 0, f"{tag}straggler_steps_held {v['held']!r}")
+    check(isinstance(v["cost_pct"], (int, float)) and v["cost_pct"] > 0, f"{tag}cost_pct {v['cost_pct']!r}")
+    if v["parts"] is not None:
+        check(v["parts_err"] is not None and v["parts_err"] <= PARTS_TOL,
+              f"{tag}the parts {dict(zip(PART_KEYS, v['parts']))} add up to {sum(v['parts'])} ns, the busy "
+              f"excess is {v['excess']} ns (more than {PARTS_TOL:.0%} apart)")
+    if "held" in case:
+        skip = facts.get("skip_steps", SKIP)
+        slowed = case["held"](skip, steps)
+        check(v["held_list"] == slowed and v["held"] == len(slowed),
+              f"{tag}the steps it held the job back in: {v['held']} ({v['held_list']}), expected the slowed "
+              f"ones, {len(slowed)} ({slowed}): {v['line']!r}")
+    elif isinstance(v["excess"], (int, float)):
+        ex = v["excess"] / 1e6
+        check(0.5 * slow_ms <= ex <= 2 * slow_ms,
+              f"{tag}its busy excess {ex:.2f} ms per step, expected near the {slow_ms} ms it was slowed by")
+
+
+def slow_ms_of(case):
+    o = case["opts"]
+    return float(o[o.index("--slow-ms") + 1]) if "--slow-ms" in o else 0.0
+
+
+def verdict_case(c, name, load):
+    """Runs case NAME of VERDICT_CASES RUNS times, beside the load if LOAD,
+    and checks every run's verdict."""
+    case = VERDICT_CASES[name]
+    world, steps = 2, case.get("steps", STEPS)
+    for run in range(1, RUNS + 1):
+        tag = f"run {run}{' (loaded)' if load else ''}: "
+        ranks, err = c.job(world, *case["opts"], steps=steps, load=load)
+        must(sorted(ranks) == list(range(world)), f"{tag}the ranks' lines: {ranks}\n{err[-2000:]}")
+        files = rank_files(c, world)
+        v = read_verdict(c.json("summary", *files, "--view", "distributed", "--format", "json"))
+        print(f"{name} run {run}: {verdict_words(v)}; {v['line']}")
+        check_verdict(tag, v, case, steps, slow_ms_of(case))
+
+
+def case_balanced_loaded(c):
+    verdict_case(c, "balanced", load=True)
+
+
+def case_collate(c):
+    verdict_case(c, "collate", load=True)
+
+
+def case_python(c):
+    verdict_case(c, "python", load=True)
+
+
+def case_matmul(c):
+    verdict_case(c, "matmul", load=True)
+
+
+def case_hook(c):
+    verdict_case(c, "hook", load=True)
+
+
+def case_every4(c):
+    verdict_case(c, "every4", load=True)
+
+
+def case_stall(c):
+    verdict_case(c, "stall", load=True)
+
+
+def case_short(c):
+    verdict_case(c, "short", load=False)
+
+
+def case_ips(c):
+    world = 2
+    for run in range(1, RUNS + 1):
+        tag = f"run {run}: "
+        ranks, err = c.job(world)
+        must(sorted(ranks) == list(range(world)), f"{tag}the ranks' lines: {ranks}\n{err[-2000:]}")
+        got, own = check_bench(c, rank_files(c, world), world, ranks, tag)
+        print(f"ips run {run}: bench {got:.2f}, the job's own {own if own is None else round(own, 2)} samples/s"
+              + (f" ({(got - own) / own:+.2%})" if own else ""))
 
 
 def main():
