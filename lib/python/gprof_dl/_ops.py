@@ -537,14 +537,25 @@ class Groups:
     their calls without a group."""
 
     def __init__(self, torch, patch):
-        _observer_lib(torch)  # _Unavailable when the observer cannot be had
-        self.register_fn, self.capture_begin, self.capture_end, self.p2p_begin, self.p2p_end = _groups
         self.torch = torch
         self.patch = patch
+        self.fns = None  # the observer's gpdl_pg_* once loaded; False: it cannot be
         self.slots = {}  # group -> its slot in the observer, -1 none
         self.tls = threading.local()  # .busy: inside a wrapped point-to-point call
         self.dist = sys.modules.get("torch.distributed")
         self.c10d = sys.modules.get("torch.distributed.distributed_c10d")
+
+    def _fns(self):
+        """The observer, loaded when the first group is made (its build, if it
+        fails, is tried once): not before, so that a program that makes no
+        group never waits for it."""
+        if self.fns is None:
+            try:
+                _observer_lib(self.torch)
+                self.fns = _groups
+            except Exception:  # why is said once already, for operators or communication
+                self.fns = False
+        return self.fns
 
     def install(self):
         c10d, dist = self.c10d, self.dist
@@ -581,6 +592,8 @@ class Groups:
 
     def scan(self):
         """Registers the groups torch knows of that are not yet."""
+        if not self._fns():
+            return
         c10d = self.c10d
         names = getattr(getattr(c10d, "_world", None), "pg_names", None)
         if names is None:
@@ -590,8 +603,9 @@ class Groups:
                 self.slots[pg] = self._register(pg, str(name))
 
     def _register(self, pg, name):
+        register, capture_begin, capture_end = self.fns[:3]
         b = name.encode()
-        slot = self.register_fn(b, len(b))
+        slot = register(b, len(b))
         if slot != -2:
             return slot
         # no registry: capture it from a c10d op that gloo refuses at once
@@ -603,14 +617,14 @@ class Groups:
             return -1
         opts = self.dist.BroadcastOptions()
         opts.rootRank, opts.rootTensor = -1, 0
-        if not self.capture_begin():
+        if not capture_begin():
             return -1
         try:
             pg.broadcast([self.torch.zeros(1)], opts)
         except Exception:
             pass  # "invalid root rank: -1", as meant
         finally:
-            slot = self.capture_end(b, len(b))
+            slot = capture_end(b, len(b))
         return slot
 
     def _p2p(self, orig, peer_arg, group_peer_arg):
@@ -644,15 +658,16 @@ class Groups:
                 slot, peer = -1, -1
             if slot < 0:
                 return orig(*args, **kwargs)
+            p2p_begin, p2p_end = self.fns[3:]
             tls.busy = True
-            self.p2p_begin(slot, peer)
+            p2p_begin(slot, peer)
             ok = 0
             try:
                 r = orig(*args, **kwargs)
                 ok = 1
                 return r
             finally:
-                self.p2p_end(slot, ok)
+                p2p_end(slot, ok)
                 tls.busy = False
 
         wrapper._gprof_dl = True

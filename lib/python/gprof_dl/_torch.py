@@ -352,13 +352,13 @@ def _hook_distributed(torch):
         _patch(c10d, "init_process_group", init_process_group)
     global _groups
     if _ops is not None and _groups is None:
-        try:
-            from . import _ops as ops_module
+        from . import _ops as ops_module
 
-            _groups = ops_module.Groups(torch, _patch)
+        _groups = ops_module.Groups(torch, _patch)
+        try:
             _groups.install()
-        except Exception:  # no observer: calls without groups (its failure is said once already)
-            _groups = None
+        except Exception:  # never the program's failure: its calls without groups
+            pass
 
 
 def _process_group_made(dist):
@@ -371,7 +371,7 @@ def _process_group_made(dist):
     if _ops is not None:
         _ops.want_comm()
     if _groups is not None:
-        _groups.scan()
+        _groups.scan()  # the default group (after want_comm(), which may build the observer)
 
 
 def _hook_threads():
