@@ -48,8 +48,9 @@
  * group, and gloo records no record_param_comms in torch 1.13 or 2.9 (NCCL
  * does in 2.x); the c10d op around the call has the group among its inputs,
  * but asking torch for inputs makes it box every operator's arguments. What
- * is cheap and exact instead (measured on torch 1.13 and 2.9, gloo, by
- * printing what each callback sees, tests/dist/pg_e2e.py):
+ * is cheap and exact instead (seen on torch 1.13 and 2.9, gloo, with an
+ * observer that printed what each callback gets; tests/dist/pg_e2e.py
+ * checks the outcome):
  * - the c10d op ("c10d::allreduce_") starts and ends on the calling thread
  *   (DDP's reducer: the thread running backward), and the call's work is
  *   made and queued inside it; gloo runs the work on the group's worker
@@ -67,10 +68,10 @@
  * group name, "0" for the default group, "1", "2"... for new_group's, alike
  * on every member: gpdl_pg_register or, where torch has no group registry,
  * gpdl_pg_capture_*), and every c10d op pushes a pg_call holding the
- * registered groups' sequence numbers at its start; the first group whose
- * number moved by exactly one, and the only one, is the call's, its new
- * number the call's (less the point-to-point calls that moved it, which the
- * package counts in Python whatever the recording window). Any doubt leaves
+ * registered groups' sequence numbers at its start; the one group whose
+ * number has moved, by exactly one, is the call's, and its new number the
+ * call's (less the point-to-point calls that moved it, which the package
+ * counts in Python whatever the recording window). Any doubt leaves
  * it unknown: another c10d op begun on any thread meanwhile or already in
  * flight, no group or several moved, a group with point-to-point calls whose
  * effect on its number was never seen, or one the program sent or received
@@ -79,9 +80,10 @@
  * only), resolved by whichever of the c10d op's end and the work's end comes
  * first. Send and receive get their group and peer (the other process's
  * global rank) from the package's wrappers of torch.distributed's send,
- * recv, isend and irecv, and no sequence number (the analysis pairs them by
- * their ends). This costs the operator path nothing: the work is done for
- * c10d names only.
+ * recv, isend and irecv, and no sequence number (the analysis pairs a send
+ * with its receive by their two ranks). An operator pays nothing for this
+ * but the name lookup it already had: the work is done for c10d names only
+ * (with communication alone, the c10d callback makes that lookup).
  *
  * torch's C++ ABI differs between versions, so this file is compiled by the
  * gprof_dl package against the running torch's headers at first use (_ops.py)
@@ -263,7 +265,7 @@ uint32_t shapes_id(const at::RecordFunction &fn)
 
 /* What the callbacks return: a plain operator returns none (its end pops);
  * a name the operator callback leaves to the communication callback returns
- * SKIPPED (its end does nothing); a c10d op returns a c10d_ctx. */
+ * a gp_ctx with nothing to pop; a c10d op returns a c10d_ctx. */
 struct gp_ctx : at::ObserverContext {
 	explicit gp_ctx(bool op) : op_pushed(op) {}
 	bool op_pushed; /* an Operator range to pop */
