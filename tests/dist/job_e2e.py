@@ -11,7 +11,9 @@ Cases (examples/ddp_train.py is the training job; nothing in it knows gprof-dl):
               the straggler with computation as the cause and its excess and
               rank 0's wait near SLOW_MS; communication per rank > 0; one
               all_reduce per step of the gradient bytes; `bench` gives the job
-              ips that the ranks' steps give by hand; `export --chrome` one
+              ips its job steps give (all samples over their wall time), the
+              job's own within IPS_TOL, summary's Perf Summary the same
+              figure; `export --chrome` one
               process per rank and flows between ranks' calls
   balanced    4 ranks (2 on a 2-core machine), none slowed: a file per rank,
               no straggler named (a second run when the first names one)
@@ -42,14 +44,18 @@ spins and sleeps of 20-150 ms):
               computation, intermittent, the steps it held the job back in
               being the slowed ones
   stall       loaded, 20 ms of matrix products per step and one 1500 ms
-              stall at step 20: rank 1, computation, consistent
+              stall at step 20: rank 1, computation, its excess near 20 ms
+              (the stall does not swell it)
   short       quiet, 20 steps (10 compared), 20 ms of matrix products: rank 1
   ips         quiet, balanced: the job ips of `bench --format json` and of
               `summary --view perf --format json` are one figure, within
               IPS_TOL of the job's own samples over its wall time (the ranks'
               perf_counter at each step's end, the counted steps)
 A named straggler's parts (computation, data loading, host time, its own
-communication, CPU contention) add up to its busy excess within 5 %.
+communication, CPU contention) add up to its busy excess within 5 %; a
+straggler slowed every step has a busy excess of 0.5x to 2x its slowdown.
+The kind (consistent/intermittent) is checked for every4 only;
+bench/dist/verdicts counts it for every case.
 
 torch 2 launches with torchrun, torch 1.13 with the job's own launcher (a
 plain script setting RANK, WORLD_SIZE, LOCAL_RANK, MASTER_*: Debian's
