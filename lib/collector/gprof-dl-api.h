@@ -50,7 +50,7 @@ struct gprof_dl_comm {
 	uint32_t pg;         /* the process group's name; 0: unknown */
 	uint32_t dtype;      /* the element type, "float"; 0: unknown */
 	uint32_t group_size; /* 0: unknown */
-	int32_t peer;        /* send/recv: the other rank; -1: none */
+	int32_t peer;        /* send/recv: the other rank, its global rank; -1: none */
 	uint32_t pad;
 	int64_t seq;         /* the call's number in its group; < 0: unknown */
 	uint64_t bytes;      /* the input tensors' size; 0: unknown */

@@ -133,7 +133,7 @@ struct store_comm {
 	uint32_t pg;         /* the process group's name in store->names; 0 unknown */
 	uint32_t group_size; /* ranks in the group; 0 unknown */
 	uint32_t dtype;      /* the element type's name in store->names; 0 unknown */
-	int32_t peer;        /* send/recv: the other rank in the group; -1 none */
+	int32_t peer;        /* send/recv: the other rank (of the job: its global rank); -1 none */
 };
 
 /* An event that carries details or ids: its index, its ids (the correlation
