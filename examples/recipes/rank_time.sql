@@ -1,16 +1,21 @@
 -- rank_time.sql - per rank over its counted steps, the columns of
 -- `gprof-dl summary --view distributed` (gprof-dl-summary(1), "Distributed
 -- Summary"), each time per step (the total over the counted steps / their
--- count) in ns, with its share (%) of the rank's step time:
---   steps, step mean / median / P95 (nearest rank), computation,
---   communication, overlap, exposed, wait, idle, busy (step - wait).
--- Computation: the union of the rank's host Operator ranges that are no
--- communication (nor start inside a communication range of their thread),
--- or on a rank with GPU work, of its kernels that are no communication.
--- Communication: the union of the host's communication ranges, or on a
--- rank with communication GPU work, of that work. Both clipped to the
--- counted steps; intervals merged by gaps and islands. Wait as in
--- step_time.sql.
+-- count) in ns:
+--   steps; step mean / median / P95 (nearest rank); busy (step - wait);
+--   wait; busy's parts, disjoint, adding up to busy: computation,
+--   data_loading, outside (host time outside operators), communication
+--   (its own, not overlapped nor wait) and contention (CPU contention:
+--   empty where no counted step of the rank has its CPU time, steps.cpu_ns), as
+--   step_time.sql gives them per step; comm_total (the union of its
+--   communication) and overlap (computation and communication at once),
+--   Paddle's figures.
+-- Computation: its host Operator ranges that are no communication (nor
+-- start inside a communication range of their thread), or on a rank with
+-- GPU work, its kernels that are no communication. Communication: the
+-- host's communication ranges, or on a rank with communication GPU work,
+-- that work. Wait as in step_time.sql. All from the sweep of views.sql
+-- (step_parts): no interval joins.
 -- Engines: DuckDB and Spark SQL over `gprof-dl export --csv --partitioned`,
 -- sqlite over `gprof-dl export --sqlite` (examples/recipes/run); plain SQL
 -- with window functions; medians by row_number and count.
@@ -22,23 +27,43 @@
 -- params: skip_steps (default 10, as --skip-steps), in views.sql.
 -- Needs views.sql (the shared views, and params) run first in the same session:
 -- examples/recipes/run does; by hand, run views.sql, then this file.
-SELECT p.rank, r.host, p.n AS steps,
+WITH step_order AS (
+  SELECT p.*,
+         ROW_NUMBER() OVER (PARTITION BY rank ORDER BY dur_ns) AS k,
+         COUNT(*) OVER (PARTITION BY rank) AS n
+  FROM step_parts p
+  WHERE counted = 1
+),
+-- the parts per step: the sum of each step's part / the count, as the view
+rank_sum AS (
+  SELECT rank, MAX(n) AS n,
+         AVG(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(dur_ns AS DOUBLE) END) AS median_ns,
+         MAX(CASE WHEN 100 * k >= 95 * n AND 100 * (k - 1) < 95 * n THEN dur_ns END) AS p95_ns,
+         SUM(dur_ns) AS window_ns,
+         SUM(wait_ns) AS wait_ns,
+         SUM(comp_part / n) AS computation_ns,
+         SUM(data_part / n) AS data_loading_ns,
+         SUM(host_part / n) AS outside_ns,
+         SUM(comm_part / n) AS communication_ns,
+         SUM(contention_part / n) AS contention_ns,
+         SUM(sched_known) AS sched_steps,
+         SUM(comp_all_ns) AS comp_all_ns,
+         SUM(comm_all_ns) AS comm_all_ns,
+         SUM(busy_all_ns) AS busy_all_ns
+  FROM step_order
+  GROUP BY rank
+)
+SELECT s.rank, r.host, s.n AS steps,
        CAST(window_ns AS DOUBLE) / n AS step_mean_ns,
        median_ns AS step_median_ns,
        p95_ns AS step_p95_ns,
-       CAST(comp_ns AS DOUBLE) / n AS computation_ns,
-       CAST(comp_ns AS DOUBLE) * 100 / window_ns AS computation_pct,
-       CAST(comm_ns AS DOUBLE) / n AS communication_ns,
-       CAST(comm_ns AS DOUBLE) * 100 / window_ns AS communication_pct,
-       CAST(overlap_ns AS DOUBLE) / n AS overlap_ns,
-       CAST(overlap_ns AS DOUBLE) * 100 / window_ns AS overlap_pct,
-       CAST(exposed_ns AS DOUBLE) / n AS exposed_ns,
-       CAST(exposed_ns AS DOUBLE) * 100 / window_ns AS exposed_pct,
-       CAST(p.wait_ns AS DOUBLE) / n AS wait_ns,
-       CAST(p.wait_ns AS DOUBLE) * 100 / window_ns AS wait_pct,
-       CAST(idle_ns AS DOUBLE) / n AS idle_ns,
-       CAST(idle_ns AS DOUBLE) * 100 / window_ns AS idle_pct,
-       busy_sum / n AS busy_ns
-FROM per_rank p
-JOIN ranks r ON r.rank = p.rank
-ORDER BY p.rank
+       CAST(CASE WHEN window_ns > s.wait_ns THEN window_ns - s.wait_ns ELSE 0 END AS DOUBLE) / n AS busy_ns,
+       CAST(s.wait_ns AS DOUBLE) / n AS wait_ns,
+       computation_ns, data_loading_ns, outside_ns, communication_ns,
+       CASE WHEN sched_steps > 0 THEN contention_ns END AS contention_ns,
+       CAST(comm_all_ns AS DOUBLE) / n AS comm_total_ns,
+       CAST(CASE WHEN comp_all_ns + comm_all_ns > busy_all_ns
+                 THEN comp_all_ns + comm_all_ns - busy_all_ns ELSE 0 END AS DOUBLE) / n AS overlap_ns
+FROM rank_sum s
+JOIN ranks r ON r.rank = s.rank
+ORDER BY s.rank

@@ -29,14 +29,14 @@ CREATE TEMPORARY VIEW params AS SELECT 10 AS skip_steps, 20 AS top_n;
 
 -- each rank's ProfileStep ranges (steps.step: 0, 1, ... in start order)
 CREATE TEMPORARY VIEW rank_steps AS
-  SELECT rank, step, start_ns, end_ns, dur_ns,
+  SELECT rank, step, start_ns, end_ns, dur_ns, cpu_ns, runq_ns,
          COUNT(*) OVER (PARTITION BY rank) AS n
   FROM steps
   WHERE rank >= 0;
 
 -- counted: all but the first skip_steps, never more than half (floor(n / 2))
 CREATE TEMPORARY VIEW counted AS
-  SELECT r.rank, r.step, r.start_ns, r.end_ns, r.dur_ns,
+  SELECT r.rank, r.step, r.start_ns, r.end_ns, r.dur_ns, r.cpu_ns, r.runq_ns,
          CASE WHEN r.step >= CASE WHEN p.skip_steps < (r.n - r.n % 2) / 2 THEN p.skip_steps
                                   ELSE (r.n - r.n % 2) / 2 END
               THEN 1 ELSE 0 END AS counted
@@ -160,9 +160,10 @@ CREATE TEMPORARY VIEW call_wait AS
               ELSE 0 END AS wait_ns
   FROM call_member m;
 
--- each wait lies at its call's start, clipped to the counted step the call
--- started in (a GPU call: its host call); a rank's wait in a step is their
--- union (gaps and islands: the running end of the intervals before)
+-- a call's wait lies at its start: [start, start + wait), clipped to the end
+-- of the counted step the call started in (a GPU call: its host call); W,
+-- the rank's wait, is the union of these (gloo's calls on two threads wait
+-- for the same rank at the same time, once)
 CREATE TEMPORARY VIEW wait_ivl AS
   SELECT w.rank, c.step, w.start_ns AS s,
          CASE WHEN w.start_ns < c.end_ns AND w.start_ns + w.wait_ns > c.end_ns THEN c.end_ns
@@ -171,30 +172,6 @@ CREATE TEMPORARY VIEW wait_ivl AS
   JOIN counted c ON c.rank = w.rank AND c.counted = 1
                 AND w.at_ns >= c.start_ns AND w.at_ns < c.end_ns
   WHERE w.wait_ns > 0;
-
-CREATE TEMPORARY VIEW wait_prev AS
-  SELECT rank, step, s, e,
-         MAX(e) OVER (PARTITION BY rank, step ORDER BY s, e
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
-  FROM wait_ivl;
-
--- in start order, each interval adds what lies past the ones before it
-CREATE TEMPORARY VIEW step_wait AS
-  SELECT rank, step,
-         SUM(CASE WHEN prev_e IS NULL OR prev_e <= s THEN e - s
-                  WHEN e > prev_e THEN e - prev_e ELSE 0 END) AS wait_ns
-  FROM wait_prev
-  GROUP BY rank, step;
-
--- per counted step: its wait and busy time (step - wait)
-CREATE TEMPORARY VIEW step_busy AS
-  SELECT c.rank, c.step, c.start_ns, c.dur_ns, c.counted,
-         CASE WHEN c.counted = 1 THEN COALESCE(w.wait_ns, 0) END AS wait_ns,
-         CASE WHEN c.counted = 0 THEN NULL
-              WHEN c.dur_ns > COALESCE(w.wait_ns, 0) THEN c.dur_ns - COALESCE(w.wait_ns, 0)
-              ELSE 0 END AS busy_ns
-  FROM counted c
-  LEFT JOIN step_wait w ON w.rank = c.rank AND w.step = c.step;
 
 -- the host's ranges that matter: operators, Dataloader ranges, and the
 -- communication operators (Communication ranges, and names such as gloo:*,
@@ -232,17 +209,18 @@ CREATE TEMPORARY VIEW host_marked AS
                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS comm_end
   FROM host h;
 
--- which set each range or kernel belongs to: one row per (range, set)
-CREATE TEMPORARY VIEW sets AS
-  SELECT 'comp' AS what UNION ALL SELECT 'comm' UNION ALL SELECT 'busy'
-  UNION ALL SELECT 'dataloader' UNION ALL SELECT 'active';
-
+-- the sets a step is split by (gprof-dl-summary(1), "The parts of a
+-- step"), each interval marked with those it is in: D (data: Dataloader
+-- ranges), C (computation: host operators on a rank without GPU work, else
+-- kernels that are no communication), M (communication: the host's
+-- communication ranges on a rank without communication GPU work, else that
+-- work)
 CREATE TEMPORARY VIEW host_sets AS
   SELECT h.rank, h.start_ns, h.end_ns,
          CASE WHEN src.gpu_comp = 0 AND h.is_comm = 0 AND h.type = 'Operator'
                    AND (h.comm_end IS NULL OR h.start_ns >= h.comm_end) THEN 1 ELSE 0 END AS comp,
          CASE WHEN src.gpu_comm = 0 AND h.is_comm = 1 THEN 1 ELSE 0 END AS comm,
-         CASE WHEN h.type = 'Dataloader' THEN 1 ELSE 0 END AS dataloader
+         CASE WHEN h.type = 'Dataloader' AND h.is_comm = 0 THEN 1 ELSE 0 END AS dataloader
   FROM host_marked h JOIN src ON src.rank = h.rank;
 
 CREATE TEMPORARY VIEW gpu_sets AS
@@ -253,84 +231,122 @@ CREATE TEMPORARY VIEW gpu_sets AS
                                          OR lower(k.name) LIKE '%rccl%') THEN 1 ELSE 0 END AS comm
   FROM kernels k JOIN src ON src.rank = k.rank;
 
--- busy: computation or communication; active: any host range here
-CREATE TEMPORARY VIEW ivl AS
-  SELECT h.rank, s.what, h.start_ns, h.end_ns
-  FROM host_sets h JOIN sets s
-    ON (s.what = 'comp' AND h.comp = 1) OR (s.what = 'comm' AND h.comm = 1)
-    OR (s.what = 'busy' AND h.comp + h.comm > 0) OR (s.what = 'dataloader' AND h.dataloader = 1)
-    OR s.what = 'active'
+-- the sweep: every interval of a rank that matters (its counted steps, W,
+-- D, C, M), with its sets; each gives +1 to them at its start and -1 at its
+-- end (the step's +/- its number, so that the running sum names the step)
+CREATE TEMPORARY VIEW part_ivl AS
+  SELECT rank, start_ns AS s, end_ns AS e, 1 AS i_step, step AS i_num,
+         0 AS i_w, 0 AS i_d, 0 AS i_c, 0 AS i_m
+  FROM counted WHERE counted = 1
   UNION ALL
-  SELECT g.rank, s.what, g.start_ns, g.end_ns
-  FROM gpu_sets g JOIN sets s
-    ON (s.what = 'comp' AND g.comp = 1) OR (s.what = 'comm' AND g.comm = 1)
-    OR (s.what = 'busy' AND g.comp + g.comm > 0)
+  SELECT rank, s, e, 0, 0, 1, 0, 0, 0 FROM wait_ivl WHERE e > s
   UNION ALL
-  SELECT rank, 'window', start_ns, end_ns FROM counted WHERE counted = 1;
+  SELECT rank, start_ns, end_ns, 0, 0, 0, dataloader, comp, comm
+  FROM host_sets WHERE end_ns > start_ns AND dataloader + comp + comm > 0
+  UNION ALL
+  SELECT rank, start_ns, end_ns, 0, 0, 0, 0, comp, comm
+  FROM gpu_sets WHERE end_ns > start_ns AND comp + comm > 0;
 
--- clipped to the counted steps, then merged (gaps and islands)
-CREATE TEMPORARY VIEW piece AS
-  SELECT i.rank, i.what,
-         CASE WHEN i.start_ns > c.start_ns THEN i.start_ns ELSE c.start_ns END AS s,
-         CASE WHEN i.end_ns < c.end_ns THEN i.end_ns ELSE c.end_ns END AS e
-  FROM ivl i
-  JOIN counted c ON c.rank = i.rank AND c.counted = 1
-                AND i.start_ns < c.end_ns AND i.end_ns > c.start_ns;
+-- from each boundary to the next, how many of each set are open: running
+-- sums over the boundaries in time order (of several at one time, only the
+-- last is followed by a piece of non-zero length, and it has them all)
+CREATE TEMPORARY VIEW part_runs AS
+  SELECT rank, t,
+         LEAD(t) OVER (PARTITION BY rank ORDER BY t) AS t_next,
+         SUM(d_step) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS n_step,
+         SUM(d_num) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS step,
+         SUM(d_w) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS n_w,
+         SUM(d_d) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS n_d,
+         SUM(d_c) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS n_c,
+         SUM(d_m) OVER (PARTITION BY rank ORDER BY t ROWS UNBOUNDED PRECEDING) AS n_m
+  FROM (SELECT i.rank, CASE WHEN x.sgn = 1 THEN i.s ELSE i.e END AS t,
+               x.sgn * i_step AS d_step, x.sgn * i_num AS d_num, x.sgn * i_w AS d_w,
+               x.sgn * i_d AS d_d, x.sgn * i_c AS d_c, x.sgn * i_m AS d_m
+        FROM part_ivl i CROSS JOIN (SELECT 1 AS sgn UNION ALL SELECT -1 AS sgn) x) b;
 
-CREATE TEMPORARY VIEW piece_prev AS
-  SELECT rank, what, s, e,
-         MAX(e) OVER (PARTITION BY rank, what ORDER BY s, e
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
-  FROM piece;
+-- per counted step, each piece of it (of non-zero length) given to the
+-- first set open in it:
+-- wait (W), data (D \ W), computation (C \ (W u D)), communication
+-- (M \ (W u D u C)); and the unions of C, of M and of both (Paddle's
+-- figures)
+CREATE TEMPORARY VIEW step_sets AS
+  SELECT rank, step,
+         SUM(CASE WHEN n_w > 0 THEN t_next - t ELSE 0 END) AS wait_ns,
+         SUM(CASE WHEN n_w = 0 AND n_d > 0 THEN t_next - t ELSE 0 END) AS data_ns,
+         SUM(CASE WHEN n_w = 0 AND n_d = 0 AND n_c > 0 THEN t_next - t ELSE 0 END) AS comp_ns,
+         SUM(CASE WHEN n_w = 0 AND n_d = 0 AND n_c = 0 AND n_m > 0 THEN t_next - t ELSE 0 END) AS comm_ns,
+         SUM(CASE WHEN n_c > 0 THEN t_next - t ELSE 0 END) AS comp_all_ns,
+         SUM(CASE WHEN n_m > 0 THEN t_next - t ELSE 0 END) AS comm_all_ns,
+         SUM(CASE WHEN n_c > 0 OR n_m > 0 THEN t_next - t ELSE 0 END) AS busy_all_ns
+  FROM part_runs
+  WHERE n_step = 1 AND t_next > t
+  GROUP BY rank, step;
 
--- the union's length: in start order, each interval adds what lies past
--- the running end of the ones before it (where a new island starts, all)
-CREATE TEMPORARY VIEW measure AS
-  SELECT rank, what,
-         SUM(CASE WHEN prev_e IS NULL OR prev_e <= s THEN e - s
-                  WHEN e > prev_e THEN e - prev_e ELSE 0 END) AS ns
-  FROM piece_prev
-  GROUP BY rank, what;
+-- per step: counted or not; for a counted one, its wait and busy time
+-- (step - wait), and the measured sets
+CREATE TEMPORARY VIEW step_busy AS
+  SELECT c.rank, c.step, c.start_ns, c.dur_ns, c.counted, c.cpu_ns, c.runq_ns,
+         CASE WHEN c.counted = 1 THEN COALESCE(p.wait_ns, 0) END AS wait_ns,
+         CASE WHEN c.counted = 0 THEN NULL
+              WHEN c.dur_ns > COALESCE(p.wait_ns, 0) THEN c.dur_ns - COALESCE(p.wait_ns, 0)
+              ELSE 0 END AS busy_ns,
+         COALESCE(p.data_ns, 0) AS data_ns, COALESCE(p.comp_ns, 0) AS comp_ns,
+         COALESCE(p.comm_ns, 0) AS comm_ns, COALESCE(p.comp_all_ns, 0) AS comp_all_ns,
+         COALESCE(p.comm_all_ns, 0) AS comm_all_ns, COALESCE(p.busy_all_ns, 0) AS busy_all_ns
+  FROM counted c
+  LEFT JOIN step_sets p ON p.rank = c.rank AND p.step = c.step;
 
--- per rank: its counted steps, their lengths' order, its totals
-CREATE TEMPORARY VIEW step_order AS
-  SELECT rank, dur_ns, busy_ns, wait_ns,
-         ROW_NUMBER() OVER (PARTITION BY rank ORDER BY dur_ns) AS k,
-         COUNT(*) OVER (PARTITION BY rank) AS n
-  FROM step_busy WHERE counted = 1;
+-- the parts of busy, before CPU contention: host = the rest of the step;
+-- the contention to take out: the step thread's run-queue time in it, at
+-- most busy (known where its CPU time is: steps.cpu_ns > 0; else 0)
+CREATE TEMPORARY VIEW step_carve AS
+  SELECT b.rank, b.step, b.start_ns, b.dur_ns, b.counted, b.wait_ns, b.busy_ns, s.gpu_comp,
+         b.comp_all_ns, b.comm_all_ns, b.busy_all_ns,
+         CASE WHEN b.cpu_ns > 0 THEN 1 ELSE 0 END AS sched_known,
+         CAST(b.data_ns AS DOUBLE) AS d, CAST(b.comp_ns AS DOUBLE) AS c,
+         CAST(b.comm_ns AS DOUBLE) AS m,
+         CAST(CASE WHEN b.busy_ns > b.data_ns + b.comp_ns + b.comm_ns
+                   THEN b.busy_ns - b.data_ns - b.comp_ns - b.comm_ns ELSE 0 END AS DOUBLE) AS h,
+         CAST(CASE WHEN b.cpu_ns > 0 AND b.runq_ns > 0
+                   THEN CASE WHEN b.runq_ns < b.busy_ns THEN b.runq_ns ELSE b.busy_ns END
+                   ELSE 0 END AS DOUBLE) AS q
+  FROM step_busy b JOIN src s ON s.rank = b.rank;
 
-CREATE TEMPORARY VIEW step_stat AS
-  SELECT rank, MAX(n) AS n,
-         AVG(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(dur_ns AS DOUBLE) END) AS median_ns,
-         MAX(CASE WHEN 100 * k >= 95 * n AND 100 * (k - 1) < 95 * n THEN dur_ns END) AS p95_ns,
-         SUM(wait_ns) AS wait_ns,
-         SUM(CAST(busy_ns AS DOUBLE)) AS busy_sum,
-         SUM(CAST(busy_ns AS DOUBLE) * CAST(busy_ns AS DOUBLE)) AS busy_sq
-  FROM step_order GROUP BY rank;
+-- what each group of parts gives: on a rank with GPU work, data and host
+-- first (t1), then computation and communication (t2); else all four (t1)
+CREATE TEMPORARY VIEW step_take AS
+  SELECT x.*,
+         CASE WHEN q > 0 AND t1 > 0 THEN CASE WHEN q < t1 THEN q ELSE t1 END ELSE 0 END AS take1
+  FROM (SELECT c.*,
+               CASE WHEN gpu_comp = 1 THEN d + h ELSE d + c + m + h END AS t1,
+               CASE WHEN gpu_comp = 1 THEN c + m ELSE 0 END AS t2
+        FROM step_carve c) x;
 
-CREATE TEMPORARY VIEW fig AS
-  SELECT s.rank, s.n,
-         s.median_ns, s.p95_ns, s.wait_ns, s.busy_sum, s.busy_sq,
-         COALESCE(SUM(CASE WHEN m.what = 'window' THEN m.ns END), 0) AS window_ns,
-         COALESCE(SUM(CASE WHEN m.what = 'comp' THEN m.ns END), 0) AS comp_ns,
-         COALESCE(SUM(CASE WHEN m.what = 'comm' THEN m.ns END), 0) AS comm_ns,
-         COALESCE(SUM(CASE WHEN m.what = 'busy' THEN m.ns END), 0) AS busy_ns,
-         COALESCE(SUM(CASE WHEN m.what = 'dataloader' THEN m.ns END), 0) AS dl_ns,
-         COALESCE(SUM(CASE WHEN m.what = 'active' THEN m.ns END), 0) AS active_ns
-  FROM step_stat s
-  LEFT JOIN measure m ON m.rank = s.rank
-  GROUP BY s.rank, s.n, s.median_ns, s.p95_ns, s.wait_ns, s.busy_sum, s.busy_sq;
+CREATE TEMPORARY VIEW step_take2 AS
+  SELECT x.*,
+         CASE WHEN q - take1 > 0 AND t2 > 0
+              THEN CASE WHEN q - take1 < t2 THEN q - take1 ELSE t2 END ELSE 0 END AS take2
+  FROM step_take x;
 
-CREATE TEMPORARY VIEW fig2 AS
-  SELECT f.*,
-         CASE WHEN comp_ns + comm_ns > busy_ns THEN comp_ns + comm_ns - busy_ns ELSE 0 END AS overlap_ns,
-         CASE WHEN window_ns > busy_ns THEN window_ns - busy_ns ELSE 0 END AS idle_ns
-  FROM fig f;
-
-CREATE TEMPORARY VIEW per_rank AS
-  SELECT f.*,
-         CASE WHEN comm_ns > overlap_ns THEN comm_ns - overlap_ns ELSE 0 END AS exposed_ns
-  FROM fig2 f;
+-- per step (all of them, so that step_time.sql reads this view alone): for
+-- a counted one its wait and busy time, and busy's parts after the
+-- contention is taken out of them in proportion to their size; they add
+-- up to busy
+CREATE TEMPORARY VIEW step_parts AS
+  SELECT rank, step, start_ns, dur_ns, counted, wait_ns, busy_ns, sched_known,
+         comp_all_ns, comm_all_ns, busy_all_ns,
+         CASE WHEN counted = 0 THEN NULL
+              WHEN take1 > 0 THEN d - take1 * d / t1 ELSE d END AS data_part,
+         CASE WHEN counted = 0 THEN NULL
+              WHEN gpu_comp = 0 AND take1 > 0 THEN c - take1 * c / t1
+              WHEN gpu_comp = 1 AND take2 > 0 THEN c - take2 * c / t2 ELSE c END AS comp_part,
+         CASE WHEN counted = 0 THEN NULL
+              WHEN gpu_comp = 0 AND take1 > 0 THEN m - take1 * m / t1
+              WHEN gpu_comp = 1 AND take2 > 0 THEN m - take2 * m / t2 ELSE m END AS comm_part,
+         CASE WHEN counted = 0 THEN NULL
+              WHEN take1 > 0 THEN h - take1 * h / t1 ELSE h END AS host_part,
+         CASE WHEN counted = 0 THEN NULL ELSE take1 + take2 END AS contention_part
+  FROM step_take2;
 
 -- ---- the windows of top_operators.sql and top_kernels.sql, and the host call
 -- ---- that launched GPU work (top_*.sql, collectives.sql)
