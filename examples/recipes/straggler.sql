@@ -1,24 +1,53 @@
 -- straggler.sql - the straggler of a job by the rule of `gprof-dl summary
--- --view distributed` (gprof-dl-summary(1), "The straggler"), one row with
--- the view's facts:
+-- --view distributed` (gprof-dl-summary(1), "The straggler"; the code:
+-- lib/analysis/dist/verdict.h), one row with the view's facts:
 --   straggler_rank (-1: none), straggler_cause (0 computation, 1 data
---   loading, 2 host time outside operators, 3 its own communication; -1
---   none), straggler_excess_ns (of the cause; 0 none), busy_excess_ns,
---   others_median_busy_ns and others_wait_ns (of the rank with the largest
---   excess), and that rank as candidate_rank, all per step.
--- The rule: per rank, busy time per counted step (step - wait, as in
--- step_time.sql): its mean and the standard error of the mean; each rank's
--- excess over the median of the OTHER ranks' means; the largest excess (the
--- lowest rank on a tie) is named when it is more than 3 standard errors of
--- the difference (its own squared standard error plus the median of the
--- others', square-rooted: compared here as squares, so no sqrt is needed)
--- and more than 2% of the others' median, and the others' mean wait per
--- step is at least half the excess. Its cause is the component whose value
--- per step exceeds the others' median the most: computation (as in
--- rank_time.sql), data loading (the union of its Dataloader ranges), host
--- time outside operators (the window - the union of its operators,
--- communication and Dataloader ranges), its own communication
--- (communication - wait).
+--   loading, 2 host time outside operators, 3 its own communication, 4 CPU
+--   contention; -1 none), straggler_kind (1 consistent, 2 intermittent; 0
+--   none), straggler_steps_held, straggler_excess_ns (of the cause; 0
+--   none); of the candidate (the rank of the largest cost; -1 and 0 when
+--   there is none): candidate_rank, straggler_p, busy_excess_ns and its
+--   parts part_computation_ns, part_data_loading_ns, part_host_ns,
+--   part_communication_ns, part_contention_ns (they add up to it),
+--   others_median_busy_ns, others_wait_ns, cost_ns, cost_pct; and
+--   job_step_ns, noise_ns (theta), steps_compared. Times per step.
+-- The rule, step by step: the compared steps are the step numbers every
+-- rank counted (step g of every rank is one paired observation); per step g
+-- and rank r, on busy time b (step - wait, as in step_time.sql):
+--   e(r,g) = b(r,g) - the median of the others' b in g (with its parts:
+--            the middle other rank's, or the mean of the two middle ones)
+--   s(r,g) = b(r,g) - the largest of the others' b in g, when positive
+--   sigma  = 1.4826 x the median over ranks and steps of |e - the rank's
+--            median e|; theta = max(5 % of the median b, 4 sigma)
+--   cost   = the mean of s over the steps; the candidate: the largest
+--            (the lowest rank on a tie)
+--   the sign tests over the candidate's steps: e > 0 against e < 0, and
+--            e > theta against e < -theta; P(X >= s), X ~ Bin(m, 1/2),
+--            times 2 x ranks (Bonferroni), at most 1; the smaller p
+--   kind   = consistent when a test gives p < 0.05 and the median of its e
+--            exceeds max(2 sigma, 5 % of the median b); else intermittent
+--            when the second does; it is named when its cost is at least
+--            5 % of the job's mean step (the last rank's end of each step
+--            less that of the one before)
+--   its figures over its used steps: intermittent, those with e > theta;
+--            else all but those whose |e - its median e| exceeds
+--            max(5 x 1.4826 x the median of those, theta); held steps:
+--            s > theta; others' wait: their mean wait there
+--   CPU contention first: the rule runs on b = busy - contention, leaving
+--            out of the tests the steps whose contention is as large as
+--            |e| (and not 0), and a rank it names is slow by the largest
+--            part of its own work; when it names nobody, it runs on busy
+--            and names a rank only when its largest part is contention;
+--            the cost is always over busy time
+--   the straggler when the others' wait is at least half its excess.
+-- The binomial tail: log C(m, i) as a running SUM of LN(m - j + 1) - LN(j)
+-- over j = 1 .. i (the integers are the steps table's step numbers + 1:
+-- no generator function), each term EXP(log C(m, i) - m LN(2)), summed
+-- from i = s; the same SQL on the three engines.
+-- The pass (1: busy less contention, 2: busy) is a column: each step's
+-- figures are computed once for both, in one chain of window functions
+-- (the ranks' positions in each step give the others' median without a
+-- self-join).
 -- Engines: DuckDB and Spark SQL over `gprof-dl export --csv --partitioned`,
 -- sqlite over `gprof-dl export --sqlite` (examples/recipes/run); plain SQL
 -- with window functions; medians by row_number and count. Not reproduced:
@@ -27,108 +56,301 @@
 -- params: skip_steps (default 10, as --skip-steps), in views.sql.
 -- Needs views.sql (the shared views, and params) run first in the same session:
 -- examples/recipes/run does; by hand, run views.sql, then this file.
--- per rank: busy per step (mean, squared standard error of the mean), the
--- cause components and its wait, each per step
-WITH rank_busy AS (
-  SELECT rank, n,
-         busy_sum / n AS busy,
-         CASE WHEN n > 1 AND (busy_sq - busy_sum * busy_sum / n) / (n - 1) > 0
-              THEN (busy_sq - busy_sum * busy_sum / n) / (n - 1) / n ELSE 0 END AS busy_var,
-         CAST(comp_ns AS DOUBLE) / n AS c0,
-         CAST(dl_ns AS DOUBLE) / n AS c1,
-         CAST(CASE WHEN window_ns > active_ns THEN window_ns - active_ns ELSE 0 END AS DOUBLE) / n AS c2,
-         CAST(CASE WHEN comm_ns > wait_ns THEN comm_ns - wait_ns ELSE 0 END AS DOUBLE) / n AS c3,
-         CAST(wait_ns AS DOUBLE) / n AS wait
-  FROM per_rank
+WITH job AS (
+  SELECT COUNT(DISTINCT rank) AS nranks FROM ranks WHERE rank >= 0
 ),
--- the median of the OTHER ranks' values, without a self-join: with the
--- values in order (position p), the others' median lies at their positions
--- q1 and q2 (the same for an odd count), which are positions q, or q + 1
--- past the rank's own; so the values at q1, q1 + 1 and q1 + 2 are enough
-rank_pos AS (
-  SELECT b.*, COUNT(*) OVER () AS nr,
-         (SUM(wait) OVER () - wait) / (COUNT(*) OVER () - 1) AS others_wait,
-         ROW_NUMBER() OVER (ORDER BY busy, rank) AS p_busy,
-         ROW_NUMBER() OVER (ORDER BY busy_var, rank) AS p_busy_var,
-         ROW_NUMBER() OVER (ORDER BY c0, rank) AS p_c0,
-         ROW_NUMBER() OVER (ORDER BY c1, rank) AS p_c1,
-         ROW_NUMBER() OVER (ORDER BY c2, rank) AS p_c2,
-         ROW_NUMBER() OVER (ORDER BY c3, rank) AS p_c3
-  FROM rank_busy b
-),
-rank_q AS (
+-- the compared steps: from the latest first counted step to the earliest
+-- last one
+sp AS (
   SELECT p.*,
-         ((nr - 1) + 1 - ((nr - 1) + 1) % 2) / 2 AS q1,
-         ((nr - 1) - (nr - 1) % 2) / 2 + 1 AS q2
-  FROM rank_pos p
+         MIN(step) OVER (PARTITION BY rank) AS first_step,
+         MAX(step) OVER (PARTITION BY rank) AS last_step
+  FROM step_parts p
+  WHERE counted = 1
 ),
-rank_mid AS (
-  SELECT q.*,
-         MAX(CASE WHEN p_busy = q1 + 0 THEN busy END) OVER () AS busy_0,
-         MAX(CASE WHEN p_busy = q1 + 1 THEN busy END) OVER () AS busy_1,
-         MAX(CASE WHEN p_busy = q1 + 2 THEN busy END) OVER () AS busy_2,
-         MAX(CASE WHEN p_busy_var = q1 + 0 THEN busy_var END) OVER () AS busy_var_0,
-         MAX(CASE WHEN p_busy_var = q1 + 1 THEN busy_var END) OVER () AS busy_var_1,
-         MAX(CASE WHEN p_busy_var = q1 + 2 THEN busy_var END) OVER () AS busy_var_2,
-         MAX(CASE WHEN p_c0 = q1 + 0 THEN c0 END) OVER () AS c0_0,
-         MAX(CASE WHEN p_c0 = q1 + 1 THEN c0 END) OVER () AS c0_1,
-         MAX(CASE WHEN p_c0 = q1 + 2 THEN c0 END) OVER () AS c0_2,
-         MAX(CASE WHEN p_c1 = q1 + 0 THEN c1 END) OVER () AS c1_0,
-         MAX(CASE WHEN p_c1 = q1 + 1 THEN c1 END) OVER () AS c1_1,
-         MAX(CASE WHEN p_c1 = q1 + 2 THEN c1 END) OVER () AS c1_2,
-         MAX(CASE WHEN p_c2 = q1 + 0 THEN c2 END) OVER () AS c2_0,
-         MAX(CASE WHEN p_c2 = q1 + 1 THEN c2 END) OVER () AS c2_1,
-         MAX(CASE WHEN p_c2 = q1 + 2 THEN c2 END) OVER () AS c2_2,
-         MAX(CASE WHEN p_c3 = q1 + 0 THEN c3 END) OVER () AS c3_0,
-         MAX(CASE WHEN p_c3 = q1 + 1 THEN c3 END) OVER () AS c3_1,
-         MAX(CASE WHEN p_c3 = q1 + 2 THEN c3 END) OVER () AS c3_2
-  FROM rank_q q
+sp2 AS (
+  SELECT p.*,
+         MAX(first_step) OVER () AS g0,
+         MIN(last_step) OVER () AS g1,
+         SUM(CASE WHEN step = first_step THEN 1 ELSE 0 END) OVER () AS nr
+  FROM sp p
 ),
-rank_med AS (
-  SELECT r.*,
-         (CASE (CASE WHEN q1 < p_busy THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN busy_0 WHEN 1 THEN busy_1 ELSE busy_2 END
-          + CASE (CASE WHEN q2 < p_busy THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN busy_0 WHEN 1 THEN busy_1 ELSE busy_2 END) / 2 AS m_busy,
-         (CASE (CASE WHEN q1 < p_busy_var THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN busy_var_0 WHEN 1 THEN busy_var_1 ELSE busy_var_2 END
-          + CASE (CASE WHEN q2 < p_busy_var THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN busy_var_0 WHEN 1 THEN busy_var_1 ELSE busy_var_2 END) / 2 AS m_busy_var,
-         (CASE (CASE WHEN q1 < p_c0 THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN c0_0 WHEN 1 THEN c0_1 ELSE c0_2 END
-          + CASE (CASE WHEN q2 < p_c0 THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN c0_0 WHEN 1 THEN c0_1 ELSE c0_2 END) / 2 AS m_c0,
-         (CASE (CASE WHEN q1 < p_c1 THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN c1_0 WHEN 1 THEN c1_1 ELSE c1_2 END
-          + CASE (CASE WHEN q2 < p_c1 THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN c1_0 WHEN 1 THEN c1_1 ELSE c1_2 END) / 2 AS m_c1,
-         (CASE (CASE WHEN q1 < p_c2 THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN c2_0 WHEN 1 THEN c2_1 ELSE c2_2 END
-          + CASE (CASE WHEN q2 < p_c2 THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN c2_0 WHEN 1 THEN c2_1 ELSE c2_2 END) / 2 AS m_c2,
-         (CASE (CASE WHEN q1 < p_c3 THEN q1 ELSE q1 + 1 END) - q1 WHEN 0 THEN c3_0 WHEN 1 THEN c3_1 ELSE c3_2 END
-          + CASE (CASE WHEN q2 < p_c3 THEN q2 ELSE q2 + 1 END) - q1 WHEN 0 THEN c3_0 WHEN 1 THEN c3_1 ELSE c3_2 END) / 2 AS m_c3
-  FROM rank_mid r
+-- each compared step twice: pass 1 on b = busy less contention, pass 2 on
+-- b = busy; each rank's place in its step by b (p: the rule) and by busy
+-- (pb: the figures). Of the nr - 1 others of a rank, the middle ones are
+-- the (nr - 2) / 2-th and (nr - 1) / 2-th (from 0): at places q1 or q1 + 1
+-- and q2 or q2 + 1 (from 1, the rank's own among them)
+obs AS (
+  SELECT c.rank, c.step - c.g0 AS g, c.g1 - c.g0 + 1 AS k, c.nr, x.pass,
+         ((c.nr - 2) - (c.nr - 2) % 2) / 2 + 1 AS q1, ((c.nr - 1) - (c.nr - 1) % 2) / 2 + 1 AS q2,
+         c.wait_ns, CAST(c.busy_ns AS DOUBLE) AS busy,
+         CAST(c.busy_ns AS DOUBLE) - CASE WHEN x.pass = 1 THEN c.contention_part ELSE 0 END AS b,
+         c.comp_part AS p_comp, c.data_part AS p_data, c.host_part AS p_host,
+         c.comm_part AS p_comm, c.contention_part AS p_cont,
+         ROW_NUMBER() OVER (PARTITION BY x.pass, c.step
+                            ORDER BY CAST(c.busy_ns AS DOUBLE)
+                                     - CASE WHEN x.pass = 1 THEN c.contention_part ELSE 0 END,
+                                     c.rank) AS p,
+         ROW_NUMBER() OVER (PARTITION BY x.pass, c.step ORDER BY c.busy_ns, c.rank) AS pb,
+         MIN(c.start_ns) OVER (PARTITION BY x.pass, c.step) AS g_start,
+         MAX(c.start_ns + c.dur_ns) OVER (PARTITION BY x.pass, c.step) AS g_end,
+         SUM(c.wait_ns) OVER (PARTITION BY x.pass, c.step) AS g_wait
+  FROM sp2 c CROSS JOIN (SELECT 1 AS pass UNION ALL SELECT 2 AS pass) x
+  WHERE c.step >= c.g0 AND c.step <= c.g1
 ),
-cand AS (
-  SELECT rank, busy - m_busy AS excess, m_busy, busy_var + m_busy_var AS se2, others_wait,
-         c0 - m_c0 AS e0, c1 - m_c1 AS e1, c2 - m_c2 AS e2, c3 - m_c3 AS e3,
-         ROW_NUMBER() OVER (ORDER BY busy - m_busy DESC, rank) AS k
-  FROM rank_med
+-- the values at those places, and the largest two
+o1 AS (
+  SELECT o.*,
+         MAX(CASE WHEN p = q1 THEN b END) OVER (PARTITION BY pass, g) AS b_q1,
+         MAX(CASE WHEN p = q1 + 1 THEN b END) OVER (PARTITION BY pass, g) AS b_q1n,
+         MAX(CASE WHEN p = q2 THEN b END) OVER (PARTITION BY pass, g) AS b_q2,
+         MAX(CASE WHEN p = q2 + 1 THEN b END) OVER (PARTITION BY pass, g) AS b_q2n,
+         MAX(CASE WHEN p = nr - 1 THEN b END) OVER (PARTITION BY pass, g) AS b_n1,
+         MAX(CASE WHEN p = nr THEN b END) OVER (PARTITION BY pass, g) AS b_n,
+         MAX(CASE WHEN pb = q1 THEN busy END) OVER (PARTITION BY pass, g) AS u_q1,
+         MAX(CASE WHEN pb = q1 + 1 THEN busy END) OVER (PARTITION BY pass, g) AS u_q1n,
+         MAX(CASE WHEN pb = q2 THEN busy END) OVER (PARTITION BY pass, g) AS u_q2,
+         MAX(CASE WHEN pb = q2 + 1 THEN busy END) OVER (PARTITION BY pass, g) AS u_q2n,
+         MAX(CASE WHEN pb = nr - 1 THEN busy END) OVER (PARTITION BY pass, g) AS u_n1,
+         MAX(CASE WHEN pb = nr THEN busy END) OVER (PARTITION BY pass, g) AS u_n,
+         MAX(CASE WHEN pb = q1 THEN p_comp END) OVER (PARTITION BY pass, g) AS c_q1,
+         MAX(CASE WHEN pb = q1 + 1 THEN p_comp END) OVER (PARTITION BY pass, g) AS c_q1n,
+         MAX(CASE WHEN pb = q2 THEN p_comp END) OVER (PARTITION BY pass, g) AS c_q2,
+         MAX(CASE WHEN pb = q2 + 1 THEN p_comp END) OVER (PARTITION BY pass, g) AS c_q2n,
+         MAX(CASE WHEN pb = q1 THEN p_data END) OVER (PARTITION BY pass, g) AS d_q1,
+         MAX(CASE WHEN pb = q1 + 1 THEN p_data END) OVER (PARTITION BY pass, g) AS d_q1n,
+         MAX(CASE WHEN pb = q2 THEN p_data END) OVER (PARTITION BY pass, g) AS d_q2,
+         MAX(CASE WHEN pb = q2 + 1 THEN p_data END) OVER (PARTITION BY pass, g) AS d_q2n,
+         MAX(CASE WHEN pb = q1 THEN p_host END) OVER (PARTITION BY pass, g) AS h_q1,
+         MAX(CASE WHEN pb = q1 + 1 THEN p_host END) OVER (PARTITION BY pass, g) AS h_q1n,
+         MAX(CASE WHEN pb = q2 THEN p_host END) OVER (PARTITION BY pass, g) AS h_q2,
+         MAX(CASE WHEN pb = q2 + 1 THEN p_host END) OVER (PARTITION BY pass, g) AS h_q2n,
+         MAX(CASE WHEN pb = q1 THEN p_comm END) OVER (PARTITION BY pass, g) AS m_q1,
+         MAX(CASE WHEN pb = q1 + 1 THEN p_comm END) OVER (PARTITION BY pass, g) AS m_q1n,
+         MAX(CASE WHEN pb = q2 THEN p_comm END) OVER (PARTITION BY pass, g) AS m_q2,
+         MAX(CASE WHEN pb = q2 + 1 THEN p_comm END) OVER (PARTITION BY pass, g) AS m_q2n,
+         MAX(CASE WHEN pb = q1 THEN p_cont END) OVER (PARTITION BY pass, g) AS n_q1,
+         MAX(CASE WHEN pb = q1 + 1 THEN p_cont END) OVER (PARTITION BY pass, g) AS n_q1n,
+         MAX(CASE WHEN pb = q2 THEN p_cont END) OVER (PARTITION BY pass, g) AS n_q2,
+         MAX(CASE WHEN pb = q2 + 1 THEN p_cont END) OVER (PARTITION BY pass, g) AS n_q2n,
+         LAG(g_end) OVER (PARTITION BY pass, rank ORDER BY g) AS prev_end
+  FROM obs o
+),
+-- e, s (on b; on busy for the cost), the others' middle by busy and the
+-- excess of each part over theirs, the others' mean wait, the job's time
+-- for the step (the last rank's end less that of the step before)
+o2 AS (
+  SELECT rank, g, k, nr, pass, p, busy, b, p_cont,
+         b - ((CASE WHEN q1 < p THEN b_q1 ELSE b_q1n END)
+              + (CASE WHEN q2 < p THEN b_q2 ELSE b_q2n END)) / 2 AS e,
+         CASE WHEN p < nr AND b > b_n THEN b - b_n WHEN p = nr AND b > b_n1 THEN b - b_n1 ELSE 0 END AS sav,
+         CASE WHEN pb < nr AND busy > u_n THEN busy - u_n
+              WHEN pb = nr AND busy > u_n1 THEN busy - u_n1 ELSE 0 END AS sav_busy,
+         ((CASE WHEN q1 < pb THEN u_q1 ELSE u_q1n END)
+          + (CASE WHEN q2 < pb THEN u_q2 ELSE u_q2n END)) / 2 AS mid_busy,
+         p_comp - ((CASE WHEN q1 < pb THEN c_q1 ELSE c_q1n END)
+                   + (CASE WHEN q2 < pb THEN c_q2 ELSE c_q2n END)) / 2 AS x_comp,
+         p_data - ((CASE WHEN q1 < pb THEN d_q1 ELSE d_q1n END)
+                   + (CASE WHEN q2 < pb THEN d_q2 ELSE d_q2n END)) / 2 AS x_data,
+         p_host - ((CASE WHEN q1 < pb THEN h_q1 ELSE h_q1n END)
+                   + (CASE WHEN q2 < pb THEN h_q2 ELSE h_q2n END)) / 2 AS x_host,
+         p_comm - ((CASE WHEN q1 < pb THEN m_q1 ELSE m_q1n END)
+                   + (CASE WHEN q2 < pb THEN m_q2 ELSE m_q2n END)) / 2 AS x_comm,
+         p_cont - ((CASE WHEN q1 < pb THEN n_q1 ELSE n_q1n END)
+                   + (CASE WHEN q2 < pb THEN n_q2 ELSE n_q2n END)) / 2 AS x_cont,
+         CAST(g_wait - wait_ns AS DOUBLE) / NULLIF(nr - 1, 0) AS others_wait,
+         CASE WHEN prev_end IS NULL THEN g_end - g_start
+              WHEN g_end > prev_end THEN g_end - prev_end ELSE 0 END AS job_step
+  FROM o1 o
+),
+-- the steps the tests leave out (kept 0): pass 1, its contention as large
+-- as |e|; the places for the medians; the cost; the job's mean step
+o3 AS (
+  SELECT o.*,
+         CASE WHEN pass = 1 AND p_cont > 0 AND p_cont >= ABS(e) THEN 0 ELSE 1 END AS kept,
+         ROW_NUMBER() OVER (PARTITION BY pass, rank ORDER BY e) AS ke,
+         ROW_NUMBER() OVER (PARTITION BY pass, rank,
+                            CASE WHEN pass = 1 AND p_cont > 0 AND p_cont >= ABS(e) THEN 0 ELSE 1 END
+                            ORDER BY e) AS kk,
+         SUM(CASE WHEN pass = 1 AND p_cont > 0 AND p_cont >= ABS(e) THEN 0 ELSE 1 END)
+           OVER (PARTITION BY pass, rank) AS seen,
+         ROW_NUMBER() OVER (PARTITION BY pass ORDER BY b) AS kb,
+         SUM(sav) OVER (PARTITION BY pass, rank) / k AS cost,
+         SUM(sav_busy) OVER (PARTITION BY pass, rank) / k AS cost_busy,
+         CAST(SUM(CASE WHEN p = 1 THEN job_step ELSE 0 END) OVER (PARTITION BY pass) AS DOUBLE) / k
+           AS job_mean
+  FROM o2 o
+),
+-- each rank's median e, of those tested (typical), the median b
+o4 AS (
+  SELECT o.*,
+         AVG(CASE WHEN 2 * ke IN (k, k + 1, k + 2) THEN e END) OVER (PARTITION BY pass, rank) AS med_e,
+         AVG(CASE WHEN kept = 1 AND 2 * kk IN (seen, seen + 1, seen + 2) THEN e END)
+           OVER (PARTITION BY pass, rank) AS typical,
+         AVG(CASE WHEN 2 * kb IN (nr * k, nr * k + 1, nr * k + 2) THEN b END)
+           OVER (PARTITION BY pass) AS med_b
+  FROM o3 o
+),
+o5 AS (
+  SELECT o.*, ABS(e - med_e) AS dev,
+         ROW_NUMBER() OVER (PARTITION BY pass ORDER BY ABS(e - med_e)) AS kd,
+         ROW_NUMBER() OVER (PARTITION BY pass, rank ORDER BY ABS(e - med_e)) AS kdr
+  FROM o4 o
+),
+-- sigma; theta = max(5 % of the median b, 4 sigma); consistent needs the
+-- typical e beyond max(2 sigma, 5 % of the median b); the outliers' fence
+o6 AS (
+  SELECT o.*,
+         1.4826E0 * AVG(CASE WHEN 2 * kd IN (nr * k, nr * k + 1, nr * k + 2) THEN dev END)
+           OVER (PARTITION BY pass) AS sigma,
+         (5.0E0 * 1.4826E0) * AVG(CASE WHEN 2 * kdr IN (k, k + 1, k + 2) THEN dev END)
+           OVER (PARTITION BY pass, rank) AS fence0
+  FROM o5 o
+),
+o7 AS (
+  SELECT o.*,
+         CASE WHEN 0.05E0 * med_b > 4.0E0 * sigma THEN 0.05E0 * med_b ELSE 4.0E0 * sigma END AS theta,
+         CASE WHEN 2.0E0 * sigma > 0.05E0 * med_b THEN 2.0E0 * sigma ELSE 0.05E0 * med_b END AS floor_e
+  FROM o6 o
+),
+-- per pass and rank: the tests' counts, and the figures over either kind's
+-- used steps (i_: e > theta; c_: those not outliers)
+per AS (
+  SELECT pass, rank, MAX(k) AS k, MAX(nr) AS nr, MAX(cost) AS cost, MAX(cost_busy) AS cost_busy,
+         MAX(job_mean) AS job_mean, MAX(theta) AS theta, MAX(floor_e) AS floor_e,
+         COALESCE(MAX(typical), 0) AS typical,
+         SUM(CASE WHEN kept = 1 AND e > 0 THEN 1 ELSE 0 END) AS pos_n,
+         SUM(CASE WHEN kept = 1 AND e < 0 THEN 1 ELSE 0 END) AS neg_n,
+         SUM(CASE WHEN kept = 1 AND e > theta THEN 1 ELSE 0 END) AS bpos,
+         SUM(CASE WHEN kept = 1 AND e < -theta THEN 1 ELSE 0 END) AS bneg,
+         SUM(CASE WHEN sav > theta THEN 1 ELSE 0 END) AS nheld,
+         SUM(CASE WHEN e > theta THEN 1 ELSE 0 END) AS i_used,
+         SUM(CASE WHEN e > theta THEN busy ELSE 0 END) AS i_busy,
+         SUM(CASE WHEN e > theta THEN mid_busy ELSE 0 END) AS i_mid,
+         SUM(CASE WHEN e > theta THEN x_comp ELSE 0 END) AS i_comp,
+         SUM(CASE WHEN e > theta THEN x_data ELSE 0 END) AS i_data,
+         SUM(CASE WHEN e > theta THEN x_host ELSE 0 END) AS i_host,
+         SUM(CASE WHEN e > theta THEN x_comm ELSE 0 END) AS i_comm,
+         SUM(CASE WHEN e > theta THEN x_cont ELSE 0 END) AS i_cont,
+         SUM(CASE WHEN e > theta THEN others_wait ELSE 0 END) AS i_wait,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN 1 ELSE 0 END) AS c_used,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN busy ELSE 0 END) AS c_busy,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN mid_busy ELSE 0 END) AS c_mid,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN x_comp ELSE 0 END) AS c_comp,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN x_data ELSE 0 END) AS c_data,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN x_host ELSE 0 END) AS c_host,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN x_comm ELSE 0 END) AS c_comm,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN x_cont ELSE 0 END) AS c_cont,
+         SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN others_wait ELSE 0 END) AS c_wait
+  FROM o7
+  GROUP BY pass, rank
+),
+-- the candidate of each pass (the largest cost, the lowest rank on a tie)
+-- and its two sign tests: s of m
+tests AS (
+  SELECT c.*, t.test,
+         CASE WHEN t.test = 1 THEN pos_n ELSE bpos END AS s,
+         CASE WHEN t.test = 1 THEN pos_n + neg_n ELSE bpos + bneg END AS m
+  FROM (SELECT p.*, ROW_NUMBER() OVER (PARTITION BY pass ORDER BY cost DESC, rank) AS rn
+        FROM per p) c
+  CROSS JOIN (SELECT 1 AS test UNION ALL SELECT 2 AS test) t
+  WHERE c.rn = 1
+),
+-- log C(m, j) = the sum over i = 1 .. j of ln(m - i + 1) - ln(i), j from
+-- 1 to m (the steps table's step numbers + 1 hold them all)
+terms AS (
+  SELECT x.*, i.j,
+         SUM(LN(x.m - i.j + 1) - LN(i.j)) OVER (PARTITION BY x.pass, x.test ORDER BY i.j
+                                                  ROWS UNBOUNDED PRECEDING) AS lc
+  FROM tests x LEFT JOIN (SELECT DISTINCT step + 1 AS j FROM steps) i ON i.j <= x.m
+),
+-- P(X >= s), X ~ Bin(m, 1/2): the terms from s on
+tail AS (
+  SELECT t.*,
+         SUM(CASE WHEN j >= s THEN EXP(lc - m * LN(2)) ELSE 0 END) OVER (PARTITION BY pass, test) AS sf,
+         ROW_NUMBER() OVER (PARTITION BY pass, test ORDER BY j) AS jr
+  FROM terms t
+),
+-- each test's p corrected for 2 x ranks tests (at most 1): p_sign, p_big
+rule AS (
+  SELECT t.*,
+         MAX(CASE WHEN test = 1 THEN CASE WHEN s = 0 THEN 1E0 WHEN 2.0E0 * nr * sf < 1
+                                          THEN 2.0E0 * nr * sf ELSE 1E0 END END)
+           OVER (PARTITION BY pass) AS p_sign,
+         MAX(CASE WHEN test = 2 THEN CASE WHEN s = 0 THEN 1E0 WHEN 2.0E0 * nr * sf < 1
+                                          THEN 2.0E0 * nr * sf ELSE 1E0 END END)
+           OVER (PARTITION BY pass) AS p_big
+  FROM tail t
+  WHERE jr = 1
+),
+-- its kind, p, and figures over the used steps of its kind
+fig AS (
+  SELECT rank, pass, k, nr, nheld, theta, job_mean, cost_busy, kind,
+         CASE WHEN kind > 0 AND cost > 0 AND cost >= 0.05E0 * job_mean THEN 1 ELSE 0 END AS named,
+         CASE WHEN kind = 2 THEN p_big WHEN p_sign < p_big THEN p_sign ELSE p_big END AS p_value,
+         CASE WHEN kind = 2 THEN i_busy ELSE c_busy END / u AS busy,
+         CASE WHEN kind = 2 THEN i_mid ELSE c_mid END / u AS mid,
+         CASE WHEN kind = 2 THEN i_wait ELSE c_wait END / u AS others_wait,
+         CASE WHEN kind = 2 THEN i_comp ELSE c_comp END / u AS x_comp,
+         CASE WHEN kind = 2 THEN i_data ELSE c_data END / u AS x_data,
+         CASE WHEN kind = 2 THEN i_host ELSE c_host END / u AS x_host,
+         CASE WHEN kind = 2 THEN i_comm ELSE c_comm END / u AS x_comm,
+         CASE WHEN kind = 2 THEN i_cont ELSE c_cont END / u AS x_cont
+  FROM (SELECT r.*,
+               CASE WHEN (p_sign < 0.05E0 OR p_big < 0.05E0) AND typical > floor_e THEN 1
+                    WHEN p_big < 0.05E0 THEN 2 ELSE 0 END AS kind,
+               CAST(CASE WHEN p_big < 0.05E0 AND NOT ((p_sign < 0.05E0 OR p_big < 0.05E0)
+                                                     AND typical > floor_e)
+                         THEN CASE WHEN i_used > 0 THEN i_used ELSE 1 END
+                         ELSE CASE WHEN c_used > 0 THEN c_used ELSE 1 END END AS DOUBLE) AS u
+        FROM rule r WHERE test = 1) x
+),
+-- the excess (its parts add up to it) and the cause: the largest part
+-- (contention only in pass 2); pass 1 when it names a rank, else pass 2
+-- when it names one for its contention, else pass 1 (nobody)
+chosen AS (
+  SELECT f.*,
+         x_comp + x_data + x_host + x_comm + x_cont AS excess,
+         CASE WHEN x_comp >= x_data AND x_comp >= x_host AND x_comp >= x_comm
+                   AND (pass = 1 OR x_comp >= x_cont) THEN 0
+              WHEN x_data >= x_host AND x_data >= x_comm AND (pass = 1 OR x_data >= x_cont) THEN 1
+              WHEN x_host >= x_comm AND (pass = 1 OR x_host >= x_cont) THEN 2
+              WHEN pass = 1 OR x_comm >= x_cont THEN 3 ELSE 4 END AS cause,
+         MAX(CASE WHEN pass = 1 THEN named END) OVER () AS named1,
+         MAX(CASE WHEN pass = 2 AND named = 1 AND x_cont > x_comp AND x_cont > x_data
+                       AND x_cont > x_host AND x_cont > x_comm THEN 1 ELSE 0 END) OVER () AS named2
+  FROM fig f
 ),
 verdict AS (
   SELECT c.*,
-         CASE WHEN excess > 0 AND excess * excess > 9 * se2 AND excess > 0.02 * m_busy
-                   AND others_wait >= excess / 2 THEN 1 ELSE 0 END AS named,
-         CASE WHEN e0 >= e1 AND e0 >= e2 AND e0 >= e3 THEN 0
-              WHEN e1 >= e2 AND e1 >= e3 THEN 1
-              WHEN e2 >= e3 THEN 2 ELSE 3 END AS cause
-  FROM cand c WHERE k = 1
-),
--- a job of fewer than 2 ranks, or with a rank without counted steps: none
-job AS (
-  SELECT (SELECT COUNT(DISTINCT rank) FROM ranks WHERE rank >= 0) AS nranks,
-         (SELECT COUNT(DISTINCT rank) FROM ranks WHERE rank >= 0)
-         - (SELECT COUNT(DISTINCT rank) FROM counted WHERE counted = 1) AS without_steps
+         CASE WHEN named1 = 0 AND named2 = 0 THEN 0
+              WHEN others_wait < excess / 2 THEN 0 ELSE 1 END AS is_straggler
+  FROM chosen c
+  WHERE (pass = 1 AND (named1 = 1 OR named2 = 0)) OR (pass = 2 AND named1 = 0 AND named2 = 1)
 )
-SELECT CASE WHEN ok = 1 AND named = 1 THEN rank ELSE -1 END AS straggler_rank,
-       CASE WHEN ok = 1 AND named = 1 THEN cause ELSE -1 END AS straggler_cause,
-       CASE WHEN ok = 1 AND named = 1
-            THEN CASE cause WHEN 0 THEN e0 WHEN 1 THEN e1 WHEN 2 THEN e2 ELSE e3 END
+SELECT CASE WHEN ok = 1 AND is_straggler = 1 THEN rank ELSE -1 END AS straggler_rank,
+       CASE WHEN ok = 1 AND is_straggler = 1 THEN cause ELSE -1 END AS straggler_cause,
+       CASE WHEN ok = 1 AND is_straggler = 1 THEN kind ELSE 0 END AS straggler_kind,
+       CASE WHEN ok = 1 AND is_straggler = 1 THEN nheld ELSE 0 END AS straggler_steps_held,
+       CASE WHEN ok = 1 AND is_straggler = 1
+            THEN CASE cause WHEN 0 THEN x_comp WHEN 1 THEN x_data WHEN 2 THEN x_host
+                            WHEN 3 THEN x_comm ELSE x_cont END
             ELSE 0 END AS straggler_excess_ns,
+       CASE WHEN ok = 1 THEN rank ELSE -1 END AS candidate_rank,
+       CASE WHEN ok = 1 THEN p_value ELSE 1E0 END AS straggler_p,
        CASE WHEN ok = 1 THEN excess ELSE 0 END AS busy_excess_ns,
-       CASE WHEN ok = 1 THEN m_busy ELSE 0 END AS others_median_busy_ns,
+       CASE WHEN ok = 1 THEN x_comp ELSE 0 END AS part_computation_ns,
+       CASE WHEN ok = 1 THEN x_data ELSE 0 END AS part_data_loading_ns,
+       CASE WHEN ok = 1 THEN x_host ELSE 0 END AS part_host_ns,
+       CASE WHEN ok = 1 THEN x_comm ELSE 0 END AS part_communication_ns,
+       CASE WHEN ok = 1 THEN x_cont ELSE 0 END AS part_contention_ns,
+       CASE WHEN ok = 1 THEN mid ELSE 0 END AS others_median_busy_ns,
        CASE WHEN ok = 1 THEN others_wait ELSE 0 END AS others_wait_ns,
-       CASE WHEN ok = 1 THEN rank ELSE -1 END AS candidate_rank
-FROM (SELECT v.*, CASE WHEN j.nranks >= 2 AND j.without_steps = 0 THEN 1 ELSE 0 END AS ok
+       CASE WHEN ok = 1 THEN cost_busy ELSE 0 END AS cost_ns,
+       CASE WHEN ok = 1 AND job_mean > 0 THEN 100 * cost_busy / job_mean ELSE 0E0 END AS cost_pct,
+       CASE WHEN ok = 1 THEN job_mean ELSE 0 END AS job_step_ns,
+       CASE WHEN ok = 1 THEN theta ELSE 0 END AS noise_ns,
+       CASE WHEN nranks = nr THEN COALESCE(k, 0) ELSE 0 END AS steps_compared
+FROM (SELECT v.*, j.nranks,
+             CASE WHEN j.nranks >= 2 AND v.nr = j.nranks AND v.k >= 3 THEN 1 ELSE 0 END AS ok
       FROM job j LEFT JOIN verdict v ON 1 = 1) x
