@@ -145,7 +145,8 @@ static void dims_args(struct chrome_writer *c, const char *shapes)
 	}
 }
 
-/* Kineto's "Sequence number" and "Input Dims"; "samples" of a step. */
+/* Kineto's "Sequence number" and "Input Dims"; "samples" of a step, and its
+ * thread's CPU and run-queue time over it (trace 2.1). */
 static void detail_args(struct chrome_writer *c, const struct trace_event_ext *x)
 {
 	struct json_writer *j = &c->json;
@@ -155,6 +156,10 @@ static void detail_args(struct chrome_writer *c, const struct trace_event_ext *x
 		dims_args(c, trace_reader_string(c->reader, x->shapes_str));
 	if (x->samples)
 		chrome_key_uint(j, "samples", x->samples);
+	if (x->sched_cpu_ns) {
+		chrome_key_uint(j, "cpu_ns", x->sched_cpu_ns);
+		chrome_key_uint(j, "runq_ns", x->sched_runq_ns);
+	}
 }
 
 static void write_event_args(struct chrome_writer *c, const struct trace_desc *d,

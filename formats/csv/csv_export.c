@@ -110,7 +110,7 @@ static const struct csv_column comm_cols[] = {
 };
 static const struct csv_column step_cols[] = {
 	{"step", I}, {"name", T}, {"start_ns", I}, {"end_ns", I}, {"dur_ns", I}, {"samples", I},
-	{"thread", I},
+	{"thread", I}, {"cpu_ns", I}, {"runq_ns", I},
 };
 #undef I
 #undef R
@@ -204,6 +204,7 @@ enum csv_export_file csv_export_route(unsigned type, unsigned flags, int on_stre
 struct csv_step {
 	uint64_t start_ns, dur_ns, samples;
 	uint32_t desc, thread;
+	uint64_t cpu_ns, runq_ns; /* its thread's over it (trace 2.1); cpu_ns 0: unknown */
 };
 
 struct csv_export {
@@ -683,6 +684,7 @@ static void step_keep(struct csv_export *x, const struct trace_event *e)
 	}
 	x->steps[x->nsteps++] = (struct csv_step){
 		e->start_ns, e->dur_ns, e->ext ? e->ext->samples : 0, e->desc, e->thread,
+		e->ext ? e->ext->sched_cpu_ns : 0, e->ext ? e->ext->sched_runq_ns : 0,
 	};
 }
 
@@ -943,6 +945,11 @@ static int write_steps(struct csv_export *x)
 		v_uint(&o, s->dur_ns);
 		uint_or_empty(&o, s->samples);
 		v_uint(&o, s->thread);
+		uint_or_empty(&o, s->cpu_ns);
+		if (s->cpu_ns)
+			v_uint(&o, s->runq_ns);
+		else
+			v_empty(&o);
 		rc = row_end(&o);
 	}
 	return rc;

@@ -24,10 +24,11 @@
 
 #define TRACE_FORMAT_VERSION_MAJOR 2 /* 2.0: 12-byte events (EVNS), which a 1.x
                                         reader would skip without a word */
-#define TRACE_FORMAT_VERSION_MINOR 0 /* 1.1: GPU tracks, event details, devices;
+#define TRACE_FORMAT_VERSION_MINOR 1 /* 1.1: GPU tracks, event details, devices;
                                         1.2: sequence numbers, input shapes, samples;
                                         1.3: ranks (META's local rank, PROC's rank
-                                        fields), collectives' details */
+                                        fields), collectives' details;
+                                        2.1: a step's CPU and run-queue time */
 
 /* Paddle's TracerEventType: the shared vocabulary of every view. Values are on
  * disk; append only. */
@@ -203,7 +204,11 @@ struct trace_event_ext {
 	uint32_t group_size;  /* ranks in the group; 0: unknown */
 	uint32_t dtype_str;   /* element type ("float", "c10::BFloat16"), string id; 0: unknown */
 	uint8_t has_peer;     /* peer is set */
-	int32_t peer;         /* send/recv: the other rank (in the group), >= 0 */
+	int32_t peer;         /* send/recv: the other rank (its global rank), >= 0 */
+	/* 2.1: a ProfileStep's thread over the step, from its schedstat: time
+	 * on a CPU, and time runnable but waiting on a run queue (CPU
+	 * contention); sched_cpu_ns 0: not measured */
+	uint64_t sched_cpu_ns, sched_runq_ns;
 };
 
 /* A GPU's properties (1.1), for blocks per SM and estimated achieved occupancy. */

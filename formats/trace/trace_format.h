@@ -191,7 +191,10 @@ enum trace_ext_group {
 	/* 1.3 */
 	TRACE_EXTG_COLLECTIVE = 1u << 10, /* u64 coll_seq + 1; u32 pg_str, group_size,
 	                                     dtype_str, peer + 1 (0s: none)             24 */
-	TRACE_EXTG_KNOWN = (1u << 11) - 1,
+	/* 2.1 */
+	TRACE_EXTG_SCHED = 1u << 11,      /* ProfileStep: u64 cpu_ns, runq_ns of its thread
+	                                     over the step (cpu_ns 0: unknown)           16 */
+	TRACE_EXTG_KNOWN = (1u << 12) - 1,
 };
 
 /* A SEQ field that says the sequence number is in the record's SEQ64 group;
@@ -210,6 +213,7 @@ enum trace_ext_group {
 #define TRACE_EXTG_SHAPES_SIZE 4
 #define TRACE_EXTG_SAMPLES_SIZE 8
 #define TRACE_EXTG_COLLECTIVE_SIZE 24
+#define TRACE_EXTG_SCHED_SIZE 16
 /* Fields of the collective group, from its start. */
 #define TRACE_COLL_SEQ 0        /* u64 coll_seq + 1, 0: none */
 #define TRACE_COLL_PG_STR 8     /* u32 string id */
@@ -217,12 +221,13 @@ enum trace_ext_group {
 #define TRACE_COLL_DTYPE_STR 16 /* u32 string id */
 #define TRACE_COLL_PEER 20      /* u32 peer + 1, 0: none */
 #define TRACE_EXTG_MIN_SIZE 4 /* the smallest group */
-/* An EVNX record with every 1.3 group: 108 bytes. */
+/* An EVNX record with every 2.1 group: 124 bytes. */
 #define TRACE_EVENT_EXT_MAX_SIZE                                                    \
 	(TRACE_EVENT_SIZE + TRACE_EXTG_CORRELATION_SIZE + TRACE_EXTG_EXTERNAL_SIZE + \
 	 TRACE_EXTG_LAUNCH_SIZE + TRACE_EXTG_TRANSFER_SIZE + TRACE_EXTG_ALLOC_SIZE +  \
 	 TRACE_EXTG_DEVICE_SIZE + TRACE_EXTG_SEQ_SIZE + TRACE_EXTG_SEQ64_SIZE +       \
-	 TRACE_EXTG_SHAPES_SIZE + TRACE_EXTG_SAMPLES_SIZE + TRACE_EXTG_COLLECTIVE_SIZE)
+	 TRACE_EXTG_SHAPES_SIZE + TRACE_EXTG_SAMPLES_SIZE + TRACE_EXTG_COLLECTIVE_SIZE + \
+	 TRACE_EXTG_SCHED_SIZE)
 
 /* Bytes of the groups in mask this version knows: the least record_size is
  * TRACE_EVENT_SIZE plus this. */
@@ -238,7 +243,8 @@ static inline uint32_t trace_ext_groups_size(uint32_t mask)
 	       ((mask & TRACE_EXTG_SEQ64) ? TRACE_EXTG_SEQ64_SIZE : 0) +
 	       ((mask & TRACE_EXTG_SHAPES) ? TRACE_EXTG_SHAPES_SIZE : 0) +
 	       ((mask & TRACE_EXTG_SAMPLES) ? TRACE_EXTG_SAMPLES_SIZE : 0) +
-	       ((mask & TRACE_EXTG_COLLECTIVE) ? TRACE_EXTG_COLLECTIVE_SIZE : 0);
+	       ((mask & TRACE_EXTG_COLLECTIVE) ? TRACE_EXTG_COLLECTIVE_SIZE : 0) +
+	       ((mask & TRACE_EXTG_SCHED) ? TRACE_EXTG_SCHED_SIZE : 0);
 }
 
 /* Where group bit g's fields start in a record of the groups in mask. */

@@ -844,6 +844,11 @@ static void reader_get_ext(const struct trace_reader *r, struct trace_event_ext 
 		x->dtype_str = trace_le32(p + TRACE_COLL_DTYPE_STR);
 		x->has_peer = peer != 0;
 		x->peer = peer ? (int32_t)(peer - 1) : 0;
+		p += TRACE_EXTG_COLLECTIVE_SIZE;
+	}
+	if (mask & TRACE_EXTG_SCHED) {
+		x->sched_cpu_ns = trace_le64(p);
+		x->sched_runq_ns = x->sched_cpu_ns ? trace_le64(p + 8) : 0;
 	}
 }
 

@@ -749,6 +749,8 @@ static uint32_t writer_ext_groups(const struct trace_event_ext *x)
 		g |= TRACE_EXTG_SAMPLES;
 	if (x->has_coll_seq || x->pg_str || x->group_size || x->dtype_str || x->has_peer)
 		g |= TRACE_EXTG_COLLECTIVE;
+	if (x->sched_cpu_ns)
+		g |= TRACE_EXTG_SCHED;
 	return g;
 }
 
@@ -902,6 +904,11 @@ static size_t writer_put_ext(unsigned char *p, const struct wxevent *xe, uint32_
 		trace_put32(q + TRACE_COLL_DTYPE_STR, x->dtype_str);
 		trace_put32(q + TRACE_COLL_PEER, x->has_peer ? (uint32_t)x->peer + 1 : 0);
 		q += TRACE_EXTG_COLLECTIVE_SIZE;
+	}
+	if (mask & TRACE_EXTG_SCHED) {
+		trace_put64(q, x->sched_cpu_ns);
+		trace_put64(q + 8, x->sched_cpu_ns ? x->sched_runq_ns : 0);
+		q += TRACE_EXTG_SCHED_SIZE;
 	}
 	return (size_t)(q - p);
 }

@@ -12,6 +12,7 @@
 
 #include "lib/collector/collector-test.h"
 #include "lib/collector/collector.h"
+#include "lib/collector/sched.h"
 #include "lib/collector/memory.h"
 
 #include <errno.h>
@@ -71,7 +72,9 @@ static void api_mark(uint32_t category, uint32_t name)
 
 static void api_step(uint64_t n)
 {
-	coll_window_step(n, clock_now_ns());
+	uint64_t now = clock_now_ns();
+	coll_window_step(n, now);
+	coll_sched_sample(now); /* a step begins: the previous one ended */
 }
 
 static void api_start(void)

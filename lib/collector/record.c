@@ -24,6 +24,7 @@
  */
 #include "formats/trace/trace.h"
 #include "lib/collector/collector.h"
+#include "lib/collector/sched.h"
 #include "lib/collector/gprof-dl-api.h"
 #include "common/clock.h"
 
@@ -224,6 +225,7 @@ int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t categ
 	    category == GPROF_DL_CAT_PROFILE_STEP) {
 		/* a step begins: C programs get --steps from their NVTX steps */
 		coll_window_step(atomic_fetch_add_explicit(&coll_win.nvtx_steps, 1, memory_order_relaxed), now);
+		coll_sched_sample(now);
 		state = coll_window_state();
 	} else {
 		samples = 0;
@@ -310,6 +312,25 @@ static void stack_remove(struct coll_thread *t, uint32_t i)
 	}
 }
 
+/* A ProfileStep of the gprof-dl domain, complete, with its thread's CPU and
+ * run-queue time over it where samples lie near its ends (sched.h). */
+static void step_emit(struct coll_thread *t, uint64_t start, uint64_t end, uint32_t name,
+		      uint32_t dom, uint32_t category, uint32_t flags, uint64_t samples)
+{
+	struct ring_step r = {
+		.h = {RING_REC_STEP, sizeof(r), flags},
+		.start_ns = start,
+		.end_ns = end,
+		.name_str = name,
+		.domain_str = dom,
+		.category = category,
+		.samples = samples,
+	};
+	if (!coll_sched_span(start, end, &r.cpu_ns, &r.runq_ns))
+		r.cpu_ns = r.runq_ns = 0;
+	coll_emit(t, &r);
+}
+
 int coll_pop(struct coll_str *domain)
 {
 	struct coll_thread *t = enter();
@@ -334,6 +355,11 @@ int coll_pop(struct coll_str *domain)
 	int level = (int)o->level;
 	if (COLL_UNLIKELY(i < t->inherited)) {
 		/* pushed by the parent before the fork: recorded there */
+	} else if (COLL_UNLIKELY(o->category == GPROF_DL_CAT_PROFILE_STEP) && domain &&
+		   domain == coll_gpdl_domain() && !(o->flags & COLL_OPEN_GATED) && o->name_str) {
+		coll_sched_sample(now);
+		step_emit(t, o->start_ns, now, o->name_str, o->domain_str, o->category,
+			  o->flags & 0xffu, o->samples);
 	} else if (COLL_UNLIKELY(o->flags & (COLL_OPEN_GATED | COLL_OPEN_EXT))) {
 		/* pushed while the window was closed: not recorded, not a drop;
 		 * else with details */
@@ -520,8 +546,13 @@ void coll_api_range(uint32_t category, uint32_t name, uint64_t start_ns, uint64_
 	struct coll_thread *t = gpdl ? enter() : NULL;
 	if (!t)
 		return;
-	uint32_t dom = api_event_domain(t, gpdl, category, name, coll_clock_now());
-	if (dom && samples) {
+	uint64_t now = coll_clock_now();
+	uint32_t dom = api_event_domain(t, gpdl, category, name, now);
+	if (dom && category == GPROF_DL_CAT_PROFILE_STEP) {
+		/* recorded at its end or soon after: now is near it */
+		coll_sched_sample(now);
+		step_emit(t, start_ns, end_ns, name, dom, category, 0, samples);
+	} else if (dom && samples) {
 		struct ring_range_ext r = {
 			.h = {RING_REC_RANGE_EXT, sizeof(r), 0},
 			.start_ns = start_ns,

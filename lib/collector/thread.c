@@ -21,6 +21,7 @@
  * and at the thread's end. The recorder keeps the last.
  */
 #include "lib/collector/collector.h"
+#include "lib/collector/sched.h"
 #include "common/clock.h"
 
 #include <dlfcn.h>
@@ -226,6 +227,7 @@ static int thread_take_named(uint32_t tid)
  * (pthread_exit and cancellation included). */
 static void thread_key_destructor(void *p)
 {
+	coll_sched_thread_end();
 	if (p != coll_tls || !coll.shm)
 		return; /* already finished, or a stale value */
 	coll_thread_finish(p, NULL);

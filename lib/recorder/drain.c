@@ -304,6 +304,24 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 				range_ext(r, x->seq, x->shapes_str, x->samples, &ext));
 		return 0;
 	}
+	case RING_REC_STEP: {
+		/* a training step, written at its end (after its contents), with its
+		 * samples and its thread's CPU and run-queue time */
+		const struct ring_step *x = (const void *)h;
+		struct trace_event_ext ext;
+		if (h->size < sizeof(*x))
+			return 0;
+		if (!names_known(r, x->name_str, x->domain_str, 0))
+			return 1;
+		memset(&ext, 0, sizeof(ext));
+		ext.samples = x->samples;
+		ext.sched_cpu_ns = x->cpu_ns;
+		ext.sched_runq_ns = x->cpu_ns ? x->runq_ns : 0;
+		event_write_ext(r, x->start_ns, x->end_ns, desc_of(r, x->name_str, x->domain_str, x->category),
+				t->t.index, (uint8_t)h->aux,
+				ext.samples || ext.sched_cpu_ns ? &ext : NULL);
+		return 0;
+	}
 	case RING_REC_MARK:
 	case RING_REC_POP_UNBALANCED: {
 		const struct ring_mark *x = (const void *)h;
@@ -500,6 +518,11 @@ static const uint32_t *record_string_ids(const struct ring_rec *h, unsigned *n)
 	case RING_REC_RANGE_EXT: {
 		const struct ring_range_ext *x = (const void *)h;
 		ids[0] = x->name_str, ids[1] = x->domain_str, ids[2] = x->shapes_str, *n = 3;
+		break;
+	}
+	case RING_REC_STEP: {
+		const struct ring_step *x = (const void *)h;
+		ids[0] = x->name_str, ids[1] = x->domain_str, *n = 2;
 		break;
 	}
 	case RING_REC_MARK:

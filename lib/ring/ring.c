@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RING_VERSION 4u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity;
-			   4: ranks, output variables, communication */
+#define RING_VERSION 5u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity;
+			   4: ranks, output variables, communication; 5: steps with their
+			   CPU and run-queue time */
 #define RING_ALIGN 64u
 
 static size_t slot_header_size(void)

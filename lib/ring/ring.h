@@ -62,6 +62,13 @@
  * point-to-point call, complete; and RING_EXIT_KNOWN in PROCESS_EXIT's aux,
  * set when the code that follows it is the one the process exits with
  * (exit, _exit, or main's return value).
+ *
+ * Version 5 adds RING_REC_STEP: a training step of the gprof-dl domain,
+ * complete, as RING_REC_RANGE_EXT carries it, with its thread's time on a
+ * CPU and on a run queue over the step (lib/collector/sched.h), so that
+ * the trace can say a rank was slow because another program took its CPU.
+ * A record of its own, so that operators' records stay as small as they
+ * were; written instead of a RANGE(_EXT) for such a step.
  */
 #ifndef GPDL_RING_H
 #define GPDL_RING_H
@@ -165,6 +172,8 @@ enum ring_rec_kind {
 	RING_REC_COMM,          /* a collective or point-to-point call, complete: struct ring_comm (version 4) */
 	RING_REC_PROCESS_VAR,   /* an output variable's value: struct ring_process_var (version 4) */
 	RING_REC_MEMORY,        /* an allocator's allocation or free, on the writing thread: struct ring_memory */
+	RING_REC_STEP,          /* a ProfileStep, complete, with its samples and its thread's CPU and
+				 * run-queue time: struct ring_step (version 5) */
 	RING_REC_KIND_COUNT
 };
 
@@ -188,6 +197,14 @@ struct ring_range_ext { /* RING_REC_RANGE_EXT, aux = flags */
 	uint32_t name_str, domain_str, category, shapes_str;
 	int64_t seq;      /* torch sequence number; < 0: none */
 	uint64_t samples; /* a step's samples, 0: unknown */
+};
+
+struct ring_step { /* RING_REC_STEP, aux = flags */
+	struct ring_rec h;
+	uint64_t start_ns, end_ns;
+	uint32_t name_str, domain_str, category, pad;
+	uint64_t samples;         /* 0: unknown */
+	uint64_t cpu_ns, runq_ns; /* its thread over the step; cpu_ns 0: unknown */
 };
 
 struct ring_mark { /* RING_REC_MARK, RING_REC_POP_UNBALANCED; aux = flags */

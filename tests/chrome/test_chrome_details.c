@@ -117,10 +117,14 @@ static void test_details(void **state)
 		} else {
 			assert_null(get(args, "Input Dims"));
 		}
-		if (f->samples)
+		if (f->samples) {
 			assert_int_equal(get_int(args, "samples"), (long long)f->samples);
-		else
+			assert_int_equal(get_int(args, "cpu_ns"), FIXO_STEP_CPU_NS);
+			assert_int_equal(get_int(args, "runq_ns"), FIXO_STEP_RUNQ_NS);
+		} else {
 			assert_null(get(args, "samples"));
+			assert_null(get(args, "cpu_ns"));
+		}
 		/* no other detail comes with them */
 		assert_null(get(args, "External id"));
 		assert_null(get(args, "correlation"));

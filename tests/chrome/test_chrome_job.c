@@ -357,7 +357,8 @@ static void test_csv(void **state)
 {
 	(void)state;
 	/* ranks 0 and 1 in one file with their launcher, and rank 2 of
-	 * another job's files: three ranks and a launcher */
+	 * another job's files: three ranks and a launcher, taken together
+	 * with --mixed-jobs (their world sizes differ) */
 	struct tb_job merged = {.ranks = 2, .steps = STEPS, .slow_rank = -1, .killed_rank = -1,
 				.merged = 1};
 	struct tb_job three = {.ranks = 3, .steps = STEPS, .slow_rank = -1, .killed_rank = -1};
@@ -365,7 +366,8 @@ static void test_csv(void **state)
 	tb_job_write("csvjob", &merged, mpath);
 	tb_job_write("csvthree", &three, tpaths);
 	snprintf(dir, sizeof(dir), "%s/csvjob-dir", tb_dir());
-	struct cmd_result r = EXPORT("--csv", mpath[0], tpaths[2], "-o", dir, "--no-summary");
+	struct cmd_result r = EXPORT("--csv", mpath[0], tpaths[2], "-o", dir, "--no-summary",
+				      "--mixed-jobs");
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
 	/* every part its own events: gloo:all_reduce is host Communication */
@@ -375,11 +377,11 @@ static void test_csv(void **state)
 	assert_int_equal(csv_rows(dir, "pid=50", "communication.csv"), 0);
 	assert_int_equal(csv_rows(dir, "rank=1", "operators.csv"), 2 * STEPS);
 	/* again: nothing overwritten without --force */
-	r = EXPORT("--csv", mpath[0], tpaths[2], "-o", dir, "--no-summary");
+	r = EXPORT("--csv", mpath[0], tpaths[2], "-o", dir, "--no-summary", "--mixed-jobs");
 	assert_int_equal(r.status, 1);
 	assert_contains(r.err, "exists; use --force");
 	cmd_result_free(&r);
-	r = EXPORT("--csv", mpath[0], tpaths[2], "-o", dir, "--force");
+	r = EXPORT("--csv", mpath[0], tpaths[2], "-o", dir, "--force", "--mixed-jobs");
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
 	/* with the summary tables, of each rank alone */

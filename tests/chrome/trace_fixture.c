@@ -423,7 +423,10 @@ int fix_write_ops(const char *path)
 		uint32_t desc = trace_writer_desc(w, str(w, f->name), dom, f->type, f->type);
 		struct trace_event_ext x = {.has_seq = (uint8_t)f->has_seq, .seq_nr = f->seq,
 					    .shapes_str = f->shapes ? str(w, f->shapes) : 0,
-					    .samples = f->samples};
+					    .samples = f->samples,
+					    /* the step that knows its samples knows its thread's times */
+					    .sched_cpu_ns = f->samples ? FIXO_STEP_CPU_NS : 0,
+					    .sched_runq_ns = f->samples ? FIXO_STEP_RUNQ_NS : 0};
 		struct trace_event e = {FIX_START_NS + f->start_rel_ns, f->dur_ns, desc, 0, 0, &x};
 		if (!desc || trace_writer_event(w, &e) < 0)
 			rc = -1;

@@ -110,6 +110,9 @@ int fix_write_gpu(const char *path);
  * torch's form (exported as an "Input Dims" array) or not (exported as the
  * string); steps with and without samples. Whole microseconds. */
 #define FIXO_PID 300
+/* the step that knows its samples: its thread's CPU and run-queue time (trace 2.1) */
+#define FIXO_STEP_CPU_NS 7000000
+#define FIXO_STEP_RUNQ_NS 1500000
 #define FIXO_END_NS (FIX_START_NS + UINT64_C(30000000)) /* 30 ms */
 
 struct fixo_event {

@@ -114,6 +114,11 @@ static int rec_ids(const struct ring_rec *h, uint32_t ids[3])
 		ids[0] = x->name_str, ids[1] = x->domain_str, ids[2] = x->shapes_str;
 		return 3;
 	}
+	case RING_REC_STEP: {
+		const struct ring_step *x = (const void *)h;
+		ids[0] = x->name_str, ids[1] = x->domain_str;
+		return 2;
+	}
 	case RING_REC_MARK:
 	case RING_REC_POP_UNBALANCED: {
 		const struct ring_mark *x = (const void *)h;

@@ -379,7 +379,8 @@ static void test_domains_and_registered_strings(void **state)
 	view_load(&v, f->shm);
 	const struct view_slot *s = &v.slot[0];
 	const struct ring_range *fr = view_find(s, RING_REC_RANGE, 0);
-	const struct ring_range *sr = view_find(s, RING_REC_RANGE, 1);
+	const struct ring_step *sr = view_find(s, RING_REC_STEP, 0); /* the gprof-dl domain's step */
+	assert_non_null(sr);
 	assert_name(&v, fr->name_str, "forward");
 	assert_name(&v, fr->domain_str, GPROF_DL_NVTX_DOMAIN);
 	assert_int_equal(fr->category, GPROF_DL_CAT_FORWARD);

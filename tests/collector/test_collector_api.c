@@ -26,6 +26,7 @@
 #include "lib/collector/collector.h"
 #include "lib/collector/gprof-dl-api.h"
 #include "lib/collector/gprof-dl-nvtx.h"
+#include "lib/collector/sched.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -95,8 +96,8 @@ static void assert_name(const struct view *v, uint32_t id, const char *text)
 	assert_string_equal(view_str(v, id), text);
 }
 
-/* The names of the slot's complete ranges (RANGE and RANGE_EXT), in ring
- * order, joined by spaces. */
+/* The names of the slot's complete ranges (RANGE, RANGE_EXT and the steps'
+ * STEP), in ring order, joined by spaces. */
 static const char *range_names(const struct view *v, const struct view_slot *s)
 {
 	static char buf[4096];
@@ -108,6 +109,8 @@ static const char *range_names(const struct view *v, const struct view_slot *s)
 			id = ((const struct ring_range *)(const void *)s->r[i])->name_str;
 		else if (s->r[i]->kind == RING_REC_RANGE_EXT)
 			id = ((const struct ring_range_ext *)(const void *)s->r[i])->name_str;
+		else if (s->r[i]->kind == RING_REC_STEP)
+			id = ((const struct ring_step *)(const void *)s->r[i])->name_str;
 		else
 			continue;
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? " " : "",
@@ -424,6 +427,48 @@ static void test_api_strings(void **state)
 	view_free(&v);
 }
 
+/* A step recorded through the interface, as the Python package does: step()
+ * when it begins, range() when it is known to have ended. Its thread spins
+ * 3 ms and sleeps 3 ms: on a CPU for about the spin, never more than the
+ * step; runnable-but-waiting time and CPU time together within the step.
+ * One whose start no sample was taken near is not measured; schedstat's
+ * line parses, a bad one does not. */
+static void test_api_step_sched(void **state)
+{
+	struct fixture *f = *state;
+	const struct gprof_dl_api *api = f->api;
+	uint32_t name = api->string("ProfileStep#0", 13);
+	api->step(0);
+	uint64_t start = api->now();
+	while (api->now() < start + 3000000)
+		;
+	struct timespec ts = {0, 3000000};
+	nanosleep(&ts, NULL);
+	uint64_t end = api->now();
+	api->step(1);
+	api->range(GPROF_DL_CAT_PROFILE_STEP, name, start, end, 32);
+	api->range(GPROF_DL_CAT_PROFILE_STEP, name, start - 100000000, start - 90000000, 32);
+	struct view v;
+	view_load(&v, f->shm);
+	const struct view_slot *s = &v.slot[0];
+	assert_int_equal(view_count(s, RING_REC_STEP), 2);
+	const struct ring_step *x = view_find(s, RING_REC_STEP, 0);
+	assert_int_equal(x->samples, 32);
+	if (x->cpu_ns < 2500000 || x->cpu_ns > end - start + 1000000)
+		fail_msg("cpu_ns %" PRIu64 " for a 3 ms spin in a step of %" PRIu64, x->cpu_ns, end - start);
+	assert_true(x->cpu_ns + x->runq_ns <= end - start + 1000000);
+	const struct ring_step *old = view_find(s, RING_REC_STEP, 1);
+	assert_int_equal(old->cpu_ns, 0);
+	assert_int_equal(old->runq_ns, 0);
+	view_free(&v);
+	uint64_t cpu, runq;
+	assert_int_equal(coll_sched_parse("123456 789 12\n", &cpu, &runq), 0);
+	assert_int_equal(cpu, 123456);
+	assert_int_equal(runq, 789);
+	assert_int_equal(coll_sched_parse("x 1 2", &cpu, &runq), -1);
+	assert_int_equal(coll_sched_parse("12", &cpu, &runq), -1);
+}
+
 static void test_api_ranges(void **state)
 {
 	struct fixture *f = *state;
@@ -471,11 +516,11 @@ static void test_api_ranges(void **state)
 	assert_true(outer->start_ns >= t0);
 	const struct ring_range *bwd = view_find(s, RING_REC_RANGE, 2);
 	assert_int_equal(bwd->category, GPROF_DL_CAT_BACKWARD);
-	const struct ring_range_ext *st = view_find(s, RING_REC_RANGE_EXT, 1);
+	const struct ring_step *st = view_find(s, RING_REC_STEP, 0);
 	assert_int_equal(st->start_ns, t0);
 	assert_int_equal(st->end_ns, t0 + 5000000);
 	assert_int_equal(st->samples, 64);
-	assert_int_equal(st->seq, -1);
+	assert_int_equal(st->cpu_ns, 0); /* no sample near its start: not measured */
 	assert_int_equal(st->category, GPROF_DL_CAT_PROFILE_STEP);
 	assert_name(&v, st->domain_str, GPROF_DL_NVTX_DOMAIN);
 	const struct ring_range *dl = view_find(s, RING_REC_RANGE, 3);
@@ -743,7 +788,9 @@ static void test_api_mirror(void **state)
 	assert_int_equal(atomic_load(&slot->depth), 0);
 }
 
-/* NVTX ProfileStep payloads: integer ones are the step's samples. */
+/* NVTX ProfileStep payloads: integer ones are the step's samples; the
+ * gprof-dl domain's steps are STEP records, with their thread's CPU time
+ * (this thread's, from schedstat: it spins 2 ms in the last step). */
 static void test_nvtx_step_payload(void **state)
 {
 	struct fixture *f = *state;
@@ -774,6 +821,11 @@ static void test_nvtx_step_payload(void **state)
 		default: break;
 		}
 		nvtxDomainRangePushEx(f->gpdl, &a);
+		if (i == N - 1) {
+			uint64_t until = coll_clock_now() + 2000000;
+			while (coll_clock_now() < until)
+				;
+		}
 		nvtxDomainRangePop(f->gpdl);
 	}
 	/* only the gprof-dl domain's ProfileStep has samples */
@@ -791,18 +843,19 @@ static void test_nvtx_step_payload(void **state)
 	struct view v;
 	view_load(&v, f->shm);
 	const struct view_slot *s = &v.slot[0];
-	assert_int_equal(view_count(s, RING_REC_RANGE_EXT), 4);
-	assert_int_equal(view_count(s, RING_REC_RANGE), N - 4 + 2);
-	size_t ext = 0, plain = 0;
+	assert_int_equal(view_count(s, RING_REC_STEP), N);
+	assert_int_equal(view_count(s, RING_REC_RANGE_EXT), 0);
+	assert_int_equal(view_count(s, RING_REC_RANGE), 2); /* fwd, the default domain's step */
 	for (int i = 0; i < N; i++) {
-		if (cases[i].samples) {
-			const struct ring_range_ext *x = view_find(s, RING_REC_RANGE_EXT, ext++);
-			assert_int_equal(x->samples, cases[i].samples);
-			assert_int_equal(x->category, GPROF_DL_CAT_PROFILE_STEP);
-			assert_int_equal(x->seq, -1);
-		} else {
-			const struct ring_range *x = view_find(s, RING_REC_RANGE, plain++);
-			assert_name(&v, x->name_str, "step");
+		const struct ring_step *x = view_find(s, RING_REC_STEP, (size_t)i);
+		assert_name(&v, x->name_str, "step");
+		assert_int_equal(x->samples, cases[i].samples);
+		assert_int_equal(x->category, GPROF_DL_CAT_PROFILE_STEP);
+		if (i == N - 1) { /* 2 ms of spinning: on a CPU most of it, and never more */
+			uint64_t len = x->end_ns - x->start_ns;
+			assert_true(x->cpu_ns > 0);
+			assert_true(x->cpu_ns <= len + 1000000);
+			assert_true(x->cpu_ns + x->runq_ns <= len + 1000000);
 		}
 	}
 	assert_int_equal(coll_win.nvtx_steps, N); /* counted as steps */
@@ -1158,6 +1211,7 @@ int main(void)
 		T(test_api_found_only_when_attached),
 		T(test_api_strings),
 		T(test_api_ranges),
+		T(test_api_step_sched),
 		T(test_api_name_zero_dropped),
 		T(test_api_mirror),
 		T(test_api_comm),

@@ -245,8 +245,8 @@ static const char *const h_memory[] = {EV, "correlation", "external_id", "bytes"
 				       "device", "memory_kind", "total_allocated"};
 static const char *const h_comm[] = {EV, "correlation", "external_id", "backend", "op", "bytes",
 				     "coll_seq", "process_group", "group_size", "dtype", "peer"};
-static const char *const h_steps[] = {"step",   "name",    "start_ns", "end_ns",
-				      "dur_ns", "samples", "thread"};
+static const char *const h_steps[] = {"step",   "name",    "start_ns", "end_ns", "dur_ns",
+				      "samples", "thread", "cpu_ns", "runq_ns"};
 #define H(a) a, sizeof(a) / sizeof(a[0])
 
 static void assert_headers(const struct exported *x)
@@ -268,8 +268,9 @@ static void assert_headers(const struct exported *x)
 	assert_header(&x->t[CSV_FILE_STEPS], CSV_FILE_STEPS, H(h_steps));
 }
 
-static void assert_step(const struct row *r, const char *step, const char *name, uint64_t start,
-			uint64_t dur, const char *samples, const char *thread)
+static void assert_step_sched(const struct row *r, const char *step, const char *name,
+			      uint64_t start, uint64_t dur, const char *samples, const char *thread,
+			      const char *cpu, const char *runq)
 {
 	struct want w = {0};
 	w_str(&w, step);
@@ -279,7 +280,15 @@ static void assert_step(const struct row *r, const char *step, const char *name,
 	w_u64(&w, dur);
 	w_str(&w, samples);
 	w_str(&w, thread);
+	w_str(&w, cpu);
+	w_str(&w, runq);
 	assert_row("steps.csv", r, &w);
+}
+
+static void assert_step(const struct row *r, const char *step, const char *name, uint64_t start,
+			uint64_t dur, const char *samples, const char *thread)
+{
+	assert_step_sched(r, step, name, start, dur, samples, thread, NONE, NONE);
 }
 
 /* An i32 whose negative values are none (ranks, exit statuses). */
@@ -871,8 +880,8 @@ static void test_steps(void **state)
 	export_csv(&x, path);
 	assert_header(&x.t[CSV_FILE_STEPS], CSV_FILE_STEPS, H(h_steps));
 	assert_int_equal(x.t[CSV_FILE_STEPS].n, 3);
-	assert_step(&x.t[CSV_FILE_STEPS].rows[1], "0", "ProfilerStep#0", FIX_START_NS, 10000000,
-		    "64", "0");
+	assert_step_sched(&x.t[CSV_FILE_STEPS].rows[1], "0", "ProfilerStep#0", FIX_START_NS, 10000000,
+			  "64", "0", "7000000", "1500000");
 	assert_step(&x.t[CSV_FILE_STEPS].rows[2], "1", "ProfilerStep#1", FIX_START_NS + 10000000,
 		    10000000, NONE, "0");
 	exported_free(&x);

@@ -163,17 +163,18 @@ static void test_version_2_records(void **state)
 	(void)state;
 	size_t len;
 	struct ring_shm *shm = make_shm(1, &len);
-	assert_int_equal(shm->version, 4);
-	for (uint32_t old = 1; old <= 3; old++) {
+	assert_int_equal(shm->version, 5);
+	for (uint32_t old = 1; old <= 4; old++) {
 		shm->version = old;
 		assert_int_equal(ring_shm_check(shm, len), -1);
 	}
-	shm->version = 4;
+	shm->version = 5;
 	assert_int_equal(ring_shm_check(shm, len), 0);
 	assert_int_equal(sizeof(struct ring_process_rank), 32);
 	assert_int_equal(sizeof(struct ring_comm), 64);
 	assert_int_equal(sizeof(struct ring_process_var), 16);
 	assert_int_equal(sizeof(struct ring_range_ext), 56);
+	assert_int_equal(sizeof(struct ring_step), 64);
 	/* every record a multiple of 8 bytes, as ring_read requires */
 	assert_int_equal(sizeof(struct ring_gpu_api) % 8, 0);
 	assert_int_equal(sizeof(struct ring_gpu_work) % 8, 0);

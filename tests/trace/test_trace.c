@@ -719,7 +719,7 @@ static void test_short_events(void **state)
 	assert_int_equal(count_chunks(f, size, TRACE_CHUNK_EVENTS_SHORT), 1);
 	assert_int_equal(count_chunks(f, size, TRACE_CHUNK_EVENTS), 1);
 	assert_int_equal(trace_le16(f + TRACE_FH_VERSION_MAJOR), 2);
-	assert_int_equal(trace_le16(f + TRACE_FH_VERSION_MINOR), 0);
+	assert_int_equal(trace_le16(f + TRACE_FH_VERSION_MINOR), 1);
 	free(f);
 
 	r = read_all(path, &g, err, sizeof(err));
@@ -956,6 +956,8 @@ static void assert_ext_equal(const struct trace_event_ext *a, const struct trace
 	assert_int_equal(a->dtype_str, b->dtype_str);
 	assert_int_equal(a->has_peer, b->has_peer);
 	assert_int_equal(a->peer, b->has_peer ? b->peer : 0);
+	assert_int_equal(a->sched_cpu_ns, b->sched_cpu_ns);
+	assert_int_equal(a->sched_runq_ns, b->sched_cpu_ns ? b->sched_runq_ns : 0);
 }
 
 /* Details with every field set, each to a value that tells it from the others. */
@@ -988,6 +990,8 @@ static struct trace_event_ext ext_full(uint64_t k)
 		.dtype_str = 1,
 		.has_peer = 1,
 		.peer = INT32_MAX - (int32_t)(k % 1000),
+		.sched_cpu_ns = UINT64_MAX - 5 * k,
+		.sched_runq_ns = UINT64_C(1) << 40 | k,
 	};
 	return x;
 }
@@ -1041,6 +1045,10 @@ static struct trace_event_ext ext_group(int group, uint64_t k)
 	case 10: /* a process group alone: no sequence number, no peer */
 		x.pg_str = f.pg_str;
 		break;
+	case 11: /* 2.1: a step's CPU and run-queue time */
+		x.sched_cpu_ns = f.sched_cpu_ns;
+		x.sched_runq_ns = f.sched_runq_ns;
+		break;
 	default:
 		x.address = f.address;
 		x.total_allocated = f.total_allocated;
@@ -1092,7 +1100,7 @@ static void test_gpu_round_trip(void **state)
 
 	/* every field at once, each group alone, all-zero details, no details */
 	add_ext_event(w, 1, d_k, 5000, 100, &full);
-	for (int k = 0; k < 11; k++) {
+	for (int k = 0; k < 12; k++) {
 		struct trace_event_ext x = ext_group(k, (uint64_t)k);
 		add_ext_event(w, 2, d_k, 6000 + (uint64_t)k, 10, &x);
 	}
@@ -1175,7 +1183,7 @@ static void test_gpu_round_trip(void **state)
 	assert_null(trace_reader_device_by_id(r, 1));
 	assert_null(trace_reader_device(r, 2));
 
-	assert_int_equal(g.nev, 3 * NX + 1 + 11 + 2 + 1);
+	assert_int_equal(g.nev, 3 * NX + 1 + 12 + 2 + 1);
 	size_t n_l = 0, n_k = 0, n_op = 0, groups_seen = 0;
 	for (size_t i = 0; i < g.nev; i++) {
 		const struct trace_event *e = &g.ev[i];
@@ -1185,7 +1193,7 @@ static void test_gpu_round_trip(void **state)
 			assert_int_equal(e->thread, 1);
 			assert_int_equal(e->dur_ns, 100);
 			assert_ext_equal(x, &full);
-		} else if (e->start_ns >= 6000 && e->start_ns < 6011) {
+		} else if (e->start_ns >= 6000 && e->start_ns < 6012) {
 			struct trace_event_ext want = ext_group((int)(e->start_ns - 6000),
 								e->start_ns - 6000);
 			assert_true(g.hasx[i]);
@@ -1232,7 +1240,7 @@ static void test_gpu_round_trip(void **state)
 	assert_int_equal(n_l, NX);
 	assert_int_equal(n_k, NX);
 	assert_int_equal(n_op, NX + 2);
-	assert_int_equal(groups_seen, 11);
+	assert_int_equal(groups_seen, 12);
 	trace_reader_close(r);
 	got_free(&g);
 }

@@ -17,12 +17,11 @@
 
 /* ---- one rank --------------------------------------------------------------------- */
 
-/* The run-queue time perf measured for a step: 1 when known. */
+/* The run-queue time of a step's thread in it: 1 when known. */
 static int step_sched(const struct perf_step *st, uint64_t *runq)
 {
-	(void)st;
-	*runq = 0;
-	return 0;
+	*runq = st->cpu_ns ? st->runq_ns : 0;
+	return st->cpu_ns != 0;
 }
 
 /* The counted step t lies in (index in r->step), or -1; with no steps, the

@@ -275,7 +275,9 @@ static int ext_compact(unsigned type, const struct trace_event_ext *e, struct st
 		return 1;
 	case TRACE_EV_PROFILE_STEP:
 		x->u.step.samples = e->samples;
-		return e->samples != 0;
+		x->u.step.cpu_ns = e->sched_cpu_ns;
+		x->u.step.runq_ns = e->sched_runq_ns;
+		return e->samples != 0 || e->sched_cpu_ns != 0;
 	default:
 		return 0;
 	}

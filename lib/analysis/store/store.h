@@ -95,7 +95,7 @@ struct store_desc {
 /* What a kernel, a copy, an allocation or a training step carries beyond its
  * times (24 bytes). Which member applies follows the event's type: Kernel
  * and Communication use kernel, Memcpy and Memset copy, Memory memory,
- * ProfileStep step (kept only when it knows its samples). */
+ * ProfileStep step (kept only when it knows its samples or its CPU time). */
 struct store_ext {
 	union {
 		struct {
@@ -117,7 +117,10 @@ struct store_ext {
 			uint8_t kind;    /* enum trace_memory_kind of the allocation */
 		} memory;
 		struct {
-			uint64_t samples; /* processed in the step (trace 1.2); > 0 */
+			uint64_t samples; /* processed in the step (trace 1.2); 0 unknown */
+			/* its thread's time on a CPU and runnable but waiting,
+			 * over the step (trace 2.1); cpu_ns 0: not measured */
+			uint64_t cpu_ns, runq_ns;
 		} step;
 	} u;
 };

@@ -35,10 +35,13 @@ static int nested_in_step(const struct store *s, const struct store_track *t, si
 	return 0;
 }
 
-static uint64_t step_samples(const struct store_track *t, size_t i)
+/* A step's samples and its thread's CPU and run-queue time (0: unknown). */
+static void step_details(const struct store_track *t, size_t i, struct perf_found_step *f)
 {
 	const struct store_ext *x = store_ev_ext(t, i);
-	return x ? x->u.step.samples : 0;
+	f->samples = x ? x->u.step.samples : 0;
+	f->cpu_ns = x ? x->u.step.cpu_ns : 0;
+	f->runq_ns = x ? x->u.step.runq_ns : 0;
 }
 
 static void find_track(struct find *c, const struct store *s, uint32_t ti, unsigned types,
@@ -58,8 +61,9 @@ static void find_track(struct find *c, const struct store *s, uint32_t ti, unsig
 			c->cap = c->cap ? c->cap * 2 : 64;
 			c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
 		}
-		c->v[c->n++] = (struct perf_found_step){t->file, ti, (uint32_t)i, t->start[i],
-							t->dur[i], step_samples(t, i)};
+		struct perf_found_step *f = &c->v[c->n++];
+		*f = (struct perf_found_step){t->file, ti, (uint32_t)i, t->start[i], t->dur[i], 0, 0, 0};
+		step_details(t, i, f);
 	}
 }
 
@@ -205,6 +209,8 @@ void perf_compute(struct perf *p, const struct analysis *a, unsigned skip)
 			st->batch_ns = r->dur;
 			st->reader_ns = ivl_set_overlap(&dl.g[group[k]].set, r->start, r->start + r->dur);
 			st->samples = r->samples;
+			st->cpu_ns = r->cpu_ns;
+			st->runq_ns = r->runq_ns;
 		}
 	}
 	for (uint32_t k = 0; k < dl.ng; k++)

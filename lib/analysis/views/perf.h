@@ -44,6 +44,9 @@ struct perf_step {
 	uint64_t batch_ns;  /* its length */
 	uint64_t reader_ns; /* Dataloader time inside it */
 	uint64_t samples;   /* 0: unknown */
+	/* its thread's time on a CPU and runnable but waiting, over the step
+	 * (trace 2.1, schedstat); cpu_ns 0: unknown */
+	uint64_t cpu_ns, runq_ns;
 };
 
 struct perf_stat {
@@ -72,6 +75,7 @@ struct perf {
 struct perf_found_step {
 	uint32_t file, track, index; /* its file, host thread's track, and index there */
 	uint64_t start, dur, samples;
+	uint64_t cpu_ns, runq_ns; /* as perf_step's */
 };
 
 typedef void (*perf_range_fn)(void *ctx, uint32_t track, size_t i, unsigned type);

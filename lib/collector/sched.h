@@ -1,0 +1,45 @@
+/*
+ * sched.h - how a training step's thread fared with the scheduler: its time
+ * on a CPU and its time runnable but waiting on a run queue (CPU
+ * contention: another program, or too many threads, on its CPUs): the
+ * thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, exact) and the run-queue
+ * time of the kernel's per-thread schedstat (/proc/self/task/TID/schedstat,
+ * field 2, cumulative ns, counted when a wait ends; field 1, the CPU time,
+ * is updated only at scheduler ticks, so the clock serves instead),
+ * sampled at step boundaries only.
+ *
+ * A step boundary is known when a step begins (the bindings' step(), an
+ * NVTX ProfileStep push), and when a step is recorded (the bindings' range()
+ * of a ProfileStep, an NVTX ProfileStep pop): each samples the calling
+ * thread. A recorded step then takes the samples nearest its start and its
+ * end; each must lie within COLL_SCHED_NEAR of it (or 2 % of the step,
+ * whichever is larger), else the step's times are unknown.
+ *
+ * Cost: one pread of a descriptor the thread keeps open (opened at its
+ * first sample, O_CLOEXEC; reopened when its tid changes, after a fork), a
+ * gettid and a parse of two numbers: a few microseconds a step, never on
+ * an operator's path. Threads that make no step open nothing. State is the
+ * thread's own (initial-exec TLS): no lock, no allocation.
+ */
+#ifndef GPDL_COLLECTOR_SCHED_H
+#define GPDL_COLLECTOR_SCHED_H
+
+#include <stdint.h>
+
+#define COLL_SCHED_NEAR 1000000ull /* 1 ms */
+#define COLL_SCHED_SAMPLES 8
+
+/* Samples the calling thread now (now: the collector's clock). */
+void coll_sched_sample(uint64_t now);
+/* The calling thread's time on a CPU and on a run queue between the samples
+ * nearest start and end: 1, or 0 when none lies near enough (or /proc could
+ * not be read). */
+int coll_sched_span(uint64_t start, uint64_t end, uint64_t *cpu_ns, uint64_t *runq_ns);
+/* The thread ends: its descriptor is closed. */
+void coll_sched_thread_end(void);
+
+/* Parses a schedstat line ("123 456 7"): 0, or -1 when it is not one. For
+ * the tests. */
+int coll_sched_parse(const char *buf, uint64_t *cpu_ns, uint64_t *runq_ns);
+
+#endif
