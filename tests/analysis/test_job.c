@@ -349,6 +349,21 @@ static void test_exec_images(void **state)
 	assert_int_equal(j.ranks[0].exit_status, TRACE_EXIT_KILLED);
 	analysis_free(&a);
 	job_free(&j);
+
+	/* the recorder may describe the shell's image last (its exit learnt
+	 * at the end): still the python's end, not the last record's */
+	tb_open_rank(&b, "sh-1r.gpdl", "h", 52, 1000 * MS, 1, 2, 0);
+	tb_process(&b, 52, 50, 1001 * MS, 5000 * MS, TRACE_EXIT_KILLED, 1, 2);
+	tb_process(&b, 52, 50, 1000 * MS, 1001 * MS, TRACE_EXIT_KILLED, 1, 2);
+	tb_thread(&b, 0, 52, "python");
+	step = tb_desc(&b, "ProfileStep", TRACE_EV_PROFILE_STEP);
+	tb_range(&b, 0, step, 1100 * MS, 10 * MS);
+	const char *rev[] = {tb_close(&b, 5000 * MS)};
+	open_job(&j, rev, 1);
+	load_part(&j, 0, &a);
+	assert_int_equal(j.ranks[0].end_ns, 5000 * MS);
+	analysis_free(&a);
+	job_free(&j);
 }
 
 /* A trace of no distributed run: one part of rank -1, the whole file; JSON

@@ -20,7 +20,7 @@ Cases (examples/ddp_train.py is the training job; nothing in it knows gprof-dl):
   killed      2 ranks, rank 1 SIGKILLed at the start of step DIE_STEP: its
               file keeps every step it finished, its exit says signal 9 or
               killed, and the Distributed view says it ended early, first,
-              its end (end_ns) within END_TOL_MS of the time the rank wrote
+              its end (job_start_ns + ended_ns) within END_TOL_MS of the time the rank wrote
               just before it killed itself
   killed_shell  the same under a shell launcher script (`for r in 0 1; do
               RANK=$r ... python ddp_train.py rank ... & done; wait`): a rank
@@ -77,7 +77,7 @@ SKIP = 10       # the views' default --skip-steps
 SLOW_MS = 40.0  # the straggler's extra computation per step
 DIE_STEP = 15
 RUNS = int(os.environ.get("GPDL_DIST_RUNS", "2"))  # runs of each verdict case
-END_TOL_MS = 10.0   # a killed rank's end_ns vs the time it wrote before SIGKILL
+END_TOL_MS = 100.0  # a killed rank's end after the time it wrote before SIGKILL (see check_end)
 IPS_TOL = 0.02      # the job ips vs the job's own samples over its wall time
 PARTS_TOL = 0.05    # the parts of a straggler's excess vs that excess
 
@@ -373,23 +373,26 @@ def kill_time(c, name):
         return int(f.read().strip())
 
 
+def end_of(facts, rows, rank):
+    """A rank's end on the job clock (CLOCK_MONOTONIC on one host): the
+    job's start (fact job_start_ns) plus its row's Ended (ended_ns)."""
+    rel, start = rows.get(rank, {}).get("ended_ns"), facts.get("job_start_ns")
+    return start + rel if isinstance(rel, (int, float)) and isinstance(start, int) else None
+
+
 def check_end(tag, facts, rows, rank, kill_ns):
-    """The rank's end on the job clock (its row's end_ns; CLOCK_MONOTONIC on
-    one host) within END_TOL_MS of the time.monotonic_ns() it wrote just
-    before its SIGKILL."""
-    row = rows.get(rank, {})
-    end = row.get("end_ns")
+    """The rank's end within END_TOL_MS after the time.monotonic_ns() it
+    wrote just before its SIGKILL: the kernel tears a torch process down in
+    18-25 ms after a SIGKILL on this VM (a bare parent's pidfd sees it so),
+    more under load; the end of the shell that forked it, before its exec,
+    lies seconds before."""
+    end = end_of(facts, rows, rank)
     if end is None:
-        # say what the view's other figures give, for whoever adds end_ns
-        rel = row.get("ended_ns")
-        start = facts.get("job_start_ns")
-        hint = (f"; job_start_ns + ended_ns give {(start + rel - kill_ns) / 1e6:+.2f} ms from the kill"
-                if isinstance(rel, int) and isinstance(start, int) else "")
-        check(False, f"{tag}rank {rank}'s row has no end_ns (the rank's end on the job clock){hint}")
+        check(False, f"{tag}rank {rank}'s row has no Ended, or the facts no job_start_ns")
         return
-    check(abs(end - kill_ns) <= END_TOL_MS * 1e6,
-          f"{tag}rank {rank}'s end_ns {end} is {(end - kill_ns) / 1e6:+.2f} ms from the kill time it wrote "
-          f"({kill_ns}), more than {END_TOL_MS} ms")
+    check(0 <= end - kill_ns <= END_TOL_MS * 1e6,
+          f"{tag}rank {rank}'s end {end} is {(end - kill_ns) / 1e6:+.2f} ms from the kill time it wrote "
+          f"({kill_ns}), not within 0 .. {END_TOL_MS} ms after it")
 
 
 def check_killed(c, tag, world, err, die_step, kill_ns):
@@ -411,7 +414,7 @@ def check_killed(c, tag, world, err, die_step, kill_ns):
     perf = c.json("summary", files[1], "--view", "perf", "--format", "json")["tables"]["perf"]
     steps = perf["sections"][0]["facts"]["steps"] if perf.get("sections") else perf["facts"]["steps"]
     eq(steps, die_step, f"{tag}rank 1's steps: every step it finished before SIGKILL")
-    return rows
+    return facts, rows
 
 
 def case_killed(c):
@@ -429,9 +432,9 @@ def case_killed_shell(c):
         ranks, err = c.job(world, "--die-rank", "1", "--die-step", str(die), "--kill-time-file", kf,
                            status=None, shell=True)
         kill = kill_time(c, os.path.basename(kf))
-        rows = check_killed(c, tag, world, err, die, kill)
-        end = rows.get(1, {}).get("end_ns")
-        print(f"killed_shell run {run}: rank 1's end_ns - its kill time: "
+        facts, rows = check_killed(c, tag, world, err, die, kill)
+        end = end_of(facts, rows, 1)
+        print(f"killed_shell run {run}: rank 1's end - its kill time: "
               f"{'n/a' if end is None else f'{(end - kill) / 1e6:+.2f} ms'}")
 
 

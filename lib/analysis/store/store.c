@@ -391,7 +391,8 @@ void store_add_process(struct store *s, uint32_t file, const struct trace_proces
 	struct store_process sp = {file, p->pid, p->ppid, p->start_ns, p->end_ns, p->exit_status,
 				   p->rank};
 	for (uint32_t i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].file == file && s->procs[i].pid == p->pid) {
+		if (s->procs[i].file == file && s->procs[i].pid == p->pid &&
+		    s->procs[i].start_ns == p->start_ns) {
 			s->procs[i] = sp;
 			return;
 		}

@@ -255,6 +255,8 @@ struct store {
 	uint32_t nfiles;
 	struct store_counter *counters;
 	size_t ncounters, counters_cap;
+	/* every process image (a pid and its start: an exec makes another) of
+	 * every file, each as its file last described it */
 	struct store_process *procs;
 	uint32_t nprocs, procs_cap;
 	struct store_device *devices; /* after store_finish() */
