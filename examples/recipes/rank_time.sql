@@ -34,18 +34,20 @@ WITH step_order AS (
   FROM step_parts p
   WHERE counted = 1
 ),
--- the parts per step: the sum of each step's part / the count, as the view
+-- the totals over the counted steps (the parts per step are the totals /
+-- the count: exact where the parts are whole ns, so that they round as
+-- the view's sum of each step's part / the count does, a tie aside)
 rank_sum AS (
   SELECT rank, MAX(n) AS n,
          AVG(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(dur_ns AS DOUBLE) END) AS median_ns,
          MAX(CASE WHEN 100 * k >= 95 * n AND 100 * (k - 1) < 95 * n THEN dur_ns END) AS p95_ns,
          SUM(dur_ns) AS window_ns,
          SUM(wait_ns) AS wait_ns,
-         SUM(comp_part / n) AS computation_ns,
-         SUM(data_part / n) AS data_loading_ns,
-         SUM(host_part / n) AS outside_ns,
-         SUM(comm_part / n) AS communication_ns,
-         SUM(contention_part / n) AS contention_ns,
+         SUM(comp_part) AS comp_part,
+         SUM(data_part) AS data_part,
+         SUM(host_part) AS host_part,
+         SUM(comm_part) AS comm_part,
+         SUM(contention_part) AS contention_part,
          SUM(sched_known) AS sched_steps,
          SUM(comp_all_ns) AS comp_all_ns,
          SUM(comm_all_ns) AS comm_all_ns,
@@ -59,8 +61,9 @@ SELECT s.rank, r.host, s.n AS steps,
        p95_ns AS step_p95_ns,
        CAST(CASE WHEN window_ns > s.wait_ns THEN window_ns - s.wait_ns ELSE 0 END AS DOUBLE) / n AS busy_ns,
        CAST(s.wait_ns AS DOUBLE) / n AS wait_ns,
-       computation_ns, data_loading_ns, outside_ns, communication_ns,
-       CASE WHEN sched_steps > 0 THEN contention_ns END AS contention_ns,
+       comp_part / n AS computation_ns, data_part / n AS data_loading_ns,
+       host_part / n AS outside_ns, comm_part / n AS communication_ns,
+       CASE WHEN sched_steps > 0 THEN contention_part / n END AS contention_ns,
        CAST(comm_all_ns AS DOUBLE) / n AS comm_total_ns,
        CAST(CASE WHEN comp_all_ns + comm_all_ns > busy_all_ns
                  THEN comp_all_ns + comm_all_ns - busy_all_ns ELSE 0 END AS DOUBLE) / n AS overlap_ns

@@ -137,8 +137,9 @@ o1 AS (
   FROM obs o
 ),
 -- e, s (on b; on busy for the cost), the others' middle by busy and the
--- excess of each part over theirs, the others' mean wait, the job's time
--- for the step (the last rank's end less that of the step before)
+-- excess of each part over theirs, the others' wait (their mean: / (nr - 1)
+-- at the end, so that the sums are of whole ns), the job's time for the
+-- step (the last rank's end less that of the step before)
 o2 AS (
   SELECT rank, g, k, nr, pass, p, busy, b, p_cont,
          b - ((CASE WHEN q1 < p THEN b_q1 ELSE b_q1n END)
@@ -158,7 +159,7 @@ o2 AS (
                    + (CASE WHEN q2 < pb THEN m_q2 ELSE m_q2n END)) / 2 AS x_comm,
          p_cont - ((CASE WHEN q1 < pb THEN n_q1 ELSE n_q1n END)
                    + (CASE WHEN q2 < pb THEN n_q2 ELSE n_q2n END)) / 2 AS x_cont,
-         CAST(g_wait - wait_ns AS DOUBLE) / NULLIF(nr - 1, 0) AS others_wait,
+         g_wait - wait_ns AS others_wait,
          CASE WHEN prev_end IS NULL THEN g_end - g_start
               WHEN g_end > prev_end THEN g_end - prev_end ELSE 0 END AS job_step
   FROM o1 o
@@ -290,7 +291,8 @@ fig AS (
          CASE WHEN kind = 2 THEN p_big WHEN p_sign < p_big THEN p_sign ELSE p_big END AS p_value,
          CASE WHEN kind = 2 THEN i_busy ELSE c_busy END / u AS busy,
          CASE WHEN kind = 2 THEN i_mid ELSE c_mid END / u AS mid,
-         CASE WHEN kind = 2 THEN i_wait ELSE c_wait END / u AS others_wait,
+         CAST(CASE WHEN kind = 2 THEN i_wait ELSE c_wait END AS DOUBLE) / u / NULLIF(nr - 1, 0)
+           AS others_wait,
          CASE WHEN kind = 2 THEN i_comp ELSE c_comp END / u AS x_comp,
          CASE WHEN kind = 2 THEN i_data ELSE c_data END / u AS x_data,
          CASE WHEN kind = 2 THEN i_host ELSE c_host END / u AS x_host,
