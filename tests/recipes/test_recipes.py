@@ -1,7 +1,8 @@
 """test_recipes.py - every SQL recipe of examples/recipes on DuckDB, Spark and
 sqlite, against gprof-dl's own views on the same traces.
 
-    test_recipes.py --gprof-dl BIN --gen GEN --venv DIR [--torch2 PY --pydir DIR]
+    test_recipes.py --gprof-dl BIN --gen GEN [--gen-verdict GEN] --venv DIR
+                    [--torch2 PY --pydir DIR]
                     [--cache-dir DIR] [--no-real] [--keep]
 
 Jobs:
@@ -12,13 +13,22 @@ Jobs:
                  definition (recipelib.model_job);
   ddp        a real 2-rank gloo DDP job (examples/ddp_train.py under torchrun
              of torch 2, rank 1 slowed by 40 ms a step) under `gprof-dl run`;
-             skipped, with a note, without --torch2.
+             skipped, with a note, without --torch2;
+  verdict *  gen-verdict-job's jobs of seeded noise (--gen-verdict), one per
+             path of the straggler rule: nobody (noisy, or every rank
+             alike: the costs tied), intermittent, consistent
+             with an outlier step, by data loading, by time outside
+             operators, busier within the noise; DuckDB and sqlite only
+             (the same SQL as on Spark), each against the view and what it
+             is expected to say.
 For each: `export --csv --partitioned`, the same with --gzip, and `export
 --sqlite`; every recipe on DuckDB (plain and gzip partitions), on sqlite and
 on Spark (one local[2] session for all, the plain partitions, and the gzip
 ones of the first job for rank_time); every engine's rows equal DuckDB's; step_time,
 rank_time and straggler equal `summary --view distributed --format json`
-(ns after rounding, % within 1e-9); the operator, kernel and collective
+(ns after rounding, a tie either way; p and % within 1e-9), and the view's
+straggler equals recipelib.verdict() (verdict.c in Python) on each
+engine's step_time; the operator, kernel and collective
 recipes are checked by check_ops.py (helper module of the same directory);
 the row count of every table equals `gprof-dl info`'s record counts per
 rank, drops and damage carried in ranks (a truncated trace too).
@@ -44,6 +54,18 @@ SYN = {"ranks": 8, "steps": 30, "gpu": 0, "slow_rank": 3, "slow_ms": 20, "jitter
 SYN_GPU = {"ranks": 8, "steps": 30, "gpu": 1, "slow_rank": 5, "slow_ms": 15, "jitter": 1, "hosts": 1}
 DDP_STEPS = 30
 DDP_SLOW_MS = 40
+# gen-verdict-job's jobs (8 ranks, seed 7, rank 2 the slow one): its
+# scenario, steps, and what the view says of it: (straggler rank, cause,
+# kind, candidate)
+VERDICT_JOBS = {
+    "noise": (30, (-1, -1, 0, None)),
+    "even": (30, (-1, -1, 0, 0)),
+    "intermittent": (50, (2, 0, 2, 2)),
+    "stall": (30, (2, 0, 1, 2)),
+    "data": (30, (2, 1, 1, 2)),
+    "outside": (30, (2, 2, 1, 2)),
+    "small": (30, (-1, -1, 0, 2)),
+}
 FAILED = []
 T0 = time.monotonic()
 
@@ -247,32 +269,138 @@ def check_damaged(drv, gpdl, files, tmp):
         e.close()
 
 
-def check_model(job, syn, res):
-    """A synthetic job against its figures worked out from tracebuild.h."""
-    want, facts = rl.model_job(syn["ranks"], syn["steps"], syn["slow_rank"], syn["slow_ms"], syn["jitter"],
-                               syn["gpu"])
-    got = {r["rank"]: r for r in res["rank_time"]["duckdb"]}
+def check_model(job, syn, res, rows, facts):
+    """A synthetic job against its figures worked out from tracebuild.h
+    (recipelib.model_job, its straggler by recipelib.verdict): the recipe on
+    DuckDB (every engine equals it) and the view alike."""
+    want, want_facts = rl.model_job(syn["ranks"], syn["steps"], syn["slow_rank"], syn["slow_ms"],
+                                    syn["jitter"], syn["gpu"])
     bad = []
-    for r, w in want.items():
-        for k, v in w.items():
-            if k == "steps" and got[r]["steps"] != v:
-                bad.append(f"rank {r}: steps {got[r]['steps']}, by hand {v}")
-            elif k.endswith("_ns") and rl.ns(got[r][k]) != rl.ns(v):
-                bad.append(f"rank {r}: {k} {got[r][k]}, by hand {v}")
+
+    def same(who, got, hand):
+        """The recipe's double within 1e-9 of the exact figure; the view's
+        ns its rounding (a tie either way)."""
+        if got is None or hand is None:
+            return got is None and hand is None
+        return rl.real_eq(got, hand) if who == "recipe" else rl.ns_eq(hand, got)
+    for who, got in (("recipe", {r["rank"]: r for r in res["rank_time"]["duckdb"]}), ("view", rows)):
+        if sorted(got) != sorted(want):
+            bad.append(f"{who}: ranks {sorted(got)}, by hand {sorted(want)}")
+            continue
+        for r, w in want.items():
+            for k, v in w.items():
+                if k == "steps" and got[r]["steps"] != v:
+                    bad.append(f"{who} rank {r}: steps {got[r]['steps']}, by hand {v}")
+                elif k.endswith("_ns") and not same(who, got[r][k], v):
+                    bad.append(f"{who} rank {r}: {k} {got[r][k]}, by hand {v}")
+    for who, got in (("recipe", res["straggler"]["duckdb"][0]), ("view", facts)):
+        for k in rl.FACTS_EXACT:
+            if got[k] != want_facts[k]:
+                bad.append(f"{who} straggler {k}: {got[k]}, by hand {want_facts[k]}")
+        for k in rl.FACTS_NS + rl.FACTS_REAL:
+            if not (rl.real_eq(got[k], want_facts[k]) if k in rl.FACTS_REAL else same(who, got[k], want_facts[k])):
+                bad.append(f"{who} straggler {k}: {got[k]!r}, by hand {want_facts[k]!r}")
+    # and in words: the slow rank named, consistent, by computation, about
+    # slow_ms of excess, holding the job back in every compared step
     s = res["straggler"]["duckdb"][0]
-    for k in ("straggler_rank", "busy_excess_ns", "others_median_busy_ns", "others_wait_ns",
-              "straggler_excess_ns"):
-        if rl.ns(s[k]) != rl.ns(facts[k]):
-            bad.append(f"straggler {k}: {s[k]}, by hand {facts[k]}")
-    # and in words: rank 3 named, by computation, about slow_ms of excess
-    if s["straggler_rank"] != syn["slow_rank"] or s["straggler_cause"] != 0:
-        bad.append(f"straggler {s['straggler_rank']} cause {s['straggler_cause']}, expected rank "
-                   f"{syn['slow_rank']} by computation (0)")
+    if (s["straggler_rank"], s["straggler_cause"], s["straggler_kind"]) != (syn["slow_rank"], 0, 1):
+        bad.append(f"straggler {s['straggler_rank']} cause {s['straggler_cause']} kind "
+                   f"{s['straggler_kind']}, expected rank {syn['slow_rank']} by computation (0), "
+                   "consistent (1)")
     if abs(s["busy_excess_ns"] / 1e6 - syn["slow_ms"]) > 0.1:
         bad.append(f"busy excess {s['busy_excess_ns'] / 1e6} ms, expected {syn['slow_ms']} +- 0.1 (jitter)")
+    if s["straggler_steps_held"] != 20 or s["steps_compared"] != 20:
+        bad.append(f"held {s['straggler_steps_held']} of {s['steps_compared']} steps, expected 20 of 20")
     if len([r for r in res["step_time"]["duckdb"] if r["counted"] == 1]) != syn["ranks"] * 20:
         bad.append("step_time: not 20 counted steps per rank")
     fail([f"{job} by hand: {m}" for m in bad])
+
+
+def steps_verdict(step_rows):
+    """recipelib.verdict() (verdict.c in Python) on step_time.sql's rows:
+    the compared steps' busy time, parts, wait and the job's time for each."""
+    by_rank = {}
+    for r in step_rows:
+        if r["counted"] == 1:
+            by_rank.setdefault(r["rank"], {})[r["step"]] = r
+    ranks = sorted(by_rank)
+    if not ranks:
+        return rl.verdict([], [], [], [])
+    g0 = max(min(v) for v in by_rank.values())
+    g1 = min(max(v) for v in by_rank.values())
+    steps = list(range(g0, g1 + 1))
+    busy = [[float(by_rank[r][g]["busy_ns"]) for g in steps] for r in ranks]
+    part = [[[float(by_rank[r][g][k] or 0) for k in ("computation_ns", "data_loading_ns", "outside_ns",
+                                                   "communication_ns", "contention_ns")]
+             for g in steps] for r in ranks]
+    wait = [[float(by_rank[r][g]["wait_ns"]) for g in steps] for r in ranks]
+    job_step, prev = [], None
+    for g in steps:
+        end = max(by_rank[r][g]["start_ns"] + by_rank[r][g]["dur_ns"] for r in ranks)
+        start = min(by_rank[r][g]["start_ns"] for r in ranks)
+        job_step.append(max(0, end - (start if prev is None else prev)))
+        prev = end
+    facts = rl.verdict(busy, part, wait, job_step)
+    for k in ("straggler_rank", "candidate_rank"):  # index -> rank
+        facts[k] = ranks[facts[k]] if facts[k] >= 0 else -1
+    facts["steps_compared"] = len(steps)
+    return facts
+
+
+def check_steps_verdict(job, res, facts):
+    """The view's straggler against verdict() on each engine's step_time."""
+    for ename, rows in res["step_time"].items():
+        want = steps_verdict(rows)
+        bad = []
+        for k in rl.FACTS_EXACT:
+            if want[k] != facts[k]:
+                bad.append(f"{k}: by verdict() on step_time {want[k]}, view {facts[k]}")
+        for k in rl.FACTS_NS:
+            if not rl.ns_eq(want[k], facts[k]):
+                bad.append(f"{k}: by verdict() on step_time {want[k]}, view {facts[k]}")
+        for k in rl.FACTS_REAL:
+            if not rl.real_eq(want[k], facts[k]):
+                bad.append(f"{k}: by verdict() on step_time {want[k]!r}, view {facts[k]!r}")
+        fail([f"{job} {ename}: {m}" for m in bad])
+
+
+def verdict_jobs(drv, args, tmp):
+    """gen-verdict-job's scenarios: the straggler rule's paths (none, none
+    with the costs tied, intermittent, consistent with an outlier, each cause, busier within the
+    noise), on DuckDB and sqlite against the view, and the view against
+    verdict() on the recipe's steps."""
+    for sc, (steps, (rank, cause, kind, cand)) in VERDICT_JOBS.items():
+        d = os.path.join(tmp, "v-" + sc)
+        os.makedirs(d)
+        p = subprocess.run([args.gen_verdict, sc, "8", str(steps), "7", sc, "2"],
+                           capture_output=True, check=True, cwd=d)
+        files = [shutil.copy(f, d) for f in p.stdout.decode().split()]
+        out = os.path.join(d, "ex")
+        os.makedirs(out)
+        ex = {"csv": os.path.join(out, "part"), "sqlite": os.path.join(out, "job.sqlite")}
+        rl.gprof(args.gprof_dl, "export", "--csv", "--partitioned", *files, "-o", ex["csv"])
+        rl.gprof(args.gprof_dl, "export", "--sqlite", *files, "-o", ex["sqlite"])
+        engines = [("duckdb", drv.DuckDB(ex["csv"])), ("sqlite", drv.SQLite(ex["sqlite"]))]
+        res = {}
+        t = time.monotonic()
+        for name in ("rank_time", "straggler", "step_time"):
+            res[name] = {}
+            for ename, e in engines:
+                try:
+                    res[name][ename] = rl.as_dicts(*drv.run_recipe(e, rl.recipes()[name], {}))
+                except drv.RecipeError as err:
+                    fail([f"verdict {sc}: {err}"])
+        for _, e in engines:
+            e.close()
+        log(f"verdict {sc}: 3 recipes on duckdb and sqlite, {time.monotonic() - t:.1f}s")
+        job = f"verdict {sc}"
+        check_engines_agree(job, res)
+        _, facts = check_views(job, args.gprof_dl, files, res)
+        check_steps_verdict(job, res, facts)
+        got = (facts["straggler_rank"], facts["straggler_cause"], facts["straggler_kind"])
+        if got != (rank, cause, kind) or (cand is not None and facts["candidate_rank"] != cand):
+            fail([f"{job}: the view names rank {got[0]} cause {got[1]} kind {got[2]} (candidate "
+                  f"{facts['candidate_rank']}), expected {rank} {cause} {kind} ({cand})"])
 
 
 def check_ddp(rows, facts):
@@ -295,6 +423,7 @@ def do_job(drv, args, tmp, job, files):
     res = run_all(drv, engines, job)
     check_engines_agree(job, res)
     rows, facts = check_views(job, args.gprof_dl, files, res)
+    check_steps_verdict(job, res, facts)
     check_ops_recipes(job, args.gprof_dl, files, res)
     # the params CTE: another skip, as --skip-steps
     vrows, vfacts = rl.dist_of(rl.view(args.gprof_dl, files, "distributed", "--skip-steps", "4"))
@@ -314,6 +443,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gprof-dl", required=True)
     ap.add_argument("--gen", required=True)
+    ap.add_argument("--gen-verdict", default="")
     ap.add_argument("--venv", default="")
     ap.add_argument("--torch2", default="")
     ap.add_argument("--pydir", default="")
@@ -322,6 +452,7 @@ def main():
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     args.gprof_dl, args.gen = os.path.abspath(args.gprof_dl), os.path.abspath(args.gen)
+    args.gen_verdict = os.path.abspath(args.gen_verdict) if args.gen_verdict else ""
     try:
         import duckdb  # noqa: F401
         import pyspark  # noqa: F401
@@ -337,12 +468,16 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gpdl-recipes-")
     try:
         files = synthetic(args, tmp, "syn", SYN)
-        res, _, _ = do_job(drv, args, tmp, "synthetic", files)
-        check_model("synthetic", SYN, res)
+        res, rows, facts = do_job(drv, args, tmp, "synthetic", files)
+        check_model("synthetic", SYN, res, rows, facts)
         check_damaged(drv, args.gprof_dl, files, tmp)
         gfiles = synthetic(args, tmp, "gsyn", SYN_GPU)
-        res, _, _ = do_job(drv, args, tmp, "synthetic-gpu", gfiles)
-        check_model("synthetic-gpu", SYN_GPU, res)
+        res, rows, facts = do_job(drv, args, tmp, "synthetic-gpu", gfiles)
+        check_model("synthetic-gpu", SYN_GPU, res, rows, facts)
+        if args.gen_verdict:
+            verdict_jobs(drv, args, tmp)
+        else:
+            log("NOTE: no --gen-verdict: the straggler rule's scenarios are left out")
         if not args.no_real:
             ddp = ddp_job(args, tmp)
             if ddp:
