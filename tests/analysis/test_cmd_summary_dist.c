@@ -82,7 +82,7 @@ static void test_json(void **state)
 	assert_string_equal(jstr(jkey(jelem(rows, 1), "note")), "straggler: computation");
 	yajl_val notes = jkey(jkey(tables, "distributed"), "notes");
 	assert_string_equal(jstr(jelem(notes, 0)),
-			    "Straggler: rank 1 held the job back in 12 of 12 steps (p = 0.00098). Over "
+			    "Straggler: rank 1 held the job back in 12 of 12 steps (p = 0.00049). Over "
 			    "the steps busy 100.00 ms per step vs the others' median 80.00 ms: +20.00 ms "
 			    "= computation +20.00; rank 0 waits 20.00 ms per step for it in all_reduce.");
 	yajl_val coll = jelem(jkey(jelem(jkey(jkey(tables, "collectives"), "sections"), 0), "rows"), 0);

@@ -155,8 +155,8 @@ static void assert_rank(const struct measured *m, unsigned r, unsigned steps, do
  *    communication in all 55, overlap 0
  *  rank 1: matmul 60, all_reduce [60, 95) = 35: wait 0, busy 100 =
  *    computation 60 + communication 35 + outside 5
- *  straggler: rank 1 in all 12 steps, sign test p = 2^-12 x 2 ranks x 2
- *    tests = 0.00098; busy 100 vs the other's 80: +20, all computation;
+ *  straggler: rank 1 in all 12 steps, sign test p = 2^-12 x 2 ranks =
+ *    0.00049; busy 100 vs the other's 80: +20, all computation;
  *    rank 0 waits 20 ms per step for it in all_reduce; the job's steps last
  *    100 (the last end to the last end), of which it costs 20: 20 %
  *  collective: 12 calls of 4 MiB; total per rank (12 x 55 + 12 x 35) / 2 =
@@ -182,7 +182,7 @@ static void check_two_ranks(const struct measured *m)
 	assert_int_equal(fact(m->ranks, "others_wait_ns"), 20 * TB_MS);
 	assert_int_equal(fact(m->ranks, "cost_ns"), 20 * TB_MS);
 	assert_near(real_fact(m->ranks, "cost_pct"), 20.0);
-	assert_near(real_fact(m->ranks, "straggler_p"), 4.0 / 4096);
+	assert_near(real_fact(m->ranks, "straggler_p"), 2.0 / 4096);
 	assert_int_equal(fact(m->ranks, "collective_calls"), 12);
 	assert_int_equal(fact(m->ranks, "mismatches"), 0);
 	assert_int_equal(fact(m->ranks, "ended_early"), 0);
@@ -190,7 +190,7 @@ static void check_two_ranks(const struct measured *m)
 	assert_int_equal(fact(m->ranks, "world_size"), 2);
 	assert_string_equal(rank_row(m, 1)->cells[RC_NOTE].v.text, "straggler: computation");
 	assert_string_equal(rank_row(m, 0)->cells[RC_NOTE].v.text, "");
-	assert_text(m, "Straggler: rank 1 held the job back in 12 of 12 steps (p = 0.00098). Over "
+	assert_text(m, "Straggler: rank 1 held the job back in 12 of 12 steps (p = 0.00049). Over "
 		       "the steps busy 100.00 ms per step vs the others' median 80.00 ms: +20.00 ms = "
 		       "computation +20.00; rank 0 waits 20.00 ms per step for it in all_reduce.");
 	assert_text(m, "Its cost: the job would take 20.0 % less time per step (20.00 ms of "
@@ -230,7 +230,7 @@ static void test_two_ranks_gloo(void **state)
 	measured_free(&m);
 }
 
-/* Four steps alone: 4 of 4 steps gives p = 2^-4 x 4 = 0.25, not enough to
+/* Four steps alone: 4 of 4 steps gives p = 2^-4 x 2 = 0.125, not enough to
  * name anyone (the same excess in 12 steps is named above). */
 static void test_too_few_steps_to_be_sure(void **state)
 {
@@ -241,10 +241,10 @@ static void test_too_few_steps_to_be_sure(void **state)
 	measure(&m, "g4", &tj, 0);
 	assert_int_equal(fact(m.ranks, "straggler_rank"), -1);
 	assert_int_equal(fact(m.ranks, "candidate_rank"), 1);
-	assert_near(real_fact(m.ranks, "straggler_p"), 0.25);
+	assert_near(real_fact(m.ranks, "straggler_p"), 0.125);
 	assert_text(&m, "No straggler: no rank held the job back beyond the noise over 4 compared "
 			"steps (the largest cost: rank 1, 20.00 ms per step, 20.0 % of the job's step, "
-			"p = 0.25; a straggler costs at least 5 % and p < 0.05).");
+			"p = 0.12; a straggler costs at least 5 % and p < 0.05).");
 	measured_free(&m);
 }
 
@@ -289,7 +289,7 @@ static void test_merged_file(void **state)
  *    communication 40; rank 2's kernel lasts 20: wait [55, 75) = 20; own
  *    communication [75, 95) = 20; outside [0, 5) and [95, 100) = 10; busy 80
  *  rank 2: computation 70, communication 20, outside 10, wait 0, busy 100
- *  straggler: rank 2 in 10 of 10 steps, p = 2^-10 x 4 x 2 = 0.0078, +20
+ *  straggler: rank 2 in 10 of 10 steps, p = 2^-10 x 4 = 0.0039, +20
  *    computation; ranks 0, 1, 3 wait 20 per step
  *  collective: one call per step (the host's nccl:all_reduce and the kernel
  *    it launched), 10 counted, 1 MiB; total per rank (3 x 10 x 40 + 10 x
@@ -310,7 +310,7 @@ static void test_four_ranks_nccl(void **state)
 	assert_int_equal(fact(m.ranks, "straggler_rank"), 2);
 	assert_int_equal(fact(m.ranks, "straggler_cause"), 0);
 	assert_int_equal(fact(m.ranks, "skip_steps"), 10);
-	assert_text(&m, "Straggler: rank 2 held the job back in 10 of 10 steps (p = 0.0078). Over the "
+	assert_text(&m, "Straggler: rank 2 held the job back in 10 of 10 steps (p = 0.0039). Over the "
 			"steps busy 100.00 ms per step vs the others' median 80.00 ms: +20.00 ms = "
 			"computation +20.00; ranks 0, 1, 3 wait 20.00 ms per step for it in all_reduce.");
 	assert_text(&m, "the first 10 of its ProfileStep ranges skipped, never more than half");
@@ -394,7 +394,7 @@ static void test_slow_data_loading(void **state)
 	assert_int_equal(fact(m.ranks, "straggler_rank"), 0);
 	assert_int_equal(fact(m.ranks, "straggler_cause"), 1);
 	assert_int_equal(fact(m.ranks, "straggler_excess_ns"), 15 * TB_MS);
-	assert_text(&m, "Straggler: rank 0 held the job back in 12 of 12 steps (p = 0.00098). Over "
+	assert_text(&m, "Straggler: rank 0 held the job back in 12 of 12 steps (p = 0.00049). Over "
 			"the steps busy 100.00 ms per step vs the others' median 85.00 ms: +15.00 ms = "
 			"data loading +15.00; rank 1 waits 15.00 ms per step for it in all_reduce.");
 	measured_free(&m);

@@ -87,6 +87,8 @@ static void make_job(struct job *j, uint32_t n, size_t k, enum slow slow, double
 					p[DIST_HOST] += ms;
 				else if (slow == SLOW_EVERY4 && g % 4 == 3)
 					p[DIST_COMP] += ms;
+				if (slow == SLOW_EVERY4) /* and a little busier always, as real ranks are */
+					p[DIST_HOST] += 0.5;
 				if (slow == SLOW_STALL && g == k / 3)
 					p[DIST_HOST] += 1500;
 				if (slow == SLOW_SMALL) /* busier every step, within the noise */
@@ -237,7 +239,7 @@ static void test_slowed(void **state)
 }
 
 /* By hand: rank 1 +20 ms in every step of 12 (no noise): named in 12 of 12
- * steps, p = 2 x 2 x 2^-12; its excess 20, all computation; the stall of
+ * steps, p = 2 x 2^-12; its excess 20, all computation; the stall of
  * one step left out of the figures but not of the cost. */
 static void test_by_hand(void **state)
 {
@@ -253,7 +255,7 @@ static void test_by_hand(void **state)
 	assert_int_equal(v.nheld, 12);
 	assert_int_equal(v.outliers, 1);
 	assert_false(v.in[4]); /* the stall's step */
-	assert_true(fabs(v.p - 4.0 / 4096) < 1e-12);
+	assert_true(fabs(v.p - 2.0 / 4096) < 1e-12);
 	assert_true(fabs(v.part[DIST_COMP] / MS - 20) < 2);
 	assert_true(fabs(v.part[DIST_HOST] / MS) < 1);
 	assert_true(v.cost / MS > 20 + 1500.0 / 12 - 2); /* the stall cost the job too */
@@ -279,6 +281,23 @@ static void test_binom(void **state)
 	assert_true(dist_binom_sf(11, 10, 0.5) == 0);
 	/* large m: 60 of 100 at 1/2, 0.0284439 */
 	assert_true(fabs(dist_binom_sf(60, 100, 0.5) - 0.0284439668) < 1e-8);
+
+	/* the sign-flip test: {3, 1, -1} sums to 3; of the 8 patterns of
+	 * +-3 +-1 +-1, 3 reach it */
+	static const double x[] = {3, 1, -1};
+	assert_true(fabs(dist_signflip_sf(x, 3) - 3.0 / 8) < 1e-15);
+	assert_true(dist_signflip_sf(x, 0) == 1);
+	double y[20];
+	for (int i = 0; i < 20; i++)
+		y[i] = 1 + i;
+	assert_true(dist_signflip_sf(y, 20) == 1.0 / (1 << 20)); /* all positive */
+	y[0] = -1; /* 21 of 2^20 patterns reach it: drawn, about 1 in 16385 */
+	double p = dist_signflip_sf(y, 20);
+	assert_true(p > 0 && p < 2e-4);
+	assert_true(dist_signflip_sf(y, 20) == p); /* a fixed seed: the same again */
+	/* a few large against small ones of the other sign */
+	static const double z[] = {80, 75, 70, 60, -4, -2.5};
+	assert_true(fabs(dist_signflip_sf(z, 6) - 4.0 / 64) < 1e-15);
 }
 
 int main(void)

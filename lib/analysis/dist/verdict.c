@@ -49,6 +49,57 @@ double dist_binom_sf(size_t s, size_t m, double q)
 	return sum < 1 ? sum : 1;
 }
 
+/* A fixed-seed generator (splitmix64), so that a p-value is the same on
+ * every machine and run. */
+static uint64_t mix_next(uint64_t *st)
+{
+	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+#define SIGNFLIP_EXACT 16    /* up to 2^16 sign patterns, all of them */
+#define SIGNFLIP_DRAWS 16384 /* beyond: this many at random */
+
+double dist_signflip_sf(const double *x, size_t m)
+{
+	if (!m)
+		return 1;
+	double t = 0;
+	size_t npos = 0;
+	for (size_t i = 0; i < m; i++) {
+		t += x[i];
+		npos += x[i] > 0;
+	}
+	if (npos == m) /* every one positive (none 0): only the pattern itself */
+		return ldexp(1, -(int)(m < 1000 ? m : 1000));
+	const double tol = 1e-9 * (fabs(t) + 1);
+	uint64_t ge = 0, total = 0;
+	if (m <= SIGNFLIP_EXACT) {
+		total = UINT64_C(1) << m;
+		for (uint64_t pat = 0; pat < total; pat++) {
+			double s = 0;
+			for (size_t i = 0; i < m; i++)
+				s += (pat >> i & 1) ? fabs(x[i]) : -fabs(x[i]);
+			ge += s >= t - tol;
+		}
+		return (double)ge / (double)total;
+	}
+	uint64_t st = 0x6770726f66646cull; /* "gprofdl" */
+	for (total = 0; total < SIGNFLIP_DRAWS; total++) {
+		double s = 0;
+		uint64_t bits = 0;
+		for (size_t i = 0; i < m; i++) {
+			if (i % 64 == 0)
+				bits = mix_next(&st);
+			s += (bits >> (i % 64) & 1) ? fabs(x[i]) : -fabs(x[i]);
+		}
+		ge += s >= t - tol;
+	}
+	return (double)(ge + 1) / (double)(total + 1);
+}
+
 static int dbl_cmp(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -108,6 +159,17 @@ static void others_middle(const struct ranked *s, uint32_t n, uint32_t p, const 
 
 /* ---- the rule on one measure of busy time ------------------------------------ */
 
+/* The largest contention of any rank in step g: what the sampling may have
+ * missed of it (DIST_CONTENTION_MISSED of it) could make an excess of that
+ * size, of the rank or against it. */
+static double step_contention(const struct dist_steps_in *in, size_t g)
+{
+	double m = 0;
+	for (uint32_t r = 0; r < in->n; r++)
+		m = fmax(m, in->part[((size_t)r * in->k + g) * DIST_NPARTS + DIST_CONTENTION]);
+	return m;
+}
+
 struct rule {
 	double *e, *sav; /* [r * k + g] */
 	double sigma, theta;
@@ -128,9 +190,10 @@ static void rule_free(struct rule *u)
 }
 
 /* The rule on busy times b. own: b is busy time less contention, and a
- * step where the candidate's contention is as large as its excess says
- * nothing of its own work (what contention the sampling missed could make
- * that excess): the sign tests leave it out. */
+ * step where half of some rank's contention is as large as the candidate's
+ * excess says nothing of its own work (what contention the sampling missed,
+ * of it or of the others, could make that excess): the sign tests leave it
+ * out. */
 static void rule_run(struct rule *u, const double *b, const struct dist_steps_in *in,
 		     double job_step, int own)
 {
@@ -183,36 +246,54 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 		}
 	}
 	const double *e = &u->e[(size_t)u->cand * k];
-	size_t pos_n = 0, neg_n = 0, bpos = 0, bneg = 0, seen = 0;
-	double *kept = xmalloc(k * sizeof(*kept));
+	size_t pos_n = 0, neg_n = 0, bpos = 0, bneg = 0, seen = 0, beyond = 0;
+	/* its savings, those of its steps beyond the noise, the largest */
+	double s_all = 0, s_big = 0, s_max = 0;
+	double *all = xmalloc(k * sizeof(*all)), *big = xmalloc(k * sizeof(*big));
+	size_t nbig = 0;
 	for (size_t g = 0; g < k; g++) {
 		size_t at = (size_t)u->cand * k + g;
-		if (own && in->part[at * DIST_NPARTS + DIST_CONTENTION] >= fabs(e[g]) &&
-		    in->part[at * DIST_NPARTS + DIST_CONTENTION] > 0)
+		/* the shape of its excess, over every step */
+		all[g] = e[g];
+		beyond += e[g] > u->theta;
+		s_all += u->sav[at];
+		s_big += e[g] > u->theta ? u->sav[at] : 0;
+		s_max = u->sav[at] > s_max ? u->sav[at] : s_max;
+		if (own && DIST_CONTENTION_MISSED * step_contention(in, g) >= fabs(e[g]) &&
+		    step_contention(in, g) > 0)
 			continue;
-		kept[seen++] = e[g];
+		seen++;
 		pos_n += e[g] > 0;
 		neg_n += e[g] < 0;
 		bpos += e[g] > u->theta;
 		bneg += e[g] < -u->theta;
+		if (fabs(e[g]) > u->theta)
+			big[nbig++] = e[g];
 	}
-	double corr = 2.0 * n;
+	double corr = (double)n;
 	u->p_sign = fmin(1, corr * dist_binom_sf(pos_n, pos_n + neg_n, 0.5));
-	u->p_big = fmin(1, corr * dist_binom_sf(bpos, bpos + bneg, 0.5));
+	u->p_big = fmin(1, corr * dist_signflip_sf(big, nbig));
+	free(big);
 	u->material = u->cost > 0 && u->cost >= DIST_MATERIAL * job_step;
-	/* consistent: its typical step's excess beyond twice the noise (a rank
-	 * busier in most steps by less is within it); else intermittent when
-	 * its excesses beyond the noise say so, whatever the others' jitter
-	 * makes of the sign test */
-	double typical = median_of(kept, seen);
-	free(kept);
+	/* intermittent: beyond the noise in fewer than half its steps, which
+	 * hold most of what it cost, and named when those steps say so,
+	 * whatever the others' jitter makes of the sign test over all; else
+	 * consistent: its typical step's excess beyond twice the noise (a rank
+	 * busier in most steps by less is within it) */
+	double typical = median_of(all, k);
+	free(all);
 	u->seen = seen;
 	u->busier = pos_n;
-	u->beyond = bpos;
+	u->beyond = beyond;
 	u->typical = typical;
 	u->floor = fmax(2 * u->sigma, DIST_THETA_REL * med_busy);
 	int sig = u->p_sign < DIST_ALPHA || u->p_big < DIST_ALPHA;
-	if (sig && typical > u->floor)
+	/* (the largest step left out of both: one stall alone makes no
+	 * intermittent straggler of a steady one) */
+	int sporadic = beyond * 2 < k && beyond > 1 && (s_big - s_max) * 2 > s_all - s_max;
+	if (sporadic)
+		u->kind = u->p_big < DIST_ALPHA ? DIST_KIND_INTERMITTENT : DIST_KIND_NONE;
+	else if (sig && typical > u->floor)
 		u->kind = DIST_KIND_CONSISTENT;
 	else if (u->p_big < DIST_ALPHA)
 		u->kind = DIST_KIND_INTERMITTENT;
