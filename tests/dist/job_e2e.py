@@ -42,7 +42,7 @@ spins and sleeps of 20-150 ms):
               computation
   every4      loaded, 80 ms of matrix products on every 4th step: rank 1,
               computation, intermittent, the steps it held the job back in
-              being the slowed ones
+              being the slowed ones (and at most 3 a burst made it hold)
   stall       loaded, 20 ms of matrix products per step and one 1500 ms
               stall at step 20: rank 1, computation, its excess near 20 ms
               (the stall does not swell it)
@@ -77,6 +77,7 @@ SKIP = 10       # the views' default --skip-steps
 SLOW_MS = 40.0  # the straggler's extra computation per step
 DIE_STEP = 15
 RUNS = int(os.environ.get("GPDL_DIST_RUNS", "2"))  # runs of each verdict case
+HELD_EXTRA = 3       # steps a loaded every4 straggler may hold back beyond its slowed ones
 END_TOL_MS = 100.0  # a killed rank's end after the time it wrote before SIGKILL (see check_end)
 IPS_TOL = 0.02      # the job ips vs the job's own samples over its wall time
 PARTS_TOL = 0.05    # the parts of a straggler's excess vs that excess
@@ -535,9 +536,14 @@ def check_verdict(tag, v, case, steps, slow_ms):
     if "held" in case:
         skip = facts.get("skip_steps", SKIP)
         slowed = case["held"](skip, steps)
-        check(v["held_list"] == slowed and v["held"] == len(slowed),
+        # beside the load a burst may make it the slowest in a step it did
+        # not slow itself (its contention then says so): every slowed step,
+        # and at most HELD_EXTRA more
+        got = v["held_list"] or []
+        extra = [g for g in got if g not in slowed]
+        check(set(slowed) <= set(got) and len(extra) <= HELD_EXTRA and v["held"] == len(got),
               f"{tag}the steps it held the job back in: {v['held']} ({v['held_list']}), expected the slowed "
-              f"ones, {len(slowed)} ({slowed}): {v['line']!r}")
+              f"ones, {len(slowed)} ({slowed}), and at most {HELD_EXTRA} more: {v['line']!r}")
     elif isinstance(v["excess"], (int, float)):
         ex = v["excess"] / 1e6
         check(0.5 * slow_ms <= ex <= 2 * slow_ms,

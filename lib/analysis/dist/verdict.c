@@ -250,7 +250,8 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 	/* its savings, those of its steps beyond the noise, the largest */
 	double s_all = 0, s_big = 0, s_max = 0;
 	double *all = xmalloc(k * sizeof(*all)), *big = xmalloc(k * sizeof(*big));
-	size_t nbig = 0;
+	double *held = xmalloc(k * sizeof(*held));
+	size_t nbig = 0, nheld = 0;
 	for (size_t g = 0; g < k; g++) {
 		size_t at = (size_t)u->cand * k + g;
 		/* the shape of its excess, over every step */
@@ -269,6 +270,8 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 		bneg += e[g] < -u->theta;
 		if (fabs(e[g]) > u->theta)
 			big[nbig++] = e[g];
+		if (e[g] > u->theta)
+			held[nheld++] = e[g];
 	}
 	double corr = (double)n;
 	u->p_sign = fmin(1, corr * dist_binom_sf(pos_n, pos_n + neg_n, 0.5));
@@ -289,8 +292,13 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 	u->floor = fmax(2 * u->sigma, DIST_THETA_REL * med_busy);
 	int sig = u->p_sign < DIST_ALPHA || u->p_big < DIST_ALPHA;
 	/* (the largest step left out of both: one stall alone makes no
-	 * intermittent straggler of a steady one) */
-	int sporadic = beyond * 2 < k && beyond > 1 && (s_big - s_max) * 2 > s_all - s_max;
+	 * intermittent straggler of a steady one; nor does noise that hides
+	 * half of a steady one's steps: its typical step is then as slow as
+	 * the ones beyond the noise, not a fraction of them) */
+	double held_typical = median_of(held, nheld);
+	free(held);
+	int sporadic = beyond * 2 < k && beyond > 1 && (s_big - s_max) * 2 > s_all - s_max &&
+		       typical < 0.5 * held_typical;
 	if (sporadic)
 		u->kind = u->p_big < DIST_ALPHA ? DIST_KIND_INTERMITTENT : DIST_KIND_NONE;
 	else if (sig && typical > u->floor)
@@ -395,9 +403,13 @@ static void take(struct dist_verdict *v, const struct rule *u, const struct dist
 	v->floor = u->floor;
 	v->theta = u->theta;
 	v->sigma = u->sigma;
+	/* held back: beyond the noise (a consistent straggler: beyond what its
+	 * typical step had to exceed, so that heavy noise does not hide its
+	 * steps behind a theta it exceeds on average) */
+	double bar = u->kind == DIST_KIND_CONSISTENT ? u->floor : u->theta;
 	v->nheld = 0;
 	for (size_t g = 0; g < k; g++)
-		v->nheld += v->held[g] = u->sav[(size_t)u->cand * k + g] > u->theta;
+		v->nheld += v->held[g] = u->sav[(size_t)u->cand * k + g] > bar;
 	used_steps(v, u, k);
 	figures(v, in, with_contention);
 	struct rule total;

@@ -36,20 +36,22 @@
  *     small ones of the others say more than their count. (The two tests
  *     look at the same steps; that they are two is not corrected for: the
  *     false-claim rates in tests/analysis/test_verdict.c and
- *     bench/dist/verdicts are measured with it.) When its excess exceeds theta in fewer than
- *     half the steps and those hold most of its savings, it is INTERMITTENT
- *     and only the second test can name it (one burst beside a small steady
- *     excess names nobody); otherwise it is CONSISTENT when the median of
- *     e(c,.) exceeds 2 sigma and 5 % of the median busy time (a rank busier
- *     in most steps by less is within the noise), else INTERMITTENT when the
- *     second test holds;
+ *     bench/dist/verdicts are measured with it.)
+ *     When its excess exceeds theta in fewer than half the steps, those
+ *     hold most of its savings and its median excess is less than half of
+ *     theirs, it is INTERMITTENT and only the second test can name it (one
+ *     burst beside a small steady excess names nobody); otherwise it is
+ *     CONSISTENT when the median of e(c,.) exceeds 2 sigma and 5 % of the
+ *     median busy time (a rank busier in most steps by less is within the
+ *     noise), else INTERMITTENT when the second test holds;
  *   - the others wait for it: their mean wait over the steps below is at
  *     least half of its excess there.
  * The steps its figures are over: for a consistent straggler every step
  * but the outliers (|e(c,g) - its median| beyond 5 robust standard
  * deviations of e(c,.) and beyond theta: one long stall does not hide or
  * swell a constant excess); for an intermittent one the steps where
- * e(c,g) > theta. "Held back" steps, listed for users: s(c,g) > theta.
+ * e(c,g) > theta. "Held back" steps, listed for users: s(c,g) > theta (a
+ * consistent straggler's: s(c,g) > the bar its median excess cleared).
  *
  * CPU contention (time the rank's step thread was runnable but not
  * running: another program took its CPU) is no fault of the rank's own
