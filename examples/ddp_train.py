@@ -17,7 +17,9 @@ tests/dist profiles: a known straggler, a balanced job, a rank that dies.
 Options:
     --steps S         training steps (batches) per rank
     --slow-rank R     rank R takes --slow-ms more per step, of the kind
-    --slow-ms MS      --slow-kind says:
+    --slow-ms MS      --slow-kind says (the work kinds: as much work as took
+                      MS on this machine at the rank's start, so that a
+                      busy machine stretches it, as it would more work):
     --slow-kind KIND    matmul         matrix products between forward and
                                        backward (computation; the default)
                         collate-sleep  a time.sleep in the DataLoader's
@@ -85,22 +87,33 @@ def free_port():
         return s.getsockname()[1]
 
 
-def busy(torch, ms):
-    """ms of matrix products."""
+def matmuls(torch, n):
+    """n matrix products."""
     a = torch.randn(96, 96)
-    end = time.perf_counter() + ms / 1000.0
-    while time.perf_counter() < end:
+    for _ in range(n):
         a = torch.tanh(a @ a)
 
 
-def busy_python(ms):
-    """ms of pure-Python integer arithmetic: no torch operator runs."""
-    end = time.perf_counter() + ms / 1000.0
+def python_work(n):
+    """n rounds of pure-Python integer arithmetic: no torch operator runs."""
     x = 1
-    while time.perf_counter() < end:
+    for _ in range(n):
         for i in range(200):
             x = (x * 31 + i) % 1000003
     return x
+
+
+def calibrate(work, ms):
+    """How many rounds of work(n) take ms on this machine: the fastest of a
+    few tries (a busy machine slows some of them), so that a slowed rank
+    does a fixed amount of extra work, as a rank given more work does, which
+    contention then stretches, not a fixed time."""
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        work(20)
+        best = min(best, (time.perf_counter() - t) / 20)
+    return max(1, int(round(ms / 1000.0 / best)))
 
 
 def rank_main(args):
@@ -130,6 +143,11 @@ def rank_main(args):
     slow = args.slow_ms if rank == args.slow_rank else 0.0
     every = max(1, args.slow_every)
     kind = args.slow_kind
+    rounds = 0
+    if slow and kind in ("matmul", "hook"):
+        rounds = calibrate(lambda n: matmuls(torch, n), slow)
+    elif slow and kind == "python":
+        rounds = calibrate(python_work, slow)
     state = {"step": 0}  # the step being made: its batch is fetched first
 
     def slowed(step):
@@ -143,7 +161,7 @@ def rank_main(args):
 
     def grad_hook(grad):
         if slowed(state["step"]):
-            busy(torch, slow)
+            matmuls(torch, rounds)
 
     def on_forward(mod, inp, out):
         out.register_hook(grad_hook)  # returns None: the output stays as it is
@@ -167,9 +185,9 @@ def rank_main(args):
         loss = F.cross_entropy(model(x), y)
         if slowed(step):
             if kind == "matmul":
-                busy(torch, slow)
+                matmuls(torch, rounds)
             elif kind == "python":
-                busy_python(slow)
+                python_work(rounds)
         if rank == args.slow_rank and step == args.stall_step and args.stall_ms > 0:
             time.sleep(args.stall_ms / 1000.0)
         loss.backward()
