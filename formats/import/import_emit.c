@@ -402,6 +402,7 @@ static int emit_processes(struct emit *x)
 			.end_ns = o->end_ns,
 			.exit_status = o->exit_status,
 			.cmdline_str = wstr(x, process_name(im, o->pid)),
+			.exit_signal = -1, /* an export says the status only */
 		};
 		process_rank(x, &p, o);
 		if (trace_writer_process(x->w, &p) < 0)
@@ -422,6 +423,7 @@ static int emit_processes(struct emit *x)
 			.end_ns = hi == INT64_MIN ? 0 : trace_time(x, hi, 0),
 			.exit_status = -1,
 			.cmdline_str = wstr(x, process_name(im, t->pid)),
+			.exit_signal = -1,
 		};
 		process_rank(x, &p, NULL);
 		if (trace_writer_process(x->w, &p) < 0)

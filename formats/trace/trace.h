@@ -28,7 +28,8 @@
                                         1.2: sequence numbers, input shapes, samples;
                                         1.3: ranks (META's local rank, PROC's rank
                                         fields), collectives' details;
-                                        2.1: a step's CPU and run-queue time */
+                                        2.1: a step's CPU and run-queue time, the job's
+                                        identity (META, PROC), a process's exit signal */
 
 /* Paddle's TracerEventType: the shared vocabulary of every view. Values are on
  * disk; append only. */
@@ -107,10 +108,16 @@ struct trace_header {
 	int32_t world_size;       /* 1.1: -1 where not a distributed run */
 	const char *dist_backend; /* 1.1: "nccl", "gloo", ...; "" unknown */
 	int32_t local_rank;       /* 1.3: the rank on its host; -1 unknown or not distributed */
+	/* 2.1: the job the file's rank belongs to (for a file of several ranks,
+	 * their common job), as the launchers' environment names it:
+	 * "torchelastic:<run id>", "slurm:<job>[.<step>]", "pmix:<namespace>",
+	 * "master:<addr>:<port>", or "gprof-dl:<host>:<pid>:<start>" for ranks
+	 * whose environment names none; "" unknown. Files of one job carry one. */
+	const char *job_id;
 };
 
 /* A process's exit_status when it is not a plain exit code (>= 0: the code,
- * or 128 + the signal that killed it). */
+ * or 128 + the signal that killed it; exit_signal tells the two apart). */
 #define TRACE_EXIT_UNKNOWN (-1) /* never seen to end, or ended unseen */
 #define TRACE_EXIT_KILLED (-2)  /* 1.3: died without exiting (a signal; which one unknown) */
 
@@ -125,6 +132,13 @@ struct trace_process {
 	 * all three to -1 where it knows none: a zeroed record says rank 0. */
 	int32_t rank, local_rank, world_size;
 	uint32_t backend_str;      /* "gloo", "nccl", ...; 0: unknown */
+	/* 2.1: how it ended: N > 0, it died of signal N (exit_status is 128+N);
+	 * 0, it ended with exit code exit_status (unknown when exit_status is
+	 * TRACE_EXIT_UNKNOWN or TRACE_EXIT_KILLED); -1, not said (files before
+	 * 2.1: exit_status 128+N may be signal N or that exit code). A zeroed
+	 * record says "exit code exit_status". */
+	int32_t exit_signal;
+	uint32_t job_str;          /* 2.1: its job's identity (trace_header.job_id's form), string id; 0: unknown */
 };
 
 /* A track: a host thread, or (1.1) a GPU stream of a device, whose events are

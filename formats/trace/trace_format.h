@@ -97,6 +97,9 @@ enum trace_chunk_type {
 /* 1.3 appends: */
 #define TRACE_META_SIZE_1_3 60
 #define TRACE_META_LOCAL_RANK 56   /* i32, -1: unknown or not distributed */
+/* 2.1 appends: */
+#define TRACE_META_SIZE_2_1 64
+#define TRACE_META_JOB_STR 60      /* u32 string id of the job's identity, 0: unknown */
 
 /* ---- STRS payload: u32 first_id, u32 count, then count x {u32 len, bytes} - */
 
@@ -116,6 +119,11 @@ enum trace_chunk_type {
 #define TRACE_PROC_LOCAL_RANK 36
 #define TRACE_PROC_WORLD_SIZE 40
 #define TRACE_PROC_BACKEND_STR 44
+/* 2.1 appends: i32 exit_signal (N > 0: died of signal N; 0: exit_status says;
+ * -1: not said, as before 2.1); u32 job_str (0: unknown) */
+#define TRACE_PROCESS_SIZE_2_1 56
+#define TRACE_PROC_EXIT_SIGNAL 48
+#define TRACE_PROC_JOB_STR 52
 #define TRACE_THREAD_SIZE 32  /* u32 index, pid, tid, name_str; u64 start, end */
 /* 1.1 appends: u8 kind, u8[3] 0, u32 device, u32 context, u64 stream */
 #define TRACE_THREAD_SIZE_1_1 52

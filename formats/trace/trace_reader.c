@@ -1,5 +1,5 @@
 /*
- * trace_reader.c - reads trace format 1.0 to 1.3 (formats/TRACE-FORMAT.md).
+ * trace_reader.c - reads trace format 1.0 to 2.1 (formats/TRACE-FORMAT.md).
  *
  * The file is read front to back through one buffer in large read(2)s, and
  * each chunk is checked whole (length against the file, checksum, then every
@@ -14,8 +14,9 @@
  *  - every allocation is proportional to bytes already read from the file,
  *    apart from the read buffer, which is at most one chunk;
  *  - a record shorter than this version's (a 1.0 THRD, a META or PROC before
- *    1.3) reads as if its missing fields held their defaults: host thread,
- *    world size, local rank and a process's rank fields -1, backend none;
+ *    2.1) reads as if its missing fields held their defaults: host thread,
+ *    world size, local rank and a process's rank fields -1, backend none,
+ *    job unknown, a process's exit signal -1 (not said);
  *  - strings, descs, threads, processes, categories and devices handed out stay valid
  *    until close: string bytes live in blocks that never move, and the tables
  *    are pages of records that never move (a thread or process record written
@@ -440,7 +441,7 @@ static int reader_strings(struct trace_reader *r, const struct reader_chunk *c)
 static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
 {
 	const unsigned char *p = c->p;
-	uint32_t s[5] = { 0 };
+	uint32_t s[6] = { 0 };
 
 	if (r->meta_seen)
 		return reader_damage(r, c->off, "second META chunk");
@@ -452,7 +453,9 @@ static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
 	s[3] = trace_le32(p + TRACE_META_VERSION_STR);
 	if (c->len >= TRACE_META_SIZE_1_1)
 		s[4] = trace_le32(p + TRACE_META_BACKEND_STR);
-	for (int i = 0; i < 5; i++)
+	if (c->len >= TRACE_META_SIZE_2_1)
+		s[5] = trace_le32(p + TRACE_META_JOB_STR);
+	for (int i = 0; i < 6; i++)
 		if (!reader_str_ok(r, s[i]))
 			return reader_damage(r, c->off, "META refers to unknown string %u", s[i]);
 	r->hdr.sources = trace_le32(p + TRACE_META_SOURCES);
@@ -466,6 +469,7 @@ static int reader_meta(struct trace_reader *r, const struct reader_chunk *c)
 	r->hdr.cmdline = trace_reader_string(r, s[2]);
 	r->hdr.gprof_version = trace_reader_string(r, s[3]);
 	r->hdr.dist_backend = trace_reader_string(r, s[4]);
+	r->hdr.job_id = trace_reader_string(r, s[5]);
 	r->hdr.world_size =
 		c->len >= TRACE_META_SIZE_1_1 ? (int32_t)trace_le32(p + TRACE_META_WORLD_SIZE) : -1;
 	r->hdr.local_rank =
@@ -566,7 +570,8 @@ static int reader_processes(struct trace_reader *r, const struct reader_chunk *c
 	for (uint32_t i = 0; i < n; i++, p += rs)
 		if (!reader_str_ok(r, trace_le32(p + 28)) ||
 		    (rs >= TRACE_PROCESS_SIZE_1_3 &&
-		     !reader_str_ok(r, trace_le32(p + TRACE_PROC_BACKEND_STR))))
+		     !reader_str_ok(r, trace_le32(p + TRACE_PROC_BACKEND_STR))) ||
+		    (rs >= TRACE_PROCESS_SIZE_2_1 && !reader_str_ok(r, trace_le32(p + TRACE_PROC_JOB_STR))))
 			return reader_damage(r, c->off, "process %u refers to an unknown string",
 					     trace_le32(p));
 	p = c->p + TRACE_TABLE_HEADER_SIZE;
@@ -581,6 +586,7 @@ static int reader_processes(struct trace_reader *r, const struct reader_chunk *c
 			.rank = -1,
 			.local_rank = -1,
 			.world_size = -1,
+			.exit_signal = -1,
 		};
 		struct trace_process *dst;
 		if (rs >= TRACE_PROCESS_SIZE_1_3) {
@@ -588,6 +594,10 @@ static int reader_processes(struct trace_reader *r, const struct reader_chunk *c
 			pr.local_rank = (int32_t)trace_le32(p + TRACE_PROC_LOCAL_RANK);
 			pr.world_size = (int32_t)trace_le32(p + TRACE_PROC_WORLD_SIZE);
 			pr.backend_str = trace_le32(p + TRACE_PROC_BACKEND_STR);
+		}
+		if (rs >= TRACE_PROCESS_SIZE_2_1) {
+			pr.exit_signal = (int32_t)trace_le32(p + TRACE_PROC_EXIT_SIGNAL);
+			pr.job_str = trace_le32(p + TRACE_PROC_JOB_STR);
 		}
 		uint32_t *slot;
 		if (reader_map_reserve(r, &r->proc_map, READER_MAP_PROCS, c->off) < 0)
@@ -1233,6 +1243,7 @@ struct trace_reader *trace_reader_open_fd(int fd, const char *path, char *err, s
 	r->hdr.local_rank = -1;
 	r->hdr.clock_domain = r->hdr.hostname = r->hdr.cmdline = r->hdr.gprof_version = "";
 	r->hdr.dist_backend = "";
+	r->hdr.job_id = "";
 	if (!reader_open_header(r, path, err, errlen))
 		return NULL;
 	reader_open_prefix(r);

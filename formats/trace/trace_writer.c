@@ -1,5 +1,5 @@
 /*
- * trace_writer.c - writes trace format 1.3 (formats/TRACE-FORMAT.md).
+ * trace_writer.c - writes trace format 2.1 (formats/TRACE-FORMAT.md).
  *
  * The launcher calls this while the target runs, so nothing here makes a
  * system call per record: records go to per-thread event buffers and pending
@@ -260,12 +260,12 @@ static int writer_flush_strings(struct trace_writer *w)
 }
 
 static int writer_write_meta(struct trace_writer *w, const struct trace_header *h,
-			     const uint32_t strs[5]);
+			     const uint32_t strs[6]);
 
 /* A META with defaults, for a writer whose caller never gave a header. */
 static int writer_ensure_meta(struct trace_writer *w)
 {
-	static const uint32_t none[5];
+	static const uint32_t none[6];
 	struct trace_header h = { .rank = -1, .world_size = -1, .local_rank = -1 };
 
 	if (w->meta_written)
@@ -282,7 +282,7 @@ static int writer_flush_tables(struct trace_writer *w)
 	    writer_emit_pending(w, TRACE_CHUNK_CATEGORIES, &w->pend_cats, &w->n_pend_cats,
 				TRACE_CATEGORY_SIZE) < 0 ||
 	    writer_emit_pending(w, TRACE_CHUNK_PROCESSES, &w->pend_procs, &w->n_pend_procs,
-				TRACE_PROCESS_SIZE_1_3) < 0 ||
+				TRACE_PROCESS_SIZE_2_1) < 0 ||
 	    writer_emit_pending(w, TRACE_CHUNK_THREADS, &w->pend_threads, &w->n_pend_threads,
 				TRACE_THREAD_SIZE_1_1) < 0 ||
 	    writer_emit_pending(w, TRACE_CHUNK_DEVICES, &w->pend_devs, &w->n_pend_devs,
@@ -294,9 +294,9 @@ static int writer_flush_tables(struct trace_writer *w)
 }
 
 static int writer_write_meta(struct trace_writer *w, const struct trace_header *h,
-			     const uint32_t strs[5])
+			     const uint32_t strs[6])
 {
-	unsigned char m[TRACE_META_SIZE_1_3];
+	unsigned char m[TRACE_META_SIZE_2_1];
 
 	w->meta_written = 1; /* before the strings flush, which would recurse here */
 	if (writer_flush_strings(w) < 0)
@@ -314,6 +314,7 @@ static int writer_write_meta(struct trace_writer *w, const struct trace_header *
 	trace_put32(m + TRACE_META_WORLD_SIZE, (uint32_t)h->world_size);
 	trace_put32(m + TRACE_META_BACKEND_STR, strs[4]);
 	trace_put32(m + TRACE_META_LOCAL_RANK, (uint32_t)h->local_rank);
+	trace_put32(m + TRACE_META_JOB_STR, strs[5]);
 	return writer_emit(w, TRACE_CHUNK_META, m, sizeof(m));
 }
 
@@ -618,16 +619,16 @@ uint32_t trace_writer_desc_append(struct trace_writer *w, uint32_t name_str, uin
 
 int trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 {
-	const char *s[5] = { h->clock_domain, h->hostname, h->cmdline, h->gprof_version,
-			     h->dist_backend };
-	uint32_t ids[5] = { 0 };
+	const char *s[6] = { h->clock_domain, h->hostname, h->cmdline, h->gprof_version,
+			     h->dist_backend, h->job_id };
+	uint32_t ids[6] = { 0 };
 
 	if (w->err)
 		return writer_fail(w, w->err);
 	if (w->meta_written)
 		return writer_reject();
-	for (int i = 0; i < 5; i++)
-		if (s[i] && !(ids[i] = trace_writer_string(w, s[i], strlen(s[i]))))
+	for (int i = 0; i < 6; i++)
+		if (s[i] && (i < 5 || *s[i]) && !(ids[i] = trace_writer_string(w, s[i], strlen(s[i]))))
 			return -1;
 	return writer_write_meta(w, h, ids);
 }
@@ -656,9 +657,10 @@ int trace_writer_process(struct trace_writer *w, const struct trace_process *p)
 
 	if (w->err)
 		return writer_fail(w, w->err);
-	if (!writer_str_known(w, p->cmdline_str) || !writer_str_known(w, p->backend_str))
+	if (!writer_str_known(w, p->cmdline_str) || !writer_str_known(w, p->backend_str) ||
+	    !writer_str_known(w, p->job_str))
 		return writer_reject();
-	rec = wbuf_reserve(w, &w->pend_procs, TRACE_PROCESS_SIZE_1_3);
+	rec = wbuf_reserve(w, &w->pend_procs, TRACE_PROCESS_SIZE_2_1);
 	if (!rec)
 		return -1;
 	trace_put32(rec, p->pid);
@@ -671,6 +673,8 @@ int trace_writer_process(struct trace_writer *w, const struct trace_process *p)
 	trace_put32(rec + TRACE_PROC_LOCAL_RANK, (uint32_t)p->local_rank);
 	trace_put32(rec + TRACE_PROC_WORLD_SIZE, (uint32_t)p->world_size);
 	trace_put32(rec + TRACE_PROC_BACKEND_STR, p->backend_str);
+	trace_put32(rec + TRACE_PROC_EXIT_SIGNAL, (uint32_t)p->exit_signal);
+	trace_put32(rec + TRACE_PROC_JOB_STR, p->job_str);
 	w->n_pend_procs++;
 	return writer_pending_full(w, &w->pend_procs);
 }

@@ -1585,7 +1585,7 @@ static void test_ranks_round_trip(void **state)
 	const struct trace_header h = {
 		.clock_domain = "CLOCK_MONOTONIC", .hostname = "node-a", .pid = 102,
 		.rank = 1, .local_rank = 1, .world_size = 2, .dist_backend = "gloo",
-		.start_ns = 1000,
+		.start_ns = 1000, .job_id = "torchelastic:abc",
 	};
 	struct trace_writer *w = trace_writer_open(path, 1);
 	struct got g = { 0 };
@@ -1597,11 +1597,13 @@ static void test_ranks_round_trip(void **state)
 	assert_int_equal(trace_writer_header(w, &h), 0);
 	uint32_t s_gloo = trace_writer_string(w, "gloo", 4);
 	uint32_t s_nccl = trace_writer_string(w, "NCCL", 4);
+	uint32_t s_job = trace_writer_string(w, "torchelastic:abc", 16);
+	/* 2.1: rank 0 killed by signal 9, the worker exited with code 137 */
 	const struct trace_process procs[4] = {
-		{ 100, 1, 1000, 9000, 0, 0, -1, -1, -1, 0 },
-		{ 101, 100, 1100, 8000, TRACE_EXIT_KILLED, 0, 0, 0, 2, s_gloo },
-		{ 102, 100, 1100, 8500, 0, 0, 1, 1, 2, s_gloo },
-		{ 103, 102, 1200, 8400, 0, 0, 1, 1, 2, s_gloo },
+		{ 100, 1, 1000, 9000, 0, 0, -1, -1, -1, 0, 0, 0 },
+		{ 101, 100, 1100, 8000, 137, 0, 0, 0, 2, s_gloo, 9, s_job },
+		{ 102, 100, 1100, 8500, 0, 0, 1, 1, 2, s_gloo, 0, s_job },
+		{ 103, 102, 1200, 8400, 137, 0, 1, 1, 2, s_gloo, 0, s_job },
 	};
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(trace_writer_process(w, &procs[i]), 0);
@@ -1611,9 +1613,13 @@ static void test_ranks_round_trip(void **state)
 	bad.backend_str = 99;
 	assert_int_equal(trace_writer_process(w, &bad), -1);
 	assert_int_equal(errno, EINVAL);
+	bad.backend_str = s_gloo;
+	bad.job_str = 99; /* nor a job that names none */
+	assert_int_equal(trace_writer_process(w, &bad), -1);
+	assert_int_equal(errno, EINVAL);
 	/* a rank whose world grew: rank INT32_MAX - 1 of INT32_MAX, another backend */
 	struct trace_process big = { 104, 100, 1300, 0, TRACE_EXIT_UNKNOWN, 0,
-				     INT32_MAX - 1, 65535, INT32_MAX, s_nccl };
+				     INT32_MAX - 1, 65535, INT32_MAX, s_nccl, 0, 0 };
 	assert_int_equal(trace_writer_process(w, &big), 0);
 	assert_int_equal(trace_writer_close(w, 9999), 0);
 
@@ -1622,17 +1628,22 @@ static void test_ranks_round_trip(void **state)
 	const unsigned char *p;
 	f = slurp(path, &size);
 	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_META, &p), 1);
-	assert_int_equal(trace_chunk_len(p), TRACE_META_SIZE_1_3);
+	assert_int_equal(trace_chunk_len(p), TRACE_META_SIZE_2_1);
 	assert_int_equal(trace_le32(p + TRACE_META_LOCAL_RANK), 1);
+	uint32_t meta_job = trace_le32(p + TRACE_META_JOB_STR);
+	assert_true(meta_job != 0);
 	assert_int_equal(chunks_of(f, size, TRACE_CHUNK_PROCESSES, &p), 1);
 	assert_int_equal(trace_le32(p), 5);
-	assert_int_equal(trace_le32(p + 4), TRACE_PROCESS_SIZE_1_3);
-	const unsigned char *p1 = p + TRACE_TABLE_HEADER_SIZE + TRACE_PROCESS_SIZE_1_3;
-	assert_int_equal(trace_le32(p1 + 24), (uint32_t)TRACE_EXIT_KILLED);
+	assert_int_equal(trace_le32(p + 4), TRACE_PROCESS_SIZE_2_1);
+	const unsigned char *p1 = p + TRACE_TABLE_HEADER_SIZE + TRACE_PROCESS_SIZE_2_1;
+	assert_int_equal(trace_le32(p1 + 24), 137);
 	assert_int_equal(trace_le32(p1 + TRACE_PROC_RANK), 0);
 	assert_int_equal(trace_le32(p1 + TRACE_PROC_WORLD_SIZE), 2);
 	assert_int_equal(trace_le32(p1 + TRACE_PROC_BACKEND_STR), s_gloo);
+	assert_int_equal(trace_le32(p1 + TRACE_PROC_EXIT_SIGNAL), 9);
+	assert_int_equal(trace_le32(p1 + TRACE_PROC_JOB_STR), s_job);
 	assert_int_equal(trace_le32(p + TRACE_TABLE_HEADER_SIZE + TRACE_PROC_RANK), UINT32_MAX);
+	assert_int_equal(trace_le32(p + TRACE_TABLE_HEADER_SIZE + TRACE_PROC_JOB_STR), 0);
 	free(f);
 
 	r = read_all(path, &g, err, sizeof(err));
@@ -1644,6 +1655,7 @@ static void test_ranks_round_trip(void **state)
 	assert_int_equal(rh->local_rank, 1);
 	assert_int_equal(rh->world_size, 2);
 	assert_string_equal(rh->dist_backend, "gloo");
+	assert_string_equal(rh->job_id, "torchelastic:abc");
 	assert_int_equal(g.hdr.local_rank, 1);
 	assert_int_equal(trace_reader_process_count(r), 5);
 	for (uint32_t i = 0; i < 5; i++) {
@@ -1655,8 +1667,11 @@ static void test_ranks_round_trip(void **state)
 		assert_int_equal(got->local_rank, want->local_rank);
 		assert_int_equal(got->world_size, want->world_size);
 		assert_int_equal(got->backend_str, want->backend_str);
+		assert_int_equal(got->exit_signal, want->exit_signal);
+		assert_int_equal(got->job_str, want->job_str);
 	}
-	assert_int_equal(trace_reader_process(r, 1)->exit_status, -2);
+	assert_int_equal(trace_reader_process(r, 1)->exit_status, 137);
+	assert_string_equal(trace_reader_string(r, trace_reader_process(r, 2)->job_str), "torchelastic:abc");
 	assert_string_equal(trace_reader_string(r, trace_reader_process(r, 3)->backend_str), "gloo");
 	assert_string_equal(trace_reader_string(r, trace_reader_process(r, 4)->backend_str), "NCCL");
 	trace_reader_close(r);
@@ -1669,6 +1684,7 @@ static void test_ranks_round_trip(void **state)
 	r = read_all(path, &g, err, sizeof(err));
 	assert_non_null(r);
 	assert_int_equal(trace_reader_header(r)->local_rank, -1);
+	assert_string_equal(trace_reader_header(r)->job_id, "");
 	trace_reader_close(r);
 	got_free(&g);
 }
@@ -2314,18 +2330,19 @@ static void test_forward_compatible(void **state)
 	got_free(&g);
 }
 
-/* A later minor version grows 1.1's and 1.3's records too: longer META, PROC,
- * THRD, DEVP and EVNX records, and EVNX groups this version does not know
- * after the collective group it does. */
+/* A later minor version grows 1.1's, 1.3's and 2.1's records too: longer
+ * META, PROC, THRD, DEVP and EVNX records, and EVNX groups this version
+ * does not know after the collective group it does. */
 static void test_forward_compatible_1_1(void **state)
 {
 	const char *path = tmp_path("newer11.gpdl");
-	unsigned char strs[] = { 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 'x', 4, 0, 0, 0, 'n', 'c', 'c', 'l' };
-	unsigned char meta[TRACE_META_SIZE_1_3 + 8] = { 0 };
+	unsigned char strs[] = { 1, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 'x', 4, 0, 0, 0, 'n', 'c', 'c', 'l',
+				 5, 0, 0, 0, 'j', ':', '4', '2', '!' };
+	unsigned char meta[TRACE_META_SIZE_2_1 + 8] = { 0 };
 	unsigned char desc[8 + TRACE_DESC_SIZE] = { 1, 0, 0, 0, TRACE_DESC_SIZE, 0, 0, 0,
 						    1, 0, 0, 0, 1, 0, 0, 0, [8 + 16] = TRACE_EV_KERNEL };
 	enum { TRS = TRACE_THREAD_SIZE_1_1 + 4, DRS = TRACE_DEVICE_SIZE + 4, LRS = TRACE_LAUNCH_SIZE + 4,
-	       XRS = 16 + 4 + 4 + 12 + 24 + 6, PRS = TRACE_PROCESS_SIZE_1_3 + 4 };
+	       XRS = 16 + 4 + 4 + 12 + 24 + 6, PRS = TRACE_PROCESS_SIZE_2_1 + 4 };
 	unsigned char proc[8 + PRS] = { 1, 0, 0, 0, PRS };
 	unsigned char thrd[8 + TRS] = { 1, 0, 0, 0, TRS };
 	unsigned char devp[8 + DRS] = { 1, 0, 0, 0, DRS };
@@ -2343,7 +2360,8 @@ static void test_forward_compatible_1_1(void **state)
 	trace_put32(meta + TRACE_META_WORLD_SIZE, 8);
 	trace_put32(meta + TRACE_META_BACKEND_STR, 2);
 	trace_put32(meta + TRACE_META_LOCAL_RANK, 3);
-	memset(meta + TRACE_META_SIZE_1_3, 0xee, 8);
+	trace_put32(meta + TRACE_META_JOB_STR, 3);
+	memset(meta + TRACE_META_SIZE_2_1, 0xee, 8);
 	craft_chunk(&c, TRACE_CHUNK_META, meta, sizeof(meta));
 	craft_chunk(&c, TRACE_CHUNK_DESCS, desc, sizeof(desc));
 	trace_put32(proc + 8, 4242);
@@ -2351,7 +2369,9 @@ static void test_forward_compatible_1_1(void **state)
 	trace_put32(proc + 8 + TRACE_PROC_LOCAL_RANK, 3);
 	trace_put32(proc + 8 + TRACE_PROC_WORLD_SIZE, 8);
 	trace_put32(proc + 8 + TRACE_PROC_BACKEND_STR, 2);
-	memset(proc + 8 + TRACE_PROCESS_SIZE_1_3, 0xee, 4);
+	trace_put32(proc + 8 + TRACE_PROC_EXIT_SIGNAL, 15);
+	trace_put32(proc + 8 + TRACE_PROC_JOB_STR, 3);
+	memset(proc + 8 + TRACE_PROCESS_SIZE_2_1, 0xee, 4);
 	craft_chunk(&c, TRACE_CHUNK_PROCESSES, proc, sizeof(proc));
 	thrd[8 + TRACE_THREAD_KIND] = TRACE_TRACK_STREAM;
 	trace_put32(thrd + 8 + TRACE_THREAD_DEVICE, 3);
@@ -2406,9 +2426,12 @@ static void test_forward_compatible_1_1(void **state)
 	assert_int_equal(trace_reader_header(r)->world_size, 8);
 	assert_string_equal(trace_reader_header(r)->dist_backend, "nccl");
 	assert_int_equal(trace_reader_header(r)->local_rank, 3);
+	assert_string_equal(trace_reader_header(r)->job_id, "j:42!");
 	assert_int_equal(trace_reader_process_count(r), 1);
 	const struct trace_process *pr = trace_reader_process(r, 0);
 	assert_int_equal(pr->pid, 4242);
+	assert_int_equal(pr->exit_signal, 15);
+	assert_string_equal(trace_reader_string(r, pr->job_str), "j:42!");
 	assert_int_equal(pr->rank, 7);
 	assert_int_equal(pr->local_rank, 3);
 	assert_int_equal(pr->world_size, 8);
@@ -2451,7 +2474,7 @@ static void test_forward_compatible_1_1(void **state)
 	/* a 1.1 META naming a string that does not exist is damage at META */
 	craft_file_header(&c, TRACE_FORMAT_VERSION_MAJOR, 1);
 	craft_chunk(&c, TRACE_CHUNK_STRINGS, strs, sizeof(strs));
-	trace_put32(meta + TRACE_META_BACKEND_STR, 3);
+	trace_put32(meta + TRACE_META_BACKEND_STR, 4);
 	size_t at = craft_chunk(&c, TRACE_CHUNK_META, meta, TRACE_META_SIZE_1_1);
 	craft_end(&c);
 	spew(path, c.buf, c.len);
@@ -2459,8 +2482,80 @@ static void test_forward_compatible_1_1(void **state)
 	r = read_all(path, &g, err, sizeof(err));
 	assert_non_null(r);
 	uint64_t off;
-	assert_non_null(strstr(trace_reader_damage(r, &off), "unknown string 3"));
+	assert_non_null(strstr(trace_reader_damage(r, &off), "unknown string 4"));
 	assert_int_equal(off, at);
+	trace_reader_close(r);
+	got_free(&g);
+
+	/* so is a 2.1 META's job, and a 2.1 PROC's */
+	craft_file_header(&c, TRACE_FORMAT_VERSION_MAJOR, 1);
+	craft_chunk(&c, TRACE_CHUNK_STRINGS, strs, sizeof(strs));
+	trace_put32(meta + TRACE_META_BACKEND_STR, 2);
+	trace_put32(meta + TRACE_META_JOB_STR, 4);
+	at = craft_chunk(&c, TRACE_CHUNK_META, meta, TRACE_META_SIZE_2_1);
+	craft_end(&c);
+	spew(path, c.buf, c.len);
+	g = (struct got){ 0 };
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_non_null(strstr(trace_reader_damage(r, &off), "unknown string 4"));
+	assert_int_equal(off, at);
+	trace_reader_close(r);
+	got_free(&g);
+	craft_file_header(&c, TRACE_FORMAT_VERSION_MAJOR, 1);
+	craft_chunk(&c, TRACE_CHUNK_STRINGS, strs, sizeof(strs));
+	trace_put32(meta + TRACE_META_JOB_STR, 3);
+	craft_chunk(&c, TRACE_CHUNK_META, meta, TRACE_META_SIZE_2_1);
+	trace_put32(proc + 8 + TRACE_PROC_JOB_STR, 4);
+	at = craft_chunk(&c, TRACE_CHUNK_PROCESSES, proc, sizeof(proc));
+	craft_end(&c);
+	spew(path, c.buf, c.len);
+	g = (struct got){ 0 };
+	r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_non_null(strstr(trace_reader_damage(r, &off), "unknown string"));
+	assert_int_equal(off, at);
+	assert_int_equal(trace_reader_process_count(r), 0);
+	trace_reader_close(r);
+	got_free(&g);
+}
+
+/* 2.0's META (60 bytes) and PROC records (48 bytes), read by 2.1: no job,
+ * and an exit status of 137 that does not say whether it was a signal. */
+static void test_v2_0_processes(void **state)
+{
+	const char *path = tmp_path("v2.0.gpdl");
+	unsigned char strs[] = { 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 'x' };
+	unsigned char meta[TRACE_META_SIZE_1_3] = { 0 };
+	unsigned char proc[8 + TRACE_PROCESS_SIZE_1_3] = { 1, 0, 0, 0, TRACE_PROCESS_SIZE_1_3 };
+	struct craft c;
+	struct got g = { 0 };
+	char err[256];
+	(void)state;
+
+	craft_file_header(&c, 2, 0);
+	craft_chunk(&c, TRACE_CHUNK_STRINGS, strs, sizeof(strs));
+	trace_put32(meta + TRACE_META_HOST_STR, 1);
+	trace_put32(meta + TRACE_META_RANK, 1);
+	craft_chunk(&c, TRACE_CHUNK_META, meta, sizeof(meta));
+	trace_put32(proc + 8, 4242);
+	trace_put32(proc + 8 + 24, 137);
+	trace_put32(proc + 8 + TRACE_PROC_RANK, 1);
+	trace_put32(proc + 8 + TRACE_PROC_WORLD_SIZE, 2);
+	craft_chunk(&c, TRACE_CHUNK_PROCESSES, proc, sizeof(proc));
+	craft_end(&c);
+	spew(path, c.buf, c.len);
+	struct trace_reader *r = read_all(path, &g, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(trace_reader_damage(r, NULL));
+	assert_int_equal(trace_reader_header(r)->version_minor, 0);
+	assert_string_equal(trace_reader_header(r)->job_id, "");
+	assert_string_equal(g.hdr.job_id, "");
+	const struct trace_process *p = trace_reader_process(r, 0);
+	assert_int_equal(p->exit_status, 137);
+	assert_int_equal(p->exit_signal, -1);
+	assert_int_equal(p->job_str, 0);
+	assert_int_equal(p->rank, 1);
 	trace_reader_close(r);
 	got_free(&g);
 }
@@ -2949,6 +3044,7 @@ int main(void)
 		cmocka_unit_test(test_far_starts_and_long_durations),
 		cmocka_unit_test(test_short_events),
 		cmocka_unit_test(test_v1_3_and_evns_records),
+		cmocka_unit_test(test_v2_0_processes),
 		cmocka_unit_test(test_marks_and_flags),
 		cmocka_unit_test(test_string_bytes),
 		cmocka_unit_test(test_bytes_per_event),
