@@ -24,8 +24,8 @@
  *    running are ended by the launcher when the process is gone.
  *  - rank: at the start, and in a fork child (whose environment may differ
  *    from its parent's start), PROCESS_RANK from the launchers' environment
- *    variables (ring_rank_from_env) and PROCESS_VAR for the variables the
- *    output file name uses.
+ *    variables (ring_rank_from_env, and the job they name: ring_job_from_env)
+ *    and PROCESS_VAR for the variables the output file name uses.
  */
 #include "gpdl-config.h"
 #include "lib/collector/collector-test.h"
@@ -149,13 +149,25 @@ static const char *env_get(const char *name, void *ctx)
 	return getenv(name);
 }
 
-/* The rank the launchers' variables give this process, if any. */
+/* The rank and the job the launchers' variables give this process, if
+ * any: one record, with the job alone (source 0) when there is no rank. */
 static void write_env_rank(struct coll_thread *t)
 {
 	int32_t rank, local_rank, world_size;
+	char job[RING_NAME_MAX + 1];
 	unsigned source = ring_rank_from_env(env_get, NULL, &rank, &local_rank, &world_size);
-	if (source)
-		coll_write_rank(t, source, rank, local_rank, world_size, 0);
+	size_t job_len = ring_job_from_env(env_get, NULL, job, sizeof(job));
+	if (!source && !job_len)
+		return;
+	struct ring_process_rank r = {
+		.h = {RING_REC_PROCESS_RANK, sizeof(r), source},
+		.pid = coll.pid,
+		.rank = source ? rank : -1,
+		.local_rank = source ? local_rank : -1,
+		.world_size = source ? world_size : -1,
+		.job_str = job_len ? coll_intern(t, job, (uint32_t)job_len) : 0,
+	};
+	coll_emit(t, &r);
 }
 
 /* The values of the variables `gprof-dl run -o` names its files by

@@ -222,3 +222,42 @@ unsigned ring_rank_from_env(const char *(*get)(const char *name, void *ctx), voi
 	}
 	return found;
 }
+
+/* Appends s to buf (len bytes, pos used), cut where it would not fit with
+ * its NUL: no snprintf, for a fork child's handler. */
+static size_t job_append(char *buf, size_t len, size_t pos, const char *s)
+{
+	while (*s && pos + 1 < len)
+		buf[pos++] = *s++;
+	buf[pos] = '\0';
+	return pos;
+}
+
+/* A variable's value when it is set and not empty. */
+static const char *env_value(const char *(*get)(const char *name, void *ctx), void *ctx, const char *name)
+{
+	const char *v = get(name, ctx);
+	return v && *v ? v : NULL;
+}
+
+size_t ring_job_from_env(const char *(*get)(const char *name, void *ctx), void *ctx, char *buf, size_t len)
+{
+	const char *a, *b;
+	size_t n = 0;
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	if ((a = env_value(get, ctx, "TORCHELASTIC_RUN_ID")) && strcmp(a, "none") != 0) {
+		n = job_append(buf, len, job_append(buf, len, 0, "torchelastic:"), a);
+	} else if ((a = env_value(get, ctx, "SLURM_JOB_ID"))) {
+		n = job_append(buf, len, job_append(buf, len, 0, "slurm:"), a);
+		if ((b = env_value(get, ctx, "SLURM_STEP_ID")) || (b = env_value(get, ctx, "SLURM_STEPID")))
+			n = job_append(buf, len, job_append(buf, len, n, "."), b);
+	} else if ((a = env_value(get, ctx, "PMIX_NAMESPACE"))) {
+		n = job_append(buf, len, job_append(buf, len, 0, "pmix:"), a);
+	} else if ((a = env_value(get, ctx, "MASTER_ADDR")) && (b = env_value(get, ctx, "MASTER_PORT"))) {
+		n = job_append(buf, len, job_append(buf, len, 0, "master:"), a);
+		n = job_append(buf, len, job_append(buf, len, n, ":"), b);
+	}
+	return n;
+}

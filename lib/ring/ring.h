@@ -63,6 +63,12 @@
  * set when the code that follows it is the one the process exits with
  * (exit, _exit, or main's return value).
  *
+ * RING_REC_PROCESS_RANK's job_str (the job the process's environment
+ * names, ring_job_from_env(), written with the rank or alone with aux 0)
+ * took the place of its padding, which every collector zeroed: a launcher
+ * reads an older collector's as "no job", and an older launcher never
+ * looked there, so neither the layout nor the version changed for it.
+ *
  * Version 5 adds RING_REC_STEP: a training step of the gprof-dl domain,
  * complete, as RING_REC_RANGE_EXT carries it, with its thread's time on a
  * CPU and on a run queue over the step (lib/collector/sched.h), so that
@@ -388,12 +394,13 @@ enum ring_rank_source {
 	RING_RANK_INIT = 6,       /* the program's init_process_group (gprof-dl-api.h rank()) */
 };
 
+/* aux 0 (no source): the environment names the process's job but no rank. */
 struct ring_process_rank { /* RING_REC_PROCESS_RANK, aux = enum ring_rank_source */
 	struct ring_rec h;
 	uint32_t pid;
 	int32_t rank, local_rank, world_size; /* -1: unknown */
 	uint32_t backend_str;                 /* 0: unknown */
-	uint32_t pad;
+	uint32_t job_str; /* the job its environment names (ring_job_from_env()), 0: none */
 };
 
 /* The rank the environment gives this process: the highest source of
@@ -405,6 +412,17 @@ unsigned ring_rank_from_env(const char *(*get)(const char *name, void *ctx), voi
 /* The variable a source names its rank by ("RANK", "OMPI_COMM_WORLD_RANK"):
  * NULL for RING_RANK_INIT and unknown sources. */
 const char *ring_rank_var(unsigned source);
+
+/* The job the environment says this process belongs to, so that the files
+ * of one job can be told from another's: the first of
+ *   TORCHELASTIC_RUN_ID (not "none")    "torchelastic:<id>"  (torchrun, elastic agents)
+ *   SLURM_JOB_ID [SLURM_STEP_ID]        "slurm:<job>[.<step>]"
+ *   PMIX_NAMESPACE                      "pmix:<namespace>"   (Open MPI's mpirun, prrte)
+ *   MASTER_ADDR and MASTER_PORT         "master:<addr>:<port>" (torch.distributed's env://)
+ * written to buf (len bytes with its NUL; cut to fit). Returns its length,
+ * 0 when none applies (buf ""). Neither allocates nor locks: a fork child
+ * calls it. */
+size_t ring_job_from_env(const char *(*get)(const char *name, void *ctx), void *ctx, char *buf, size_t len);
 
 /* The environment variable that names the variables a process reports in
  * RING_REC_PROCESS_VAR records: "RANK,LOCAL_RANK", at most RING_VARS_MAX. */

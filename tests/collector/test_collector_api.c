@@ -705,6 +705,7 @@ static void test_api_rank(void **state)
 
 static const char *const rank_env[] = {"RANK=3", "WORLD_SIZE=4", "LOCAL_RANK=1",
 				       "OMPI_COMM_WORLD_RANK=0", RING_VARS_ENV "=RANK,NOT_SET_HERE,LOCAL_RANK,OMPI_COMM_WORLD_RANK",
+				       "MASTER_ADDR=10.0.0.7", "MASTER_PORT=29511", "TORCHELASTIC_RUN_ID=none",
 				       NULL};
 
 static int setup_rank_env(void **state)
@@ -725,8 +726,10 @@ static int teardown_rank_env(void **state)
 }
 
 /* At its start a process reports the rank its environment gives (the
- * highest source: torch's over Open MPI's) and the output variables, in
- * the order GPROF_DL_OUTPUT_VARS names them, before its thread starts. */
+ * highest source: torch's over Open MPI's) with the job it names (torch's
+ * rendezvous address: a run id of "none" names none), and the output
+ * variables, in the order GPROF_DL_OUTPUT_VARS names them, before its
+ * thread starts. */
 static void test_env_rank_and_vars(void **state)
 {
 	struct fixture *f = *state;
@@ -740,6 +743,7 @@ static void test_env_rank_and_vars(void **state)
 	assert_int_equal(r->local_rank, 1);
 	assert_int_equal(r->world_size, 4);
 	assert_int_equal(r->backend_str, 0);
+	assert_name(&v, r->job_str, "master:10.0.0.7:29511");
 	static const struct {
 		uint32_t aux;
 		const char *value;
@@ -753,11 +757,12 @@ static void test_env_rank_and_vars(void **state)
 		assert_string_equal((const char *)(x + 1), want[i].value);
 		assert_int_equal(x->h.size % 8, 0);
 	}
-	/* PROCESS_START, then rank and variables, then THREAD_START */
+	/* PROCESS_START, then the job's name, rank and variables, then THREAD_START */
 	assert_int_equal(s->r[1]->kind, RING_REC_PROCESS_START);
-	assert_int_equal(s->r[2]->kind, RING_REC_PROCESS_RANK);
-	assert_int_equal(s->r[6]->kind, RING_REC_PROCESS_VAR);
-	assert_int_equal(s->r[7]->kind, RING_REC_THREAD_START);
+	assert_int_equal(s->r[2]->kind, RING_REC_STRING);
+	assert_int_equal(s->r[3]->kind, RING_REC_PROCESS_RANK);
+	assert_int_equal(s->r[7]->kind, RING_REC_PROCESS_VAR);
+	assert_int_equal(s->r[8]->kind, RING_REC_THREAD_START);
 	view_free(&v);
 }
 

@@ -268,6 +268,43 @@ static void test_rank_from_env(void **state)
 	}
 }
 
+/* The job the launchers' variables name: the first that applies, in
+ * ring_job_from_env()'s order; empty values name nothing; cut to fit. */
+static void test_job_from_env(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *env[8];
+		const char *job;
+	} cases[] = {
+		{{NULL}, ""},
+		{{"TORCHELASTIC_RUN_ID=1f2e", "SLURM_JOB_ID=77", "MASTER_ADDR=h", "MASTER_PORT=1", NULL},
+		 "torchelastic:1f2e"},
+		/* torchrun's default run id names no run: the rendezvous does */
+		{{"TORCHELASTIC_RUN_ID=none", "MASTER_ADDR=node-3", "MASTER_PORT=29500", NULL},
+		 "master:node-3:29500"},
+		{{"TORCHELASTIC_RUN_ID=", "SLURM_JOB_ID=77", NULL}, "slurm:77"},
+		{{"SLURM_JOB_ID=77", "SLURM_STEP_ID=2", "PMIX_NAMESPACE=prterun-x-1@1", NULL}, "slurm:77.2"},
+		{{"SLURM_JOB_ID=77", "SLURM_STEPID=0", NULL}, "slurm:77.0"},
+		{{"PMIX_NAMESPACE=prterun-x-1@1", "MASTER_ADDR=h", "MASTER_PORT=1", NULL},
+		 "pmix:prterun-x-1@1"},
+		{{"MASTER_ADDR=127.0.0.1", NULL}, ""}, /* an address without its port: none */
+		{{"MASTER_PORT=1234", "MASTER_ADDR=", NULL}, ""},
+	};
+	char buf[64];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = ring_job_from_env(fake_get, (void *)cases[i].env, buf, sizeof(buf));
+		if (strcmp(buf, cases[i].job) != 0 || n != strlen(cases[i].job))
+			fail_msg("case %zu: '%s' (%zu)", i, buf, n);
+	}
+	static const char *const long_env[] = {"MASTER_ADDR=a-rather-long-host-name.example.org",
+					       "MASTER_PORT=29500", NULL};
+	char small[16];
+	assert_int_equal(ring_job_from_env(fake_get, (void *)long_env, small, sizeof(small)), 15);
+	assert_string_equal(small, "master:a-rather");
+	assert_int_equal(ring_job_from_env(fake_get, (void *)long_env, small, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_producer),
 		cmocka_unit_test(test_version_2_records),
 		cmocka_unit_test(test_rank_from_env),
+		cmocka_unit_test(test_job_from_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
