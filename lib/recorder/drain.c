@@ -448,7 +448,7 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		const struct ring_process_rank *x = (const void *)h;
 		if (h->size < sizeof(*x))
 			return 0;
-		if (!string_known(r, x->backend_str))
+		if (!string_known(r, x->backend_str) || !string_known(r, x->job_str))
 			return 1;
 		struct rec_process *p = rec_process_find(r, x->pid, 0);
 		if (!p)
@@ -568,7 +568,8 @@ static const uint32_t *record_string_ids(const struct ring_rec *h, unsigned *n)
 		break;
 	}
 	case RING_REC_PROCESS_RANK:
-		ids[0] = ((const struct ring_process_rank *)(const void *)h)->backend_str, *n = 1;
+		ids[0] = ((const struct ring_process_rank *)(const void *)h)->backend_str;
+		ids[1] = ((const struct ring_process_rank *)(const void *)h)->job_str, *n = 2;
 		break;
 	}
 	return ids;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -113,6 +114,45 @@ static int started_after(uint64_t start_ticks, uint64_t ts)
 	return (int64_t)start_ns > (int64_t)ts + boot_minus_mono + 1000000;
 }
 
+/* PIDFD_GET_INFO (Linux 6.15), as <linux/pidfd.h> declares it there (this
+ * build's headers may be older): a pidfd opened while the process lived
+ * says how it ended even after its parent reaped it, which /proc no longer
+ * can. The first 64 bytes of struct pidfd_info (PIDFD_INFO_SIZE_VER0). */
+struct rec_pidfd_info {
+	uint64_t mask, cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code; /* waitpid's form */
+};
+#define REC_PIDFD_GET_INFO _IOWR(0xFF, 11, struct rec_pidfd_info)
+#define REC_PIDFD_INFO_EXIT (1ull << 3)
+
+/* How the process behind pidfd ended, in waitpid's form, once it has been
+ * reaped; -1 before, or where the kernel cannot say (before 6.15). */
+static int pidfd_exit_status(int pidfd)
+{
+	struct rec_pidfd_info info;
+	if (pidfd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	info.mask = REC_PIDFD_INFO_EXIT;
+	if (ioctl(pidfd, REC_PIDFD_GET_INFO, &info) != 0 || !(info.mask & REC_PIDFD_INFO_EXIT))
+		return -1;
+	return info.exit_code >= 0 ? info.exit_code : -1;
+}
+
+/* A process's end from waitpid's status: the code, or 128 + N and signal
+ * N (trace_process.exit_signal tells the two apart). */
+static void process_set_status(struct trace_process *p, int status)
+{
+	if (WIFEXITED(status)) {
+		p->exit_status = WEXITSTATUS(status);
+		p->exit_signal = 0;
+	} else if (WIFSIGNALED(status)) {
+		p->exit_status = 128 + WTERMSIG(status);
+		p->exit_signal = WTERMSIG(status);
+	}
+}
+
 void rec_process_unwatch(struct rec_process *p)
 {
 	if (p->pidfd >= 0)
@@ -189,6 +229,7 @@ void rec_process_started(struct recorder *r, const struct ring_process *x)
 		p->local_rank = o->local_rank;
 		p->world_size = o->world_size;
 		p->backend = o->backend;
+		p->job = o->job;
 		for (unsigned i = 0; i < RING_VARS_MAX; i++)
 			p->vars[i] = o->vars[i] ? xstrdup(o->vars[i]) : NULL;
 	}
@@ -226,14 +267,16 @@ uint32_t rec_process_ended(struct recorder *r, uint32_t i, uint64_t end_ns)
 }
 
 /* The exit status of a process the launcher did not reap, once it is
- * gone: as /proc showed it as a zombie, else as it reported it (exit,
- * _exit, main's return), else it died without exiting: killed. */
+ * gone: as /proc showed it as a zombie (or its pidfd, once reaped), else as
+ * it reported it (exit, _exit, main's return), else it died without
+ * exiting: killed, by a signal not known. */
 static void process_unreaped_status(struct rec_process *p)
 {
 	if (p->reaped)
 		return;
+	p->p.exit_signal = 0;
 	if (p->zombie_status >= 0)
-		p->p.exit_status = p->zombie_status;
+		process_set_status(&p->p, p->zombie_status);
 	else if (p->exit_reported)
 		p->p.exit_status = p->exit_code >= 0 ? p->exit_code : TRACE_EXIT_UNKNOWN;
 	else
@@ -257,10 +300,7 @@ void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const st
 	if (!p)
 		p = rec_process_add(r, (uint32_t)pid, 0, now); /* never loaded the collector */
 	p->reaped = 1;
-	if (WIFEXITED(status))
-		p->p.exit_status = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		p->p.exit_status = 128 + WTERMSIG(status);
+	process_set_status(&p->p, status);
 	r->procs_dirty = 1;
 	if (p->alive)
 		rec_process_ended(r, (uint32_t)(p - r->procs), now);
@@ -269,8 +309,7 @@ void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const st
 /* A process the launcher does not reap (its parent does) is dead once /proc
  * says so: gone, a zombie, or its pid names a process that started later
  * (start_ticks, when known, differs: the pid was reused). A zombie's exit
- * status (waitpid's form) goes to *status as a code or 128 + signal; -1
- * otherwise. */
+ * status goes to *status in waitpid's form; -1 otherwise. */
 static int process_is_dead(uint32_t pid, uint64_t start_ticks, int32_t *status)
 {
 	char state;
@@ -284,18 +323,20 @@ static int process_is_dead(uint32_t pid, uint64_t start_ticks, int32_t *status)
 		return 1;
 	if (state != 'Z' && state != 'X')
 		return 0;
-	if (code >= 0 && WIFEXITED((int)code))
-		*status = WEXITSTATUS((int)code);
-	else if (code >= 0 && WIFSIGNALED((int)code))
-		*status = 128 + WTERMSIG((int)code);
+	if (code >= 0 && code <= INT32_MAX && (WIFEXITED((int)code) || WIFSIGNALED((int)code)))
+		*status = (int32_t)code;
 	return 1;
 }
 
 /* Process i, which the launcher does not reap, is gone or a zombie (whose
- * status, or -1): it ended at now, with the status it can be given. The
- * status goes to the image that ended (an exec may be drained first). */
+ * status, or -1): it ended at now, with the status it can be given: the
+ * zombie's, else what its pidfd says once its parent reaped it (a rank
+ * that a shell started and reaped at once: how it died is still known).
+ * The status goes to the image that ended (an exec may be drained first). */
 static void process_found_dead(struct recorder *r, uint32_t i, int32_t status, uint64_t now)
 {
+	if (status < 0)
+		status = pidfd_exit_status(r->procs[i].pidfd);
 	i = rec_process_ended(r, i, now);
 	r->procs[i].zombie_status = status;
 	process_unreaped_status(&r->procs[i]);

@@ -20,30 +20,36 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Keeps the text of a rank's backend (file string id), which the split's
- * headers need after the file is closed. */
-static void backend_keep(struct recorder *r, uint32_t file_id)
+/* Keeps the text of a rank's backend or job (file string id), which the
+ * split's headers need after the file is closed. */
+static void text_keep(struct recorder *r, uint32_t file_id)
 {
-	if (!file_id || file_id == UINT32_MAX || hmap_get(&r->backend_strs, file_id, 0))
+	if (!file_id || file_id == UINT32_MAX || hmap_get(&r->kept_strs, file_id, 0))
 		return;
 	size_t len;
 	const char *s = trace_writer_string_text(r->w, file_id, &len);
-	hmap_put(&r->backend_strs, file_id, 0, (uint64_t)(uintptr_t)xmemdup0(s, len));
+	hmap_put(&r->kept_strs, file_id, 0, (uint64_t)(uintptr_t)xmemdup0(s, len));
 }
 
-/* A rank's backend by its file string id, "" when unknown. */
-static const char *backend_text(const struct recorder *r, uint32_t file_id)
+/* A kept text by its file string id, "" when unknown. */
+static const char *kept_text(const struct recorder *r, uint32_t file_id)
 {
-	const uint64_t *v = file_id ? hmap_get(&r->backend_strs, file_id, 0) : NULL;
+	const uint64_t *v = file_id ? hmap_get(&r->kept_strs, file_id, 0) : NULL;
 	return v ? (const char *)(uintptr_t)*v : "";
 }
 
-/* A rank reported: a source at least as strong as the one known wins (the
- * program's init_process_group over the environment; an exec'd image's
+/* A rank or a job reported. The job is the environment's (the latest
+ * image's); of ranks, a source at least as strong as the one known wins
+ * (the program's init_process_group over the environment; an exec'd image's
  * environment over its old image's). */
 void rec_process_identity(struct recorder *r, struct rec_process *p, const struct ring_process_rank *x)
 {
-	if (x->h.aux < p->rank_source || x->rank < 0)
+	if (x->job_str && x->h.aux != RING_RANK_INIT) {
+		p->job = string_file_id(r, x->job_str);
+		text_keep(r, p->job);
+		r->procs_dirty = 1;
+	}
+	if (!x->h.aux || x->h.aux < p->rank_source || x->rank < 0)
 		return;
 	p->rank_source = x->h.aux;
 	r->has_ranks = 1;
@@ -52,9 +58,27 @@ void rec_process_identity(struct recorder *r, struct rec_process *p, const struc
 	p->world_size = x->world_size;
 	if (x->backend_str || x->h.aux == RING_RANK_INIT) {
 		p->backend = string_file_id(r, x->backend_str);
-		backend_keep(r, p->backend);
+		text_keep(r, p->backend);
 	}
 	r->procs_dirty = 1;
+}
+
+/* This run's own job identity, for ranks whose environment names no job
+ * (ranks named only by the program's init_process_group, under mp.spawn):
+ * "gprof-dl:<host>:<launcher pid>:<its start, Unix ns>", which no other
+ * run shares. Its file string id; 0 when the file is closed. */
+static uint32_t launcher_job(struct recorder *r)
+{
+	if (r->launcher_job || !r->w)
+		return r->launcher_job;
+	char id[512];
+	int len = snprintf(id, sizeof(id), "gprof-dl:%s:%d:%lld", r->hdr.hostname ? r->hdr.hostname : "",
+			   (int)getpid(), (long long)((int64_t)r->start_ns + r->hdr.wall_offset_ns));
+	if (len < 0 || (size_t)len >= sizeof(id))
+		len = (int)strlen(id);
+	r->launcher_job = trace_writer_string(r->w, id, (size_t)len);
+	text_keep(r, r->launcher_job);
+	return r->launcher_job;
 }
 
 /* Which processes are ranks, from the identities they reported: a process
@@ -65,7 +89,9 @@ void rec_process_identity(struct recorder *r, struct rec_process *p, const struc
  * process belongs to the rank root nearest above it (a DataLoader worker to
  * its rank), or to none (-1: a launcher). The images of one pid (exec) are
  * one process: the latest image's identity and parent count. Fills each
- * image's p.rank, local_rank, world_size, backend_str and root. */
+ * image's p.rank, local_rank, world_size, backend_str, job_str and root: a
+ * rank's processes have its root's job (its environment's, else this
+ * run's own: launcher_job()), the others their own environment's. */
 void rec_resolve_ranks(struct recorder *r)
 {
 	uint32_t n = r->nprocs;
@@ -135,6 +161,7 @@ void rec_resolve_ranks(struct recorder *r)
 		p->p.world_size = root ? root->world_size : -1;
 		p->p.local_rank = root ? local[p->root] : -1;
 		p->p.backend_str = root ? (uint32_t)backend[p->root] : 0;
+		p->p.job_str = root ? (root->job ? root->job : launcher_job(r)) : p->job;
 	}
 	free(parent);
 	free(eff);
@@ -155,7 +182,8 @@ void rec_write_processes(struct recorder *r)
 		if (a->pid == b->pid && a->ppid == b->ppid && a->start_ns == b->start_ns &&
 		    a->end_ns == b->end_ns && a->exit_status == b->exit_status &&
 		    a->cmdline_str == b->cmdline_str && a->rank == b->rank && a->local_rank == b->local_rank &&
-		    a->world_size == b->world_size && a->backend_str == b->backend_str)
+		    a->world_size == b->world_size && a->backend_str == b->backend_str &&
+		    a->exit_signal == b->exit_signal && a->job_str == b->job_str)
 			continue; /* the file says so already */
 		if (trace_writer_process(r->w, a) != 0)
 			write_failed(r);
@@ -187,6 +215,7 @@ void rec_collect_ranks(struct recorder *r, uint32_t **roots)
 		k->world_size = p->p.world_size;
 		k->pid = p->p.pid;
 		k->exit_status = p->p.exit_status;
+		k->exit_signal = p->p.exit_signal;
 		k->path = r->out_path;
 	}
 	qsort(r->ranks, r->nranks, sizeof(*r->ranks), rank_cmp);
@@ -288,6 +317,20 @@ static char *tmp_name(const char *final)
 	return t;
 }
 
+/* The job of the launcher's file: its ranks' when they have one, else
+ * the one its own environment named (the recorded file's). */
+static const char *ranks_job(const struct recorder *r, const uint32_t *roots)
+{
+	const char *job = NULL;
+	for (uint32_t k = 0; k < r->nranks; k++) {
+		const char *j = kept_text(r, r->procs[roots[k]].p.job_str);
+		if (!*j || (job && strcmp(job, j) != 0))
+			return r->hdr.job_id;
+		job = j;
+	}
+	return job ? job : r->hdr.job_id;
+}
+
 /* One file per rank and the launcher's remainder, from the recorded file
  * (split.h). 0 or -1 (the recorded file is left whole). */
 int rec_split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
@@ -310,6 +353,7 @@ int rec_split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 	if (has_rest) {
 		tmps[0] = tmp_name(r->out_path);
 		outs[0] = (struct split_out){tmps[0], r->hdr, end};
+		outs[0].h.job_id = ranks_job(r, roots);
 	}
 	for (uint32_t k = 0; k < nr; k++) {
 		const struct rec_process *root = &r->procs[roots[k]];
@@ -321,7 +365,8 @@ int rec_split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 		o->h.rank = root->p.rank;
 		o->h.local_rank = root->p.local_rank;
 		o->h.world_size = root->p.world_size;
-		o->h.dist_backend = backend_text(r, root->p.backend_str);
+		o->h.dist_backend = kept_text(r, root->p.backend_str);
+		o->h.job_id = kept_text(r, root->p.job_str);
 		/* from its first process's start (the image before an exec
 		 * included) to its last one's end */
 		o->h.start_ns = root->p.start_ns;

@@ -84,7 +84,7 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 	r->xid_prune_at = XID_PRUNE_MIN;
 	hmap_init(&r->blocks);
 	hmap_init(&r->in_use);
-	hmap_init(&r->backend_strs);
+	hmap_init(&r->kept_strs);
 	hmap_init(&r->pid_ticks);
 	cpu_sampler_init(&r->cpu);
 	return r;
@@ -125,6 +125,8 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 	char *cmdline = join_args(argc, argv);
 	int32_t rank, local_rank, world_size; /* gprof-dl's own: a copy per rank has them */
 	ring_rank_from_env(env_get, NULL, &rank, &local_rank, &world_size);
+	char job[RING_NAME_MAX + 1]; /* and its job: the file's, when that is one rank's */
+	ring_job_from_env(env_get, NULL, job, sizeof(job));
 	struct trace_header h = {
 		.version_major = TRACE_FORMAT_VERSION_MAJOR,
 		.version_minor = TRACE_FORMAT_VERSION_MINOR,
@@ -141,6 +143,7 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 		.world_size = world_size,
 		.dist_backend = "",
 		.local_rank = local_rank,
+		.job_id = job,
 	};
 	r->root = root;
 	r->start_ns = h.start_ns;
@@ -151,6 +154,7 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 	r->hdr = h;
 	r->hdr.hostname = r->hdr_host = xstrdup(host);
 	r->hdr.cmdline = r->hdr_cmdline = cmdline;
+	r->hdr.job_id = r->hdr_job = xstrdup(job);
 	r->next_sample = h.start_ns;
 	r->next_flush = h.start_ns + FLUSH_INTERVAL_NS;
 	r->next_liveness = h.start_ns + LIVENESS_INTERVAL_NS;
@@ -280,8 +284,10 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		struct rec_process *p = &r->procs[i];
 		const struct rec_process *last = rec_process_find(r, p->p.pid, 0);
 		if (last != p && !p->reaped && p->p.exit_status == TRACE_EXIT_UNKNOWN && last->p.end_ns &&
-		    last->p.start_ns >= p->p.start_ns)
+		    last->p.start_ns >= p->p.start_ns) {
 			p->p.exit_status = last->p.exit_status;
+			p->p.exit_signal = last->p.exit_signal;
+		}
 	}
 	rec_write_processes(r);
 
@@ -325,6 +331,7 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		stats->launcher_path = r->launcher_path;
 		const struct rec_process *root = rec_process_find(r, (uint32_t)r->root, 0);
 		stats->root_exit_status = root ? root->p.exit_status : TRACE_EXIT_UNKNOWN;
+		stats->root_exit_signal = root ? root->p.exit_signal : 0;
 	}
 	return rc || r->failed ? -1 : 0;
 }
@@ -371,10 +378,10 @@ void recorder_destroy(struct recorder *r)
 	hmap_free(&r->xid_max);
 	hmap_free(&r->blocks);
 	hmap_free(&r->in_use);
-	for (size_t i = 0; i < r->backend_strs.cap; i++)
-		if (r->backend_strs.e[i].used)
-			free((void *)(uintptr_t)r->backend_strs.e[i].value);
-	hmap_free(&r->backend_strs);
+	for (size_t i = 0; i < r->kept_strs.cap; i++)
+		if (r->kept_strs.e[i].used)
+			free((void *)(uintptr_t)r->kept_strs.e[i].value);
+	hmap_free(&r->kept_strs);
 	hmap_free(&r->pid_ticks);
 	for (uint32_t i = 0; i < r->nprocs; i++)
 		for (unsigned k = 0; k < RING_VARS_MAX; k++)
@@ -387,6 +394,7 @@ void recorder_destroy(struct recorder *r)
 	free(r->launcher_path);
 	free(r->hdr_host);
 	free(r->hdr_cmdline);
+	free(r->hdr_job);
 	for (uint32_t i = 0; i < r->nstatuses; i++)
 		free((void *)r->statuses[i].msg);
 	free(r->statuses);

@@ -99,6 +99,7 @@ struct recorder_rank {
 	int32_t rank, local_rank, world_size;
 	uint32_t pid;        /* its rank root */
 	int32_t exit_status; /* the rank root's: code, 128 + signal, TRACE_EXIT_KILLED or _UNKNOWN */
+	int32_t exit_signal; /* N > 0: it died of signal N; 0: exit_status is a code or unknown */
 	const char *path;    /* the file that holds it */
 };
 
@@ -130,6 +131,7 @@ struct recorder_stats {
 	uint32_t nranks;
 	const char *launcher_path;
 	int32_t root_exit_status; /* the root process's */
+	int32_t root_exit_signal; /* and the signal it died of, 0: none */
 };
 
 /* A memfd for recorder_opts.shm_fd (close-on-exec); -1 with errno. */

@@ -66,12 +66,14 @@ struct rec_process {
 	unsigned rank_source;
 	int32_t rank, local_rank, world_size;
 	uint32_t backend; /* file string id, 0: unknown */
+	uint32_t job;     /* the job its environment names, file string id; 0: none */
 	char *vars[RING_VARS_MAX]; /* the output variables at its start (NULL: unset) */
 	/* How it ended, for a process the launcher does not reap. */
 	int reaped;            /* p.exit_status is waitpid's */
 	int exit_reported;     /* PROCESS_EXIT came: exit_code is its code, -1 unknown */
 	int32_t exit_code;
-	int32_t zombie_status; /* code or 128+signal read from /proc as a zombie, -1: not seen */
+	int32_t zombie_status; /* waitpid's status read from /proc as a zombie, or from its
+				* pidfd once reaped (PIDFD_INFO_EXIT); -1: not seen */
 	int32_t root;          /* the image of its rank root (rec_resolve_ranks()), -1: no rank's */
 	int pidfd;             /* readable once it ended (process_watch()); -1: none */
 	uint64_t start_ticks;  /* /proc's start time of the process its pid names (stat field 22):
@@ -137,7 +139,8 @@ struct recorder {
 	size_t xid_prune_at;
 	struct hmap blocks;   /* (pid | device << 32, address) -> bytes allocated */
 	struct hmap in_use;   /* (pid | device << 32, 0) -> bytes in use */
-	struct hmap backend_strs; /* file string id of a rank's backend -> its text, for the split's headers */
+	struct hmap kept_strs; /* file string id of a rank's backend or a job -> its text, for the split's headers */
+	uint32_t launcher_job; /* file string id of this run's own job identity (ranks.c), 0: not made yet */
 	uint32_t mem_desc, sync_desc[RING_GPU_SYNC_CONTEXT + 1];
 	struct trace_device *devs; /* written */
 	uint32_t ndevs;
@@ -163,7 +166,7 @@ struct recorder {
 	char **rank_paths;
 	char *launcher_path;
 	struct trace_header hdr; /* the recorded file's META */
-	char *hdr_host, *hdr_cmdline;
+	char *hdr_host, *hdr_cmdline, *hdr_job;
 	struct slot_state *slots;
 
 	struct deferred *deferred;

@@ -235,6 +235,7 @@ static int on_process(void *ctx, const struct trace_process *p)
 			struct trace_process c = *p;
 			c.cmdline_str = map_str(s, i, p->cmdline_str);
 			c.backend_str = map_str(s, i, p->backend_str);
+			c.job_str = map_str(s, i, p->job_str);
 			check(s, trace_writer_process(s->outs[i].w, &c));
 		}
 		return 0;
@@ -249,6 +250,7 @@ static int on_process(void *ctx, const struct trace_process *p)
 	struct trace_process c = *p;
 	c.cmdline_str = map_str(s, out, p->cmdline_str);
 	c.backend_str = map_str(s, out, p->backend_str);
+	c.job_str = map_str(s, out, p->job_str);
 	check(s, trace_writer_process(s->outs[out].w, &c));
 	return 0;
 }

@@ -389,7 +389,7 @@ const struct store_comm *store_ev_comm(const struct store_track *t, size_t i)
 void store_add_process(struct store *s, uint32_t file, const struct trace_process *p)
 {
 	struct store_process sp = {file, p->pid, p->ppid, p->start_ns, p->end_ns, p->exit_status,
-				   p->rank};
+				   p->rank, p->exit_signal};
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		if (s->procs[i].file == file && s->procs[i].pid == p->pid &&
 		    s->procs[i].start_ns == p->start_ns) {

@@ -230,6 +230,8 @@ struct store_process {
 	uint64_t start_ns, end_ns;
 	int32_t exit_status; /* code, 128+signal, TRACE_EXIT_UNKNOWN, TRACE_EXIT_KILLED */
 	int32_t rank;        /* 1.3: the rank it belongs to; -1 none */
+	int32_t exit_signal; /* 2.1: N > 0 died of signal N; 0 exit_status is a code (or unknown);
+			      * -1 not said (before 2.1: 128+N may be either) */
 };
 
 struct store_counter {
