@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,26 @@ static void print_wall_time(const struct trace_header *h)
 		    (double)h->start_ns / 1e9);
 }
 
+/* The job the file is of (2.1): its header's; for a file of several ranks
+ * recorded whole, whose header could not know it, the job its ranks'
+ * processes name when they name one; "" unknown. */
+static const char *header_job(const struct info *in, const struct trace_header *h)
+{
+	const char *job = NULL;
+	if (h->job_id && *h->job_id)
+		return h->job_id;
+	for (uint32_t i = 0; i < trace_reader_process_count(in->r); i++) {
+		const struct trace_process *p = trace_reader_process(in->r, i);
+		if (p->rank < 0)
+			continue;
+		const char *j = trace_reader_string(in->r, p->job_str);
+		if (!*j || (job && strcmp(job, j) != 0))
+			return "";
+		job = j;
+	}
+	return job ? job : "";
+}
+
 /* The rank fields of the header: a rank's own file says which rank it is;
  * a file of several ranks says so, and the ranks table lists them. */
 static void print_header_rank(const struct info *in, const struct trace_header *h)
@@ -182,6 +203,11 @@ static void print_header_rank(const struct info *in, const struct trace_header *
 		print_field("world size", "%" PRId32, h->world_size);
 	if (h->dist_backend && *h->dist_backend)
 		print_field("backend", "%s", clean(h->dist_backend, buf));
+	const char *job = header_job(in, h);
+	if (*job)
+		print_field("job", "%s", clean(job, buf));
+	else if (in->nranks > 0 && h->version_major * 100 + h->version_minor >= 201)
+		print_field("job", "unknown");
 }
 
 static void print_header(const struct info *in, const struct trace_header *h)
@@ -214,11 +240,18 @@ static void print_header(const struct info *in, const struct trace_header *h)
 		print_field("recorded", "%s", window);
 }
 
-/* An exit status as a column shows it: the code (128+N for signal N),
- * "killed" for a process that died without exiting, "?" unknown. */
-static const char *exit_text(char *buf, size_t len, int32_t status)
+/* An exit status as a column shows it: the code; the signal's name
+ * ("SIGKILL") when a signal killed it (2.1: a file before 2.1 does not say,
+ * and shows 128+N, which may be either); "killed" for a process that died
+ * without exiting, its signal unknown; "?" unknown. */
+static const char *exit_text(char *buf, size_t len, int32_t status, int32_t signal)
 {
-	if (status >= 0)
+	const char *abbrev = signal > 0 ? sigabbrev_np(signal) : NULL;
+	if (signal > 0 && abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else if (signal > 0)
+		snprintf(buf, len, "SIG%" PRId32, signal);
+	else if (status >= 0)
 		snprintf(buf, len, "%" PRId32, status);
 	else
 		snprintf(buf, len, "%s", status == TRACE_EXIT_KILLED ? "killed" : "?");
@@ -241,16 +274,16 @@ static void print_processes(const struct trace_reader *r, const struct trace_hea
 	printf("\nprocesses: %" PRIu32 "\n", n);
 	if (!n)
 		return;
-	printf("  %8s %8s %5s %12s %12s %6s  %s\n", "PID", "PPID", "RANK", "START(s)", "END(s)",
+	printf("  %8s %8s %5s %12s %12s %7s  %s\n", "PID", "PPID", "RANK", "START(s)", "END(s)",
 	       "EXIT", "COMMAND");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_process *p = trace_reader_process(r, i);
 		if (!p)
 			continue;
-		printf("  %8" PRIu32 " %8" PRIu32 " %5s %12s %12s %6s  %s\n", p->pid, p->ppid,
+		printf("  %8" PRIu32 " %8" PRIu32 " %5s %12s %12s %7s  %s\n", p->pid, p->ppid,
 		       rank_text(k, sizeof(k), p->rank), rel_seconds(a, sizeof(a), h, p->start_ns),
 		       rel_seconds(b, sizeof(b), h, p->end_ns),
-		       exit_text(e, sizeof(e), p->exit_status),
+		       exit_text(e, sizeof(e), p->exit_status, p->exit_signal),
 		       clean(trace_reader_string(r, p->cmdline_str), buf));
 	}
 }
@@ -339,16 +372,17 @@ static void print_ranks(const struct info *in)
 	if (in->nranks < 2)
 		return;
 	printf("\nranks: %" PRIu32 "\n", in->nranks);
-	printf("  %5s %5s %5s %8s %6s %6s %10s  %s\n", "RANK", "LOCAL", "WORLD", "PID", "PROCS",
+	printf("  %5s %5s %5s %8s %6s %7s %10s  %s\n", "RANK", "LOCAL", "WORLD", "PID", "PROCS",
 	       "EXIT", "EVENTS", "BACKEND");
 	for (uint32_t i = 0; i < in->nranks; i++) {
 		const struct rank_stats *s = &in->ranks[i];
 		char pid[16] = "?";
 		if (s->root)
 			snprintf(pid, sizeof(pid), "%" PRIu32, s->root->pid);
-		printf("  %5" PRId32 " %5s %5s %8s %6" PRIu32 " %6s %10" PRIu64 "  %s\n", s->rank,
+		printf("  %5" PRId32 " %5s %5s %8s %6" PRIu32 " %7s %10" PRIu64 "  %s\n", s->rank,
 		       rank_text(l, sizeof(l), s->local_rank), rank_text(w, sizeof(w), s->world_size),
-		       pid, s->procs, s->root ? exit_text(e, sizeof(e), s->root->exit_status) : "?",
+		       pid, s->procs,
+		       s->root ? exit_text(e, sizeof(e), s->root->exit_status, s->root->exit_signal) : "?",
 		       s->events, clean(trace_reader_string(in->r, s->backend_str), buf));
 	}
 }

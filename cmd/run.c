@@ -479,20 +479,49 @@ static int split_cycles(const char *path, const struct outname *pattern, pid_t p
 	return rc != 0;
 }
 
-/* The ranks' lines of the report, from the recorder's. */
+/* How a rank or the launcher ended, in the report's words: "exit N" (a
+ * launcher that exits with 137 exited), "killed by signal N" only when a
+ * signal killed it, "killed" when it died without exiting and the signal
+ * is not known, "still running". */
+static const char *exit_words(char *buf, size_t size, int32_t status, int32_t signal)
+{
+	if (signal > 0)
+		snprintf(buf, size, "killed by signal %d", (int)signal);
+	else if (status == TRACE_EXIT_KILLED)
+		snprintf(buf, size, "killed");
+	else if (status < 0)
+		snprintf(buf, size, "still running");
+	else
+		snprintf(buf, size, "exit %d", (int)status);
+	return buf;
+}
+
+/* The ranks' lines of the report, from the recorder's, then the launcher's
+ * (the root process's, when it is no rank root) file; none for the
+ * launcher when every process was a rank's:
+ *
+ *   ==4242== Rank 0 of 2: pid 4243, exit 0, t-0.gpdl
+ *   ==4242== Rank 1 of 2: pid 4244, killed by signal 9, t-1.gpdl
+ *   ==4242== Launcher: pid 4242, exit 137, t-.gpdl */
 static void report_ranks(const struct recorder_stats *st, unsigned pid, pid_t root)
 {
-	struct report_rank *rr = xcalloc(st->nranks, sizeof(*rr));
+	char words[48], of[32], safe[TEXT_CLEAN_SIZE];
+	int root_is_rank = 0;
 	for (uint32_t i = 0; i < st->nranks; i++) {
-		rr[i].rank = st->ranks[i].rank;
-		rr[i].world_size = st->ranks[i].world_size;
-		rr[i].pid = st->ranks[i].pid;
-		rr[i].exit_status = st->ranks[i].exit_status;
-		rr[i].path = st->ranks[i].path;
+		const struct recorder_rank *k = &st->ranks[i];
+		of[0] = '\0';
+		if (k->world_size > 0)
+			snprintf(of, sizeof(of), " of %d", (int)k->world_size);
+		fprintf(stderr, "==%u== Rank %d%s: pid %u, %s, %s\n", pid, (int)k->rank, of, k->pid,
+			exit_words(words, sizeof(words), k->exit_status, k->exit_signal),
+			text_clean(safe, sizeof(safe), k->path ? k->path : "?"));
+		root_is_rank |= k->pid == (uint32_t)root;
 	}
-	report_run_ranks(stderr, pid, rr, st->nranks, st->launcher_path, (unsigned)root,
-			 st->root_exit_status);
-	free(rr);
+	if (st->launcher_path && !root_is_rank)
+		fprintf(stderr, "==%u== Launcher: pid %u, %s, %s\n", pid, (unsigned)root,
+			exit_words(words, sizeof(words), st->root_exit_status, st->root_exit_signal),
+			text_clean(safe, sizeof(safe), st->launcher_path));
+	fflush(stderr);
 }
 
 static int status_code(int status)

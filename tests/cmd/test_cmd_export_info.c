@@ -623,7 +623,7 @@ static void test_info_fixture(void **state)
 	assert_contains(r.out, "  duration           5.000000 s\n");
 	assert_contains(r.out, "  sources            nvtx python\n");
 	assert_contains(r.out, "\nprocesses: 2\n");
-	assert_contains(r.out, "       PID     PPID  RANK     START(s)       END(s)   EXIT  COMMAND\n");
+	assert_contains(r.out, "       PID     PPID  RANK     START(s)       END(s)    EXIT  COMMAND\n");
 	/* the fixture's processes carry whatever rank its writer gave them */
 	unsigned pid, ppid;
 	char rank[16], start[16], end[16], status[16];
@@ -682,9 +682,10 @@ static void test_info_gpu(void **state)
 	free(gpu);
 }
 
-/* A recording of a launcher of two ranks (format 1.3): the launcher (no
- * rank), rank 0 killed, with a DataLoader worker whose end was not seen,
- * rank 1 exited 0. Events per thread: launcher 1, rank 0's main 3, its
+/* A recording of a launcher of two ranks (format 2.1): the launcher (no
+ * rank), rank 0 killed (its signal unknown), with a DataLoader worker whose
+ * end was not seen, rank 1 killed by SIGTERM; the ranks' job, which the
+ * header does not name. Events per thread: launcher 1, rank 0's main 3, its
  * worker 2, rank 1's main 4. */
 static void write_two_ranks(const char *path)
 {
@@ -697,13 +698,14 @@ static void write_two_ranks(const char *path)
 	assert_int_equal(trace_writer_header(w, &h), 0);
 	uint32_t gloo = trace_writer_string(w, "gloo", 4);
 	uint32_t cmd = trace_writer_string(w, "python train.py", 15);
+	uint32_t job = trace_writer_string(w, "slurm:42.0", 10);
 	uint32_t name = trace_writer_string(w, "step", 4);
 	uint32_t d = trace_writer_desc(w, name, 0, 0, TRACE_EV_PROFILE_STEP);
 	const struct trace_process procs[] = {
 		{ 500, 1, 1000000000, 9000000000, 0, cmd, -1, -1, -1, 0 },
-		{ 501, 500, 1100000000, 5000000000, TRACE_EXIT_KILLED, cmd, 0, 0, 2, gloo },
-		{ 502, 500, 1100000000, 8000000000, 0, cmd, 1, 1, 2, gloo },
-		{ 503, 501, 1200000000, 0, TRACE_EXIT_UNKNOWN, cmd, 0, 0, 2, gloo },
+		{ 501, 500, 1100000000, 5000000000, TRACE_EXIT_KILLED, cmd, 0, 0, 2, gloo, 0, job },
+		{ 502, 500, 1100000000, 8000000000, 128 + 15, cmd, 1, 1, 2, gloo, 15, job },
+		{ 503, 501, 1200000000, 0, TRACE_EXIT_UNKNOWN, cmd, 0, 0, 2, gloo, 0, job },
 	};
 	const uint32_t pids[4] = { 500, 501, 503, 502 }, events[4] = { 1, 3, 2, 4 };
 	for (int i = 0; i < 4; i++)
@@ -734,15 +736,17 @@ static void test_info_ranks(void **state)
 	assert_contains(r.out, "  backend            gloo\n");
 	assert_true(strstr(r.out, "local rank") == NULL); /* the file is no one rank's */
 	assert_contains(r.out, "\nprocesses: 4\n");
-	assert_contains(r.out, "       500        1     -     0.000000     8.000000      0  python train.py\n");
-	assert_contains(r.out, "       501      500     0     0.100000     4.000000 killed  python train.py\n");
-	assert_contains(r.out, "       502      500     1     0.100000     7.000000      0  python train.py\n");
-	assert_contains(r.out, "       503      501     0     0.200000            -      ?  python train.py\n");
+	assert_contains(r.out, "       500        1     -     0.000000     8.000000       0  python train.py\n");
+	assert_contains(r.out, "       501      500     0     0.100000     4.000000  killed  python train.py\n");
+	assert_contains(r.out, "       502      500     1     0.100000     7.000000 SIGTERM  python train.py\n");
+	assert_contains(r.out, "       503      501     0     0.200000            -       ?  python train.py\n");
 	/* the roots are 501 and 502, not the worker; events of the rank's threads */
 	assert_contains(r.out, "\nranks: 2\n"
-			       "   RANK LOCAL WORLD      PID  PROCS   EXIT     EVENTS  BACKEND\n"
-			       "      0     0     2      501      2 killed          5  gloo\n"
-			       "      1     1     2      502      1      0          4  gloo\n");
+			       "   RANK LOCAL WORLD      PID  PROCS    EXIT     EVENTS  BACKEND\n"
+			       "      0     0     2      501      2  killed          5  gloo\n"
+			       "      1     1     2      502      1 SIGTERM          4  gloo\n");
+	/* 2.1: the ranks' processes name their job, which the header did not know */
+	assert_contains(r.out, "  job                slurm:42.0\n");
 	assert_contains(r.out, "  events             10\n");
 	result_free(&r);
 
@@ -762,7 +766,8 @@ static void test_info_ranks(void **state)
 			       "  local rank         1\n"
 			       "  world size         2\n"
 			       "  backend            nccl\n");
-	assert_contains(r.out, "       502      500     1     0.000000     0.000001      3  \n");
+	assert_contains(r.out, "       502      500     1     0.000000     0.000001       3  \n");
+	assert_contains(r.out, "  job                unknown\n"); /* 2.1 and a rank: it could be known */
 	assert_true(strstr(r.out, "\nranks:") == NULL); /* one rank: no table */
 	result_free(&r);
 	unlink(path);
