@@ -252,12 +252,20 @@ def killed(c, sig):
         check(ch.flagged(evs[0], "open_at_exit"), f"{name} not flagged open at exit")
         check(evs[0]["dur"] >= 15000, f"{name} ends before the target died: {evs[0]['dur']} us")
     every_nested(ch, "inner-doomed", "doomed")
-    info = c.gprof("info", trace, check_status=0).stdout.decode()
-    check("137" in info or str(128 + sig) in info, "info does not show the exit status")
+    # 2.1: the trace says a signal killed it, not that it exited 128+N
+    _, procs, _ = info(c, trace)
+    eq([x["exit"] for x in procs], [signal.Signals(sig).name], "info: the exit of a killed target")
 
 
 def case_killed(c):
     killed(c, signal.SIGKILL)
+
+
+def case_exit_137(c):
+    """A shell that exits 137 exited: no signal killed it."""
+    trace, _ = c.record(["sh", "-c", "exit 137"], "exit137", status=137)
+    _, procs, _ = info(c, trace)
+    eq([x["exit"] for x in procs], ["137"], "info: the exit of a shell that exits 137")
 
 
 def case_killed_segv(c):
@@ -398,7 +406,7 @@ def info(c, trace):
             m = re.match(r"\s+(\d+)\s+(\d+)\s+(-|\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(.*)$", line)
             if m:
                 procs.append({"pid": int(m[1]), "ppid": int(m[2]), "rank": -1 if m[3] == "-" else int(m[3]),
-                              "exit": m[6], "cmd": m[7]})
+                              "start": m[4], "end": m[5], "exit": m[6], "cmd": m[7]})
                 continue
             if line.strip() and not line.strip().startswith("PID"):
                 in_procs = False
@@ -504,7 +512,7 @@ def dist_killed(c, mode, want_status):
     check(ch.flagged(doomed[0], "open_at_exit"), "doomed not flagged open at exit")
     head, procs, text = info(c, path)
     mine = [x for x in procs if x["pid"] == ranks[1][1]]
-    want_exit = {"killed by signal 9": "137", "killed": "killed"}
+    want_exit = {"killed by signal 9": "SIGKILL", "killed": "killed"}
     eq(mine[-1]["exit"], want_exit[ranks[1][2]], "rank 1: exit status in the file")
     check_rank_file(c, os.path.join(d, "t-0.gpdl"), 0, 2, ranks[0][1])
 
@@ -671,6 +679,41 @@ def case_dist_torchrun(c):
     head, procs, _ = info(c, os.path.join(d, "t-.gpdl"))
     check(any("torchrun" in x["cmd"] and x["rank"] == -1 for x in procs), f"torchrun not in the launcher file: {procs}")
     eq({x["rank"] for x in procs}, {-1}, "launcher file: process ranks")
+    # 2.1: one job, which torchrun's rendezvous names (its run id "none" names none)
+    job = job_of_files(c, d, ["t-.gpdl", "t-0.gpdl", "t-1.gpdl"])
+    check(job.startswith("torchelastic:") or (job.startswith("master:") and job.endswith(f":{port}")),
+          f"torchrun's job: {job!r}")
+
+
+def job_of_files(c, d, names):
+    """The job every file in d names in its header (`gprof-dl info`'s job
+    line): one, not empty."""
+    jobs = {name: info(c, os.path.join(d, name))[0].get("job", "") for name in names}
+    eq(len(set(jobs.values())), 1, f"one job in every file: {jobs}")
+    job = next(iter(jobs.values()))
+    check(job and job != "unknown", f"the files name no job: {jobs}")
+    return job
+
+
+def case_dist_job_ids(c):
+    """The plain launcher of examples/ddp_train.py (its own port, RANK and
+    MASTER_* for each rank), twice: every file of a run names the same job,
+    and the two runs' jobs differ."""
+    py = "/usr/bin/python3"
+    if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode != 0:
+        print(f"SKIP: {py} has no torch")
+        sys.exit(SKIP)
+    script = os.path.join(os.path.dirname(os.path.dirname(c.src)), "examples", "ddp_train.py")
+    jobs = []
+    for run in range(2):
+        d = tempfile.mkdtemp(dir=c.tmp)
+        _, (ranks, launcher) = run_ranks(c, "t-%q{RANK}.gpdl", [py, script, "launch", "--world", "2", "--steps", "3"],
+                                         cwd=d)
+        eq({r: v[2:] for r, v in ranks.items()}, {0: ("exit 0", "t-0.gpdl"), 1: ("exit 0", "t-1.gpdl")},
+           f"run {run}: ranks reported")
+        jobs.append(job_of_files(c, d, ["t-.gpdl", "t-0.gpdl", "t-1.gpdl"]))
+        check(re.fullmatch(r"master:127\.0\.0\.1:\d+", jobs[-1]), f"run {run}: the job {jobs[-1]!r}")
+    check(jobs[0] != jobs[1], f"two runs, one job: {jobs}")
 
 
 NEEDS_NVTX = {"installed", "ctypes", "threads", "distinct_names", "domains", "unbalanced", "exit_code", "killed", "killed_segv", "forker", "execer",

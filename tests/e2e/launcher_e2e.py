@@ -10,13 +10,14 @@ import os
 import re
 import resource
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e import SKIP, Failure, check, eq, info  # noqa: E402
+from e2e import SKIP, Failure, check, eq, info, ranks_reported  # noqa: E402
 from e2e import main as e2e_main  # noqa: E402
 
 
@@ -233,6 +234,72 @@ def case_orphan_writer(c):
     s = c.summary(out)
     eq(s["traces"][0].get("damage"), None, "damage")
     check(s["events"]["total"] > 0, "the orphan's events")
+
+
+def clock_of(head, field):
+    """A time of `gprof-dl info`'s header on the trace's clock, in ns:
+    its start (the clock in parentheses) or its end (start + duration)."""
+    start = int(round(float(re.search(r"\(clock ([\d.]+) s\)", head["start"])[1]) * 1e9))
+    if field == "start":
+        return start
+    return start + int(round(float(head["duration"].split()[0]) * 1e9))
+
+
+def pidfd_says_exit():
+    """Whether the kernel tells a reaped process's exit through its pidfd
+    (PIDFD_INFO_EXIT, Linux 6.15): then gprof-dl learns the signal of a
+    rank its shell reaped at once."""
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return bool(m) and (int(m[1]), int(m[2])) >= (6, 15)
+
+
+def case_shell_killed_rank(c):
+    """A shell launcher forks a subshell per rank, which execs python (one
+    pid, two images); rank 1 SIGKILLs itself, the shell reaps it at once,
+    rank 0 exits with code 137 and so does the shell. The rank's end and
+    exit are its python image's: the file's header ends and its root PROC
+    record ends within 10 ms of the kill, killed by signal 9; an exit code
+    of 137 is no signal; every file names the job the ranks' environment
+    names."""
+    d = os.path.join(c.tmp, "shell")
+    os.mkdir(d)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    prog = os.path.join(c.src, "progs", "shell_rank.py")
+    kill_file = os.path.join(d, "killed-at")
+    with open(os.path.join(d, "launcher.sh"), "w") as f:
+        f.write(f"for r in 0 1; do RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={port} LOCAL_RANK=$r "
+                f"{sys.executable} {prog} {kill_file} 137 & done\nwait\nexit 137\n")
+    p = c.gprof("run", "-o", "t-%q{RANK}.gpdl", "--", "sh", "launcher.sh", cwd=d, check_status=137)
+    ranks, launcher = ranks_reported(p.stderr)
+    eq(sorted(ranks), [0, 1], "ranks reported")
+    eq(ranks[0][2], "exit 137", "rank 0's exit code 137 is no signal")
+    want = ("killed by signal 9",) if pidfd_says_exit() else ("killed by signal 9", "killed")
+    check(ranks[1][2] in want, f"rank 1 reported {ranks[1][2]!r}, expected one of {want}")
+    eq(launcher[1:], ("exit 137", "t-.gpdl"), "the launcher's exit code 137 is no signal")
+    with open(kill_file) as f:
+        killed_at = int(f.read().split()[0])
+    head, procs, _ = info(c, os.path.join(d, "t-1.gpdl"))
+    pid = ranks[1][1]
+    images = [x for x in procs if x["pid"] == pid]
+    eq(len(images), 2, f"the rank's images (the subshell, then python): {procs}")
+    check(images[0]["cmd"].startswith("sh ") and "shell_rank.py" in images[1]["cmd"], f"images: {images}")
+    start = clock_of(head, "start")
+    end = clock_of(head, "end")
+    check(abs(end - killed_at) <= 10_000_000, f"t-1.gpdl ends {(end - killed_at) / 1e6:.3f} ms from the kill")
+    root_end = start + int(round(float(images[1]["end"]) * 1e9))
+    check(abs(root_end - killed_at) <= 10_000_000,
+          f"the rank's python image ends {(root_end - killed_at) / 1e6:.3f} ms from the kill")
+    want_exit = ("SIGKILL",) if pidfd_says_exit() else ("SIGKILL", "killed")
+    check(images[1]["exit"] in want_exit, f"the python image's exit: {images[1]['exit']}")
+    eq(images[0]["exit"], images[1]["exit"], "the subshell image's exit is its process's")
+    _, procs0, _ = info(c, os.path.join(d, "t-0.gpdl"))
+    eq([x["exit"] for x in procs0], ["137", "137"], "rank 0's images: exit code 137")
+    _, lprocs, _ = info(c, os.path.join(d, "t-.gpdl"))
+    eq([(x["cmd"], x["exit"]) for x in lprocs], [("sh launcher.sh", "137")], "the launcher's process")
+    jobs = {info(c, os.path.join(d, n))[0].get("job") for n in ("t-.gpdl", "t-0.gpdl", "t-1.gpdl")}
+    eq(jobs, {f"master:127.0.0.1:{port}"}, "the files' job")
 
 
 if __name__ == "__main__":
