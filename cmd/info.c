@@ -23,7 +23,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,17 +239,14 @@ static void print_header(const struct info *in, const struct trace_header *h)
 		print_field("recorded", "%s", window);
 }
 
-/* An exit status as a column shows it: the code; the signal's name
- * ("SIGKILL") when a signal killed it (2.1: a file before 2.1 does not say,
- * and shows 128+N, which may be either); "killed" for a process that died
- * without exiting, its signal unknown; "?" unknown. */
+/* An exit status as a column shows it: the code; "killed:N" when signal N
+ * killed it (2.1: a file before 2.1 does not say, and shows 128+N, which
+ * may be either); "killed" for a process that died without exiting, its
+ * signal unknown; "?" unknown. */
 static const char *exit_text(char *buf, size_t len, int32_t status, int32_t signal)
 {
-	const char *abbrev = signal > 0 ? sigabbrev_np(signal) : NULL;
-	if (signal > 0 && abbrev)
-		snprintf(buf, len, "SIG%s", abbrev);
-	else if (signal > 0)
-		snprintf(buf, len, "SIG%" PRId32, signal);
+	if (signal > 0)
+		snprintf(buf, len, "killed:%" PRId32, signal);
 	else if (status >= 0)
 		snprintf(buf, len, "%" PRId32, status);
 	else
@@ -270,17 +266,17 @@ static const char *rank_text(char *buf, size_t len, int32_t rank)
 static void print_processes(const struct trace_reader *r, const struct trace_header *h)
 {
 	uint32_t n = trace_reader_process_count(r);
-	char a[32], b[32], e[16], k[16], buf[CLEAN_MAX];
+	char a[32], b[32], e[24], k[16], buf[CLEAN_MAX];
 	printf("\nprocesses: %" PRIu32 "\n", n);
 	if (!n)
 		return;
-	printf("  %8s %8s %5s %12s %12s %7s  %s\n", "PID", "PPID", "RANK", "START(s)", "END(s)",
+	printf("  %8s %8s %5s %12s %12s %8s  %s\n", "PID", "PPID", "RANK", "START(s)", "END(s)",
 	       "EXIT", "COMMAND");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_process *p = trace_reader_process(r, i);
 		if (!p)
 			continue;
-		printf("  %8" PRIu32 " %8" PRIu32 " %5s %12s %12s %7s  %s\n", p->pid, p->ppid,
+		printf("  %8" PRIu32 " %8" PRIu32 " %5s %12s %12s %8s  %s\n", p->pid, p->ppid,
 		       rank_text(k, sizeof(k), p->rank), rel_seconds(a, sizeof(a), h, p->start_ns),
 		       rel_seconds(b, sizeof(b), h, p->end_ns),
 		       exit_text(e, sizeof(e), p->exit_status, p->exit_signal),
@@ -367,19 +363,19 @@ static void collect_ranks(struct info *in)
  * launcher): which process is each rank, how it ended, how much it recorded. */
 static void print_ranks(const struct info *in)
 {
-	char e[16], l[16], w[16], buf[CLEAN_MAX];
+	char e[24], l[16], w[16], buf[CLEAN_MAX];
 
 	if (in->nranks < 2)
 		return;
 	printf("\nranks: %" PRIu32 "\n", in->nranks);
-	printf("  %5s %5s %5s %8s %6s %7s %10s  %s\n", "RANK", "LOCAL", "WORLD", "PID", "PROCS",
+	printf("  %5s %5s %5s %8s %6s %8s %10s  %s\n", "RANK", "LOCAL", "WORLD", "PID", "PROCS",
 	       "EXIT", "EVENTS", "BACKEND");
 	for (uint32_t i = 0; i < in->nranks; i++) {
 		const struct rank_stats *s = &in->ranks[i];
 		char pid[16] = "?";
 		if (s->root)
 			snprintf(pid, sizeof(pid), "%" PRIu32, s->root->pid);
-		printf("  %5" PRId32 " %5s %5s %8s %6" PRIu32 " %7s %10" PRIu64 "  %s\n", s->rank,
+		printf("  %5" PRId32 " %5s %5s %8s %6" PRIu32 " %8s %10" PRIu64 "  %s\n", s->rank,
 		       rank_text(l, sizeof(l), s->local_rank), rank_text(w, sizeof(w), s->world_size),
 		       pid, s->procs,
 		       s->root ? exit_text(e, sizeof(e), s->root->exit_status, s->root->exit_signal) : "?",

@@ -291,7 +291,7 @@ def case_shell_killed_rank(c):
     root_end = start + int(round(float(images[1]["end"]) * 1e9))
     check(abs(root_end - killed_at) <= 10_000_000,
           f"the rank's python image ends {(root_end - killed_at) / 1e6:.3f} ms from the kill")
-    want_exit = ("SIGKILL",) if pidfd_says_exit() else ("SIGKILL", "killed")
+    want_exit = ("killed:9",) if pidfd_says_exit() else ("killed:9", "killed")
     check(images[1]["exit"] in want_exit, f"the python image's exit: {images[1]['exit']}")
     eq(images[0]["exit"], images[1]["exit"], "the subshell image's exit is its process's")
     _, procs0, _ = info(c, os.path.join(d, "t-0.gpdl"))
