@@ -31,6 +31,7 @@
 #include "lib/collector/collector-test.h"
 #include "lib/collector/collector.h"
 #include "lib/collector/cupti.h"
+#include "lib/collector/sched.h"
 #include "common/clock.h"
 
 #include <dlfcn.h>
@@ -230,6 +231,7 @@ static void atfork_child(void)
 		return;
 	int saved = errno;
 	coll.pid = (uint32_t)getpid();
+	coll_sched_forked(); /* its schedstat descriptor was the parent thread's */
 	atomic_store(&coll.exited, 0);
 	atomic_store(&coll.exit_code_known, 0);
 	struct coll_thread *t = coll_tls;

@@ -549,8 +549,9 @@ void coll_api_range(uint32_t category, uint32_t name, uint64_t start_ns, uint64_
 	uint64_t now = coll_clock_now();
 	uint32_t dom = api_event_domain(t, gpdl, category, name, now);
 	if (dom && category == GPROF_DL_CAT_PROFILE_STEP) {
-		/* recorded at its end or soon after: now is near it */
-		coll_sched_sample(now);
+		/* recorded at its end or soon after: the step() that began the
+		 * next one sampled that boundary, else now may serve */
+		coll_sched_sample_for(now, start_ns, end_ns);
 		step_emit(t, start_ns, end_ns, name, dom, category, 0, samples);
 	} else if (dom && samples) {
 		struct ring_range_ext r = {

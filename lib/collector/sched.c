@@ -39,18 +39,14 @@ int coll_sched_parse(const char *buf, uint64_t *cpu_ns, uint64_t *runq_ns)
 	return 0;
 }
 
-/* The thread's descriptor, opened or reopened as needed; -1 none. */
+/* The thread's descriptor, opened at its first sample; -1 none (cannot
+ * be). No gettid for the others: a fork child resets it
+ * (coll_sched_forked()), a thread's end closes it. */
 static int sched_fd(void)
 {
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
-	if (sched.fd > 0 && sched.tid == tid)
+	if (sched.fd != 0)
 		return sched.fd;
-	if (sched.fd > 0) { /* a fork child: the parent's thread's file */
-		close(sched.fd);
-		sched.n = sched.next = 0;
-	}
-	if (sched.fd < 0 && sched.tid == tid)
-		return -1;
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -84,6 +80,13 @@ void coll_sched_sample(uint64_t now)
 		sched.n++;
 }
 
+/* How near a sample must lie to an end of the step [start, end). */
+static uint64_t near_of(uint64_t start, uint64_t end)
+{
+	uint64_t near = end > start ? (end - start) / 50 : 0;
+	return near < COLL_SCHED_NEAR ? COLL_SCHED_NEAR : near;
+}
+
 /* The sample nearest t, within near; NULL none. */
 static const struct sched_sample *nearest(uint64_t t, uint64_t near)
 {
@@ -100,11 +103,17 @@ static const struct sched_sample *nearest(uint64_t t, uint64_t near)
 	return best;
 }
 
+void coll_sched_sample_for(uint64_t now, uint64_t start, uint64_t end)
+{
+	uint64_t near = near_of(start, end);
+	uint64_t d = now > end ? now - end : end - now;
+	if (d <= near && !nearest(end, near))
+		coll_sched_sample(now);
+}
+
 int coll_sched_span(uint64_t start, uint64_t end, uint64_t *cpu_ns, uint64_t *runq_ns)
 {
-	uint64_t near = end > start ? (end - start) / 50 : 0;
-	if (near < COLL_SCHED_NEAR)
-		near = COLL_SCHED_NEAR;
+	uint64_t near = near_of(start, end);
 	const struct sched_sample *a = nearest(start, near), *b = nearest(end, near);
 	if (!a || !b || b->ts <= a->ts || b->cpu < a->cpu || b->runq < a->runq || b->cpu == a->cpu)
 		return 0;
@@ -119,4 +128,9 @@ void coll_sched_thread_end(void)
 		close(sched.fd);
 	sched.fd = 0;
 	sched.n = sched.next = 0;
+}
+
+void coll_sched_forked(void)
+{
+	coll_sched_thread_end();
 }

@@ -9,16 +9,19 @@
  * sampled at step boundaries only.
  *
  * A step boundary is known when a step begins (the bindings' step(), an
- * NVTX ProfileStep push), and when a step is recorded (the bindings' range()
- * of a ProfileStep, an NVTX ProfileStep pop): each samples the calling
- * thread. A recorded step then takes the samples nearest its start and its
- * end; each must lie within COLL_SCHED_NEAR of it (or 2 % of the step,
- * whichever is larger), else the step's times are unknown.
+ * NVTX ProfileStep push), and when a step is recorded (an NVTX ProfileStep
+ * pop; the bindings' range() of a ProfileStep, which samples only when no
+ * sample lies near the step's end yet and now does: the step() that began
+ * the next step usually took it at that very boundary). A recorded step
+ * then takes the samples nearest its start and its end; each must lie
+ * within COLL_SCHED_NEAR of it (or 2 % of the step, whichever is larger),
+ * else the step's times are unknown.
  *
- * Cost: one pread of a descriptor the thread keeps open (opened at its
- * first sample, O_CLOEXEC; reopened when its tid changes, after a fork), a
- * gettid and a parse of two numbers: a few microseconds a step, never on
- * an operator's path. Threads that make no step open nothing. State is the
+ * Cost: two system calls a sample, one sample a step boundary: a pread of a
+ * descriptor the thread keeps open (opened at its first sample, O_CLOEXEC;
+ * closed at the thread's end and, in a fork child, by coll_sched_forked())
+ * and the thread's CPU clock, and a parse of two numbers; never on an
+ * operator's path. Threads that make no step open nothing. State is the
  * thread's own (initial-exec TLS): no lock, no allocation.
  */
 #ifndef GPDL_COLLECTOR_SCHED_H
@@ -31,12 +34,18 @@
 
 /* Samples the calling thread now (now: the collector's clock). */
 void coll_sched_sample(uint64_t now);
+/* Samples it now only when that serves a step [start, end) recorded now:
+ * no sample lies near end yet, and now does. */
+void coll_sched_sample_for(uint64_t now, uint64_t start, uint64_t end);
 /* The calling thread's time on a CPU and on a run queue between the samples
  * nearest start and end: 1, or 0 when none lies near enough (or /proc could
  * not be read). */
 int coll_sched_span(uint64_t start, uint64_t end, uint64_t *cpu_ns, uint64_t *runq_ns);
 /* The thread ends: its descriptor is closed. */
 void coll_sched_thread_end(void);
+/* In a fork child: the forking thread's descriptor and samples were its
+ * parent thread's. */
+void coll_sched_forked(void);
 
 /* Parses a schedstat line ("123 456 7"): 0, or -1 when it is not one. For
  * the tests. */

@@ -433,6 +433,48 @@ static void test_api_strings(void **state)
  * step; runnable-but-waiting time and CPU time together within the step.
  * One whose start no sample was taken near is not measured; schedstat's
  * line parses, a bad one does not. */
+/* The samples a step takes: the nearest to each of its ends, within 1 ms
+ * or 2 % of the step; none near an end, the step is not measured. A step
+ * recorded after the fact samples now only when that serves it. Samples'
+ * times are made up here; their CPU and run-queue times are this thread's. */
+static void test_sched_nearest(void **state)
+{
+	(void)state;
+	const uint64_t ms = 1000000, t0 = 1000000 * ms;
+	uint64_t cpu, runq;
+	coll_sched_thread_end(); /* this thread's earlier samples are gone */
+	coll_sched_sample(t0);
+	uint64_t until = coll_clock_now() + 2 * ms;
+	while (coll_clock_now() < until)
+		;
+	coll_sched_sample(t0 + 10 * ms);
+	/* each end 0.9 ms from a sample: measured, the 2 ms spin in it */
+	assert_int_equal(coll_sched_span(t0 + 900000, t0 + 10 * ms + 900000, &cpu, &runq), 1);
+	assert_true(cpu >= 1500000);
+	/* an end 1.1 ms from the nearest sample, in a 10 ms step: not measured */
+	cpu = runq = 42;
+	assert_int_equal(coll_sched_span(t0, t0 + 11 * ms + 100000, &cpu, &runq), 0);
+	assert_int_equal(cpu, 42);
+	assert_int_equal(coll_sched_span(t0 - 1100000, t0 + 10 * ms, &cpu, &runq), 0);
+	/* a 500 ms step: 2 % of it, 10 ms, is near enough */
+	coll_sched_sample(t0 + 500 * ms);
+	assert_int_equal(coll_sched_span(t0 + 9 * ms, t0 + 509 * ms, &cpu, &runq), 1);
+	assert_int_equal(coll_sched_span(t0 + 11 * ms + 100000, t0 + 500 * ms, &cpu, &runq), 1);
+	assert_int_equal(coll_sched_span(t0 + 21 * ms, t0 + 500 * ms, &cpu, &runq), 0);
+	/* recorded 0.5 ms after its end, none there yet: now is sampled */
+	coll_sched_sample_for(t0 + 600 * ms + 500000, t0 + 500 * ms, t0 + 600 * ms);
+	assert_int_equal(coll_sched_span(t0 + 500 * ms, t0 + 600 * ms, &cpu, &runq), 1);
+	/* recorded 10 ms after its end: now serves no end, and is not sampled */
+	coll_sched_sample_for(t0 + 620 * ms, t0 + 601 * ms, t0 + 610 * ms);
+	assert_int_equal(coll_sched_span(t0 + 600 * ms, t0 + 620 * ms, &cpu, &runq), 0);
+	/* the oldest of more than COLL_SCHED_SAMPLES samples is gone */
+	for (uint64_t i = 1; i <= COLL_SCHED_SAMPLES; i++)
+		coll_sched_sample(t0 + (700 + i) * ms);
+	assert_int_equal(coll_sched_span(t0 + 500 * ms, t0 + 708 * ms, &cpu, &runq), 0);
+	assert_int_equal(coll_sched_span(t0 + 701 * ms, t0 + 708 * ms, &cpu, &runq), 1);
+	coll_sched_thread_end();
+}
+
 static void test_api_step_sched(void **state)
 {
 	struct fixture *f = *state;
@@ -1217,6 +1259,7 @@ int main(void)
 		T(test_api_strings),
 		T(test_api_ranges),
 		T(test_api_step_sched),
+		cmocka_unit_test(test_sched_nearest),
 		T(test_api_name_zero_dropped),
 		T(test_api_mirror),
 		T(test_api_comm),
