@@ -18,8 +18,9 @@ Options:
     --steps S         training steps (batches) per rank
     --slow-rank R     rank R takes --slow-ms more per step, of the kind
     --slow-ms MS      --slow-kind says (the work kinds: as much work as took
-                      MS on this machine at the rank's start, so that a
-                      busy machine stretches it, as it would more work):
+                      MS on this machine at the rank's start, the fastest of
+                      tries over 0.4 s, so that a busy machine stretches it,
+                      as it would more work):
     --slow-kind KIND    matmul         matrix products between forward and
                                        backward (computation; the default)
                         collate-sleep  a time.sleep in the DataLoader's
@@ -109,10 +110,11 @@ def calibrate(work, ms):
     does a fixed amount of extra work, as a rank given more work does, which
     contention then stretches, not a fixed time."""
     best = float("inf")
-    for _ in range(5):
+    for _ in range(12):  # over 0.4 s: some try falls outside a burst of load
         t = time.perf_counter()
         work(20)
         best = min(best, (time.perf_counter() - t) / 20)
+        time.sleep(0.03)
     return max(1, int(round(ms / 1000.0 / best)))
 
 
