@@ -74,7 +74,7 @@ static void api_step(uint64_t n)
 {
 	uint64_t now = clock_now_ns();
 	coll_window_step(n, now);
-	coll_sched_sample(now); /* a step begins: the previous one ended */
+	coll_sched_step(now); /* a step begins: the previous one ended */
 }
 
 static void api_start(void)

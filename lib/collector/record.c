@@ -225,7 +225,7 @@ int coll_push(struct coll_str *domain, const struct coll_name *n, uint32_t categ
 	    category == GPROF_DL_CAT_PROFILE_STEP) {
 		/* a step begins: C programs get --steps from their NVTX steps */
 		coll_window_step(atomic_fetch_add_explicit(&coll_win.nvtx_steps, 1, memory_order_relaxed), now);
-		coll_sched_sample(now);
+		coll_sched_step(now);
 		state = coll_window_state();
 	} else {
 		samples = 0;
@@ -357,7 +357,7 @@ int coll_pop(struct coll_str *domain)
 		/* pushed by the parent before the fork: recorded there */
 	} else if (COLL_UNLIKELY(o->category == GPROF_DL_CAT_PROFILE_STEP) && domain &&
 		   domain == coll_gpdl_domain() && !(o->flags & COLL_OPEN_GATED) && o->name_str) {
-		coll_sched_sample(now);
+		coll_sched_sample_for(now, o->start_ns, now);
 		step_emit(t, o->start_ns, now, o->name_str, o->domain_str, o->category,
 			  o->flags & 0xffu, o->samples);
 	} else if (COLL_UNLIKELY(o->flags & (COLL_OPEN_GATED | COLL_OPEN_EXT))) {

@@ -17,6 +17,7 @@ struct sched_state {
 	int fd;          /* 0: not opened; -1: cannot be */
 	uint32_t tid;    /* whose schedstat fd reads */
 	uint32_t n, next;
+	int boundary; /* the last sample is a recorded step's end, taken for it */
 	struct sched_sample s[COLL_SCHED_SAMPLES];
 };
 
@@ -59,6 +60,7 @@ static int sched_fd(void)
 
 void coll_sched_sample(uint64_t now)
 {
+	sched.boundary = 0;
 	int fd = sched_fd();
 	if (fd < 0)
 		return;
@@ -87,15 +89,16 @@ static uint64_t near_of(uint64_t start, uint64_t end)
 	return near < COLL_SCHED_NEAR ? COLL_SCHED_NEAR : near;
 }
 
-/* The sample nearest t, within near; NULL none. */
-static const struct sched_sample *nearest(uint64_t t, uint64_t near)
+/* The sample nearest t, within near, of those taken after `after`; NULL
+ * none. */
+static const struct sched_sample *nearest(uint64_t t, uint64_t near, uint64_t after)
 {
 	const struct sched_sample *best = NULL;
 	uint64_t best_d = 0;
 	for (uint32_t i = 0; i < sched.n; i++) {
 		const struct sched_sample *s = &sched.s[i];
 		uint64_t d = s->ts > t ? s->ts - t : t - s->ts;
-		if (d <= near && (!best || d < best_d)) {
+		if (s->ts > after && d <= near && (!best || d < best_d)) {
 			best = s;
 			best_d = d;
 		}
@@ -105,16 +108,33 @@ static const struct sched_sample *nearest(uint64_t t, uint64_t near)
 
 void coll_sched_sample_for(uint64_t now, uint64_t start, uint64_t end)
 {
+	/* a sample in the step's second half serves its end, not its start
+	 * (a step shorter than the tolerance has its start's near its end) */
 	uint64_t near = near_of(start, end);
 	uint64_t d = now > end ? now - end : end - now;
-	if (d <= near && !nearest(end, near))
+	uint64_t mid = end > start ? start + (end - start) / 2 : start;
+	if (d <= near && !nearest(end, near, mid)) {
 		coll_sched_sample(now);
+		sched.boundary = 1;
+	}
+}
+
+void coll_sched_step(uint64_t now)
+{
+	if (sched.boundary && sched.n) {
+		const struct sched_sample *last = &sched.s[(sched.next + COLL_SCHED_SAMPLES - 1) % COLL_SCHED_SAMPLES];
+		sched.boundary = 0;
+		if (now >= last->ts && now - last->ts <= COLL_SCHED_NEAR)
+			return;
+	}
+	coll_sched_sample(now);
 }
 
 int coll_sched_span(uint64_t start, uint64_t end, uint64_t *cpu_ns, uint64_t *runq_ns)
 {
 	uint64_t near = near_of(start, end);
-	const struct sched_sample *a = nearest(start, near), *b = nearest(end, near);
+	const struct sched_sample *a = nearest(start, near, 0);
+	const struct sched_sample *b = a ? nearest(end, near, a->ts) : NULL;
 	if (!a || !b || b->ts <= a->ts || b->cpu < a->cpu || b->runq < a->runq || b->cpu == a->cpu)
 		return 0;
 	*cpu_ns = b->cpu - a->cpu;
@@ -128,6 +148,7 @@ void coll_sched_thread_end(void)
 		close(sched.fd);
 	sched.fd = 0;
 	sched.n = sched.next = 0;
+	sched.boundary = 0;
 }
 
 void coll_sched_forked(void)

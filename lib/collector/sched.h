@@ -11,11 +11,12 @@
  * A step boundary is known when a step begins (the bindings' step(), an
  * NVTX ProfileStep push), and when a step is recorded (an NVTX ProfileStep
  * pop; the bindings' range() of a ProfileStep, which samples only when no
- * sample lies near the step's end yet and now does: the step() that began
- * the next step usually took it at that very boundary). A recorded step
- * then takes the samples nearest its start and its end; each must lie
- * within COLL_SCHED_NEAR of it (or 2 % of the step, whichever is larger),
- * else the step's times are unknown.
+ * sample in the step's second half lies near its end yet and now does: the
+ * step() that began the next step often took it at that very boundary). A
+ * recorded step then takes the sample nearest its start, and of those taken
+ * after it the nearest its end; each must lie within COLL_SCHED_NEAR of its
+ * end of the step (or 2 % of the step, whichever is larger), else the
+ * step's times are unknown.
  *
  * Cost: two system calls a sample, one sample a step boundary: a pread of a
  * descriptor the thread keeps open (opened at its first sample, O_CLOEXEC;
@@ -37,6 +38,10 @@ void coll_sched_sample(uint64_t now);
 /* Samples it now only when that serves a step [start, end) recorded now:
  * no sample lies near end yet, and now does. */
 void coll_sched_sample_for(uint64_t now, uint64_t start, uint64_t end);
+/* A step begins now: samples it, unless the step recorded just before at
+ * this boundary did (the Python package's loader mode, an NVTX pop then a
+ * push), within COLL_SCHED_NEAR: that sample is the new step's start too. */
+void coll_sched_step(uint64_t now);
 /* The calling thread's time on a CPU and on a run queue between the samples
  * nearest start and end: 1, or 0 when none lies near enough (or /proc could
  * not be read). */

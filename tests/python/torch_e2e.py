@@ -578,6 +578,32 @@ def case_timer_only(c):
     check(b["ips"]["avg"] > 0, "--timer-only: bench ips")
 
 
+def case_sched(c):
+    """Trace 2.1: every step carries its thread's time on a CPU and time
+    runnable but waiting (schedstat), sampled at the step's boundaries: in
+    loader mode (a DataLoader) and in optimizer mode (--no-loader, steps
+    recorded one step late). cpu_ns > 0 on every counted step but at most
+    one, and on a CPU plus waiting never much longer than the step."""
+    n = 20
+    for mode, extra in (("loader", ()), ("optimizer", ("--no-loader",))):
+        trace, _ = c.record(loop(c, "--batches", str(n), *extra))
+        steps = c.chrome(trace).steps()
+        eq(len(steps), n, f"{mode}: ProfileStep ranges")
+        b = c.bench(trace, "--skip-steps", "2")
+        counted = steps[2:]
+        eq(b.get("counted"), len(counted), f"{mode}: bench counted steps")
+        measured = [e for e in counted if e.get("args", {}).get("cpu_ns", 0) > 0]
+        check(len(measured) >= len(counted) - 1,
+              f"{mode}: {len(counted) - len(measured)} of {len(counted)} counted steps without their CPU time: "
+              f"{[e.get('args', {}) for e in counted]}")
+        for e in measured:
+            cpu, runq, dur_ns = e["args"]["cpu_ns"], e["args"].get("runq_ns", 0), e["dur"] * 1000
+            # the samples lie within 1 ms or 2 % of the step's ends (lib/collector/sched.h)
+            slack = max(1e6, 0.02 * dur_ns) * 2
+            check(cpu + runq <= dur_ns + slack,
+                  f"{mode}: step at {e['ts']} us: cpu {cpu} + runq {runq} ns over its {dur_ns:.0f} ns")
+
+
 def case_record_shapes(c):
     """--record-shapes: operators carry their input shapes ("Input Dims" in
     the chrome export), the same as torch.profiler(record_shapes=True) sees."""
