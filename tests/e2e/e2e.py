@@ -481,6 +481,9 @@ def case_dist_files(c):
     ch = c.chrome(os.path.join(d, "t-.gpdl"))
     eq((ch.count("launch"), ch.count("rank-step"), ch.count("worker-load")), (1, 0, 0), "launcher file: ranges")
     check("EXIT ?" not in p.stderr.decode(), "an unknown exit status in the report")
+    # 2.1: RANK alone names no job: the ranks take this run's own
+    job = job_of_files(c, d, ["t-.gpdl", "t-0.gpdl", "t-1.gpdl", "t-2.gpdl"])
+    check(re.fullmatch(rf"gprof-dl:{re.escape(socket.gethostname())}:\d+:\d{{19}}", job), f"the run's own job: {job!r}")
 
 
 def case_dist_single_file(c):
