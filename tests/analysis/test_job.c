@@ -167,6 +167,25 @@ static void test_not_one_job(void **state)
 	assert_int_equal(job_open(&j, 2, runs, JOB_OPEN_MIXED, err, sizeof(err)), 0);
 	job_free(&j);
 
+	/* two jobs of one world size at one time: their identities differ */
+	struct tb b;
+	tb_open_rank_job(&b, "j-0.gpdl", "a", 100, 1000 * MS, 0, 2, 0, "master:127.0.0.1:29500");
+	char *ja = strdup(tb_close(&b, 1040 * MS));
+	tb_open_rank_job(&b, "j-1.gpdl", "a", 101, 1000 * MS, 1, 2, 0, "master:127.0.0.1:29501");
+	char *jb = strdup(tb_close(&b, 1040 * MS));
+	char *jobs[] = {ja, jb};
+	assert_int_equal(job_open(&j, 2, jobs, 0, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "'%s' (rank 0, job master:127.0.0.1:29500) and '%s' (rank 1, job "
+		 "master:127.0.0.1:29501) are not of one job; --mixed-jobs takes them together",
+		 ja, jb);
+	assert_string_equal(err, want);
+	assert_int_equal(job_open(&j, 2, jobs, JOB_OPEN_MIXED, err, sizeof(err)), 0);
+	assert_string_equal(j.ranks[1].job_id, "master:127.0.0.1:29501");
+	job_free(&j);
+	free(ja);
+	free(jb);
+
 	/* ranks 0 and 3 of 6: 1, 2, 4 and 5 missing */
 	char *r0 = strdup(rank_file("m-0.gpdl", "a", 0, 6, 1000 * MS, 0));
 	char *r3 = strdup(rank_file("m-3.gpdl", "a", 3, 6, 1000 * MS, 0));

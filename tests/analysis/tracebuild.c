@@ -54,6 +54,13 @@ const char *tb_path(const char *name)
 void tb_open_rank(struct tb *b, const char *name, const char *host, uint32_t pid,
 		  uint64_t start_ns, int32_t rank, int32_t world_size, int64_t wall_offset_ns)
 {
+	tb_open_rank_job(b, name, host, pid, start_ns, rank, world_size, wall_offset_ns, "");
+}
+
+void tb_open_rank_job(struct tb *b, const char *name, const char *host, uint32_t pid,
+		      uint64_t start_ns, int32_t rank, int32_t world_size, int64_t wall_offset_ns,
+		      const char *job_id)
+{
 	snprintf(b->path, sizeof(b->path), "%s", tb_path(name));
 	b->pid = pid;
 	b->w = trace_writer_open(b->path, 1);
@@ -72,6 +79,7 @@ void tb_open_rank(struct tb *b, const char *name, const char *host, uint32_t pid
 		.world_size = world_size,
 		.dist_backend = rank >= 0 ? "gloo" : "",
 		.local_rank = rank,
+		.job_id = job_id,
 	};
 	assert_int_equal(trace_writer_header(b->w, &h), 0);
 	tb_process(b, pid, 1, start_ns, 0, TRACE_EXIT_UNKNOWN, rank, world_size);

@@ -28,6 +28,10 @@ void tb_open(struct tb *b, const char *name, const char *host, uint32_t pid, uin
  * wall offset; its process record names the rank too. */
 void tb_open_rank(struct tb *b, const char *name, const char *host, uint32_t pid,
 		  uint64_t start_ns, int32_t rank, int32_t world_size, int64_t wall_offset_ns);
+/* The same with the header's job identity (trace 2.1; "" unknown). */
+void tb_open_rank_job(struct tb *b, const char *name, const char *host, uint32_t pid,
+		      uint64_t start_ns, int32_t rank, int32_t world_size, int64_t wall_offset_ns,
+		      const char *job_id);
 /* A process record (1.3 rank fields: rank, local rank = rank, world size;
  * backend "gloo" when rank >= 0). end_ns 0: never seen to end. */
 void tb_process(struct tb *b, uint32_t pid, uint32_t ppid, uint64_t start_ns, uint64_t end_ns,

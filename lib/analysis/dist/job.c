@@ -9,6 +9,7 @@
 #include "formats/trace/trace_tail.h"
 #include "lib/analysis/store/progress.h"
 #include "common/error.h"
+#include "common/textsafe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 
 struct scan_proc {
 	struct trace_process p;
-	char *backend;
+	char *backend, *job_id;
 };
 
 struct scan {
@@ -34,10 +35,12 @@ static int scan_process(void *ctx, const struct trace_process *p)
 {
 	struct scan *sc = ctx;
 	const char *backend = trace_reader_string(sc->r, p->backend_str);
+	const char *job = p->job_str ? trace_reader_string(sc->r, p->job_str) : "";
 	for (uint32_t i = 0; i < sc->n; i++) {
 		if (sc->v[i].p.pid == p->pid && sc->v[i].p.start_ns == p->start_ns) {
 			free(sc->v[i].backend);
-			sc->v[i] = (struct scan_proc){*p, xstrdup(backend)};
+			free(sc->v[i].job_id);
+			sc->v[i] = (struct scan_proc){*p, xstrdup(backend), xstrdup(job ? job : "")};
 			return 0;
 		}
 	}
@@ -45,14 +48,16 @@ static int scan_process(void *ctx, const struct trace_process *p)
 		sc->cap = sc->cap ? sc->cap * 2 : 16;
 		sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
 	}
-	sc->v[sc->n++] = (struct scan_proc){*p, xstrdup(backend)};
+	sc->v[sc->n++] = (struct scan_proc){*p, xstrdup(backend), xstrdup(job ? job : "")};
 	return 0;
 }
 
 static void scan_free(struct scan *sc)
 {
-	for (uint32_t i = 0; i < sc->n; i++)
+	for (uint32_t i = 0; i < sc->n; i++) {
 		free(sc->v[i].backend);
+		free(sc->v[i].job_id);
+	}
 	free(sc->v);
 }
 
@@ -85,6 +90,7 @@ static struct job_rank *job_add_part(struct job *j, int32_t rank, uint32_t file)
 	r->file = file;
 	r->exit_status = TRACE_EXIT_UNKNOWN;
 	r->exit_signal = -1;
+	r->job_id = xstrdup("");
 	return r;
 }
 
@@ -106,12 +112,15 @@ static void part_from_root(struct job_rank *r, const struct scan_proc *root)
 		return;
 	r->pid = root->p.pid;
 	r->exit_status = root->p.exit_status;
+	r->exit_signal = root->p.exit_signal;
 	r->end_ns = root->p.end_ns;
 	if (r->rank >= 0) {
 		r->local_rank = root->p.local_rank;
 		r->world_size = root->p.world_size;
 		free(r->backend);
 		r->backend = xstrdup(root->backend);
+		free(r->job_id);
+		r->job_id = xstrdup(root->job_id);
 	}
 }
 
@@ -194,6 +203,8 @@ static int job_open_file(struct job *j, const char *path, char *err, size_t errl
 			part->world_size = h->world_size;
 			free(part->backend);
 			part->backend = xstrdup(h->dist_backend ? h->dist_backend : "");
+			free(part->job_id);
+			part->job_id = xstrdup(h->job_id ? h->job_id : "");
 		}
 		trace_reader_close(r);
 		return 0;
@@ -301,6 +312,20 @@ static int job_check(const struct job *j, char *err, size_t errlen)
 {
 	char a[64], b[64];
 	const char *hint = "--mixed-jobs takes them together";
+	for (uint32_t p = 1; p < j->nranks; p++) { /* one job identity */
+		const struct job_rank *x = &j->ranks[0], *y = &j->ranks[p];
+		for (uint32_t q = 0; q < p && !*x->job_id; q++)
+			x = &j->ranks[q];
+		if (*x->job_id && *y->job_id && strcmp(x->job_id, y->job_id) != 0) {
+			char ia[160], ib[160];
+			snprintf(err, errlen, "'%s' (rank %d, job %s) and '%s' (rank %d, job %s) are not of "
+					      "one job; %s",
+				 j->files[x->file].path, x->rank,
+				 text_clean(ia, sizeof(ia), x->job_id), j->files[y->file].path, y->rank,
+				 text_clean(ib, sizeof(ib), y->job_id), hint);
+			return -1;
+		}
+	}
 	uint32_t first = j->nranks; /* the first rank that says its world size */
 	for (uint32_t p = 0; p < j->nranks; p++) {
 		if (j->ranks[p].world_size <= 0)
@@ -393,6 +418,7 @@ void job_free(struct job *j)
 	}
 	for (uint32_t p = 0; p < j->nparts; p++) {
 		free(j->ranks[p].backend);
+		free(j->ranks[p].job_id);
 		free(j->ranks[p].pids);
 	}
 	free(j->files);
@@ -424,8 +450,10 @@ int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t er
 		if (sp->pid == r->pid && (!root || sp->start_ns >= root->start_ns))
 			root = sp;
 	}
-	if (root && r->exit_status == TRACE_EXIT_UNKNOWN)
+	if (root && r->exit_status == TRACE_EXIT_UNKNOWN) {
 		r->exit_status = root->exit_status;
+		r->exit_signal = root->exit_signal;
+	}
 	if (root && !r->end_ns)
 		r->end_ns = root->end_ns;
 	return 0;

@@ -56,6 +56,7 @@ struct job_rank {
 	int32_t rank;         /* -1: not a rank (a launcher, or a run that was not distributed) */
 	int32_t local_rank, world_size; /* -1: unknown */
 	char *backend;        /* "gloo", "nccl", ...; "" unknown */
+	char *job_id;         /* its job's identity (trace_header.job_id); "" unknown */
 	uint32_t file;        /* index in job.files */
 	/* the processes of the part in that file, sorted (NULL: the whole
 	 * file); with exclude, every process but those (the rest of a file
@@ -92,8 +93,9 @@ enum job_open_flag {
  * ranks; the events are read by job_load()), and checks that the ranks are
  * one job unless flags has JOB_OPEN_MIXED: one world size, and runs that
  * were under way at one time (the latest start of a file before the
- * earliest end, on wall time). 0, or -1 with a one-line message naming the
- * files in err. */
+ * earliest end, on wall time), and one job identity where the files say
+ * theirs (trace 2.1). 0, or -1 with a one-line message naming the files in
+ * err. */
 int job_open(struct job *j, int nfiles, char **paths, unsigned flags, char *err, size_t errlen);
 void job_free(struct job *j);
 
