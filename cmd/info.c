@@ -15,6 +15,7 @@
 #include "cmd/cmd.h"
 #include "formats/import/trace_open.h"
 #include "formats/trace/trace.h"
+#include "formats/trace/trace_ranks.h"
 #include "lib/analysis/store/capture.h"
 #include "common/error.h"
 #include "common/hmap.h"
@@ -46,8 +47,8 @@ struct thread_stats {
 };
 
 /* A rank of the file (1.3): its processes are those whose PROC record names
- * it; its root is the one whose parent is not the rank's (torchrun's child,
- * not a DataLoader worker). */
+ * it; its root is trace_rank_root()'s (torchrun's child, not a DataLoader
+ * worker; the program a launcher's shell exec'd, not the shell). */
 struct rank_stats {
 	int32_t rank, local_rank, world_size;
 	uint32_t backend_str;
@@ -303,6 +304,11 @@ static const struct trace_process *process_at(const struct trace_reader *r,
 	return NULL;
 }
 
+static const struct trace_process *reader_process_at(const void *ctx, uint32_t i)
+{
+	return trace_reader_process(ctx, i);
+}
+
 static struct rank_stats *rank_of(struct info *in, int32_t rank)
 {
 	for (uint32_t i = 0; i < in->nranks; i++)
@@ -330,7 +336,7 @@ static void collect_ranks(struct info *in)
 		const struct trace_process *p = trace_reader_process(in->r, i);
 		struct rank_stats *s;
 		hmap_put(&by_pid, p->pid, 0, i);
-		if (p->rank < 0)
+		if (trace_process_rank(p) < 0)
 			continue;
 		if (!(s = rank_of(in, p->rank))) {
 			s = &in->ranks[in->nranks++];
@@ -339,19 +345,14 @@ static void collect_ranks(struct info *in)
 		}
 		s->procs++;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct trace_process *p = trace_reader_process(in->r, i), *parent;
-		struct rank_stats *s = p->rank >= 0 ? rank_of(in, p->rank) : NULL;
-		if (!s || s->root)
-			continue;
-		parent = process_at(in->r, &by_pid, p->ppid, p->start_ns);
-		if (!parent || parent->rank != p->rank)
-			s->root = p;
+	for (uint32_t k = 0; k < in->nranks; k++) { /* the one rule (trace_ranks.h) */
+		int64_t i = trace_rank_root(reader_process_at, in->r, n, in->ranks[k].rank);
+		in->ranks[k].root = i >= 0 ? trace_reader_process(in->r, (uint32_t)i) : NULL;
 	}
 	for (uint32_t i = 0; i < trace_reader_thread_count(in->r); i++) {
 		const struct trace_thread *t = trace_reader_thread(in->r, i);
 		const struct trace_process *p = process_at(in->r, &by_pid, t->pid, t->start_ns);
-		struct rank_stats *s = p && p->rank >= 0 ? rank_of(in, p->rank) : NULL;
+		struct rank_stats *s = p && trace_process_rank(p) >= 0 ? rank_of(in, p->rank) : NULL;
 		if (s)
 			s->events += thread_stats(in, i)->events;
 	}

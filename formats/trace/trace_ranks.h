@@ -13,6 +13,12 @@
  * such; the images of one pid (a shell that forked, then exec'd python) are
  * one process, and the root is its latest image, so that its end and exit
  * are those of the program it became, not of the shell before the exec.
+ *
+ * Which processes belong to which rank is the recorder's to decide, from
+ * the identities they reported (lib/recorder/ranks.c: the innermost one
+ * wins, torchrun's workers under srun); it writes each process's rank in
+ * PROC, with the rank's root as the process whose parent has another
+ * identity, so that this rule finds the same process in the file.
  */
 #ifndef GPDL_FORMATS_TRACE_RANKS_H
 #define GPDL_FORMATS_TRACE_RANKS_H
