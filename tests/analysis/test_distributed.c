@@ -437,8 +437,8 @@ static void test_ended_first(void **state)
 	assert_int_equal(fact(m.ranks, "first_ended_rank"), 2);
 	assert_text(&m, "Ended early: rank 2, the first to end, at 200.00 ms into the job (killed: died "
 			"without exiting), ");
-	assert_text(&m, "Ended early: rank 3, after it, at 210.00 ms into the job (exit status 143: "
-			"signal 15), ");
+	assert_text(&m, "Ended early: rank 3, after it, at 210.00 ms into the job (killed by signal "
+			"15), ");
 	assert_true(strstr(m.text, "Ended early: rank 2") < strstr(m.text, "Ended early: rank 3"));
 	measured_free(&m);
 }

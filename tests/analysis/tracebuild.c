@@ -96,6 +96,7 @@ void tb_process(struct tb *b, uint32_t pid, uint32_t ppid, uint64_t start_ns, ui
 	uint32_t backend = rank >= 0 ? trace_writer_string(b->w, "gloo", 4) : 0;
 	struct trace_process p = {pid, ppid, start_ns, end_ns, exit_status, 0,
 				  rank, rank, world_size, backend};
+	p.exit_signal = exit_status > 128 ? exit_status - 128 : 0; /* the tests' 128 + N: signal N */
 	assert_int_equal(trace_writer_process(b->w, &p), 0);
 }
 

@@ -33,7 +33,8 @@ void tb_open_rank_job(struct tb *b, const char *name, const char *host, uint32_t
 		      uint64_t start_ns, int32_t rank, int32_t world_size, int64_t wall_offset_ns,
 		      const char *job_id);
 /* A process record (1.3 rank fields: rank, local rank = rank, world size;
- * backend "gloo" when rank >= 0). end_ns 0: never seen to end. */
+ * backend "gloo" when rank >= 0). end_ns 0: never seen to end. An
+ * exit_status of 128 + N is a death by signal N (2.1's exit_signal). */
 void tb_process(struct tb *b, uint32_t pid, uint32_t ppid, uint64_t start_ns, uint64_t end_ns,
 		int32_t exit_status, int32_t rank, int32_t world_size);
 /* A host thread of another process than the file's. */
