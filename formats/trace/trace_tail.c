@@ -13,10 +13,14 @@
 int trace_tail_end(const char *path, uint64_t *end_ns)
 {
 	unsigned char b[TRACE_CHUNK_HEADER_SIZE + TRACE_END_SIZE];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	/* a pipe or a FIFO has no end to read early, and opening one would take
+	 * its writer away from the reader that follows: a regular file only */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	struct stat st;
 	int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 		 st.st_size >= (off_t)(TRACE_FILE_HEADER_SIZE + sizeof(b)) &&
 		 pread(fd, b, sizeof(b), st.st_size - (off_t)sizeof(b)) == (ssize_t)sizeof(b);
