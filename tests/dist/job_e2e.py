@@ -64,13 +64,12 @@ import json
 import os
 import re
 import shlex
-import socket
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import Failure, check, eq, must, run_bounded, text  # noqa: E402
+from checks import check, eq, must, text  # noqa: E402
 from load import BurstyLoad  # noqa: E402
-from torchharness import torch_main  # noqa: E402
+from torchharness import JobCtx, free_port, torch_main  # noqa: E402
 
 STEPS = 40      # per rank; the first 10 are the views' warm-up
 SKIP = 10       # the views' default --skip-steps
@@ -113,39 +112,12 @@ VERDICT_CASES = {
 }
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Ctx:
+class Ctx(JobCtx):
     def __init__(self, args, tmp):
-        self.gpdl = args.gprof_dl
-        self.py = args.python
-        self.torch = args.torch
+        super().__init__(args, tmp)
         self.prog = args.example
-        self.tmp = tmp
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("GPROF_DL_", "OMPI_", "PMI_", "SLURM_", "PADDLE_"))
-               and k not in ("PYTHONPATH", "LD_PRELOAD", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH",
-                             "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-        env["GPROF_DL_CACHE_DIR"] = args.cache_dir
-        env["PYTHONUNBUFFERED"] = "1"
-        env["OMP_NUM_THREADS"] = "1"
-        self.env = env
         self.seed = 1  # the load's, one more each run
         self.load_procs = 1
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
-
-    def gprof(self, *args, status=0):
-        p = run_bounded([self.gpdl, *args], env=self.env, cwd=self.tmp)
-        if status is not None and p.returncode != status:
-            raise Failure(f"gprof-dl {' '.join(args)}: status {p.returncode}, expected {status}\n"
-                          f"stdout: {text(p.stdout)[-3000:]}\nstderr: {text(p.stderr)[-3000:]}")
-        return p
 
     def clean(self):
         """Removes the traces of an earlier run (the ranks' and the launcher's)."""

@@ -24,12 +24,11 @@ import csv
 import glob
 import json
 import os
-import socket
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
-from checks import Failure, check, eq, must, run_bounded, text  # noqa: E402
-from torchharness import torch_main  # noqa: E402
+from checks import check, eq, must, text  # noqa: E402
+from torchharness import JobCtx, free_port, torch_main  # noqa: E402
 
 WORLD = 4
 STEPS = 16    # per rank; the views skip the first 8 (half, at most 10)
@@ -38,37 +37,10 @@ SUB_NUMEL = 100  # floats in the subset's all_reduce
 P2P = ("send", "recv")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Ctx:
+class Ctx(JobCtx):
     def __init__(self, args, tmp):
-        self.gpdl = args.gprof_dl
-        self.py = args.python
-        self.torch = args.torch
+        super().__init__(args, tmp)
         self.prog = args.job
-        self.tmp = tmp
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("GPROF_DL_", "OMPI_", "PMI_", "SLURM_", "PADDLE_", "TORCH_DISTRIBUTED_"))
-               and k not in ("PYTHONPATH", "LD_PRELOAD", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH",
-                             "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-        env["GPROF_DL_CACHE_DIR"] = args.cache_dir
-        env["PYTHONUNBUFFERED"] = "1"
-        env["OMP_NUM_THREADS"] = "1"
-        self.env = env
-
-    def path(self, name):
-        return os.path.join(self.tmp, name)
-
-    def gprof(self, *args, status=0):
-        p = run_bounded([self.gpdl, *args], env=self.env, cwd=self.tmp)
-        if status is not None and p.returncode != status:
-            raise Failure(f"gprof-dl {' '.join(args)}: status {p.returncode}, expected {status}\n"
-                          f"stdout: {text(p.stdout)[-3000:]}\nstderr: {text(p.stderr)[-3000:]}")
-        return p
 
     def job(self):
         job = ["--steps", str(STEPS), "--subset", ",".join(map(str, SUBSET)), "--sub-numel", str(SUB_NUMEL)]

@@ -4,9 +4,10 @@ runner."""
 import argparse
 import hashlib
 import os
+import socket
 import subprocess
 
-from checks import SKIP, run_case
+from checks import SKIP, Failure, run_bounded, run_case, text
 
 
 def torch_version(py, cache_dir):
@@ -34,6 +35,45 @@ def torch_version(py, cache_dir):
         f.write(version)
     os.replace(tmp, stamp)
     return version
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now (a job's master)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class JobCtx:
+    """A case's context for a job of torch ranks: the environment holds
+    nothing of the caller's job, launcher or collector, so that each case
+    starts its ranks and names its job itself."""
+
+    def __init__(self, args, tmp):
+        self.gpdl = args.gprof_dl
+        self.py = args.python
+        self.torch = args.torch
+        self.tmp = tmp
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GPROF_DL_", "OMPI_", "PMI_", "SLURM_", "PADDLE_", "TORCH_DISTRIBUTED_"))
+               and k not in ("PYTHONPATH", "LD_PRELOAD", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH",
+                             "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+        env["GPROF_DL_CACHE_DIR"] = args.cache_dir
+        env["PYTHONUNBUFFERED"] = "1"
+        env["OMP_NUM_THREADS"] = "1"
+        self.env = env
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def gprof(self, *args, status=0):
+        """gprof-dl ARGS in the case's folder; its exit status must be STATUS
+        (None: any)."""
+        p = run_bounded([self.gpdl, *args], env=self.env, cwd=self.tmp)
+        if status is not None and p.returncode != status:
+            raise Failure(f"gprof-dl {' '.join(args)}: status {p.returncode}, expected {status}\n"
+                          f"stdout: {text(p.stdout)[-3000:]}\nstderr: {text(p.stderr)[-3000:]}")
+        return p
 
 
 def torch_main(cases, make_ctx, prefix, add_args):
