@@ -290,11 +290,36 @@ static void test_binom(void **state)
 	double y[20];
 	for (int i = 0; i < 20; i++)
 		y[i] = 1 + i;
-	assert_true(dist_signflip_sf(y, 20) == 1.0 / (1 << 20)); /* all positive */
-	y[0] = -1; /* 21 of 2^20 patterns reach it: drawn, about 1 in 16385 */
+	/* beyond 16 values, the 16 largest: 5 .. 20, all positive */
+	assert_true(dist_signflip_sf(y, 20) == 1.0 / (1 << 16));
+	y[19] = -20; /* of +-5 .. +-20, those reaching 5 + .. + 19 - 20 = 160 */
 	double p = dist_signflip_sf(y, 20);
-	assert_true(p > 0 && p < 2e-4);
-	assert_true(dist_signflip_sf(y, 20) == p); /* a fixed seed: the same again */
+	assert_true(p > 1.0 / (1 << 16) && p < 0.5);
+	/* by hand: of 2^16 patterns, those whose sum is >= 160 */
+	unsigned ge = 0;
+	for (unsigned pat = 0; pat < 1u << 16; pat++) {
+		int s = 0;
+		for (int i = 0; i < 16; i++)
+			s += (pat >> i & 1) ? 5 + i : -(5 + i);
+		ge += s >= 160;
+	}
+	assert_true(p == (double)ge / (1 << 16));
+	/* ties by size, the earlier first: 20, -6, 3 .. 19, -20 has two of
+	 * size 6 for the last place, and takes -6: the sum of the 16 is
+	 * 20 - 20 + (7 + .. + 19) - 6 = 163 (with 6 it would be 175) */
+	y[0] = 20;
+	y[1] = -6;
+	double q = dist_signflip_sf(y, 20);
+	ge = 0;
+	for (unsigned pat = 0; pat < 1u << 16; pat++) {
+		int s = 0;
+		for (int i = 0; i < 16; i++) {
+			int a = i < 2 ? 20 : i < 15 ? 21 - i : 6; /* 20, 20, 19 .. 7, 6 */
+			s += (pat >> i & 1) ? a : -a;
+		}
+		ge += s >= 163;
+	}
+	assert_true(q == (double)ge / (1 << 16));
 	/* a few large against small ones of the other sign */
 	static const double z[] = {80, 75, 70, 60, -4, -2.5};
 	assert_true(fabs(dist_signflip_sf(z, 6) - 4.0 / 64) < 1e-15);

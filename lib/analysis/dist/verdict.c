@@ -49,55 +49,44 @@ double dist_binom_sf(size_t s, size_t m, double q)
 	return sum < 1 ? sum : 1;
 }
 
-/* A fixed-seed generator (splitmix64), so that a p-value is the same on
- * every machine and run. */
-static uint64_t mix_next(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-#define SIGNFLIP_EXACT 16    /* up to 2^16 sign patterns, all of them */
-#define SIGNFLIP_DRAWS 16384 /* beyond: this many at random */
+#define SIGNFLIP_MAX 16 /* the largest values it takes: 2^16 sign patterns */
 
 double dist_signflip_sf(const double *x, size_t m)
 {
-	if (!m)
+	/* the SIGNFLIP_MAX largest by size, the earlier first on a tie: which
+	 * they are does not depend on the signs, so the test stays exact */
+	double a[SIGNFLIP_MAX], v[SIGNFLIP_MAX];
+	size_t k = 0;
+	for (size_t i = 0; i < m; i++) {
+		double ax = fabs(x[i]);
+		size_t at = k;
+		while (at > 0 && a[at - 1] < ax)
+			at--;
+		if (at == SIGNFLIP_MAX)
+			continue;
+		size_t last = k < SIGNFLIP_MAX ? k : SIGNFLIP_MAX - 1;
+		for (size_t j = last; j > at; j--) {
+			a[j] = a[j - 1];
+			v[j] = v[j - 1];
+		}
+		a[at] = ax;
+		v[at] = x[i];
+		k += k < SIGNFLIP_MAX;
+	}
+	if (!k)
 		return 1;
 	double t = 0;
-	size_t npos = 0;
-	for (size_t i = 0; i < m; i++) {
-		t += x[i];
-		npos += x[i] > 0;
-	}
-	if (npos == m) /* every one positive (none 0): only the pattern itself */
-		return ldexp(1, -(int)(m < 1000 ? m : 1000));
+	for (size_t i = 0; i < k; i++)
+		t += v[i];
 	const double tol = 1e-9 * (fabs(t) + 1);
-	uint64_t ge = 0, total = 0;
-	if (m <= SIGNFLIP_EXACT) {
-		total = UINT64_C(1) << m;
-		for (uint64_t pat = 0; pat < total; pat++) {
-			double s = 0;
-			for (size_t i = 0; i < m; i++)
-				s += (pat >> i & 1) ? fabs(x[i]) : -fabs(x[i]);
-			ge += s >= t - tol;
-		}
-		return (double)ge / (double)total;
-	}
-	uint64_t st = 0x6770726f66646cull; /* "gprofdl" */
-	for (total = 0; total < SIGNFLIP_DRAWS; total++) {
+	uint32_t total = UINT32_C(1) << k, ge = 0;
+	for (uint32_t pat = 0; pat < total; pat++) {
 		double s = 0;
-		uint64_t bits = 0;
-		for (size_t i = 0; i < m; i++) {
-			if (i % 64 == 0)
-				bits = mix_next(&st);
-			s += (bits >> (i % 64) & 1) ? fabs(x[i]) : -fabs(x[i]);
-		}
+		for (size_t i = 0; i < k; i++)
+			s += (pat >> i & 1) ? a[i] : -a[i];
 		ge += s >= t - tol;
 	}
-	return (double)(ge + 1) / (double)(total + 1);
+	return (double)ge / (double)total;
 }
 
 static int dbl_cmp(const void *x, const void *y)

@@ -152,11 +152,12 @@ void dist_verdict_free(struct dist_verdict *v);
 
 /* P(X >= s) for X ~ Binomial(m, q). */
 double dist_binom_sf(size_t s, size_t m, double q);
-/* The sign-flip test of x[0..m) (Fisher-Pitman): the share of sign
- * patterns s for which the sum of s_i |x_i| is at least the sum of x:
- * exact up to 16 values or when all are positive (2^-m), else over 16384
- * patterns drawn with a fixed seed ((count + 1) / (draws + 1)). 1 when m
- * is 0. */
+/* The sign-flip test (Fisher-Pitman), exact, on the 16 largest of
+ * x[0..m) by size (the earlier first on a tie; all when m <= 16): the
+ * share of their 2^16 sign patterns s for which the sum of s_i |x_i| is
+ * at least their sum (to within 1e-9 (|sum| + 1)). Which values it takes
+ * does not depend on their signs, so it stays exact; the smaller ones
+ * would add little. 1 when m is 0. */
 double dist_signflip_sf(const double *x, size_t m);
 
 /* "computation", "data loading", "host time outside operators", "its own
