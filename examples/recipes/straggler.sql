@@ -21,24 +21,34 @@
 --            median e|; theta = max(5 % of the median b, 4 sigma)
 --   cost   = the mean of s over the steps; the candidate: the largest
 --            (the lowest rank on a tie)
---   the sign tests over the candidate's steps: e > 0 against e < 0, and
---            e > theta against e < -theta; P(X >= s), X ~ Bin(m, 1/2),
---            times 2 x ranks (Bonferroni), at most 1; the smaller p
---   kind   = consistent when a test gives p < 0.05 and the median of its e
---            exceeds max(2 sigma, 5 % of the median b); else intermittent
---            when the second does; it is named when its cost is at least
---            5 % of the job's mean step (the last rank's end of each step
---            less that of the one before)
+--   the tests over the candidate's steps, each p times the ranks
+--            (Bonferroni), at most 1: the sign test, e > 0 against e < 0,
+--            P(X >= s), X ~ Bin(m, 1/2); the sign-flip test (Fisher-
+--            Pitman) over the steps whose |e| exceeds theta, exact over
+--            the 16 largest |e| (the earlier step first on a tie): the
+--            share of the 2^m patterns of signs whose sum of +-|e| is at
+--            least the sum of e
+--   kind   = intermittent when e exceeds theta in more than one and fewer
+--            than half of the steps, those hold most of its savings (the
+--            largest one aside) and its median e is less than half of
+--            theirs: named only by the sign-flip test; else consistent
+--            when a test gives p < 0.05 and the median of its e exceeds
+--            the floor max(2 sigma, 5 % of the median b); else
+--            intermittent when the sign-flip test does; it is named when
+--            its cost is at least 5 % of the job's mean step (the last
+--            rank's end of each step less that of the one before); its p:
+--            the sign-flip test's when intermittent, else the smaller
 --   its figures over its used steps: intermittent, those with e > theta;
 --            else all but those whose |e - its median e| exceeds
 --            max(5 x 1.4826 x the median of those, theta); held steps:
---            s > theta; others' wait: their mean wait there
+--            s beyond theta (consistent: beyond the floor); others' wait:
+--            their mean wait there
 --   CPU contention first: the rule runs on b = busy - contention, leaving
---            out of the tests the steps whose contention is as large as
---            |e| (and not 0), and a rank it names is slow by the largest
---            part of its own work; when it names nobody, it runs on busy
---            and names a rank only when its largest part is contention;
---            the cost is always over busy time
+--            out of the tests the steps where some rank's contention is as
+--            large as |e| (and not 0), and a rank it names is slow by the
+--            largest part of its own work; when it names nobody, it runs
+--            on busy and names a rank only when its largest part is
+--            contention; the cost is always over busy time
 --   the straggler when the others' wait is at least half its excess.
 -- The binomial tail: log C(m, i) as a running SUM of LN(m - j + 1) - LN(j)
 -- over j = 1 .. i (the integers are the steps table's step numbers + 1:
@@ -59,21 +69,16 @@
 WITH job AS (
   SELECT COUNT(DISTINCT rank) AS nranks FROM ranks WHERE rank >= 0
 ),
--- the compared steps: from the latest first counted step to the earliest
--- last one
+-- the compared steps: from the latest first counted step (g0) to the
+-- earliest last one (g1); nr: the ranks with counted steps
 sp AS (
-  SELECT p.*,
-         MIN(step) OVER (PARTITION BY rank) AS first_step,
-         MAX(step) OVER (PARTITION BY rank) AS last_step
+  SELECT p.rank, p.step, p.start_ns, p.dur_ns, p.wait_ns, p.busy_ns, p.comp_part, p.data_part,
+         p.host_part, p.comm_part, p.contention_part,
+         MAX(skipped) OVER () AS g0,
+         MIN(nsteps - 1) OVER () AS g1,
+         SUM(CASE WHEN step = skipped THEN 1 ELSE 0 END) OVER () AS nr
   FROM step_parts p
   WHERE counted = 1
-),
-sp2 AS (
-  SELECT p.*,
-         MAX(first_step) OVER () AS g0,
-         MIN(last_step) OVER () AS g1,
-         SUM(CASE WHEN step = first_step THEN 1 ELSE 0 END) OVER () AS nr
-  FROM sp p
 ),
 -- each compared step twice: pass 1 on b = busy less contention, pass 2 on
 -- b = busy; each rank's place in its step by b (p: the rule) and by busy
@@ -94,13 +99,15 @@ obs AS (
          ROW_NUMBER() OVER (PARTITION BY x.pass, c.step ORDER BY c.busy_ns, c.rank) AS pb,
          MIN(c.start_ns) OVER (PARTITION BY x.pass, c.step) AS g_start,
          MAX(c.start_ns + c.dur_ns) OVER (PARTITION BY x.pass, c.step) AS g_end,
-         SUM(c.wait_ns) OVER (PARTITION BY x.pass, c.step) AS g_wait
-  FROM sp2 c CROSS JOIN (SELECT 1 AS pass UNION ALL SELECT 2 AS pass) x
+         SUM(c.wait_ns) OVER (PARTITION BY x.pass, c.step) AS g_wait,
+         MAX(c.contention_part) OVER (PARTITION BY x.pass, c.step) AS g_cont
+  FROM sp c CROSS JOIN (SELECT 1 AS pass UNION ALL SELECT 2 AS pass) x
   WHERE c.step >= c.g0 AND c.step <= c.g1
 ),
 -- the values at those places, and the largest two
 o1 AS (
-  SELECT o.*,
+  SELECT rank, g, k, nr, pass, p, pb, q1, q2, wait_ns, busy, b, p_comp, p_data, p_host, p_comm,
+         p_cont, g_start, g_end, g_wait, g_cont,
          MAX(CASE WHEN p = q1 THEN b END) OVER (PARTITION BY pass, g) AS b_q1,
          MAX(CASE WHEN p = q1 + 1 THEN b END) OVER (PARTITION BY pass, g) AS b_q1n,
          MAX(CASE WHEN p = q2 THEN b END) OVER (PARTITION BY pass, g) AS b_q2,
@@ -141,7 +148,7 @@ o1 AS (
 -- at the end, so that the sums are of whole ns), the job's time for the
 -- step (the last rank's end less that of the step before)
 o2 AS (
-  SELECT rank, g, k, nr, pass, p, busy, b, p_cont,
+  SELECT rank, g, k, nr, pass, p, busy, b,
          b - ((CASE WHEN q1 < p THEN b_q1 ELSE b_q1n END)
               + (CASE WHEN q2 < p THEN b_q2 ELSE b_q2n END)) / 2 AS e,
          CASE WHEN p < nr AND b > b_n THEN b - b_n WHEN p = nr AND b > b_n1 THEN b - b_n1 ELSE 0 END AS sav,
@@ -161,20 +168,19 @@ o2 AS (
                    + (CASE WHEN q2 < pb THEN n_q2 ELSE n_q2n END)) / 2 AS x_cont,
          g_wait - wait_ns AS others_wait,
          CASE WHEN prev_end IS NULL THEN g_end - g_start
-              WHEN g_end > prev_end THEN g_end - prev_end ELSE 0 END AS job_step
+              WHEN g_end > prev_end THEN g_end - prev_end ELSE 0 END AS job_step,
+         CASE WHEN pass = 1 AND g_cont > 0
+                   AND 1.0E0 * g_cont >= ABS(b - ((CASE WHEN q1 < p THEN b_q1 ELSE b_q1n END)
+                                                  + (CASE WHEN q2 < p THEN b_q2 ELSE b_q2n END)) / 2)
+              THEN 0 ELSE 1 END AS kept
   FROM o1 o
 ),
--- the steps the tests leave out (kept 0): pass 1, its contention as large
--- as |e|; the places for the medians; the cost; the job's mean step
+-- the places for the medians (kept 0: a step the tests leave out: pass 1,
+-- some rank's contention in it as large as |e|); the cost; the job's mean
+-- step
 o3 AS (
   SELECT o.*,
-         CASE WHEN pass = 1 AND p_cont > 0 AND p_cont >= ABS(e) THEN 0 ELSE 1 END AS kept,
          ROW_NUMBER() OVER (PARTITION BY pass, rank ORDER BY e) AS ke,
-         ROW_NUMBER() OVER (PARTITION BY pass, rank,
-                            CASE WHEN pass = 1 AND p_cont > 0 AND p_cont >= ABS(e) THEN 0 ELSE 1 END
-                            ORDER BY e) AS kk,
-         SUM(CASE WHEN pass = 1 AND p_cont > 0 AND p_cont >= ABS(e) THEN 0 ELSE 1 END)
-           OVER (PARTITION BY pass, rank) AS seen,
          ROW_NUMBER() OVER (PARTITION BY pass ORDER BY b) AS kb,
          SUM(sav) OVER (PARTITION BY pass, rank) / k AS cost,
          SUM(sav_busy) OVER (PARTITION BY pass, rank) / k AS cost_busy,
@@ -182,12 +188,10 @@ o3 AS (
            AS job_mean
   FROM o2 o
 ),
--- each rank's median e, of those tested (typical), the median b
+-- each rank's median e (its typical excess), the median b
 o4 AS (
   SELECT o.*,
          AVG(CASE WHEN 2 * ke IN (k, k + 1, k + 2) THEN e END) OVER (PARTITION BY pass, rank) AS med_e,
-         AVG(CASE WHEN kept = 1 AND 2 * kk IN (seen, seen + 1, seen + 2) THEN e END)
-           OVER (PARTITION BY pass, rank) AS typical,
          AVG(CASE WHEN 2 * kb IN (nr * k, nr * k + 1, nr * k + 2) THEN b END)
            OVER (PARTITION BY pass) AS med_b
   FROM o3 o
@@ -198,8 +202,10 @@ o5 AS (
          ROW_NUMBER() OVER (PARTITION BY pass, rank ORDER BY ABS(e - med_e)) AS kdr
   FROM o4 o
 ),
--- sigma; theta = max(5 % of the median b, 4 sigma); consistent needs the
--- typical e beyond max(2 sigma, 5 % of the median b); the outliers' fence
+-- sigma = 1.4826 x the median dev; theta = max(5 % of the median b,
+-- 4 sigma); consistent needs the typical e beyond max(2 sigma, 5 % of the
+-- median b); the outliers' fence: max(5 x 1.4826 x the rank's median dev,
+-- theta)
 o6 AS (
   SELECT o.*,
          1.4826E0 * AVG(CASE WHEN 2 * kd IN (nr * k, nr * k + 1, nr * k + 2) THEN dev END)
@@ -208,23 +214,60 @@ o6 AS (
            OVER (PARTITION BY pass, rank) AS fence0
   FROM o5 o
 ),
+-- theta = max(5 % of the median b, 4 sigma); the floor a consistent
+-- straggler's typical e must exceed: max(2 sigma, 5 % of the median b)
 o7 AS (
   SELECT o.*,
          CASE WHEN 0.05E0 * med_b > 4.0E0 * sigma THEN 0.05E0 * med_b ELSE 4.0E0 * sigma END AS theta,
          CASE WHEN 2.0E0 * sigma > 0.05E0 * med_b THEN 2.0E0 * sigma ELSE 0.05E0 * med_b END AS floor_e
   FROM o6 o
 ),
--- per pass and rank: the tests' counts, and the figures over either kind's
--- used steps (i_: e > theta; c_: those not outliers)
+-- the candidate of each pass: the rank of the largest cost (the lowest on
+-- a tie); the steps of the tests: those kept whose |e| exceeds theta (big;
+-- bi: their order by |e|, largest first, the earlier step first on a tie)
+-- and those whose e does (held; kh: their order by e)
+o8 AS (
+  SELECT o.*,
+         MAX(cost) OVER (PARTITION BY pass) AS max_cost,
+         CASE WHEN kept = 1 AND ABS(e) > theta THEN 1 ELSE 0 END AS big,
+         CASE WHEN kept = 1 AND e > theta THEN 1 ELSE 0 END AS held,
+         ROW_NUMBER() OVER (PARTITION BY pass, rank,
+                                         CASE WHEN kept = 1 AND ABS(e) > theta THEN 1 ELSE 0 END
+                            ORDER BY ABS(e) DESC, g) - 1 AS bi,
+         ROW_NUMBER() OVER (PARTITION BY pass, rank,
+                                         CASE WHEN kept = 1 AND e > theta THEN 1 ELSE 0 END
+                            ORDER BY e) AS kh
+  FROM o7 o
+),
+-- for the sign-flip test, the 16 largest big ones (all when there are no
+-- more): m of them, t their sum; nh: the held ones
+o9 AS (
+  SELECT o.*,
+         MIN(CASE WHEN cost = max_cost THEN rank END) OVER (PARTITION BY pass) AS cand_rank,
+         SUM(CASE WHEN big = 1 AND bi < 16 THEN 1 ELSE 0 END) OVER (PARTITION BY pass, rank) AS m,
+         SUM(CASE WHEN big = 1 AND bi < 16 THEN e ELSE 0 END) OVER (PARTITION BY pass, rank) AS t,
+         SUM(held) OVER (PARTITION BY pass, rank) AS nh
+  FROM o8 o
+),
+-- per pass and rank: the counts of the sign test, the shape of its
+-- savings (all, beyond theta, the largest), the median e of its held
+-- steps, the steps it held back, and the figures over either kind's used
+-- steps (i_: e > theta; c_: those not outliers)
 per AS (
-  SELECT pass, rank, MAX(k) AS k, MAX(nr) AS nr, MAX(cost) AS cost, MAX(cost_busy) AS cost_busy,
+  SELECT pass, rank, MAX(cand_rank) AS cand_rank, MAX(k) AS k, MAX(nr) AS nr, MAX(cost) AS cost,
+         MAX(cost_busy) AS cost_busy,
          MAX(job_mean) AS job_mean, MAX(theta) AS theta, MAX(floor_e) AS floor_e,
-         COALESCE(MAX(typical), 0) AS typical,
+         MAX(med_e) AS typical,
+         COALESCE(AVG(CASE WHEN held = 1 AND 2 * kh IN (nh, nh + 1, nh + 2) THEN e END), 0)
+           AS held_typical,
          SUM(CASE WHEN kept = 1 AND e > 0 THEN 1 ELSE 0 END) AS pos_n,
          SUM(CASE WHEN kept = 1 AND e < 0 THEN 1 ELSE 0 END) AS neg_n,
-         SUM(CASE WHEN kept = 1 AND e > theta THEN 1 ELSE 0 END) AS bpos,
-         SUM(CASE WHEN kept = 1 AND e < -theta THEN 1 ELSE 0 END) AS bneg,
-         SUM(CASE WHEN sav > theta THEN 1 ELSE 0 END) AS nheld,
+         SUM(CASE WHEN e > theta THEN 1 ELSE 0 END) AS beyond,
+         SUM(sav) AS s_all,
+         SUM(CASE WHEN e > theta THEN sav ELSE 0 END) AS s_big,
+         MAX(sav) AS s_max,
+         SUM(CASE WHEN sav > theta THEN 1 ELSE 0 END) AS held_theta,
+         SUM(CASE WHEN sav > floor_e THEN 1 ELSE 0 END) AS held_floor,
          SUM(CASE WHEN e > theta THEN 1 ELSE 0 END) AS i_used,
          SUM(CASE WHEN e > theta THEN busy ELSE 0 END) AS i_busy,
          SUM(CASE WHEN e > theta THEN mid_busy ELSE 0 END) AS i_mid,
@@ -243,50 +286,91 @@ per AS (
          SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN x_comm ELSE 0 END) AS c_comm,
          SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN x_cont ELSE 0 END) AS c_cont,
          SUM(CASE WHEN dev <= fence0 OR dev <= theta THEN others_wait ELSE 0 END) AS c_wait
-  FROM o7
+  FROM o9
   GROUP BY pass, rank
 ),
--- the candidate of each pass (the largest cost, the lowest rank on a tie)
--- and its two sign tests: s of m
-tests AS (
-  SELECT c.*, t.test,
-         CASE WHEN t.test = 1 THEN pos_n ELSE bpos END AS s,
-         CASE WHEN t.test = 1 THEN pos_n + neg_n ELSE bpos + bneg END AS m
-  FROM (SELECT p.*, ROW_NUMBER() OVER (PARTITION BY pass ORDER BY cost DESC, rank) AS rn
-        FROM per p) c
-  CROSS JOIN (SELECT 1 AS test UNION ALL SELECT 2 AS test) t
-  WHERE c.rn = 1
+-- the sign-flip test (Fisher-Pitman) of the candidate, exact over its 16
+-- largest: of the 2^m patterns of signs s_i, the share whose sum of
+-- s_i |x_i| is at least t (to within 1e-9 (|t| + 1)). By bytes of the
+-- pattern: each byte of 8 values (bi / 8) and its 256 patterns v give a
+-- partial sum; every pattern is a pair of its two bytes' (the second none
+-- up to 8 values)
+digits AS (
+  SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+  UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9
+  UNION ALL SELECT 10 UNION ALL SELECT 11 UNION ALL SELECT 12 UNION ALL SELECT 13
+  UNION ALL SELECT 14 UNION ALL SELECT 15
 ),
--- log C(m, j) = the sum over i = 1 .. j of ln(m - i + 1) - ln(i), j from
--- 1 to m (the steps table's step numbers + 1 hold them all)
+byte_sums AS (
+  SELECT b.pass, b.bi >> 3 AS p, h.d * 16 + l.d AS v, MAX(b.m) AS m, MAX(b.t) AS t,
+         SUM(CASE WHEN ((h.d * 16 + l.d) >> (b.bi & 7)) & 1 = 1 THEN ABS(b.e) ELSE -ABS(b.e) END)
+           AS s
+  FROM o9 b CROSS JOIN digits h CROSS JOIN digits l
+  WHERE b.rank = b.cand_rank AND b.big = 1 AND b.bi < 16
+    AND h.d * 16 + l.d < 1 << CASE WHEN b.m - (b.bi >> 3) * 8 < 8 THEN b.m - (b.bi >> 3) * 8
+                                   ELSE 8 END
+  GROUP BY b.pass, b.bi >> 3, h.d * 16 + l.d
+),
+flip_exact AS (
+  SELECT lo.pass, MAX(lo.m) AS m,
+         SUM(CASE WHEN lo.s + COALESCE(hi.s, 0) >= lo.t - 1E-9 * (ABS(lo.t) + 1) THEN 1 ELSE 0 END)
+           AS ge
+  FROM byte_sums lo
+  LEFT JOIN byte_sums hi ON hi.pass = lo.pass AND hi.p = 1
+  WHERE lo.p = 0
+  GROUP BY lo.pass
+),
+-- the sign test of the candidate, pos_n of m1: log C(m1, j) = the sum over
+-- i = 1 .. j of ln(m1 - i + 1) - ln(i), for j from 1 to m1 (the steps
+-- table's step numbers + 1 hold them all); P(X >= pos_n), X ~ Bin(m1,
+-- 1/2), the terms from pos_n on
 terms AS (
-  SELECT x.*, i.j,
-         SUM(LN(x.m - i.j + 1) - LN(i.j)) OVER (PARTITION BY x.pass, x.test ORDER BY i.j
-                                                  ROWS UNBOUNDED PRECEDING) AS lc
-  FROM tests x LEFT JOIN (SELECT DISTINCT step + 1 AS j FROM steps) i ON i.j <= x.m
+  SELECT c.*, i.j,
+         SUM(LN(c.pos_n + c.neg_n - i.j + 1) - LN(i.j))
+           OVER (PARTITION BY c.pass ORDER BY i.j ROWS UNBOUNDED PRECEDING) AS lc
+  FROM per c
+  LEFT JOIN (SELECT DISTINCT step + 1 AS j FROM steps) i ON i.j <= c.pos_n + c.neg_n
+  WHERE c.rank = c.cand_rank
 ),
--- P(X >= s), X ~ Bin(m, 1/2): the terms from s on
-tail AS (
+binom AS (
   SELECT t.*,
-         SUM(CASE WHEN j >= s THEN EXP(lc - m * LN(2)) ELSE 0 END) OVER (PARTITION BY pass, test) AS sf,
-         ROW_NUMBER() OVER (PARTITION BY pass, test ORDER BY j) AS jr
+         CASE WHEN pos_n = 0 THEN 1E0
+              ELSE SUM(CASE WHEN j >= pos_n THEN EXP(lc - (pos_n + neg_n) * LN(2)) ELSE 0 END)
+                     OVER (PARTITION BY pass) END AS sf_sign,
+         ROW_NUMBER() OVER (PARTITION BY pass ORDER BY j) AS jr
   FROM terms t
 ),
--- each test's p corrected for 2 x ranks tests (at most 1): p_sign, p_big
+-- each test's p corrected for the ranks (at most 1) (1 without values);
+-- intermittent: beyond theta in more than one and fewer than half its
+-- steps that hold most of its savings (the largest aside) and its typical
+-- e less than half of theirs, named only by the sign-flip test; else
+-- consistent: a test and a typical e beyond the floor; else intermittent
+-- when the sign-flip test says so
 rule AS (
-  SELECT t.*,
-         MAX(CASE WHEN test = 1 THEN CASE WHEN s = 0 THEN 1E0 WHEN 2.0E0 * nr * sf < 1
-                                          THEN 2.0E0 * nr * sf ELSE 1E0 END END)
-           OVER (PARTITION BY pass) AS p_sign,
-         MAX(CASE WHEN test = 2 THEN CASE WHEN s = 0 THEN 1E0 WHEN 2.0E0 * nr * sf < 1
-                                          THEN 2.0E0 * nr * sf ELSE 1E0 END END)
-           OVER (PARTITION BY pass) AS p_big
-  FROM tail t
-  WHERE jr = 1
+  SELECT c.*,
+         CASE WHEN nr * sf_sign < 1 THEN nr * sf_sign ELSE 1E0 END AS p_sign,
+         CASE WHEN f.m IS NULL THEN 1E0
+              WHEN nr * CAST(f.ge AS DOUBLE) / POWER(2E0, f.m) < 1
+                THEN nr * CAST(f.ge AS DOUBLE) / POWER(2E0, f.m)
+              ELSE 1E0 END AS p_big,
+         CASE WHEN beyond * 2 < k AND beyond > 1 AND (s_big - s_max) * 2 > s_all - s_max
+                   AND typical < 0.5E0 * held_typical THEN 1 ELSE 0 END AS sporadic
+  FROM binom c
+  LEFT JOIN flip_exact f ON f.pass = c.pass
+  WHERE c.jr = 1
 ),
--- its kind, p, and figures over the used steps of its kind
+kinds AS (
+  SELECT r.*,
+         CASE WHEN sporadic = 1 THEN CASE WHEN p_big < 0.05E0 THEN 2 ELSE 0 END
+              WHEN (p_sign < 0.05E0 OR p_big < 0.05E0) AND typical > floor_e THEN 1
+              WHEN p_big < 0.05E0 THEN 2 ELSE 0 END AS kind
+  FROM rule r
+),
+-- its p and figures over the used steps of its kind; the steps it held the
+-- job back in: s beyond theta (consistent: beyond the floor)
 fig AS (
-  SELECT rank, pass, k, nr, nheld, theta, job_mean, cost_busy, kind,
+  SELECT rank, pass, k, nr, theta, job_mean, cost_busy, kind,
+         CASE WHEN kind = 1 THEN held_floor ELSE held_theta END AS nheld,
          CASE WHEN kind > 0 AND cost > 0 AND cost >= 0.05E0 * job_mean THEN 1 ELSE 0 END AS named,
          CASE WHEN kind = 2 THEN p_big WHEN p_sign < p_big THEN p_sign ELSE p_big END AS p_value,
          CASE WHEN kind = 2 THEN i_busy ELSE c_busy END / u AS busy,
@@ -298,14 +382,10 @@ fig AS (
          CASE WHEN kind = 2 THEN i_host ELSE c_host END / u AS x_host,
          CASE WHEN kind = 2 THEN i_comm ELSE c_comm END / u AS x_comm,
          CASE WHEN kind = 2 THEN i_cont ELSE c_cont END / u AS x_cont
-  FROM (SELECT r.*,
-               CASE WHEN (p_sign < 0.05E0 OR p_big < 0.05E0) AND typical > floor_e THEN 1
-                    WHEN p_big < 0.05E0 THEN 2 ELSE 0 END AS kind,
-               CAST(CASE WHEN p_big < 0.05E0 AND NOT ((p_sign < 0.05E0 OR p_big < 0.05E0)
-                                                     AND typical > floor_e)
-                         THEN CASE WHEN i_used > 0 THEN i_used ELSE 1 END
+  FROM (SELECT k.*,
+               CAST(CASE WHEN kind = 2 THEN CASE WHEN i_used > 0 THEN i_used ELSE 1 END
                          ELSE CASE WHEN c_used > 0 THEN c_used ELSE 1 END END AS DOUBLE) AS u
-        FROM rule r WHERE test = 1) x
+        FROM kinds k) x
 ),
 -- the excess (its parts add up to it) and the cause: the largest part
 -- (contention only in pass 2); pass 1 when it names a rank, else pass 2

@@ -34,9 +34,12 @@ CREATE TEMPORARY VIEW rank_steps AS
   FROM steps
   WHERE rank >= 0;
 
--- counted: all but the first skip_steps, never more than half (floor(n / 2))
+-- counted: all but the first skip_steps, never more than half (floor(n / 2));
+-- skipped: how many are not, nsteps: the rank's steps
 CREATE TEMPORARY VIEW counted AS
-  SELECT r.rank, r.step, r.start_ns, r.end_ns, r.dur_ns, r.cpu_ns, r.runq_ns,
+  SELECT r.rank, r.step, r.start_ns, r.end_ns, r.dur_ns, r.cpu_ns, r.runq_ns, r.n AS nsteps,
+         CAST(CASE WHEN p.skip_steps < (r.n - r.n % 2) / 2 THEN p.skip_steps
+                   ELSE (r.n - r.n % 2) / 2 END AS BIGINT) AS skipped,
          CASE WHEN r.step >= CASE WHEN p.skip_steps < (r.n - r.n % 2) / 2 THEN p.skip_steps
                                   ELSE (r.n - r.n % 2) / 2 END
               THEN 1 ELSE 0 END AS counted
@@ -285,7 +288,7 @@ CREATE TEMPORARY VIEW step_sets AS
 -- per step: counted or not; for a counted one, its wait and busy time
 -- (step - wait), and the measured sets
 CREATE TEMPORARY VIEW step_busy AS
-  SELECT c.rank, c.step, c.start_ns, c.dur_ns, c.counted, c.cpu_ns, c.runq_ns,
+  SELECT c.rank, c.step, c.start_ns, c.dur_ns, c.counted, c.nsteps, c.skipped, c.cpu_ns, c.runq_ns,
          CASE WHEN c.counted = 1 THEN COALESCE(p.wait_ns, 0) END AS wait_ns,
          CASE WHEN c.counted = 0 THEN NULL
               WHEN c.dur_ns > COALESCE(p.wait_ns, 0) THEN c.dur_ns - COALESCE(p.wait_ns, 0)
@@ -300,7 +303,8 @@ CREATE TEMPORARY VIEW step_busy AS
 -- the contention to take out: the step thread's run-queue time in it, at
 -- most busy (known where its CPU time is: steps.cpu_ns > 0; else 0)
 CREATE TEMPORARY VIEW step_carve AS
-  SELECT b.rank, b.step, b.start_ns, b.dur_ns, b.counted, b.wait_ns, b.busy_ns, s.gpu_comp,
+  SELECT b.rank, b.step, b.start_ns, b.dur_ns, b.counted, b.nsteps, b.skipped, b.wait_ns, b.busy_ns,
+         s.gpu_comp,
          b.comp_all_ns, b.comm_all_ns, b.busy_all_ns,
          CASE WHEN b.cpu_ns > 0 THEN 1 ELSE 0 END AS sched_known,
          CAST(b.data_ns AS DOUBLE) AS d, CAST(b.comp_ns AS DOUBLE) AS c,
@@ -333,7 +337,7 @@ CREATE TEMPORARY VIEW step_take2 AS
 -- contention is taken out of them in proportion to their size; they add
 -- up to busy
 CREATE TEMPORARY VIEW step_parts AS
-  SELECT rank, step, start_ns, dur_ns, counted, wait_ns, busy_ns, sched_known,
+  SELECT rank, step, start_ns, dur_ns, counted, nsteps, skipped, wait_ns, busy_ns, sched_known,
          comp_all_ns, comm_all_ns, busy_all_ns,
          CASE WHEN counted = 0 THEN NULL
               WHEN take1 > 0 THEN d - take1 * d / t1 ELSE d END AS data_part,

@@ -51,12 +51,18 @@ def view(gpdl, files, name, *opts):
 
 def exports(gpdl, files, out):
     """The job's SQL exports under out: {'csv': DIR, 'gzip': DIR, 'sqlite': FILE}."""
-    got = {"csv": os.path.join(out, "part"), "gzip": os.path.join(out, "part-gz"),
-           "sqlite": os.path.join(out, "job.sqlite")}
+    got = exports_of(os.path.dirname(out), os.path.basename(out))
     gprof(gpdl, "export", "--csv", "--partitioned", *files, "-o", got["csv"])
     gprof(gpdl, "export", "--csv", "--partitioned", "--gzip", *files, "-o", got["gzip"])
     gprof(gpdl, "export", "--sqlite", *files, "-o", got["sqlite"])
     return got
+
+
+def exports_of(tmp, job):
+    """The paths exports() gave the job exported under tmp/job."""
+    out = os.path.join(tmp, job)
+    return {"csv": os.path.join(out, "part"), "gzip": os.path.join(out, "part-gz"),
+            "sqlite": os.path.join(out, "job.sqlite")}
 
 
 def value(v):
@@ -272,6 +278,7 @@ def model_job(ranks, steps, slow_rank, slow_ms, jitter, gpu=0, skip=10):
 # ---- the straggler rule (lib/analysis/dist/verdict.c), in Python ----------------------------
 
 ALPHA, MATERIAL, THETA_REL, THETA_SIGMAS, OUTLIER_SIGMAS, MIN_STEPS = 0.05, 0.05, 0.05, 4.0, 5.0, 3
+CONTENTION_MISSED = 1.0
 COMP, DATA, HOST, COMM, CONT = range(5)
 
 
@@ -292,9 +299,30 @@ def binom_sf(s, m):
     return min(1.0, sum(math.comb(m, i) for i in range(s, m + 1)) / 2 ** m)
 
 
+def signflip_sf(x):
+    """dist_signflip_sf(): exact over the 16 largest of x by size (the
+    earlier first on a tie): the share of their 2^16 sign patterns whose
+    sum of s_i |x_i| is at least their sum."""
+    top = sorted(range(len(x)), key=lambda i: (-abs(x[i]), i))[:16]
+    if not top:
+        return 1.0
+    t = 0.0
+    for i in top:
+        t += x[i]
+    tol = 1e-9 * (abs(t) + 1)
+    ax = [abs(x[i]) for i in top]
+    m, ge = len(ax), 0
+    for pat in range(1 << m):
+        s = 0.0
+        for i in range(m):
+            s += ax[i] if pat >> i & 1 else -ax[i]
+        ge += s >= t - tol
+    return ge / (1 << m)
+
+
 def _middle(order, pos, n):
     """The ranks of the middle one or two of the n - 1 others of the rank at
-    place pos of order (ranks by busy time)."""
+    place pos of order (ranks by busy time), and the largest of them."""
     m = n - 1
     at = lambda j: order[j if j < pos else j + 1]  # noqa: E731
     return at((m - 1) // 2), at(m // 2), at(n - 2)
@@ -318,25 +346,35 @@ def _rule(b, part, job_step, own):
     med_busy = _median([x for row in b for x in row])
     theta = max(THETA_REL * med_busy, THETA_SIGMAS * sigma)
     cost = [sum(sav[r]) / k for r in range(n)]
-    cand = max(range(n), key=lambda r: (cost[r], -r))
+    c = max(range(n), key=lambda r: (cost[r], -r))
+    ec, sc = e[c], sav[c]
+    step_cont = [max(part[r][g][CONT] for r in range(n)) for g in range(k)]
     kept = [g for g in range(k)
-            if not (own and part[cand][g][CONT] >= abs(e[cand][g]) and part[cand][g][CONT] > 0)]
-    ec = [e[cand][g] for g in kept]
-    pos_n, neg_n = sum(x > 0 for x in ec), sum(x < 0 for x in ec)
-    bpos, bneg = sum(x > theta for x in ec), sum(x < -theta for x in ec)
-    p_sign = min(1.0, 2.0 * n * binom_sf(pos_n, pos_n + neg_n))
-    p_big = min(1.0, 2.0 * n * binom_sf(bpos, bpos + bneg))
-    material = cost[cand] > 0 and cost[cand] >= MATERIAL * job_step
+            if not (own and CONTENTION_MISSED * step_cont[g] >= abs(ec[g]) and step_cont[g] > 0)]
+    pos_n, neg_n = sum(ec[g] > 0 for g in kept), sum(ec[g] < 0 for g in kept)
+    big = [ec[g] for g in kept if abs(ec[g]) > theta]
+    held = [ec[g] for g in kept if ec[g] > theta]
+    p_sign = min(1.0, n * binom_sf(pos_n, pos_n + neg_n))
+    p_big = min(1.0, n * signflip_sf(big))
+    material = cost[c] > 0 and cost[c] >= MATERIAL * job_step
+    beyond = sum(x > theta for x in ec)
+    s_all, s_max = sum(sc), max(sc)
+    s_big = sum(sc[g] for g in range(k) if ec[g] > theta)
     typical = _median(ec)
+    floor = max(2 * sigma, THETA_REL * med_busy)
     sig = p_sign < ALPHA or p_big < ALPHA
-    if sig and typical > max(2 * sigma, THETA_REL * med_busy):
+    sporadic = (beyond * 2 < k and beyond > 1 and (s_big - s_max) * 2 > s_all - s_max
+                and typical < 0.5 * _median(held))
+    if sporadic:
+        kind = 2 if p_big < ALPHA else 0
+    elif sig and typical > floor:
         kind = 1
     elif p_big < ALPHA:
         kind = 2
     else:
         kind = 0
     p = p_big if kind == 2 else min(p_sign, p_big)
-    return {"e": e, "sav": sav, "theta": theta, "cand": cand, "kind": kind, "p": p,
+    return {"e": e, "sav": sav, "theta": theta, "floor": floor, "cand": c, "kind": kind, "p": p,
             "named": kind != 0 and material}
 
 
@@ -366,7 +404,9 @@ def _take(u, busy, part, wait, with_contention):
             cause = q
     return {"cand": c, "kind": u["kind"], "p": u["p"], "theta": u["theta"], "parts": parts,
             "excess": sum(parts), "median": f["median"] / div, "others_wait": f["wait"] / div,
-            "cause": cause, "held": sum(u["sav"][c][g] > u["theta"] for g in range(k))}
+            "cause": cause,
+            "held": sum(u["sav"][c][g] > (u["floor"] if u["kind"] == 1 else u["theta"])
+                        for g in range(k))}
 
 
 def verdict(busy, part, wait, job_step):

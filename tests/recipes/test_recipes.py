@@ -18,7 +18,9 @@ Jobs:
              path of the straggler rule: nobody (noisy, or every rank
              alike: the costs tied), intermittent, consistent
              with an outlier step, by data loading, by time outside
-             operators, busier within the noise; DuckDB and sqlite only
+             operators, busier within the noise, by CPU contention (a gloo
+             job, and a GPU job whose contention outgrows its host time),
+             by computation beside contention; DuckDB and sqlite only
              (the same SQL as on Spark), each against the view and what it
              is expected to say.
 For each: `export --csv --partitioned`, the same with --gzip, and `export
@@ -34,6 +36,7 @@ the row count of every table equals `gprof-dl info`'s record counts per
 rank, drops and damage carried in ranks (a truncated trace too).
 Exit status: 0 pass, 1 fail, 77 skip."""
 import argparse
+import csv
 import os
 import shutil
 import socket
@@ -65,6 +68,11 @@ VERDICT_JOBS = {
     "data": (30, (2, 1, 1, 2)),
     "outside": (30, (2, 2, 1, 2)),
     "small": (30, (-1, -1, 0, 2)),
+    "contention": (30, (2, 4, 1, 2)),
+    "mixed": (30, (2, 0, 1, 2)),
+    "flip": (50, (-1, -1, 0, 2)),
+    "flipmany": (60, (2, 0, 1, 2)),
+    "gpu": (30, (2, 4, 1, 2)),
 }
 FAILED = []
 T0 = time.monotonic()
@@ -366,8 +374,9 @@ def check_steps_verdict(job, res, facts):
 
 def verdict_jobs(drv, args, tmp):
     """gen-verdict-job's scenarios: the straggler rule's paths (none, none
-    with the costs tied, intermittent, consistent with an outlier, each cause, busier within the
-    noise), on DuckDB and sqlite against the view, and the view against
+    with the costs tied, intermittent, consistent with an outlier, each
+    cause, busier within the noise, CPU contention taken out of the
+    parts), on DuckDB and sqlite against the view, and the view against
     verdict() on the recipe's steps."""
     for sc, (steps, (rank, cause, kind, cand)) in VERDICT_JOBS.items():
         d = os.path.join(tmp, "v-" + sc)
@@ -401,6 +410,46 @@ def verdict_jobs(drv, args, tmp):
         if got != (rank, cause, kind) or (cand is not None and facts["candidate_rank"] != cand):
             fail([f"{job}: the view names rank {got[0]} cause {got[1]} kind {got[2]} (candidate "
                   f"{facts['candidate_rank']}), expected {rank} {cause} {kind} ({cand})"])
+
+
+def check_old_export(drv, ex, tmp, res):
+    """An export without steps.cpu_ns and runq_ns (a gprof-dl before trace
+    format 2.1's sched group): run reads them as NULL, the rows the same."""
+    import json
+    import sqlite3
+    old = os.path.join(tmp, "old-export")
+    shutil.copytree(ex["csv"], os.path.join(old, "part"))
+    path = os.path.join(old, "part", "_schema.json")
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    tables = doc["tables"]
+    cols = tables["steps"]["columns"] if isinstance(tables, dict) else \
+        next(t for t in tables if t["name"] == "steps")["columns"]
+    name = (lambda c: c["name"] if isinstance(c, dict) else c[0])
+    keep = [i for i, c in enumerate(cols) if name(c) not in ("cpu_ns", "runq_ns")]
+    if len(keep) != len(cols) - 2:
+        fail([f"the steps table has not cpu_ns and runq_ns: {[name(c) for c in cols]}"])
+        return
+    cols[:] = [cols[i] for i in keep]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    for d, _, fs in os.walk(os.path.join(old, "part", "steps")):
+        for fn in fs:
+            with open(os.path.join(d, fn), newline="", encoding="utf-8") as f:
+                rows = list(csv.reader(f))
+            with open(os.path.join(d, fn), "w", newline="", encoding="utf-8") as f:
+                csv.writer(f, lineterminator="\r\n").writerows([[r[i] for i in keep] for r in rows])
+    db = os.path.join(old, "job.sqlite")
+    shutil.copy(ex["sqlite"], db)
+    with sqlite3.connect(db) as c:
+        c.execute("ALTER TABLE steps DROP COLUMN cpu_ns")
+        c.execute("ALTER TABLE steps DROP COLUMN runq_ns")
+    for ename, e in (("duckdb", drv.DuckDB(os.path.join(old, "part"))), ("sqlite", drv.SQLite(db))):
+        for name in ("rank_time", "straggler", "step_time"):
+            got = rl.as_dicts(*drv.run_recipe(e, rl.recipes()[name], {}))
+            fail(rl.diff_rows(f"{name} on {ename} of an export without cpu_ns, runq_ns",
+                              res[name][ename], got))
+        e.close()
 
 
 def check_ddp(rows, facts):
@@ -470,6 +519,7 @@ def main():
         files = synthetic(args, tmp, "syn", SYN)
         res, rows, facts = do_job(drv, args, tmp, "synthetic", files)
         check_model("synthetic", SYN, res, rows, facts)
+        check_old_export(drv, rl.exports_of(tmp, "synthetic"), tmp, res)
         check_damaged(drv, args.gprof_dl, files, tmp)
         gfiles = synthetic(args, tmp, "gsyn", SYN_GPU)
         res, rows, facts = do_job(drv, args, tmp, "synthetic-gpu", gfiles)
