@@ -235,7 +235,7 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 		}
 	}
 	const double *e = &u->e[(size_t)u->cand * k];
-	size_t pos_n = 0, neg_n = 0, bpos = 0, bneg = 0, seen = 0, beyond = 0;
+	size_t pos_n = 0, neg_n = 0, seen = 0, beyond = 0;
 	/* its savings, those of its steps beyond the noise, the largest */
 	double s_all = 0, s_big = 0, s_max = 0;
 	double *all = xmalloc(k * sizeof(*all)), *big = xmalloc(k * sizeof(*big));
@@ -255,8 +255,6 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 		seen++;
 		pos_n += e[g] > 0;
 		neg_n += e[g] < 0;
-		bpos += e[g] > u->theta;
-		bneg += e[g] < -u->theta;
 		if (fabs(e[g]) > u->theta)
 			big[nbig++] = e[g];
 		if (e[g] > u->theta)
