@@ -12,9 +12,14 @@
  * outside operators), plus what the case adds; the step ends when the
  * slowest rank is done, so each rank waits max busy - its busy; the job's
  * step is max busy + 1 ms of transfer. CPU contention (bursty): a burst
- * hits one rank at random for 1 to 5 steps, adding U(5, 60) ms to its busy
- * time, of which the schedstat sampling sees 90 % as contention and the
- * rest lands in computation (a measurement that is not perfect).
+ * hits one rank at random for 1 to 5 steps, U(5, 60) ms a step, and either
+ * adds to its busy time, of which the schedstat sampling sees 90 % as
+ * contention and the rest lands in computation (a measurement that is not
+ * perfect), or (half the bursts) keeps it off the CPU inside the step's
+ * collective: every other rank's transfer takes that much longer, and the
+ * rank's own run-queue time is that much, of which what fits in its busy
+ * time is read as contention there (as dist.c carves it), the rest fell in
+ * what reads as its wait.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,7 +45,7 @@ enum slow { SLOW_NONE, SLOW_COMP, SLOW_DATA, SLOW_EVERY4, SLOW_STALL, SLOW_HOST,
 struct job {
 	uint32_t n;
 	size_t k;
-	double *busy, *part, *wait, *job_step;
+	double *busy, *part, *wait, *job_step, *runq;
 };
 
 static double uni(uint64_t *st)
@@ -63,14 +68,16 @@ static void make_job(struct job *j, uint32_t n, size_t k, enum slow slow, double
 	j->part = calloc(n * k * DIST_NPARTS, sizeof(double));
 	j->wait = calloc(n * k, sizeof(double));
 	j->job_step = calloc(k, sizeof(double));
+	j->runq = calloc(n * k, sizeof(double));
 	uint64_t st = seed * 7919 + 17;
-	int burst_rank = -1, burst_left = 0;
+	int burst_rank = -1, burst_left = 0, in_call = 0;
 	double burst_ms = 0;
 	for (size_t g = 0; g < k; g++) {
 		if (loaded && burst_left == 0 && uni(&st) < 0.3) {
 			burst_rank = (int)(uni(&st) * n);
 			burst_left = 1 + (int)(uni(&st) * 5);
 			burst_ms = 5 + 55 * uni(&st);
+			in_call = uni(&st) < 0.25;
 		}
 		double top = 0;
 		for (uint32_t r = 0; r < n; r++) {
@@ -94,9 +101,24 @@ static void make_job(struct job *j, uint32_t n, size_t k, enum slow slow, double
 				if (slow == SLOW_SMALL) /* busier every step, within the noise */
 					p[DIST_HOST] += ms;
 			}
-			if (burst_left && (int)r == burst_rank) {
+			if (burst_left && (int)r == burst_rank && !in_call) {
 				p[DIST_CONTENTION] += 0.9 * burst_ms;
 				p[DIST_COMP] += 0.1 * burst_ms;
+			}
+			if (burst_left && in_call && (int)r != burst_rank)
+				p[DIST_COMM] += burst_ms;
+			j->runq[r * k + g] = p[DIST_CONTENTION];
+			if (burst_left && in_call && (int)r == burst_rank) {
+				static const enum dist_part own[] = {DIST_COMP, DIST_DATA, DIST_HOST,
+								     DIST_COMM};
+				double total = 0;
+				for (int q = 0; q < 4; q++)
+					total += p[own[q]];
+				double take = fmin(burst_ms, total);
+				for (int q = 0; q < 4; q++)
+					p[own[q]] -= take * p[own[q]] / total;
+				p[DIST_CONTENTION] += take;
+				j->runq[r * k + g] = burst_ms;
 			}
 			double b = 0;
 			for (int q = 0; q < DIST_NPARTS; q++)
@@ -113,6 +135,7 @@ static void make_job(struct job *j, uint32_t n, size_t k, enum slow slow, double
 	for (size_t i = 0; i < n * k; i++) {
 		j->busy[i] *= MS;
 		j->wait[i] *= MS;
+		j->runq[i] *= MS;
 		for (int q = 0; q < DIST_NPARTS; q++)
 			j->part[i * DIST_NPARTS + q] *= MS;
 	}
@@ -126,11 +149,12 @@ static void job_free(struct job *j)
 	free(j->part);
 	free(j->wait);
 	free(j->job_step);
+	free(j->runq);
 }
 
 static void verdict_of(struct dist_verdict *v, const struct job *j)
 {
-	struct dist_steps_in in = {j->n, j->k, j->busy, j->part, j->wait, j->job_step};
+	struct dist_steps_in in = {j->n, j->k, j->busy, j->part, j->wait, j->job_step, j->runq};
 	dist_verdict_compute(v, &in);
 	if (v->cand >= 0) { /* the parts always add up to the excess */
 		double sum = 0;
@@ -193,18 +217,23 @@ static void test_balanced(void **state)
 	}
 	/* rank 1 busier by 1 ms (4 %) in every step, and one burst of
 	 * contention-free noise: real, but neither material nor beyond the
-	 * noise in a typical step */
+	 * noise in a typical step; beside the load, in at most 1 % of the
+	 * seeds, named for it (the truth, its cost pushed over 5 % by the
+	 * bursts) */
 	struct rates q = run(2, 30, SLOW_SMALL, 1, 0, DIST_HOST, DIST_KIND_CONSISTENT);
 	struct rates l = run(2, 30, SLOW_SMALL, 1, 1, DIST_HOST, DIST_KIND_CONSISTENT);
 	print("rank 1 +1 ms outside, quiet", &q);
 	print("rank 1 +1 ms outside, loaded", &l);
 	assert_int_equal(q.named_right + q.contention, 0);
-	assert_int_equal(l.named_other_cause, 0);
+	assert_true(l.named_other_cause <= SEEDS / 100);
 }
 
 /* Slowed: named with the right cause and kind in at least 99 % of the
- * seeds quiet, 95 % loaded; 10 steps beside the load is printed, and named
- * in most seeds (too few steps to be sure when bursts hit half of them). */
+ * seeds quiet, 95 % loaded (90 % for every 4th step: of its 30 steps 8 are
+ * slowed, and the steps where a burst could make the excess, about half,
+ * say nothing of its own work); 10 steps beside the load is printed, and
+ * named right in 45 % (too few steps to be sure when bursts hit half of
+ * them). */
 static void test_slowed(void **state)
 {
 	(void)state;
@@ -231,8 +260,10 @@ static void test_slowed(void **state)
 					     cases[c].cause, cases[c].kind);
 			print(what, &x);
 			assert_int_equal(x.wrong, 0);
-			unsigned want = !loaded ? SEEDS * 99 / 100 : cases[c].k < 30 ? SEEDS * 6 / 10
-										    : SEEDS * 95 / 100;
+			unsigned want = !loaded			  ? SEEDS * 99 / 100
+					: cases[c].k < 30		  ? SEEDS * 45 / 100
+					: cases[c].slow == SLOW_EVERY4 ? SEEDS * 90 / 100
+									  : SEEDS * 95 / 100;
 			if (x.right_cause < want)
 				fail_msg("%s: right in %u of %d", what, x.right_cause, SEEDS);
 		}

@@ -343,15 +343,18 @@ static void dist_straggler(struct job_dist *d)
 	double *busy = xmalloc(cells * sizeof(*busy));
 	double *wait = xmalloc(cells * sizeof(*wait));
 	double *part = xmalloc(cells * DIST_NPARTS * sizeof(*part));
+	double *runq = xmalloc(cells * sizeof(*runq));
 	for (uint32_t ri = 0; ri < n; ri++)
 		for (size_t g = 0; g < k; g++) {
 			const struct dist_step *st = &d->r[ri].step[job_dist_slot(d, ri, g)];
 			busy[ri * k + g] = (double)dist_sub0(st->len, st->wait);
 			wait[ri * k + g] = (double)st->wait;
+			runq[ri * k + g] = (double)st->runq;
 			memcpy(&part[(ri * k + g) * DIST_NPARTS], st->part, sizeof(st->part));
 		}
-	struct dist_steps_in in = {n, k, busy, part, wait, d->job_step};
+	struct dist_steps_in in = {n, k, busy, part, wait, d->job_step, runq};
 	dist_verdict_compute(&d->v, &in);
+	free(runq);
 	free(busy);
 	free(wait);
 	free(part);

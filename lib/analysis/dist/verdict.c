@@ -148,15 +148,33 @@ static void others_middle(const struct ranked *s, uint32_t n, uint32_t p, const 
 
 /* ---- the rule on one measure of busy time ------------------------------------ */
 
-/* The largest contention of any rank in step g: what the sampling may have
- * missed of it (DIST_CONTENTION_MISSED of it) could make an excess of that
- * size, of the rank or against it. */
-static double step_contention(const struct dist_steps_in *in, size_t g)
+/* The largest contention of any rank in step g (the part of it in busy
+ * time), but rank `but`'s (UINT32_MAX: none), and the largest whole
+ * run-queue time of any other rank where known. */
+static void step_contention(const struct dist_steps_in *in, size_t g, uint32_t but, double *cont,
+			    double *runq)
 {
-	double m = 0;
-	for (uint32_t r = 0; r < in->n; r++)
-		m = fmax(m, in->part[((size_t)r * in->k + g) * DIST_NPARTS + DIST_CONTENTION]);
-	return m;
+	*cont = *runq = 0;
+	for (uint32_t r = 0; r < in->n; r++) {
+		size_t at = (size_t)r * in->k + g;
+		*cont = fmax(*cont, in->part[at * DIST_NPARTS + DIST_CONTENTION]);
+		if (in->runq && r != but)
+			*runq = fmax(*runq, in->runq[at]);
+	}
+}
+
+/* Whether rank c's excess e in step g may be contention's alone: what the
+ * sampling missed of the step's largest contention (DIST_CONTENTION_MISSED
+ * of it, of the rank or against it) could make it; or another rank kept
+ * off the CPU while in a collective (in what reads as its wait) held the
+ * transfer back as long, and its own work, carved of that contention,
+ * reads as less than it was (DIST_STARVED of its whole run-queue time). */
+static int contended(const struct dist_steps_in *in, size_t g, uint32_t c, double e)
+{
+	double cont, runq;
+	step_contention(in, g, c, &cont, &runq);
+	return (cont > 0 && DIST_CONTENTION_MISSED * cont >= fabs(e)) ||
+	       (runq > 0 && DIST_STARVED * runq >= fabs(e));
 }
 
 struct rule {
@@ -249,8 +267,7 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 		s_all += u->sav[at];
 		s_big += e[g] > u->theta ? u->sav[at] : 0;
 		s_max = u->sav[at] > s_max ? u->sav[at] : s_max;
-		if (own && DIST_CONTENTION_MISSED * step_contention(in, g) >= fabs(e[g]) &&
-		    step_contention(in, g) > 0)
+		if (own && contended(in, g, (uint32_t)u->cand, e[g]))
 			continue;
 		seen++;
 		pos_n += e[g] > 0;
@@ -371,9 +388,10 @@ static void figures(struct dist_verdict *v, const struct dist_steps_in *in, int 
 }
 
 /* Sets v's candidate and steps from u, and its figures; the cost over all
- * steps on busy time (what the job really lost). */
+ * steps on busy time, communication up to the step's least (paced: what
+ * the job really lost to the rank). */
 static void take(struct dist_verdict *v, const struct rule *u, const struct dist_steps_in *in,
-		 int with_contention)
+		 const double *paced, int with_contention)
 {
 	const size_t k = in->k;
 	v->cand = u->cand;
@@ -400,7 +418,7 @@ static void take(struct dist_verdict *v, const struct rule *u, const struct dist
 	used_steps(v, u, k);
 	figures(v, in, with_contention);
 	struct rule total;
-	rule_run(&total, in->busy, in, v->job_step, 0);
+	rule_run(&total, paced, in, v->job_step, 0);
 	double cost = 0;
 	for (size_t g = 0; g < k; g++)
 		cost += total.sav[(size_t)u->cand * k + g];
@@ -430,23 +448,36 @@ void dist_verdict_compute(struct dist_verdict *v, const struct dist_steps_in *in
 		v->job_step += in->job_step[g];
 	v->job_step /= (double)k;
 
-	/* the rank's own work first: busy time less contention */
-	double *own = xmalloc(n * k * sizeof(*own));
-	for (size_t i = 0; i < n * k; i++)
-		own[i] = in->busy[i] - in->part[i * DIST_NPARTS + DIST_CONTENTION];
+	/* busy time less communication beyond the step's least: a
+	 * collective's transfer goes at the pace of its slowest rank, so a
+	 * rank that spent longer in it than another waited for someone (one
+	 * kept off the CPU, whose own time in the call is contention) and did
+	 * not work; the rank's own work first: that less contention */
+	double *paced = xmalloc(n * k * sizeof(*paced)), *own = xmalloc(n * k * sizeof(*own));
+	for (size_t g = 0; g < k; g++) {
+		double least = INFINITY;
+		for (uint32_t r = 0; r < n; r++)
+			least = fmin(least, in->part[((size_t)r * k + g) * DIST_NPARTS + DIST_COMM]);
+		for (uint32_t r = 0; r < n; r++) {
+			size_t i = (size_t)r * k + g;
+			const double *p = &in->part[i * DIST_NPARTS];
+			paced[i] = in->busy[i] - (p[DIST_COMM] - least);
+			own[i] = paced[i] - p[DIST_CONTENTION];
+		}
+	}
 	struct rule u;
 	rule_run(&u, own, in, v->job_step, 1);
 	free(own);
 	int named = u.kind != DIST_KIND_NONE && u.material;
-	take(v, &u, in, 0);
+	take(v, &u, in, paced, 0);
 	if (!named) {
 		struct rule t;
-		rule_run(&t, in->busy, in, v->job_step, 0);
+		rule_run(&t, paced, in, v->job_step, 0);
 		if (t.kind != DIST_KIND_NONE && t.material) {
 			struct dist_verdict w = *v;
 			w.held = xcalloc(k, 1);
 			w.in = xcalloc(k, 1);
-			take(&w, &t, in, 1);
+			take(&w, &t, in, paced, 1);
 			if (w.cause == DIST_CONTENTION) {
 				dist_verdict_free(v);
 				*v = w;
@@ -459,6 +490,7 @@ void dist_verdict_compute(struct dist_verdict *v, const struct dist_steps_in *in
 		rule_free(&t);
 	}
 	rule_free(&u);
+	free(paced);
 	if (!named)
 		v->code = DIST_NOISE;
 	else if (v->others_wait < v->excess / 2)

@@ -89,6 +89,8 @@ enum dist_part {
 #define DIST_MIN_STEPS 3        /* fewer compared steps: no verdict */
 #define DIST_CONTENTION_MISSED 1.0 /* how much of a step's contention its effects may exceed
 				    * what the sampling saw by (see below) */
+#define DIST_STARVED 1.5 /* how much a rank kept off the CPU in a collective may make another's
+			  * excess, of its whole run-queue time (verdict.c) */
 
 struct dist_steps_in {
 	uint32_t n;             /* ranks */
@@ -97,6 +99,9 @@ struct dist_steps_in {
 	const double *part;     /* [(r * k + g) * DIST_NPARTS + p], adding up to busy */
 	const double *wait;     /* [r * k + g], ns */
 	const double *job_step; /* [g]: the job's time for step g, ns */
+	const double *runq;     /* [r * k + g], ns: the step thread's whole run-queue time in the
+				 * step, in its waits too (the contention part is what of it
+				 * fell in busy time); NULL: only the contention part is known */
 };
 
 enum dist_verdict_code {

@@ -510,7 +510,8 @@ struct table *job_dist_table(const struct job_dist *d, const struct view *v,
 	table_note(t, "Straggler rule: step by step, each rank's busy time against the median of the "
 		      "others'; a rank is named when the time it cost the job is at least %.0f %% of "
 		      "the job's step, a sign test over its steps (or a sign-flip test over those beyond "
-		      "the noise) gives p < %.2g / %u ranks, and the others wait for it; CPU "
+		      "the noise) gives p < %.2g / %u ranks, and the others wait for it; "
+		      "communication counts up to the step's least (the rest is waiting), CPU "
 		      "contention is taken out first (gprof-dl-summary(1)).",
 		   100 * DIST_MATERIAL, DIST_ALPHA, d->n);
 	table_note(t, "A rank ended early: a non-zero exit status, killed, or fewer steps than the "
