@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,8 +233,18 @@ struct sqlite_export *sqlite_export_open(const char *path, char *err, size_t err
 	 * a fifth of an insert. Only takes effect before sqlite's first use. */
 	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	/* created here, so that close may remove it: never someone else's file */
+	/* created here, so that close may remove it: never someone else's file;
+	 * or an empty file the caller made for it (common/outfile.h's temporary
+	 * file, renamed into place by the caller once finished) */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	struct stat st;
+	if (fd < 0 && errno == EEXIST &&
+	    (fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	    (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)) {
+		close(fd);
+		fd = -1;
+		errno = EEXIST;
+	}
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
 		return NULL;
