@@ -1535,7 +1535,7 @@ static int export_sqlite(const struct export_opts *o, const struct job *j)
 		goto out;
 	}
 	outfile_close(&of, NULL, 0); /* sqlite writes it through its own name */
-	struct sqlite_export *s = sqlite_export_open(of.tmp, err, sizeof(err));
+	struct sqlite_export *s = sqlite_export_open_as(of.tmp, out, err, sizeof(err));
 	if (!s) {
 		outfile_abort(&of);
 		error("%s", err);
