@@ -21,6 +21,7 @@
  * cannot be written; 2 usage.
  */
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "lib/analysis/diff.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/views/perf.h"
@@ -28,6 +29,7 @@
 #include "lib/analysis/summary.h"
 #include "common/error.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,7 @@ static const char diff_usage[] =
 	"  --format FORMAT    text (default), csv or json\n"
 	"  --mixed-jobs       take a side's rank files of different jobs as one job\n"
 	"  -o, --output OUT   write to OUT instead of standard output\n"
+	"  -f, --force        overwrite OUT if it exists\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"See gprof-dl-diff(1) for the columns and the CSV and JSON layouts.\n";
@@ -72,6 +75,7 @@ static const char diff_usage[] =
 struct diff_cmd {
 	struct diff_opts d;
 	const char *output;
+	int force;
 };
 
 
@@ -103,6 +107,7 @@ static const struct option diff_options[] = {
 	{"b", required_argument, NULL, OPT_SIDE_B},
 	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	{"output", required_argument, NULL, 'o'},
+	{"force", no_argument, NULL, 'f'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -159,7 +164,7 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 	int nloose = 0, marked = 0;
 	opterr = 0;
 	optind = 1;
-	while ((c = cmd_getopt_long(argc, argv, "-:o:h", diff_options, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, "-:o:fh", diff_options, NULL)) != -1) {
 		switch (c) {
 		case 1: /* a file */
 			if (side < 0)
@@ -203,6 +208,9 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 			break;
 		case 'o':
 			cmd->output = optarg;
+			break;
+		case 'f':
+			cmd->force = 1;
 			break;
 		case 'h':
 			fputs(diff_usage, stdout);
@@ -253,7 +261,32 @@ int cmd_diff(int argc, char **argv)
 	if (diff_parse(argc, argv, &c) < 0)
 		return 0;
 	progress_enable(1); /* only shown on a terminal, after a second */
-	int rc = diff_files(&c.d, c.output, NULL);
+	int rc;
+	if (!c.output || strcmp(c.output, "-") == 0) {
+		rc = diff_files(&c.d, NULL, NULL);
+	} else {
+		/* a temporary file beside OUT, renamed to it when whole (output.h) */
+		int n = c.d.nfiles[0] + c.d.nfiles[1];
+		const char **in = xcalloc(n ? n : 1, sizeof(*in));
+		for (int k = 0, i = 0; k < 2; k++)
+			for (int m = 0; m < (int)c.d.nfiles[k]; m++)
+				in[i++] = c.d.files[k][m];
+		struct outfile of;
+		rc = cmd_output_open(&of, c.output, c.force, in, n) != 0;
+		free(in);
+		FILE *f = rc ? NULL : outfile_fdopen(&of);
+		if (!rc && !f)
+			rc = cmd_output_fail(&of, errno) != 0;
+		if (!rc) {
+			rc = diff_files(&c.d, NULL, f);
+			if (rc && ferror(f))
+				cmd_output_fail(&of, errno);
+			else if (rc)
+				outfile_abort(&of); /* said why: an unreadable trace */
+			else
+				rc = cmd_output_commit(&of) != 0;
+		}
+	}
 	free(c.d.files[0]);
 	free(c.d.files[1]);
 	return rc;

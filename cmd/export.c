@@ -40,6 +40,7 @@
  * written in full (partial files are removed), 2 usage.
  */
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "lib/analysis/store/capture.h"
 #include "formats/async_out.h"
 #include "formats/chrome/chrome_writer.h"
@@ -291,76 +292,43 @@ static char *default_output(const char *input, const char *suffix)
 	return out;
 }
 
-/* Whether st is one of the traces being exported. */
-static int is_input(const struct export_opts *o, const struct stat *st)
+/* Opens the output's temporary file (cmd/output.h: renamed to path when
+ * whole, so an export that fails or is killed leaves the old file or none;
+ * a pipe, a terminal or /dev/null is written in place, --force or not);
+ * NULL after an error message. */
+static FILE *open_output(struct outfile *of, const char *path, const struct export_opts *o)
 {
-	struct stat in;
-	for (int i = 0; i < o->ninputs; i++)
-		if (stat(o->inputs[i], &in) == 0 && in.st_dev == st->st_dev &&
-		    in.st_ino == st->st_ino)
-			return 1;
-	return 0;
-}
-
-/* Opens the output; NULL after an error message. *removable says whether
- * a failed export may delete it: a regular file, never a device (-o /dev/full
- * run as root must not remove /dev/full). */
-static FILE *open_output(const char *path, const struct export_opts *o, int *removable)
-{
-	struct stat out;
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL);
-	if (stat(path, &out) == 0) {
-		if (is_input(o, &out)) {
-			error("'%s' is the trace being exported; choose another output", path);
-			return NULL;
-		}
-		/* --force guards files; a pipe, a terminal or /dev/null loses
-		 * nothing when written to (-o /dev/stdout, -o >(gzip >t.json.gz)) */
-		if (!S_ISREG(out.st_mode))
-			flags = O_WRONLY | O_CLOEXEC;
-		else if (!o->force) {
-			error("'%s' exists; use --force to overwrite it, or -o to choose another name",
-			      path);
-			return NULL;
-		}
-	}
-	int fd = open(path, flags, 0666);
-	if (fd < 0) {
-		error("cannot create '%s': %s", path, strerror(errno));
+	if (cmd_output_open(of, path, o->force, (const char *const *)o->inputs, o->ninputs) != 0)
+		return NULL;
+	/* a file: written on a thread while the next block is formatted */
+	of->f = of->tmp ? async_out_fdopen(of->fd, EXPORT_BUFFER) : fdopen(of->fd, "w");
+	if (!of->f) {
+		cmd_output_fail(of, errno);
 		return NULL;
 	}
-	*removable = fstat(fd, &out) == 0 && S_ISREG(out.st_mode);
-	/* a file: written on a thread while the next block is formatted */
-	FILE *f = *removable ? async_out_fdopen(fd, EXPORT_BUFFER) : fdopen(fd, "w");
-	if (!f) {
-		error("cannot create '%s': %s", path, strerror(errno));
-		close(fd);
-		if (*removable)
-			unlink(path);
-	}
-	return f;
+	return of->f;
 }
 
-/* Flushes and closes the output; -1 after an error message when any write
- * failed, the one that stopped the export (failed) included. */
-static int close_output(FILE *f, const char *path, int to_stdout, int removable, int failed)
+/* Flushes and closes the output, renamed into place; -1 after an error
+ * message when any write failed, the one that stopped the export (failed)
+ * included (the temporary file is removed then). */
+static int close_output(FILE *f, struct outfile *of, int to_stdout, int failed)
 {
 	int e = 0;
+	if (!to_stdout) {
+		if (failed)
+			return cmd_output_fail(of, errno);
+		return cmd_output_commit(of);
+	}
 	errno = 0;
 	if (fflush(f) != 0 || ferror(f) || failed)
 		e = errno ? errno : EIO;
-	if (!to_stdout && fclose(f) != 0 && !e)
-		e = errno ? errno : EIO;
 	if (!e)
 		return 0;
-	error("cannot write '%s': %s", to_stdout ? "standard output" : path, strerror(e));
-	if (to_stdout) {
-		/* said once here; main's own check of stdout must not say it again */
-		__fpurge(f);
-		clearerr(f);
-	} else if (removable) {
-		unlink(path); /* a short JSON file is worse than none */
-	}
+	error("cannot write '%s': %s", "standard output", strerror(e));
+	/* said once here; main's own check of stdout must not say it again */
+	__fpurge(f);
+	clearerr(f);
 	return -1;
 }
 
@@ -564,7 +532,8 @@ static int find_steps(const struct export_opts *o)
 struct chrome_out {
 	char *defname;
 	const char *path;
-	int to_stdout, removable;
+	int to_stdout;
+	struct outfile of;
 	FILE *f;
 };
 
@@ -572,10 +541,11 @@ static int chrome_out_open(struct chrome_out *c, const struct export_opts *o)
 {
 	static char buffer[EXPORT_BUFFER];
 	memset(c, 0, sizeof(*c));
+	c->of.fd = c->of.slot = -1;
 	c->defname = o->output ? NULL : default_output(o->inputs[0], ".json");
 	c->path = o->output ? o->output : c->defname;
 	c->to_stdout = strcmp(c->path, "-") == 0;
-	c->f = c->to_stdout ? stdout : open_output(c->path, o, &c->removable);
+	c->f = c->to_stdout ? stdout : open_output(&c->of, c->path, o);
 	if (!c->f) {
 		free(c->defname);
 		return -1;
@@ -586,9 +556,17 @@ static int chrome_out_open(struct chrome_out *c, const struct export_opts *o)
 
 static int chrome_out_close(struct chrome_out *c, int failed)
 {
-	int rc = close_output(c->f, c->path, c->to_stdout, c->removable, failed);
+	int rc = close_output(c->f, &c->of, c->to_stdout, failed);
 	free(c->defname);
 	return rc;
+}
+
+/* After an unreadable input: no output at all (the old one, if any, left be). */
+static void chrome_out_drop(struct chrome_out *c)
+{
+	if (!c->to_stdout)
+		outfile_abort(&c->of);
+	free(c->defname);
 }
 
 static int export_chrome(const struct export_opts *o, struct trace_reader *r)
@@ -941,11 +919,7 @@ static int export_chrome_job(const struct export_opts *o, const struct job *j)
 	free(cs.v);
 	names_free(&cs.names);
 	if (rc > 0) { /* an unreadable part: no half a job on disk */
-		if (!out.to_stdout)
-			fclose(out.f);
-		if (out.removable)
-			unlink(out.path);
-		free(out.defname);
+		chrome_out_drop(&out);
 		return 1;
 	}
 	char *path = out.to_stdout ? NULL : xstrdup(out.path);
@@ -960,12 +934,17 @@ static int export_chrome_job(const struct export_opts *o, const struct job *j)
 
 #define CSV_BUFFER (1u << 18) /* per file: thirteen are open at once */
 
+/* Each file is written to a temporary file in the directory
+ * (cmd/output.h), all of them renamed into place only once every file of
+ * every directory of the export is whole (csv_dir_commit): a failed or
+ * interrupted export leaves the old files as they were. */
 struct csv_dir {
 	char *dir;
 	char **paths;   /* every file this export writes */
-	FILE **files;
+	struct outfile *files;
 	unsigned n, cap;
 	int made_dir;   /* the directory is this run's: removed again on failure */
+	int said;       /* a write failed and was said: one line per failure */
 };
 
 static char *join(const char *dir, const char *name)
@@ -984,7 +963,7 @@ static void csv_dir_add(struct csv_dir *d, const char *name)
 		d->files = xrealloc(d->files, d->cap * sizeof(*d->files));
 	}
 	d->paths[d->n] = join(d->dir, name);
-	d->files[d->n++] = NULL;
+	d->files[d->n++] = (struct outfile){.fd = -1, .slot = -1};
 }
 
 /* mkdir -p: 0, or -1 after a message. */
@@ -1020,12 +999,13 @@ static int make_dir(const char *dir, int *made)
 static int csv_dir_check(const struct csv_dir *d, const struct export_opts *o)
 {
 	struct stat out;
+	char err[2048];
 	for (unsigned i = 0; i < d->n; i++) {
-		if (stat(d->paths[i], &out) != 0)
+		if (outfile_check_inputs(d->paths[i], (const char *const *)o->inputs, o->ninputs,
+					 err, sizeof(err)) != 0)
+			return error("%s", err);
+		if (lstat(d->paths[i], &out) != 0)
 			continue;
-		if (is_input(o, &out))
-			return error("'%s' is the trace being exported; choose another directory",
-				     d->paths[i]);
 		if (!o->force)
 			return error("'%s' exists; use --force to overwrite the files in '%s', or "
 				     "-o to choose another directory",
@@ -1036,62 +1016,62 @@ static int csv_dir_check(const struct csv_dir *d, const struct export_opts *o)
 
 static FILE *csv_dir_open(struct csv_dir *d, unsigned i, int force)
 {
-	int fd = open(d->paths[i], O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL),
-		      0666);
-	FILE *f = fd < 0 ? NULL : async_out_fdopen(fd, CSV_BUFFER);
-	if (!f) {
-		error("cannot create '%s': %s", d->paths[i], strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	char err[2048];
+	struct outfile *of = &d->files[i];
+	if (outfile_open(of, d->paths[i], force ? OUTFILE_FORCE : 0, 0666, err, sizeof(err)) != 0) {
+		d->said = 1;
+		error("%s", err);
 		return NULL;
 	}
-	d->files[i] = f;
-	return f;
+	of->f = async_out_fdopen(of->fd, CSV_BUFFER);
+	if (!of->f) {
+		d->said = 1;
+		cmd_output_fail(of, errno);
+		return NULL;
+	}
+	return of->f;
 }
 
-/* Flushes and closes f, written to path: 0, or -1 after a message when a
- * write failed (a full disk shows at the flush or the close). */
-static int close_written(FILE *f, const char *path)
-{
-	int e = 0;
-	errno = 0;
-	if (fflush(f) != 0 || ferror(f))
-		e = errno ? errno : EIO;
-	if (fclose(f) != 0 && !e)
-		e = errno ? errno : EIO;
-	if (!e)
-		return 0;
-	return error("cannot write '%s': %s", path, strerror(e));
-}
-
-/* Closes file i; -1 after a message when any write to it failed. */
+/* Flushes and closes file i (renamed into place later, by csv_dir_commit);
+ * -1 when any write to it failed, said in one line for the directory. */
 static int csv_dir_close(struct csv_dir *d, unsigned i)
 {
-	FILE *f = d->files[i];
-	if (!f)
+	char err[2048];
+	if (d->files[i].fd < 0)
 		return 0;
-	d->files[i] = NULL;
-	return close_written(f, d->paths[i]);
+	if (outfile_close(&d->files[i], err, sizeof(err)) == 0)
+		return 0;
+	if (!d->said)
+		error("%s", err);
+	d->said = 1;
+	return -1;
 }
 
-/* After a failure: nothing half-written stays. */
+/* Every file renamed into place: 0, or -1 after a message. */
+static int csv_dir_commit(struct csv_dir *d)
+{
+	for (unsigned i = 0; i < d->n; i++)
+		if (d->files[i].path && cmd_output_commit(&d->files[i]) != 0)
+			return -1;
+	return 0;
+}
+
+/* After a failure: the temporary files removed, the old files left as they
+ * were, the directory removed when this run made it (and it is empty). */
 static void csv_dir_remove(struct csv_dir *d)
 {
-	for (unsigned i = 0; i < d->n; i++) {
-		if (d->files[i]) {
-			fclose(d->files[i]);
-			d->files[i] = NULL;
-		}
-		unlink(d->paths[i]);
-	}
+	for (unsigned i = 0; i < d->n; i++)
+		outfile_abort(&d->files[i]);
 	if (d->made_dir)
 		rmdir(d->dir);
 }
 
 static void csv_dir_free(struct csv_dir *d)
 {
-	for (unsigned i = 0; i < d->n; i++)
+	for (unsigned i = 0; i < d->n; i++) {
+		outfile_abort(&d->files[i]); /* nothing, once committed */
 		free(d->paths[i]);
+	}
 	free(d->paths);
 	free(d->files);
 	free(d->dir);
@@ -1120,7 +1100,7 @@ static int csv_raw(struct csv_dir *d, struct trace_reader *r, const struct expor
 	FILE *outs[CSV_FILE_COUNT];
 	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
 		if (!(outs[i] = csv_dir_open(d, i, force)))
-			return -1;
+			return -1; /* csv_dir_remove closes the ones open */
 	struct export_writer *w = csv_export_new(outs);
 	writer_setup(w);
 	int failed = export_writer_run_part(w, r, f) != 0;
@@ -1211,7 +1191,8 @@ static int csv_write_dir(struct csv_dir *d, const struct export_opts *o, const c
 	uint64_t events = 0;
 	int rc = -1;
 	if (make_dir(d->dir, &d->made_dir) == 0 && csv_raw(d, r, f, o->force, &events) == 0 &&
-	    (o->no_summary || csv_summary(d, input, j, p, o->force) == 0))
+	    (o->no_summary || csv_summary(d, input, j, p, o->force) == 0) &&
+	    (j || csv_dir_commit(d) == 0)) /* a job's, once every part is whole */
 		rc = 0;
 	*written += events;
 	if (rc == 0)
@@ -1279,6 +1260,9 @@ static int export_csv_job(const struct export_opts *o, struct job *j)
 		if (rc != 0)
 			goto out;
 	}
+	for (uint32_t p = 0; p < j->nparts; p++)
+		if (csv_dir_commit(&d[p]) != 0)
+			goto out;
 	status = 0;
 	fprintf(stderr, "gprof-dl: wrote %u directories to '%s' (%llu events)\n", j->nparts,
 		text_clean(err_root, sizeof(err_root), root), (unsigned long long)events);
@@ -1355,10 +1339,14 @@ static void sql_said(const struct job *j, uint64_t events, const char *out)
  * file i; other[] the same name with the other suffix (.csv for .csv.gz),
  * which an engine reading DIR/<table>/ would count twice; made[] says which
  * this run has created or truncated, the ones a failure removes. */
+/* Each file written to a temporary file beside it (cmd/output.h), all
+ * renamed into place once every part is whole: a failed or interrupted
+ * export leaves the old files as they were. */
 struct partition {
 	char *dir;
 	char **path, **other;
-	unsigned char *made;
+	struct outfile *of;
+	int said; /* a write failed and was said: one line per failure */
 	uint32_t nfiles;
 	struct csv_partition_dirs dirs;
 };
@@ -1369,7 +1357,7 @@ static void partition_names(struct partition *pt, const struct export_opts *o,
 	pt->nfiles = j->nparts * CSV_FILE_COUNT;
 	pt->path = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->path));
 	pt->other = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->other));
-	pt->made = xcalloc(pt->nfiles ? pt->nfiles : 1, 1);
+	pt->of = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->of));
 	for (uint32_t p = 0; p < j->nparts; p++) {
 		const struct job_rank *r = &j->ranks[p];
 		const char *host = j->files[r->file].host;
@@ -1377,6 +1365,7 @@ static void partition_names(struct partition *pt, const struct export_opts *o,
 			uint32_t k = p * CSV_FILE_COUNT + i;
 			pt->path[k] = csv_partition_path(pt->dir, i, r->rank, host, r->pid, o->gzip);
 			pt->other[k] = csv_partition_path(pt->dir, i, r->rank, host, r->pid, !o->gzip);
+			pt->of[k] = (struct outfile){.fd = -1, .slot = -1};
 		}
 	}
 }
@@ -1384,12 +1373,13 @@ static void partition_names(struct partition *pt, const struct export_opts *o,
 static void partition_free(struct partition *pt)
 {
 	for (uint32_t k = 0; k < pt->nfiles; k++) {
+		outfile_abort(&pt->of[k]); /* nothing, once committed */
 		free(pt->path[k]);
 		free(pt->other[k]);
 	}
 	free(pt->path);
 	free(pt->other);
-	free(pt->made);
+	free(pt->of);
 	csv_partition_dirs_free(&pt->dirs);
 	free(pt->dir);
 }
@@ -1401,6 +1391,7 @@ static int partition_check(const struct partition *pt, const struct export_opts 
 			   const struct job *j)
 {
 	struct stat st;
+	char err[2048];
 	for (uint32_t p = 0; p < j->nparts; p++)
 		for (uint32_t q = p + 1; q < j->nparts; q++)
 			if (j->ranks[p].rank == j->ranks[q].rank && /* only -1 repeats */
@@ -1412,11 +1403,11 @@ static int partition_check(const struct partition *pt, const struct export_opts 
 	for (uint32_t k = 0; k < pt->nfiles; k++) {
 		for (int other = 0; other < 2; other++) {
 			const char *path = other ? pt->other[k] : pt->path[k];
-			if (stat(path, &st) != 0)
+			if (outfile_check_inputs(path, (const char *const *)o->inputs, o->ninputs,
+						 err, sizeof(err)) != 0)
+				return error("%s", err);
+			if (lstat(path, &st) != 0)
 				continue;
-			if (is_input(o, &st))
-				return error("'%s' is a trace being exported; choose another directory",
-					     path);
 			if (!o->force)
 				return error("'%s' exists; --force overwrites", path);
 		}
@@ -1432,26 +1423,32 @@ static FILE *partition_open(struct partition *pt, uint32_t k, const struct expor
 		error("%s", err);
 		return NULL;
 	}
-	int fd = open(pt->path[k], O_WRONLY | O_CREAT | O_CLOEXEC | (o->force ? O_TRUNC : O_EXCL),
-		      0666);
-	if (fd < 0) {
-		error("cannot create '%s': %s", pt->path[k], strerror(errno));
+	struct outfile *of = &pt->of[k];
+	if (outfile_open(of, pt->path[k], o->force ? OUTFILE_FORCE : 0, 0666, err, sizeof(err)) != 0) {
+		pt->said = 1;
+		error("%s", err);
 		return NULL;
 	}
-	pt->made[k] = 1;
-	FILE *f = o->gzip ? csv_partition_gzip(fd, PARTITION_GZIP_LEVEL)
-			  : async_out_fdopen(fd, CSV_BUFFER);
-	if (!f) {
-		error("cannot create '%s': %s", pt->path[k], strerror(errno));
-		close(fd);
+	of->f = o->gzip ? csv_partition_gzip(of->fd, PARTITION_GZIP_LEVEL)
+			: async_out_fdopen(of->fd, CSV_BUFFER);
+	if (!of->f) {
+		pt->said = 1;
+		cmd_output_fail(of, errno);
 	}
-	return f;
+	return of->f;
 }
 
-/* Closes f, file k: -1 after a message when a write to it failed. */
-static int partition_close(const struct partition *pt, uint32_t k, FILE *f)
+/* Closes file k (renamed into place at the end): -1 when a write to it
+ * failed, said in one line for the export. */
+static int partition_close(struct partition *pt, uint32_t k)
 {
-	return close_written(f, pt->path[k]);
+	char err[2048];
+	if (pt->of[k].fd < 0 || outfile_close(&pt->of[k], err, sizeof(err)) == 0)
+		return 0;
+	if (!pt->said)
+		error("%s", err);
+	pt->said = 1;
+	return -1;
 }
 
 /* Part p's files: 0, 1 when its trace cannot be read, -1 when a file could
@@ -1473,12 +1470,12 @@ static int partition_part(struct partition *pt, const struct export_opts *o,
 		export_writer_destroy(w);
 	}
 	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
-		if (outs[i] && partition_close(pt, k0 + i, outs[i]) != 0) {
+		if (outs[i] && partition_close(pt, k0 + i) != 0) {
 			said = 1;
 			if (rc == 0)
 				rc = -1;
 		}
-	if (rc < 0 && !said)
+	if (rc < 0 && !said && !pt->said)
 		error("cannot write the files of part %u in '%s'", p, pt->dir);
 	return rc;
 }
@@ -1498,6 +1495,9 @@ static int export_partitioned(const struct export_opts *o, const struct job *j)
 		rc = partition_part(&pt, o, j, p, &events);
 	if (rc == 0 && csv_partition_write_schema(pt.dir, err, sizeof(err)) != 0)
 		rc = error("%s", err);
+	for (uint32_t k = 0; k < pt.nfiles && rc == 0; k++)
+		if (pt.of[k].path && cmd_output_commit(&pt.of[k]) != 0)
+			rc = -1;
 	if (rc == 0) {
 		/* the other suffix's files of these parts are replaced too: the
 		 * engines read DIR/<table>/ whole */
@@ -1505,11 +1505,10 @@ static int export_partitioned(const struct export_opts *o, const struct job *j)
 			unlink(pt.other[k]);
 		sql_said(j, events, pt.dir);
 	} else {
-		/* no half a job on disk: what this run wrote, and the
-		 * directories it made where no other host's files are */
+		/* no half a job on disk: the temporary files, and the
+		 * directories this run made where no other host's files are */
 		for (uint32_t k = 0; k < pt.nfiles; k++)
-			if (pt.made[k])
-				unlink(pt.path[k]);
+			outfile_abort(&pt.of[k]);
 		csv_partition_rmdirs(&pt.dirs);
 	}
 out:
@@ -1517,36 +1516,28 @@ out:
 	return rc == 0 ? 0 : 1;
 }
 
-/* --sqlite: the job into one file. An existing OUT (--force) is replaced by
- * a rename once the new file is complete, so a failed export leaves it be. */
+/* --sqlite: the job into one file, made as a temporary file beside OUT and
+ * renamed OUT once complete (cmd/output.h), so that a failed or interrupted
+ * export leaves an existing OUT (--force) as it was, or no OUT. */
 static int export_sqlite(const struct export_opts *o, const struct job *j)
 {
 	char *defname = o->output ? NULL : default_output(o->inputs[0], ".sqlite");
 	const char *out = o->output ? o->output : defname;
-	char err[1024], *tmp = NULL;
+	char err[1024];
 	uint64_t events = 0;
 	int rc = -1;
-	struct stat st;
-	if (stat(out, &st) == 0) {
-		if (is_input(o, &st)) {
-			error("'%s' is a trace being exported; choose another output", out);
-			goto out;
-		}
-		if (!o->force) {
-			error("'%s' exists; --force overwrites", out);
-			goto out;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			error("'%s' is not a regular file; --sqlite writes a database file", out);
-			goto out;
-		}
-		size_t n = strlen(out) + 32;
-		tmp = xmalloc(n);
-		snprintf(tmp, n, "%s.tmp-%ld", out, (long)getpid());
-		unlink(tmp);
+	struct outfile of;
+	if (cmd_output_open(&of, out, o->force, (const char *const *)o->inputs, o->ninputs) != 0)
+		goto out;
+	if (!of.tmp) {
+		outfile_abort(&of);
+		error("'%s' is not a regular file; --sqlite writes a database file", out);
+		goto out;
 	}
-	struct sqlite_export *s = sqlite_export_open(tmp ? tmp : out, err, sizeof(err));
+	outfile_close(&of, NULL, 0); /* sqlite writes it through its own name */
+	struct sqlite_export *s = sqlite_export_open_as(of.tmp, out, err, sizeof(err));
 	if (!s) {
+		outfile_abort(&of);
 		error("%s", err);
 		goto out;
 	}
@@ -1563,14 +1554,21 @@ static int export_sqlite(const struct export_opts *o, const struct job *j)
 	if (rc == 0 && sqlite_export_finish(s, err, sizeof(err)) != 0)
 		rc = error("%s", err);
 	sqlite_export_close(s);
-	if (rc == 0 && tmp && rename(tmp, out) != 0) {
-		rc = error("cannot rename '%s' to '%s': %s", tmp, out, strerror(errno));
-		unlink(tmp);
+	if (rc == 0) {
+		/* on disk before the rename: sqlite's commits are not synced */
+		int fd = open(of.tmp, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
+			rc = error("cannot write '%s': %s", out, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 	}
+	if (rc == 0)
+		rc = cmd_output_commit(&of);
+	else
+		outfile_abort(&of);
 	if (rc == 0)
 		sql_said(j, events, out);
 out:
-	free(tmp);
 	free(defname);
 	return rc == 0 ? 0 : 1;
 }

@@ -12,10 +12,12 @@
  * draws everything from them (formats/html/REPORT-FORMAT.md).
  *
  * Exit status: 0 written; 1 a trace that cannot be read or an output that
- * cannot be written (no OUT is left behind: the page goes to OUT.tmp and is
- * renamed when whole); 2 usage.
+ * cannot be written (OUT is left as it was: the page goes to a temporary file
+ * beside it, .OUT.gpdl-tmp.XXXXXX, renamed OUT when whole, cmd/output.h),
+ * or an OUT that is one of the traces (even with --force); 2 usage.
  */
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "lib/analysis/dist/job.h"
 #include "formats/html/report_html.h"
 #include "lib/analysis/diff.h"
@@ -269,53 +271,37 @@ static char *default_title(const struct report_opts *o)
 
 /* ---- the file --------------------------------------------------------------- */
 
-/* Whether OUT may be written: it does not exist, or --force, or it is no
- * regular file (/dev/null, a pipe) that overwriting would lose. */
-static int output_allowed(const struct report_opts *o)
+/* OUT's temporary file beside it (cmd/output.h), opened before the traces
+ * are read so that an OUT that exists (without --force) or that is one of
+ * the traces is refused at once; 0, or 1 after a message. */
+static int open_page(const struct report_opts *o, struct outfile *of)
 {
-	struct stat st;
-	if (stat(o->output, &st) != 0 || o->force || !S_ISREG(st.st_mode))
-		return 1;
-	char clean[TEXT_CLEAN_SIZE];
-	error("'%s' exists; use --force to overwrite it, or -o to choose another name",
-	      text_clean(clean, sizeof(clean), o->output));
-	return 0;
+	int n = o->nfiles + o->nbase;
+	const char **in = xcalloc(n ? n : 1, sizeof(*in));
+	for (int i = 0; i < o->nfiles; i++)
+		in[i] = o->files[i];
+	for (int i = 0; i < o->nbase; i++)
+		in[o->nfiles + i] = o->base[i];
+	int rc = cmd_output_open(of, o->output, o->force, in, n) != 0;
+	free(in);
+	return rc;
 }
 
-/* The page to OUT.tmp, renamed OUT when whole (a regular file), or straight
- * to OUT when it is something else; 0, or 1 after an error message. */
-static int write_page(const struct report_opts *o, const struct report_doc *doc)
+/* The page into of, renamed OUT when whole (written in place when OUT is
+ * no regular file: /dev/null, a pipe); 0, or 1 after an error message. */
+static int write_page(const struct report_opts *o, struct outfile *of,
+		      const struct report_doc *doc)
 {
 	char clean[TEXT_CLEAN_SIZE];
-	struct stat st;
-	int direct = stat(o->output, &st) == 0 && !S_ISREG(st.st_mode);
-	char *tmp = xmalloc(strlen(o->output) + 5);
-	sprintf(tmp, "%s%s", o->output, direct ? "" : ".tmp");
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		error("cannot create '%s': %s", text_clean(clean, sizeof(clean), tmp), strerror(errno));
-		free(tmp);
-		return 1;
-	}
+	FILE *f = outfile_fdopen(of);
+	if (!f)
+		return cmd_output_fail(of, errno), 1;
 	int rc = report_html_write(f, doc);
 	long size = ftell(f);
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc == 0 && !direct && rename(tmp, o->output) != 0) {
-		error("cannot rename '%s' to '%s': %s", text_clean(clean, sizeof(clean), tmp),
-		      o->output, strerror(errno));
-		unlink(tmp);
-		free(tmp);
+	if (rc != 0)
+		return cmd_output_fail(of, errno), 1;
+	if (cmd_output_commit(of) != 0)
 		return 1;
-	}
-	if (rc != 0) {
-		error("cannot write '%s': %s", text_clean(clean, sizeof(clean), tmp), strerror(errno));
-		if (!direct)
-			unlink(tmp);
-		free(tmp);
-		return 1;
-	}
-	free(tmp);
 	fprintf(stderr, "gprof-dl: wrote '%s' (%ld bytes)\n", text_clean(clean, sizeof(clean), o->output),
 		size);
 	return 0;
@@ -331,11 +317,12 @@ int cmd_report(int argc, char **argv)
 	char *summary = NULL, *diff = NULL, *title = NULL;
 	size_t summary_len = 0, diff_len = 0;
 	struct words sw = {0}, dw = {0};
+	struct outfile of = {.fd = -1, .slot = -1};
 	if (report_parse(argc, argv, &o) < 0) {
 		rc = 0;
 		goto done;
 	}
-	if (!output_allowed(&o))
+	if (open_page(&o, &of) != 0)
 		goto done;
 	progress_enable(1); /* only shown on a terminal, after a second */
 	if (report_summary(&o, &summary, &summary_len) != 0)
@@ -376,8 +363,9 @@ int cmd_report(int argc, char **argv)
 				 .diff_argc = dw.n,
 				 .diff = diff,
 				 .diff_len = diff_len};
-	rc = write_page(&o, &doc);
+	rc = write_page(&o, &of, &doc);
 done:
+	outfile_abort(&of); /* nothing, once written */
 	progress_done();
 	words_free(&sw);
 	words_free(&dw);

@@ -23,6 +23,7 @@
 #include "lib/analysis/store/capture.h"
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/outfile.h"
 #include "common/textsafe.h"
 #include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
@@ -415,7 +416,8 @@ static int pattern_numbered(const struct outname *o)
  * trace per cycle, each named by the pattern in turn (t-1.gpdl, t-2.gpdl,
  * ...; the whole one is removed). The first one's name in *first (path when
  * there was no cycle: the one trace stays). 0, or 1 after a message. */
-static int split_cycles(const char *path, const struct outname *pattern, pid_t pid, int quiet, char **first)
+static int split_cycles(const char *path, const struct outname *pattern, pid_t pid, int quiet, int force,
+			char **first)
 {
 	char err[1024];
 	struct capture c;
@@ -456,7 +458,8 @@ static int split_cycles(const char *path, const struct outname *pattern, pid_t p
 		unlink(path);
 		for (uint32_t i = 0; i < n; i++) {
 			char *name = output_path(pattern, pid);
-			if (rename(tmp[i], name) != 0) {
+			/* never over an existing file without --force (common/outfile.h) */
+			if (outfile_install(tmp[i], name, force) != 0) {
 				error("cannot rename '%s' to '%s': %s", tmp[i], name, strerror(errno));
 				rc = -1;
 			} else if (!quiet) {
@@ -817,7 +820,7 @@ int cmd_run(int argc, char **argv)
 	int rc = recorder_finish(rec, &stats);
 	char *cycle_first = NULL;
 	if (rc == 0 && have_schedule && pattern && !per_rank && pattern_numbered(pattern) &&
-	    split_cycles(path, pattern, pid, quiet, &cycle_first) != 0)
+	    split_cycles(path, pattern, pid, quiet, ro.force, &cycle_first) != 0)
 		rc = -1;
 	if (!quiet) {
 		if (WIFSIGNALED(status))

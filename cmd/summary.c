@@ -3,6 +3,7 @@
  * traces, summarised together, as text, CSV or JSON.
  */
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "lib/analysis/store/capture.h"
 #include "lib/analysis/store/progress.h"
 #include "lib/analysis/dist/job.h"
@@ -20,7 +21,7 @@ static const char summary_usage[] =
 	"usage: gprof-dl summary FILE... [--view NAME]... [--op-detail] [--thread-sep]\n"
 	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns] [--skip-steps N]\n"
 	"                        [--top N] [--wide] [--group-by name|shapes]\n"
-	"                        [--format text|csv|json] [--mixed-jobs] [-o OUT]\n"
+	"                        [--format text|csv|json] [--mixed-jobs] [-o OUT [--force]]\n"
 	"\n"
 	"Print the summary tables of one or more traces, summarised together. The\n"
 	"traces of a distributed job (a rank each, or one holding several ranks)\n"
@@ -54,6 +55,7 @@ static const char summary_usage[] =
 	"  --mixed-jobs       take rank files of different jobs (world sizes, runs) as\n"
 	"                     one job all the same\n"
 	"  -o, --output OUT   write to OUT instead of standard output\n"
+	"  -f, --force        overwrite OUT if it exists\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"See gprof-dl-summary(1) for every view, column and note.\n";
@@ -75,6 +77,8 @@ enum {
 
 /* --cycle N; -1: the whole trace */
 static long summary_cycle = -1;
+/* --force: -o may replace an existing file (never an input) */
+static int summary_force;
 
 static const struct option summary_options[] = {
 	{"view", required_argument, NULL, OPT_VIEW},
@@ -90,6 +94,7 @@ static const struct option summary_options[] = {
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	{"output", required_argument, NULL, 'o'},
+	{"force", no_argument, NULL, 'f'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -136,7 +141,7 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = cmd_getopt_long(argc, argv, ":o:h", summary_options, NULL)) != -1) {
+	while ((c = cmd_getopt_long(argc, argv, ":o:fh", summary_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_VIEW:
 			summary_view_option(o, optarg);
@@ -185,6 +190,9 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 		case 'o':
 			*output = optarg;
 			break;
+		case 'f':
+			summary_force = 1;
+			break;
 		case 'h':
 			fputs(summary_usage, stdout);
 			return -1;
@@ -209,9 +217,23 @@ int cmd_summary(int argc, char **argv)
 	if (first < 0)
 		return 0;
 	progress_enable(1); /* only shown on a terminal, after a second */
-	int rc = summary_files_to(argc - first, argv + first, &o, summary_cycle, output,
-				  "summarised");
-	if (rc < 0 && output)
-		error("cannot write '%s'", output);
-	return rc ? 1 : 0;
+	if (!output || strcmp(output, "-") == 0)
+		return summary_files(argc - first, argv + first, &o, summary_cycle, stdout,
+				     "summarised") ? 1 : 0;
+	/* a temporary file beside OUT, renamed to it when whole (output.h) */
+	struct outfile of;
+	if (cmd_output_open(&of, output, summary_force, (const char *const *)(argv + first),
+			    argc - first) != 0)
+		return 1;
+	FILE *f = outfile_fdopen(&of);
+	if (!f)
+		return cmd_output_fail(&of, errno), 1;
+	int rc = summary_files(argc - first, argv + first, &o, summary_cycle, f, "summarised");
+	if (rc < 0)
+		return cmd_output_fail(&of, errno), 1;
+	if (rc > 0) {
+		outfile_abort(&of); /* an unreadable trace: no output at all */
+		return 1;
+	}
+	return cmd_output_commit(&of) ? 1 : 0;
 }

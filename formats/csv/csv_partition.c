@@ -1,4 +1,5 @@
 #include "formats/csv/csv_partition.h"
+#include "common/outfile.h"
 
 #include "formats/json/json_writer.h"
 #include "common/error.h"
@@ -256,44 +257,31 @@ int csv_partition_schema_to(FILE *out)
 int csv_partition_write_schema(const char *dir, char *err, size_t errlen)
 {
 	size_t n = strlen(dir) + sizeof(CSV_PARTITION_SCHEMA) + 64;
-	char *path = xmalloc(n), *tmp = xmalloc(n);
-	char host[256] = "";
-	gethostname(host, sizeof(host) - 1);
+	char *path = xmalloc(n);
 	snprintf(path, n, "%s/%s", dir, CSV_PARTITION_SCHEMA);
-	/* a name of this process's own beside it: hosts writing at once never
-	 * share one, and rename() replaces the target whole */
-	char h[CSV_PARTITION_HOST_MAX + 1];
-	snprintf(tmp, n, "%s/.%s.%.40s.%ld", dir, CSV_PARTITION_SCHEMA,
-		 csv_partition_host(h, sizeof(h), host), (long)getpid());
+	/* a temporary file of this process's own beside it (common/outfile.h):
+	 * hosts writing at once never share one, and the rename replaces the
+	 * schema whole (every host writes the same one) */
+	struct outfile of;
 	int rc = -1;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (outfile_open(&of, path, OUTFILE_FORCE, 0666, err, errlen) != 0)
+		goto out;
+	FILE *f = outfile_fdopen(&of);
 	if (!f) {
-		snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+		outfile_abort(&of);
 		goto out;
 	}
 	errno = 0;
 	int bad = csv_partition_schema_to(f) != 0 || fflush(f) != 0;
 	int e = errno ? errno : EIO;
-	if (fclose(f) != 0 && !bad) {
-		bad = 1;
-		e = errno ? errno : EIO;
-	}
 	if (bad) {
-		snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(e));
-		unlink(tmp);
+		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(e));
+		outfile_abort(&of);
 		goto out;
 	}
-	if (rename(tmp, path) != 0) {
-		snprintf(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	rc = 0;
+	rc = outfile_commit(&of, err, errlen);
 out:
 	free(path);
-	free(tmp);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include "formats/import/import_int.h"
 
 #include "common/error.h"
+#include "common/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -196,9 +197,8 @@ int import_run(const char *in_path, const char *out_path, const char *out_name, 
 	im.out_name = out_name ? out_name : quoted;
 	rc = import_read(&im);
 	if (rc == 0) {
-		rc = import_emit(&im, out_path, force);
-		if (rc < 0 && remove && im.created)
-			unlink(out_path);
+		/* a failure leaves no file: the temporary one is removed */
+		rc = import_emit(&im, out_path, force, !remove);
 	}
 	if (stats)
 		*stats = im.st;
@@ -210,7 +210,7 @@ int import_run(const char *in_path, const char *out_path, const char *out_name, 
 int import_chrome_trace(const char *in_path, const char *out_path, int force,
 			struct import_stats *stats, char *err, size_t errlen)
 {
-	struct stat in, out;
+	struct stat out;
 	enum import_content content;
 
 	if (import_sniff(in_path, &content) == 0 && content == IMPORT_CONTENT_GPDL) {
@@ -219,11 +219,8 @@ int import_chrome_trace(const char *in_path, const char *out_path, int force,
 		return -1;
 	}
 	if (stat(out_path, &out) == 0) {
-		if (stat(in_path, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
-			snprintf(err, errlen, "'%s' is the file being imported; %s", out_path,
-				 "choose another output");
+		if (outfile_check_inputs(out_path, &in_path, 1, err, errlen) != 0)
 			return -1;
-		}
 		if (!force) {
 			snprintf(err, errlen, "'%s' exists; use --force to overwrite it, %s",
 				 out_path, "or -o to choose another name");

@@ -22,6 +22,8 @@
 #include "common/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -667,7 +669,7 @@ static int emit_records(struct emit *x)
 	return emit_phases(x);
 }
 
-int import_emit(struct import *im, const char *out_path, int force)
+int import_emit(struct import *im, const char *out_path, int force, int in_place)
 {
 	struct emit x = { .im = im };
 	int rc = -1;
@@ -677,7 +679,14 @@ int import_emit(struct import *im, const char *out_path, int force)
 		return -1;
 	emit_times(&x);
 	emit_header(&x);
-	x.w = trace_writer_open(out_path, force);
+	if (in_place) { /* trace_open_any's /proc/self/fd/N: an unlinked file of ours */
+		int fd = open(out_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		x.w = fd < 0 ? NULL : trace_writer_fdopen(fd, 1);
+		if (!x.w && fd >= 0)
+			close(fd);
+	} else {
+		x.w = trace_writer_open(out_path, force); /* renamed into place when whole */
+	}
 	if (!x.w) {
 		if (errno == EEXIST)
 			return import_fail(im, "%s exists; use --force to overwrite it, %s",
@@ -703,7 +712,9 @@ int import_emit(struct import *im, const char *out_path, int force)
 		goto out;
 	rc = 0;
 out:
-	if (trace_writer_close(x.w, x.end_ns) < 0 && rc == 0)
+	if (rc != 0)
+		trace_writer_abort(x.w); /* an existing output is left as it was */
+	else if (trace_writer_close(x.w, x.end_ns) < 0)
 		rc = emit_fail(&x, "closing");
 	im->st.tracks = x.nout;
 	im->st.strings = im->strs.n;

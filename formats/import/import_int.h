@@ -321,7 +321,9 @@ void import_phases_event(struct import *im, const struct spill_event *e);
 void import_phases_free(struct import_phases *ph);
 
 /* import_emit.c: writes the trace. 0, or -1 with the message in im->err. */
-int import_emit(struct import *im, const char *out_path, int force);
+/* in_place: out_path is a file of ours to write over (trace_open_any's
+ * /proc/self/fd/N), else a temporary file renamed out_path when whole. */
+int import_emit(struct import *im, const char *out_path, int force, int in_place);
 
 /* import.c: the progress hook (import_set_progress), NULL when none. */
 extern void (*import_progress)(uint64_t events);

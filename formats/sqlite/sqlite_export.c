@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,7 @@ struct bound {
 struct sqlite_export {
 	sqlite3 *db;
 	char *path;
+	char *name; /* the file's name in messages: the final one, not the temporary file */
 	sqlite3_stmt *insert[CSV_FILE_COUNT], *nesting;
 	struct bound *bound[CSV_FILE_COUNT]; /* by parameter number */
 	int per_row[CSV_FILE_COUNT];         /* parameters of one row */
@@ -108,9 +110,15 @@ static void table_of(enum csv_export_file f, char *buf, size_t size)
 
 static int fail(struct sqlite_export *s, const char *what)
 {
-	if (!s->failed) /* the first error is the one to tell */
-		snprintf(s->err, sizeof(s->err), "cannot %s '%s': %s", what, s->path,
-			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+	/* the first error is the one to tell; the system's reason when the
+	 * system failed ("No space left on device", not "disk I/O error") */
+	int saved = errno, e = s->db ? sqlite3_system_errno(s->db) : 0;
+	if (!e && s->db && saved &&
+	    ((sqlite3_errcode(s->db) & 0xff) == SQLITE_IOERR || sqlite3_errcode(s->db) == SQLITE_FULL))
+		e = saved; /* the write(2) sqlite made last */
+	if (!s->failed)
+		snprintf(s->err, sizeof(s->err), "cannot %s '%s': %s", what, s->name,
+			 e ? strerror(e) : s->db ? sqlite3_errmsg(s->db) : "out of memory");
 	s->failed = 1;
 	return -1;
 }
@@ -228,19 +236,36 @@ static int schema_create(struct sqlite_export *s)
 
 struct sqlite_export *sqlite_export_open(const char *path, char *err, size_t errlen)
 {
+	return sqlite_export_open_as(path, path, err, errlen);
+}
+
+struct sqlite_export *sqlite_export_open_as(const char *path, const char *name, char *err,
+					    size_t errlen)
+{
 	/* One connection, used by one thread at a time: sqlite's own locks are
 	 * a fifth of an insert. Only takes effect before sqlite's first use. */
 	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	/* created here, so that close may remove it: never someone else's file */
+	/* created here, so that close may remove it: never someone else's file;
+	 * or an empty file the caller made for it (common/outfile.h's temporary
+	 * file, renamed into place by the caller once finished) */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	struct stat st;
+	if (fd < 0 && errno == EEXIST &&
+	    (fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	    (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)) {
+		close(fd);
+		fd = -1;
+		errno = EEXIST;
+	}
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create '%s': %s", path, strerror(errno));
+		snprintf(err, errlen, "cannot create '%s': %s", name, strerror(errno));
 		return NULL;
 	}
 	close(fd);
 	struct sqlite_export *s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(path);
+	s->name = xstrdup(name);
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
 		    SQLITE_OK ||
 	    schema_create(s) != 0) {
@@ -619,5 +644,6 @@ void sqlite_export_close(struct sqlite_export *s)
 	free(s->ranges);
 	free(s->steps);
 	free(s->path);
+	free(s->name);
 	free(s);
 }

@@ -30,6 +30,10 @@ struct sqlite_export;
 /* Creates path (which must not exist: the caller removes it for --force)
  * with the schema; NULL with err filled on failure. */
 struct sqlite_export *sqlite_export_open(const char *path, char *err, size_t errlen);
+/* The same, named name in messages (path: a temporary file, or an empty
+ * one the caller made for it, renamed name once finished). */
+struct sqlite_export *sqlite_export_open_as(const char *path, const char *name, char *err,
+					    size_t errlen);
 
 /* A writer for one part (o->sql is implied); export_writer_run_part() drives
  * it, export_writer_destroy() frees it. NULL after a failed earlier part. */

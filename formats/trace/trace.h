@@ -345,8 +345,20 @@ int trace_pids_has(const struct trace_pids *p, uint32_t pid);
 
 struct trace_writer;
 
-/* Opens PATH for writing; fails if it exists unless force. NULL with errno set. */
+/* Opens PATH for writing; fails if it exists unless force. NULL with errno
+ * set. The trace goes to a temporary file beside PATH (common/outfile.h),
+ * renamed PATH by trace_writer_close once whole: PATH holds the old file or
+ * the new one, never part of one; an existing PATH is replaced only with
+ * force, and a file that took the name meanwhile never (close fails with
+ * EEXIST then). */
 struct trace_writer *trace_writer_open(const char *path, int force);
+/* A writer on an open file, written in place from its current offset (the
+ * recorder's, whose trace must stay readable however it ends); own: close
+ * fd at trace_writer_close. */
+struct trace_writer *trace_writer_fdopen(int fd, int own);
+/* Gives up: frees w and removes trace_writer_open's temporary file (PATH
+ * is left as it was). */
+void trace_writer_abort(struct trace_writer *w);
 int trace_writer_header(struct trace_writer *w, const struct trace_header *h);
 /* Interns a string by content; returns its id (>= 1), 0 on error. */
 uint32_t trace_writer_string(struct trace_writer *w, const char *s, size_t len);
@@ -377,7 +389,9 @@ int trace_writer_drops_reason(struct trace_writer *w, uint32_t thread, uint64_t 
 /* Flushes buffered records; the file stays readable to this point if the
  * writer dies afterwards. */
 int trace_writer_flush(struct trace_writer *w);
-/* Writes the END chunk (end_ns) and closes. Returns 0, or -1 with errno. */
+/* Writes the END chunk (end_ns) and closes (trace_writer_open's: renamed
+ * into place when all went well, removed otherwise). Returns 0, or -1 with
+ * errno. */
 int trace_writer_close(struct trace_writer *w, uint64_t end_ns);
 uint64_t trace_writer_bytes(const struct trace_writer *w);
 

@@ -29,6 +29,7 @@
  */
 #include "formats/trace/trace.h"
 #include "formats/trace/trace_format.h"
+#include "common/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,6 +118,8 @@ struct wlaunch {
 
 struct trace_writer {
 	int fd;
+	int own_fd;         /* close fd at the end (trace_writer_fdopen's choice) */
+	struct outfile *of; /* trace_writer_open's: a temporary file renamed at close */
 	int err; /* sticky errno, 0 while healthy */
 	int meta_written;
 	uint64_t bytes; /* emitted chunk bytes: written or in out */
@@ -338,34 +341,59 @@ static int writer_write_file_header(struct trace_writer *w)
 	return 0;
 }
 
-struct trace_writer *trace_writer_open(const char *path, int force)
+/* A writer on fd, its buffers made and the file header buffered; NULL with
+ * errno (fd left alone). */
+static struct trace_writer *writer_new(int fd, int own)
 {
 	struct trace_writer *w = calloc(1, sizeof(*w));
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
 	int e;
 
 	if (!w)
 		return NULL;
-	w->fd = open(path, flags, 0644);
-	if (w->fd < 0) {
-		e = errno;
-		free(w);
-		errno = e;
-		return NULL;
-	}
+	w->fd = fd;
+	w->own_fd = own;
 	w->pend_strs_first = 1;
 	if (!wbuf_reserve(w, &w->pend_strs, 8) || !wbuf_reserve(w, &w->pend_descs, 8) ||
 	    !wbuf_reserve(w, &w->pend_cats, 8) || !wbuf_reserve(w, &w->pend_procs, 8) ||
 	    !wbuf_reserve(w, &w->pend_threads, 8) || !wbuf_reserve(w, &w->pend_counters, 8) ||
 	    !wbuf_reserve(w, &w->pend_drops, 8) || !wbuf_reserve(w, &w->pend_devs, 8) ||
 	    !wbuf_reserve(w, &w->pend_launches, 8) || writer_write_file_header(w) < 0) {
-		e = w->err;
-		close(w->fd);
-		unlink(path);
+		e = w->err ? w->err : ENOMEM;
 		writer_free(w);
 		errno = e;
 		return NULL;
 	}
+	return w;
+}
+
+struct trace_writer *trace_writer_fdopen(int fd, int own)
+{
+	return writer_new(fd, own);
+}
+
+struct trace_writer *trace_writer_open(const char *path, int force)
+{
+	struct outfile *of = malloc(sizeof(*of));
+	struct trace_writer *w;
+	int e;
+
+	if (!of)
+		return NULL;
+	if (outfile_open(of, path, force ? OUTFILE_FORCE : 0, 0644, NULL, 0) != 0) {
+		e = errno;
+		free(of);
+		errno = e;
+		return NULL;
+	}
+	w = writer_new(of->fd, 0);
+	if (!w) {
+		e = errno;
+		outfile_abort(of);
+		free(of);
+		errno = e;
+		return NULL;
+	}
+	w->of = of;
 	return w;
 }
 
@@ -1327,12 +1355,33 @@ int trace_writer_close(struct trace_writer *w, uint64_t end_ns)
 		rc = writer_emit(w, TRACE_CHUNK_END, end, sizeof(end));
 	if (rc == 0)
 		rc = writer_write_out(w);
-	if (w->fd >= 0 && close(w->fd) < 0 && rc == 0)
+	if (w->of) {
+		/* fsync and the rename into place; nothing of it after a failure */
+		if (rc == 0 && outfile_commit(w->of, NULL, 0) != 0)
+			rc = writer_fail(w, errno);
+		else if (rc != 0)
+			outfile_abort(w->of);
+		free(w->of);
+	} else if (w->own_fd && w->fd >= 0 && close(w->fd) < 0 && rc == 0) {
 		rc = writer_fail(w, errno);
+	}
 	e = w->err;
 	writer_free(w);
 	errno = e;
 	return rc;
+}
+
+void trace_writer_abort(struct trace_writer *w)
+{
+	if (!w)
+		return;
+	if (w->of) {
+		outfile_abort(w->of);
+		free(w->of);
+	} else if (w->own_fd && w->fd >= 0) {
+		close(w->fd);
+	}
+	writer_free(w);
 }
 
 uint64_t trace_writer_bytes(const struct trace_writer *w)

@@ -7,6 +7,7 @@
  * drain.c, gpu.c, process.c and ranks.c (recorder_int.h).
  */
 #include "lib/recorder/recorder_int.h"
+#include "lib/recorder/outname.h"
 
 #include "common/clock.h"
 #include "common/error.h"
@@ -25,6 +26,54 @@
 #define WATCH_INTERVAL_NS 1000000ull /* how often the processes' watches are polled */
 #define FINAL_DRAIN_NS 1000000000ull  /* the end drains what processes still write for this long */
 
+/* The recorded trace, whole or as far as it could be written, renamed from
+ * its temporary file to out_path: over an existing file only with --force;
+ * a file that took the name meanwhile without --force (another run of the
+ * same -o beside this one) is never replaced: the trace takes the next
+ * distinct name then ("t-1.gpdl"), said in a warning. 0, or -1 after a
+ * message (the temporary file, named there, is left). */
+static int rec_install(struct recorder *r)
+{
+	char err[2048];
+	if (!r->of.path)
+		return 0;
+	if (outfile_close(&r->of, err, sizeof(err)) != 0 && !r->write_errno)
+		r->write_errno = errno; /* the fsync: said by report_write_failure */
+	if (!r->of.tmp) { /* a device or a pipe: written in place */
+		outfile_abort(&r->of);
+		return 0;
+	}
+	char *final = xstrdup(r->out_path);
+	int rc = 0;
+	for (unsigned n = 1; outfile_install(r->of.tmp, final, r->opts.force) != 0; n++) {
+		if (errno != EEXIST || n > 1000) {
+			rc = error("cannot write '%s': %s: the run is in '%s'", final, strerror(errno),
+				   r->of.tmp);
+			break;
+		}
+		char *d = outname_distinct(r->out_path, n);
+		free(final);
+		final = d;
+	}
+	if (rc == 0) {
+		if (strcmp(final, r->out_path) != 0)
+			warning("'%s' appeared while this run recorded (another run?): written to '%s'",
+				r->out_path, final);
+		free(r->out_path);
+		r->out_path = final;
+		free(r->of.tmp);
+		r->of.tmp = NULL; /* installed: nothing to remove */
+	} else {
+		free(final);
+		outfile_forget(r->of.slot); /* kept: the run is in it */
+		r->of.slot = -1;
+		free(r->of.tmp);
+		r->of.tmp = NULL;
+	}
+	outfile_abort(&r->of); /* frees the rest */
+	return rc;
+}
+
 int recorder_shm_create(void)
 {
 	return memfd_create("gprof-dl-rings", MFD_CLOEXEC);
@@ -36,13 +85,24 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 	r->opts = *opts;
 	r->memfd = opts->shm_fd > 0 ? opts->shm_fd : -1;
 	r->out_path = xstrdup(opts->out_path);
-	r->w = trace_writer_open(opts->out_path, opts->force);
+	char err[2048];
+	/* a temporary file of this run's own beside the trace: two runs given
+	 * the same name never write one file (issue 25) */
+	r->w = NULL;
+	if (outfile_open(&r->of, opts->out_path, opts->force ? OUTFILE_FORCE : 0, 0644, err,
+			 sizeof(err)) == 0 &&
+	    !(r->w = trace_writer_fdopen(r->of.fd, 0))) {
+		int e = errno;
+		outfile_abort(&r->of);
+		errno = e;
+		snprintf(err, sizeof(err), "cannot create '%s': %s", opts->out_path, strerror(e));
+	}
 	if (!r->w) {
 		if (errno == EEXIST)
 			error("'%s' exists: choose another name with -o, or overwrite it with --force",
 			      opts->out_path);
 		else
-			error("cannot create '%s': %s", opts->out_path, strerror(errno));
+			error("%s", err);
 		if (r->memfd >= 0)
 			close(r->memfd);
 		free(r->out_path);
@@ -310,6 +370,9 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 	r->w = NULL;
 	if (rc != 0)
 		write_failed(r);
+	/* in place even after a write failure: readable up to the damage */
+	if (rec_install(r) != 0)
+		r->failed = 1;
 	if (r->write_errno)
 		report_write_failure(r);
 	uint32_t *roots;
@@ -339,10 +402,10 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 void recorder_abort(struct recorder *r)
 {
 	if (r->w) {
-		trace_writer_close(r->w, clock_now_ns());
+		trace_writer_abort(r->w);
 		r->w = NULL;
 	}
-	unlink(r->out_path);
+	outfile_abort(&r->of); /* an existing trace of that name is left as it was */
 	recorder_destroy(r);
 }
 
@@ -350,8 +413,11 @@ void recorder_destroy(struct recorder *r)
 {
 	if (!r)
 		return;
-	if (r->w)
+	if (r->w) {
 		trace_writer_close(r->w, clock_now_ns());
+		r->w = NULL;
+		rec_install(r);
+	}
 	if (r->shm)
 		munmap(r->shm, r->shm_len);
 	if (r->memfd >= 0)

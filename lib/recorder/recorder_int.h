@@ -27,6 +27,7 @@
 #define GPDL_RECORDER_INT_H
 
 #include "common/hmap.h"
+#include "common/outfile.h"
 #include "formats/trace/trace.h"
 #include "lib/recorder/cpu_sampler.h"
 #include "lib/recorder/recorder.h"
@@ -116,6 +117,10 @@ struct recorder {
 	size_t shm_len;
 	char shm_env[64];
 	struct trace_writer *w;
+	/* The trace's temporary file (common/outfile.h), written in place as
+	 * the run goes (readable up to any damage, even after a SIGKILL of
+	 * gprof-dl), renamed out_path at the end (rec_install). */
+	struct outfile of;
 
 	uint32_t *strmap; /* ring string id -> file string id */
 	size_t strmap_cap;

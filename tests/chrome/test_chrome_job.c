@@ -443,7 +443,7 @@ static void test_usage(void **state)
 	/* an output that is one of the inputs */
 	r = EXPORT("--chrome", paths[0], paths[1], "-o", paths[1], "--force");
 	assert_int_equal(r.status, 1);
-	assert_contains(r.err, "is the trace being exported");
+	assert_contains(r.err, "is the input");
 	cmd_result_free(&r);
 }
 

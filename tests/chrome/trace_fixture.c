@@ -6,6 +6,7 @@
 #include "formats/trace/trace.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,7 +154,11 @@ static int write_batch(struct trace_writer *w, uint32_t desc, unsigned from, uns
 
 int fix_write_two_batches(const char *path, unsigned n1, unsigned n2, long *flushed_size)
 {
-	struct trace_writer *w = trace_writer_open(path, 1);
+	/* in place, as the recorder writes: the flushed size is read meanwhile */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct trace_writer *w = fd < 0 ? NULL : trace_writer_fdopen(fd, 1);
+	if (!w && fd >= 0)
+		close(fd);
 	if (!w)
 		return -1;
 	struct trace_thread t = {0, FIX_PID, FIX_PID, 0, FIX_START_NS, 0};

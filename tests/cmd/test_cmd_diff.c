@@ -132,7 +132,7 @@ static void test_bad_files(void **state)
 
 	/* an output that cannot be opened */
 	const char *nodir = tb_path("no/such/dir/out.txt");
-	snprintf(want, sizeof(want), "gprof-dl: cannot open '%s': No such file or directory\n",
+	snprintf(want, sizeof(want), "gprof-dl: cannot create '%s': No such file or directory\n",
 		 nodir);
 	r = DIFF(a, a, "-o", nodir);
 	assert_int_equal(r.status, 1);

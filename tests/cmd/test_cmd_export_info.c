@@ -318,7 +318,7 @@ static void test_export_output_options(void **state)
 	/* the trace itself is never the output, --force or not */
 	RUN(&r, "export", "--chrome", "--force", "-o", fixture, fixture);
 	assert_int_equal(r.status, 1);
-	assert_contains(r.err, "is the trace being exported");
+	assert_contains(r.err, "is the input");
 	result_free(&r);
 	RUN(&r, "export", "--chrome", "-o", "-", fixture);
 	assert_int_equal(r.status, 0);

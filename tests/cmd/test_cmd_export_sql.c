@@ -937,7 +937,7 @@ static void test_sqlite(void **state)
 	r = EXPORT("--sqlite", job[0], job[1], "-o", out);
 	assert_int_equal(r.status, 1);
 	assert_one_line(r.err);
-	assert_contains(r.err, "exists; --force overwrites");
+	assert_contains(r.err, "exists; use --force to overwrite it");
 	cmd_result_free(&r);
 	size_t n2 = 0;
 	char *after = tb_slurp(out, &n2);

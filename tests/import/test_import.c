@@ -1466,7 +1466,7 @@ static void test_output_rules(void **state)
 	assert_string_equal(buf, "precious");
 	assert_int_equal(import_chrome_trace(in, out, 1, NULL, err, sizeof(err)), 0);
 	assert_int_equal(import_chrome_trace(in, in, 1, NULL, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "is the file being imported"));
+	assert_non_null(strstr(err, "is the input"));
 	/* a gprof-dl trace needs no import */
 	char *again = chk_path("again.gpdl");
 	assert_int_equal(import_chrome_trace(out, again, 1, NULL, err, sizeof(err)), -1);

@@ -187,6 +187,17 @@ static struct trace_reader *read_all(const char *path, struct got *g, char *err,
 
 /* ---- writing helpers ---------------------------------------------------------- */
 
+/* A writer on path in place, as the recorder writes (trace_writer_fdopen):
+ * the file is readable at every flush, before the close. */
+static struct trace_writer *open_in_place(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	struct trace_writer *w = trace_writer_fdopen(fd, 1);
+	assert_non_null(w);
+	return w;
+}
+
 static struct trace_writer *open_writer(const char *path)
 {
 	struct trace_writer *w;
@@ -203,7 +214,7 @@ static struct trace_writer *open_writer(const char *path)
 		.gprof_version = "0.1.0",
 	};
 
-	w = trace_writer_open(path, 1);
+	w = open_in_place(path);
 	assert_non_null(w);
 	assert_int_equal(trace_writer_header(w, &h), 0);
 	return w;
@@ -920,7 +931,7 @@ static struct trace_writer *open_writer_dist(const char *path)
 		.dist_backend = "nccl",
 	};
 
-	w = trace_writer_open(path, 1);
+	w = open_in_place(path);
 	assert_non_null(w);
 	assert_int_equal(trace_writer_header(w, &h), 0);
 	return w;
