@@ -8,7 +8,7 @@ type, the count and the total duration in nanoseconds.
 
 Cases: kineto_gen, cli, summary_roundtrip, summary_json, torch,
 torch_shapes, torch_phases and torch_ops (with --python: the torch to profile
-with), fixes, zero_dur.
+with), fixes, zero_dur, many_threads.
 Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
 import argparse
 import collections
@@ -68,6 +68,7 @@ class Ctx:
         self.tmp = tmp
         self.example_prog = args.example_prog
         self.python = args.python
+        self.sanitized = args.sanitized
 
     def path(self, name):
         return os.path.join(self.tmp, name)
@@ -529,6 +530,49 @@ def case_torch_ops(c):
     eq(got["aten::addmm"], json.load(open(meta))["aten::addmm"], "aten::addmm vs key_averages()")
 
 
+def peak_kib(*cmd):
+    """Runs cmd; its peak resident memory (KiB), of that child alone."""
+    pid = os.spawnv(os.P_NOWAIT, cmd[0], list(cmd))
+    _, status, ru = os.wait4(pid, 0)
+    check(os.waitstatus_to_exitcode(status) == 0, f"{' '.join(cmd)}: status {status}")
+    return ru.ru_maxrss
+
+
+def case_many_threads(c):
+    """The summary of an import of N one-event threads grows by at most 1 KiB
+    a thread (4 KiB in a sanitizer build): 13 KiB a thread before (the
+    store's first 1,024 events of room on every thread, the host walk's
+    16 frames)."""
+    def threads(n):
+        src = c.path(f"threads{n}.json")
+        with open(src, "w") as f:
+            json.dump({"traceEvents": [
+                {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": t + 1,
+                 "ts": 10 + t, "dur": 1} for t in range(n)]}, f)
+        out = c.path(f"threads{n}.gpdl")
+        imp = peak_kib(c.gpdl, "import", "-q", "-f", src, "-o", out)
+        null = os.open(os.devnull, os.O_WRONLY)
+        saved = os.dup(1)
+        os.dup2(null, 1)
+        try:
+            summ = peak_kib(c.gpdl, "summary", out)
+        finally:
+            os.dup2(saved, 1)
+            os.close(null)
+            os.close(saved)
+        eq(c.run("info", out).stdout.decode().count("\n") > n, True, f"info of {n} threads")
+        return imp, summ
+
+    small, large, n = 1000, 20000, 19000
+    (i0, s0), (i1, s1) = threads(small), threads(large)
+    bound = 4096 if c.sanitized else 1024
+    per_import, per_summary = (i1 - i0) * 1024 / n, (s1 - s0) * 1024 / n
+    print(f"note: import {i0} -> {i1} KiB ({per_import:.0f} B a thread), "
+          f"summary {s0} -> {s1} KiB ({per_summary:.0f} B a thread)")
+    check(per_summary <= bound, f"summary: {per_summary:.0f} B a thread, more than {bound}")
+    check(per_import <= bound, f"import: {per_import:.0f} B a thread, more than {bound}")
+
+
 def case_torch_shapes(c):
     torch_case(c, True)
 
@@ -539,6 +583,8 @@ def main():
     ap.add_argument("--example-prog", default="")
     ap.add_argument("--case", required=True)
     ap.add_argument("--python", default="", help="torch_phases: the Python whose torch to use")
+    ap.add_argument("--sanitized", action="store_true",
+                    help="gprof-dl is built with ASan: memory bounds are looser")
     args = ap.parse_args()
     fn = globals().get("case_" + args.case)
     if not fn:
