@@ -207,14 +207,25 @@ struct iphase_range {
 	int64_t start, end;
 	uint32_t name_str; /* optimizer steps: "#SGD.step" */
 	uint32_t desc;     /* optimizer steps: their Optimization desc; 0 none */
-	/* steps: the backward's and the forward's extents, and the forward's bounds */
+	/* steps: the backward's and the forward's extents, and the forward's
+	 * bound; its parts (segs[seg0, seg0 + nseg)) */
 	int have_bwd;
 	int64_t bwd_lo, bwd_hi, fwd_lo, fwd_hi, fwd_floor, fwd_limit;
+	uint32_t seg0, nseg;
+};
+
+/* A part of a step before its backward, between the zero_grad, optimizer
+ * and DataLoader ranges of the step's thread: from floor (the step's start,
+ * or the end of such a range) to the next; lo and hi the extent of the
+ * forward work that starts in it (lo > hi: none). */
+struct iphase_seg {
+	int64_t floor, lo, hi;
 };
 
 struct import_phases {
 	struct iphase_range *r; /* after prepare: steps first (nsteps), by (pid, start) */
 	size_t n, cap, nsteps;
+	struct iphase_seg *segs; /* by step: seg0 and nseg */
 	uint8_t *role;          /* by desc id: 1 backward function, 2 forward work */
 	uint32_t nrole;         /* descs role covers: those of the parse */
 	int active;             /* the trace gets phases */
@@ -318,6 +329,8 @@ void import_phase_range(struct import *im, uint32_t track, uint8_t type, const c
 int import_phases_prepare(struct import *im);
 /* Each spilled event, as the emit reads it back: the steps' forward. */
 void import_phases_event(struct import *im, const struct spill_event *e);
+/* After the emit's pass: each step's forward (fwd_lo, fwd_hi) from its parts. */
+void import_phases_forward(struct import *im);
 void import_phases_free(struct import_phases *ph);
 
 /* import_emit.c: writes the trace. 0, or -1 with the message in im->err. */

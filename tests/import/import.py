@@ -8,7 +8,7 @@ type, the count and the total duration in nanoseconds.
 
 Cases: kineto_gen, cli, summary_roundtrip, summary_json, torch,
 torch_shapes, torch_phases and torch_ops (with --python: the torch to profile
-with), fixes, zero_dur, many_threads.
+with), fixes, zero_dur, many_threads, phases_order.
 Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
 import argparse
 import collections
@@ -380,8 +380,27 @@ def case_torch_phases(c):
     if not py or subprocess.run([py, "-c", "import torch"], capture_output=True).returncode:
         print(f"SKIP: no torch for {py or 'python'}")
         sys.exit(SKIP)
+    for flags in ([], ["--zero-grad-after"]):
+        torch_phases(c, py, flags)
+
+
+def model_forward_ns(doc):
+    """The model's forward in a torch_prog.py trace, per step, from the
+    file: from the first start to the last end of its modules' top
+    operators (aten::linear, aten::relu) on the step's thread."""
+    xs = [e for e in events_of(doc) if e.get("ph") == "X"]
+    total = 0
+    for s in (e for e in xs if e["name"].startswith("ProfilerStep#")):
+        m = [e for e in xs if (e["pid"], e["tid"]) == (s["pid"], s["tid"])
+             and s["ts"] <= e["ts"] < s["ts"] + s["dur"] and e["name"] in ("aten::linear", "aten::relu")]
+        check(m, f"no forward in {s['name']}")
+        total += ns(max(e["ts"] + e["dur"] for e in m) - min(e["ts"] for e in m))
+    return total
+
+
+def torch_phases(c, py, flags):
     out, meta = c.path("phases.json"), c.path("phases-meta.json")
-    p = subprocess.run([py, TORCH_PROG, out, meta], capture_output=True)
+    p = subprocess.run([py, TORCH_PROG, out, meta, *flags], capture_output=True)
     if p.returncode != 0:
         raise Failure(f"torch program failed: {p.stderr.decode(errors='replace')}")
     with open(meta) as f:
@@ -419,6 +438,12 @@ def case_torch_phases(c):
     # the Optimization range is the optimizer step's own extent
     eq(model["Optimization"]["cpu_total_ns"], ops["Optimizer.step#SGD.step"]["cpu_total_ns"],
        "Optimization time = Optimizer.step's")
+    # the forward is where the model ran, zero_grad() before it or after
+    fwd, want = model["Forward"]["cpu_total_ns"], model_forward_ns(doc)
+    print(f"note: {' '.join(flags) or 'zero_grad first'}: Forward {fwd / 1e6:.3f} ms, "
+          f"the model's forward in the file {want / 1e6:.3f} ms")
+    check(fwd >= 0.8 * want, f"{' '.join(flags) or 'zero_grad first'}: Forward {fwd} ns, "
+          f"less than 80 % of the model's forward {want} ns")
 
 
 def case_fixes(c):
@@ -571,6 +596,47 @@ def case_many_threads(c):
           f"summary {s0} -> {s1} KiB ({per_summary:.0f} B a thread)")
     check(per_summary <= bound, f"summary: {per_summary:.0f} B a thread, more than {bound}")
     check(per_import <= bound, f"import: {per_import:.0f} B a thread, more than {bound}")
+
+
+def case_phases_order(c):
+    """The forward is found where the model ran, not after the last
+    zero_grad: DistributedDataParallel.forward, then zero_grad(), the loss
+    and the backward (the Forward was the loss's 0.05 ms)."""
+    def x(name, cat, ts, dur, tid=1):
+        return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+    evs = []
+    for k in range(2):
+        t = k * 100000
+        evs += [
+            x(f"ProfilerStep#{k}", "user_annotation", t, 100000),
+            x("DistributedDataParallel.forward", "user_annotation", t + 1000, 44000),
+            x("aten::linear", "cpu_op", t + 2000, 40000),
+            x("Optimizer.zero_grad#SGD.zero_grad", "user_annotation", t + 46000, 100),
+            x("aten::zero_", "cpu_op", t + 46010, 50),
+            x("aten::mse_loss", "cpu_op", t + 46200, 50),
+            x("autograd::engine::evaluate_function: MseLossBackward0", "cpu_op", t + 47000, 30000),
+            x("Optimizer.step#SGD.step", "user_annotation", t + 80000, 5000),
+        ]
+    # and zero_grad() first: the forward after it
+    t = 200000
+    evs += [
+        x("ProfilerStep#2", "user_annotation", t, 100000),
+        x("aten::zeros", "cpu_op", t + 100, 10),
+        x("Optimizer.zero_grad#SGD.zero_grad", "user_annotation", t + 200, 100),
+        x("DistributedDataParallel.forward", "user_annotation", t + 1000, 44000),
+        x("aten::mse_loss", "cpu_op", t + 46200, 50),
+        x("autograd::engine::evaluate_function: MseLossBackward0", "cpu_op", t + 47000, 30000),
+        x("Optimizer.step#SGD.step", "user_annotation", t + 80000, 5000),
+    ]
+    src = c.path("order.json")
+    with open(src, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    ch = c.chrome(c.import_(src))
+    fwd = sorted((e["ts"], e["dur"]) for e in ch["traceEvents"]
+                 if e.get("ph") == "X" and e.get("args", {}).get("type") == "Forward")
+    eq([(round(ts), round(d * 1000)) for ts, d in fwd],
+       [(1000, 45250000), (101000, 45250000), (201000, 45250000)],
+       "Forward ranges (ts us, dur ns): from DistributedDataParallel.forward to the loss")
 
 
 def case_torch_shapes(c):
