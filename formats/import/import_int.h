@@ -114,6 +114,12 @@ enum jevent_have {
 	JE_TS_NAN = 1u << 3,
 	JE_DUR_RANGE = 1u << 4,
 	JE_DUR_NAN = 1u << 5,
+	/* a member of the wrong type: "name" (not a string or number), "pid"
+	 * or "tid" (not an integer or string), "args" (not an object) */
+	JE_NAME_BAD = 1u << 6,
+	JE_ID_BAD = 1u << 7,
+	JE_ARGS_BAD = 1u << 8,
+	JE_MEMBERS = 1u << 9, /* the object has a member (Paddle closes with {}) */
 };
 
 struct jevent {
@@ -232,6 +238,14 @@ struct import_phases {
 	uint32_t fwd_desc, bwd_desc;
 };
 
+/* An open "B" event, kept until its "E": the event and a copy of its
+ * strings (arena), on its thread's stack (prev: the one under it + 1). */
+struct import_begin {
+	struct jevent e;
+	char *arena;
+	uint32_t prev;
+};
+
 struct import {
 	const char *in_path;
 	const char *out_name; /* the output, as messages name it */
@@ -260,6 +274,11 @@ struct import {
 	struct import_comm_ref *metas, *cevs;
 	uint32_t nmetas, metas_cap, ncevs, cevs_cap;
 	struct spill spill;
+	/* open "B" events: a pool (free ones chained by prev from free_begin),
+	 * and each thread's top, (pid, tid) -> index + 1 */
+	struct import_begin *begins;
+	uint32_t nbegins, begins_cap, free_begin;
+	struct hmap begin_top;
 	struct import_phases phases;
 	struct import_header hdr;
 	int array_form; /* the document is an array: the older PyTorch profiler */
@@ -294,8 +313,11 @@ static inline int64_t import_sat_add(int64_t a, int64_t b)
  * with the message in im->err. */
 int import_parse(struct import *im, void *gzfile);
 
-/* import_event.c */
-int import_event(struct import *im, const struct jevent *e, const char *arena);
+/* import_event.c: e's strings are arena's first arena_len bytes. */
+int import_event(struct import *im, const struct jevent *e, const char *arena, size_t arena_len);
+/* After the parse (ok: it succeeded): the "B" events never closed are
+ * counted as dropped; frees them. */
+void import_begins_end(struct import *im, int ok);
 void import_device(struct import *im, const struct trace_device *d);
 void import_drop(struct import *im, const struct import_drop *d);
 void import_oproc(struct import *im, const struct import_oproc *p);

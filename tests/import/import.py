@@ -8,7 +8,8 @@ type, the count and the total duration in nanoseconds.
 
 Cases: kineto_gen, cli, summary_roundtrip, summary_json, torch,
 torch_shapes, torch_phases and torch_ops (with --python: the torch to profile
-with), fixes, zero_dur, many_threads, phases_order.
+with), fixes, zero_dur, many_threads, phases_order,
+drops.
 Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
 import argparse
 import collections
@@ -637,6 +638,72 @@ def case_phases_order(c):
     eq([(round(ts), round(d * 1000)) for ts, d in fwd],
        [(1000, 45250000), (101000, 45250000), (201000, 45250000)],
        "Forward ranges (ts us, dur ns): from DistributedDataParallel.forward to the loss")
+
+
+def case_drops(c):
+    """Every event an import does not take as it is, counted with its
+    reason in import's last line, info and summary: "E" events with no "B"
+    (which gave "imported 1 events" and nothing else), members of the wrong
+    types; "B"/"E" pairs are ranges."""
+    src = c.path("ends.json")
+    evs = [{"ph": "E", "pid": 1, "tid": 1, "ts": 10 + i} for i in range(1000)]
+    evs.append({"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 5, "dur": 1})
+    with open(src, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    out = c.path("ends.gpdl")
+    p = c.run("import", src, "-o", out)
+    last = p.stderr.decode().splitlines()[-1]
+    check(last.startswith("gprof-dl: imported 1 events on 1 tracks") and
+          last.endswith("; dropped 1000: 1000 end without begin"), f"import's last line: {last!r}")
+    s = c.summary(out)
+    eq(s["traces"][0]["drop_reasons"], {"end without begin": 1000}, "summary's drop reasons")
+    eq(s["events"]["dropped"], 1000, "summary: events dropped")
+    info = c.run("info", out).stdout.decode()
+    check("dropped            1000 events: end without begin" in info, f"info:\n{info}")
+
+    x = {"ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "dur": 1}
+    evs = [
+        dict(x, name="ok", ts=1),
+        dict(x, name="ts a string", ts="soon"),    # dropped: not a number
+        dict(x, name="ts an object", ts={"a": 1}),  # dropped: not a number
+        dict(x, name="dur negative", ts=2, dur=-1),  # kept, duration 0
+        dict(x, name="dur an object", ts=3, dur={"a": 1}),  # kept, duration 0
+        dict(x, name=7, ts=4),                     # kept, named "7"
+        dict(x, name=["x"], ts=4),                 # kept, named ""
+        dict(x, name="ph unknown", ph="Q", ts=5),  # dropped
+        dict(x, name="ph a number", ph=7, ts=5),   # dropped
+        dict(x, name="args an array", ts=6, args=[1]),  # kept, no args
+        dict(x, name="pid an object", ts=7, pid={"a": 1}),  # kept on pid 0
+        dict(x, name="tid null", ts=8, tid=None),  # kept on tid 0
+        {"ph": "B", "name": "pair", "pid": 1, "tid": 2, "ts": 10},
+        {"ph": "B", "name": "inner", "pid": 1, "tid": 2, "ts": 11},
+        {"ph": "E", "pid": 1, "tid": 2, "ts": 12},
+        {"ph": "E", "pid": 1, "tid": 2, "ts": 20},
+        {"ph": "B", "name": "never ends", "pid": 1, "tid": 3, "ts": 10},
+        {"ph": "s", "name": "flow", "pid": 1, "tid": 1, "ts": 1, "id": 1},  # ignored
+    ]
+    src = c.path("types.json")
+    with open(src, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    out = c.path("types.gpdl")
+    p = c.run("import", src, "-o", out)
+    last = p.stderr.decode().splitlines()[-1]
+    want = ("; dropped 5: 2 timestamp not a number, 2 phase not imported, 1 begin without end; "
+            "repaired 6: 1 negative duration, 1 duration not a number, 1 name not a string, "
+            "2 pid or tid not an integer or a string, 1 args not an object")
+    check(last.endswith(want), f"import's last line: {last!r}, not ending {want!r}")
+    check("imported 10 events" in last, f"import's last line: {last!r}")
+    s = c.summary(out)
+    eq(s["traces"][0]["drop_reasons"], {
+        "timestamp not a number": 2, "phase not imported": 2, "begin without end": 1,
+        "negative duration": 1, "duration not a number": 1, "name not a string": 1,
+        "pid or tid not an integer or a string": 2, "args not an object": 1}, "drop reasons")
+    eq(s["events"]["dropped"], 5, "events dropped")
+    eq(s["events"]["total"], 10, "events kept")
+    ch = c.chrome(out)
+    pairs = sorted((e["name"], e["dur"]) for e in ch["traceEvents"]
+                   if e.get("ph") == "X" and e["name"] in ("pair", "inner"))
+    eq(pairs, [("inner", 1), ("pair", 10)], "B/E pairs as ranges (name, dur us)")
 
 
 def case_torch_shapes(c):
