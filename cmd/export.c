@@ -1223,8 +1223,10 @@ static int export_csv(const struct export_opts *o, struct trace_reader *r)
 }
 
 /* A job: DIR/rank=R per rank (hive-partitioned: a reader of DIR/rank=* gets
- * a rank column), DIR/pid=N per part of no rank; every file of every part
- * checked before the first is written. */
+ * a rank column), DIR/rank=-1 for a part of no rank (a launcher), as the
+ * partitioned export names it; further parts of no rank -2, -3, ... (one key
+ * in every name: DuckDB refuses a mix); every file of every part checked
+ * before the first is written. */
 static int export_csv_job(const struct export_opts *o, struct job *j)
 {
 	char *root = o->output ? xstrdup(o->output) : default_output(o->inputs[0], "-csv");
@@ -1233,12 +1235,11 @@ static int export_csv_job(const struct export_opts *o, struct job *j)
 	int made = 0, status = 1;
 	uint32_t done = 0;
 	uint64_t events = 0;
+	int norank = 0;
 	for (uint32_t p = 0; p < j->nparts; p++) {
 		char name[64];
-		if (j->ranks[p].rank >= 0)
-			snprintf(name, sizeof(name), "rank=%d", j->ranks[p].rank);
-		else
-			snprintf(name, sizeof(name), "pid=%u", j->ranks[p].pid);
+		snprintf(name, sizeof(name), "rank=%d",
+			 j->ranks[p].rank >= 0 ? j->ranks[p].rank : --norank);
 		csv_dir_names(&d[p], join(root, name), !o->no_summary);
 	}
 	if (make_dir(root, &made) != 0)

@@ -137,16 +137,30 @@ int cmd_import(int argc, char **argv)
 		if (counters)
 			fprintf(stderr, " and %llu counter samples", counters);
 		char in[TEXT_CLEAN_SIZE], out[TEXT_CLEAN_SIZE];
-		fprintf(stderr, " on %llu tracks from '%s' (%s) into '%s'\n", tracks,
+		fprintf(stderr, " on %llu tracks from '%s' (%s) into '%s'", tracks,
 			text_clean(in, sizeof(in), o.input), import_format_name(st.format),
 			text_clean(out, sizeof(out), path));
-		/* what had to be dropped or repaired, reason by reason, as the
-		 * trace carries it for info and summary */
-		for (unsigned r = 0; r < TRACE_DROP_REASON_COUNT; r++)
-			if (st.fixed[r])
-				fprintf(stderr, "gprof-dl: %s %llu events: %s\n",
-					trace_drop_reason_is_loss(r) ? "dropped" : "repaired",
-					(unsigned long long)st.fixed[r], trace_drop_reason_name(r));
+		/* what had to be dropped, then repaired, reason by reason, as the
+		 * trace carries it for info and summary: "; dropped 1000: 1000
+		 * end without begin" */
+		for (int loss = 1; loss >= 0; loss--) {
+			unsigned long long all = 0;
+			for (unsigned r = 0; r < TRACE_DROP_REASON_COUNT; r++)
+				if (trace_drop_reason_is_loss(r) == loss)
+					all += st.fixed[r];
+			if (!all)
+				continue;
+			fprintf(stderr, "; %s %llu:", loss ? "dropped" : "repaired", all);
+			const char *sep = " ";
+			for (unsigned r = 0; r < TRACE_DROP_REASON_COUNT; r++) {
+				if (trace_drop_reason_is_loss(r) != loss || !st.fixed[r])
+					continue;
+				fprintf(stderr, "%s%llu %s", sep, (unsigned long long)st.fixed[r],
+					trace_drop_reason_name(r));
+				sep = ", ";
+			}
+		}
+		fputc('\n', stderr);
 	}
 	free(defname);
 	return rc < 0 ? 1 : 0;

@@ -25,11 +25,13 @@
  * --threads measures how the import scales with the number of threads (it
  * must be linear: DESIGN.md): for each N (default 1000, 10000 and 100000) a
  * file of N host threads, each named by metadata and holding three events,
- * is generated and imported in a child process, whose time and peak memory
- * (getrusage's ru_maxrss of that child alone) are printed.
+ * is generated, imported in a child process and the trace summarised in
+ * another, whose times and peak memory (getrusage's ru_maxrss of that child
+ * alone) are printed.
  */
 #include "bench/bench.h"
 #include "formats/import/import.h"
+#include "lib/analysis/summary.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -337,8 +339,30 @@ static void generate_threads(const char *path, unsigned n)
 	}
 }
 
+/* A child's time and peak memory: 0, or 1 after a message. */
+static int child_done(pid_t pid, double t0, const char *what, unsigned n)
+{
+	int status;
+	struct rusage ru;
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	double secs = bench_now() - t0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "bench-import: the %s of %u threads failed (status %d)\n", what, n,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return 1;
+	}
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	printf("  %-7s %7u threads  %8.2f s (%.2f s CPU)  %8.1f us/thread  peak %8.1f MiB  %6.2f KiB/thread\n",
+	       what, n, secs, cpu, secs * 1e6 / n, (double)ru.ru_maxrss / 1024,
+	       (double)ru.ru_maxrss / n);
+	return 0;
+}
+
 /* One size: generated here, imported by a child so that ru_maxrss is the
- * import's own peak. */
+ * import's own peak, then summarised (every default view, to /dev/null) by
+ * another. */
 static int measure_threads(unsigned n)
 {
 	char path[4096], out[4096 + 8], err[1024];
@@ -362,31 +386,30 @@ static int measure_threads(unsigned n)
 		}
 		_exit(st.tracks == n ? 0 : 3);
 	}
-	int status;
-	struct rusage ru;
-	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-		;
-	double secs = bench_now() - t0;
+	int rc = child_done(pid, t0, "import", n);
 	unlink(path);
-	unlink(out);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr, "bench-import: the import of %u threads failed (status %d)\n", n,
-			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		return 1;
+	if (rc == 0) {
+		fflush(stdout);
+		t0 = bench_now();
+		pid = fork();
+		if (pid == 0) {
+			struct summary_opts o = {.view = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_MS},
+						 .fit = 1, .top = -1};
+			FILE *null = fopen("/dev/null", "w");
+			char *paths[] = {out};
+			_exit(null && summary_files(1, paths, &o, -1, null, "summarised") == 0 ? 0 : 1);
+		}
+		rc = pid < 0 ? 1 : child_done(pid, t0, "summary", n);
 	}
-	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	printf("  %7u threads  %8.2f s (%.2f s CPU)  %8.1f us/thread  peak %8.1f MiB  %6.2f KiB/thread\n",
-	       n, secs, cpu, secs * 1e6 / n, (double)ru.ru_maxrss / 1024,
-	       (double)ru.ru_maxrss / n);
-	return 0;
+	unlink(out);
+	return rc;
 }
 
 static int bench_threads(int argc, char **argv)
 {
 	static const unsigned dflt[] = {1000, 10000, 100000};
 	int rc = 0;
-	printf("import of N threads x 3 events (time and peak RSS of the importing process)\n");
+	printf("import and summary of N threads x 3 events (time and peak RSS of each process)\n");
 	if (argc == 0)
 		for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]) && rc == 0; i++)
 			rc = measure_threads(dflt[i]);

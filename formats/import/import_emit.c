@@ -602,6 +602,7 @@ static int emit_phases(struct emit *x)
 	struct import_phases *ph = &x->im->phases;
 	if (!ph->active)
 		return 0;
+	import_phases_forward(x->im);
 	for (size_t i = 0; i < ph->n; i++) {
 		const struct iphase_range *r = &ph->r[i];
 		int rc = 0;

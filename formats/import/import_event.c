@@ -423,7 +423,7 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 		return 0;
 	}
 	if (!(e->have & (JE_TS | JE_TS_RANGE | JE_TS_NAN))) {
-		im->st.ignored++; /* no time */
+		import_fix(im, NULL, TRACE_DROP_NO_TIME);
 		return 0;
 	}
 	event_class(im, e, arena, mark, name, namelen, &c, &legacy_gpu);
@@ -461,6 +461,12 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 	struct itrack *t = &im->tracks.t[s.track];
 	if (bad_ts(im, e, t))
 		return 0;
+	if (e->have & JE_NAME_BAD)
+		import_fix(im, t, TRACE_DROP_BAD_NAME);
+	if (e->have & JE_ID_BAD)
+		import_fix(im, t, TRACE_DROP_BAD_ID);
+	if (e->have & JE_ARGS_BAD)
+		import_fix(im, t, TRACE_DROP_BAD_ARGS);
 	if (c.stream)
 		stream_ids(t, &e->a, legacy_gpu);
 
@@ -513,13 +519,112 @@ static int import_range(struct import *im, const struct jevent *e, const char *a
 	return 0;
 }
 
-int import_event(struct import *im, const struct jevent *e, const char *arena)
+/* ---- begin and end -------------------------------------------------------- */
+
+/* The (pid, tid) key of a "B" or "E" event's thread. */
+static uint64_t begin_key(struct import *im, const struct jevent *e, const char *arena,
+			  uint64_t *tid)
+{
+	*tid = import_id(im, &e->tid, arena);
+	return import_id(im, &e->pid, arena);
+}
+
+/* A "B": kept, with its strings, until the "E" of its thread. */
+static int import_begin(struct import *im, const struct jevent *e, const char *arena,
+			size_t arena_len)
+{
+	if (!(e->have & (JE_TS | JE_TS_RANGE | JE_TS_NAN))) {
+		import_fix(im, NULL, TRACE_DROP_NO_TIME);
+		return 0;
+	}
+	if (bad_ts(im, e, NULL))
+		return 0;
+	uint32_t i;
+	if (im->free_begin) {
+		i = im->free_begin - 1;
+		im->free_begin = im->begins[i].prev;
+	} else {
+		if (im->nbegins == im->begins_cap) {
+			im->begins_cap = im->begins_cap ? im->begins_cap * 2 : 16;
+			im->begins = xrealloc(im->begins, im->begins_cap * sizeof(*im->begins));
+		}
+		i = im->nbegins++;
+		im->begins[i].arena = NULL;
+	}
+	struct import_begin *b = &im->begins[i];
+	uint64_t tid, pid = begin_key(im, e, arena, &tid);
+	uint64_t *top = hmap_get(&im->begin_top, pid, tid);
+	b->e = *e;
+	b->prev = top ? (uint32_t)*top : 0;
+	b->arena = xrealloc(b->arena, arena_len + 1);
+	memcpy(b->arena, arena, arena_len);
+	b->arena[arena_len] = '\0';
+	hmap_put(&im->begin_top, pid, tid, (uint64_t)i + 1);
+	return 0;
+}
+
+/* An "E": the range from its thread's innermost open "B" to here, that
+ * event's name, category and args. */
+static int import_end(struct import *im, const struct jevent *e, const char *arena)
+{
+	uint64_t tid, pid = begin_key(im, e, arena, &tid);
+	uint64_t *top = hmap_get(&im->begin_top, pid, tid);
+	if (!top || !*top) {
+		import_fix(im, NULL, TRACE_DROP_END_WITHOUT_BEGIN);
+		return 0;
+	}
+	uint32_t i = (uint32_t)*top - 1;
+	struct import_begin *b = &im->begins[i];
+	*top = b->prev;
+	b->prev = im->free_begin;
+	im->free_begin = i + 1;
+	if (!(e->have & JE_TS)) {
+		/* an end of no usable time: neither is imported */
+		if (!(e->have & (JE_TS_RANGE | JE_TS_NAN)))
+			import_fix(im, NULL, TRACE_DROP_NO_TIME);
+		else
+			bad_ts(im, e, NULL);
+		import_fix(im, NULL, TRACE_DROP_BEGIN_WITHOUT_END);
+		return 0;
+	}
+	struct jevent x = b->e;
+	int64_t dur;
+	x.have &= ~(uint32_t)(JE_DUR_RANGE | JE_DUR_NAN);
+	x.have |= JE_DUR;
+	if (__builtin_sub_overflow(e->ts, x.ts, &dur))
+		x.have |= JE_DUR_RANGE;
+	x.dur = dur;
+	return import_range(im, &x, b->arena, 0);
+}
+
+void import_begins_end(struct import *im, int ok)
+{
+	for (uint32_t i = 0; i < im->nbegins; i++)
+		free(im->begins[i].arena);
+	uint64_t open = 0;
+	for (uint32_t i = 0; ok && i < im->begin_top.cap; i++)
+		for (uint64_t k = im->begin_top.e[i].value; im->begin_top.e[i].used && k;
+		     k = im->begins[k - 1].prev)
+			open++;
+	for (uint64_t k = 0; k < open; k++)
+		import_fix(im, NULL, TRACE_DROP_BEGIN_WITHOUT_END);
+	free(im->begins);
+	im->begins = NULL;
+	im->nbegins = im->begins_cap = im->free_begin = 0;
+	hmap_free(&im->begin_top);
+}
+
+int import_event(struct import *im, const struct jevent *e, const char *arena, size_t arena_len)
 {
 	char ph = e->ph.set && e->ph.len == 1 ? arena[e->ph.off] : 0;
 
 	switch (ph) {
 	case 'X':
 		return import_range(im, e, arena, 0);
+	case 'B':
+		return import_begin(im, e, arena, arena_len);
+	case 'E':
+		return import_end(im, e, arena);
 	case 'i':
 	case 'I':
 	case 'R':
@@ -529,9 +634,19 @@ int import_event(struct import *im, const struct jevent *e, const char *arena)
 		return 0;
 	case 'C':
 		return import_counter(im, e, arena);
-	default:
-		/* flows (ac2g, Paddle's "launch"), async events, Paddle's closing {} */
+	case 's':
+	case 't':
+	case 'f':
+		/* flows (ac2g, Paddle's "launch"): correlation ids tie the same */
 		im->st.ignored++;
+		return 0;
+	default:
+		if (!(e->have & JE_MEMBERS)) {
+			im->st.ignored++; /* Paddle's closing {} */
+			return 0;
+		}
+		/* async and object events, a "ph" missing or of no kind known */
+		import_fix(im, NULL, TRACE_DROP_UNKNOWN_PHASE);
 		return 0;
 	}
 }

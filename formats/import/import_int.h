@@ -114,6 +114,12 @@ enum jevent_have {
 	JE_TS_NAN = 1u << 3,
 	JE_DUR_RANGE = 1u << 4,
 	JE_DUR_NAN = 1u << 5,
+	/* a member of the wrong type: "name" (not a string or number), "pid"
+	 * or "tid" (not an integer or string), "args" (not an object) */
+	JE_NAME_BAD = 1u << 6,
+	JE_ID_BAD = 1u << 7,
+	JE_ARGS_BAD = 1u << 8,
+	JE_MEMBERS = 1u << 9, /* the object has a member (Paddle closes with {}) */
 };
 
 struct jevent {
@@ -207,18 +213,37 @@ struct iphase_range {
 	int64_t start, end;
 	uint32_t name_str; /* optimizer steps: "#SGD.step" */
 	uint32_t desc;     /* optimizer steps: their Optimization desc; 0 none */
-	/* steps: the backward's and the forward's extents, and the forward's bounds */
+	/* steps: the backward's and the forward's extents, and the forward's
+	 * bound; its parts (segs[seg0, seg0 + nseg)) */
 	int have_bwd;
 	int64_t bwd_lo, bwd_hi, fwd_lo, fwd_hi, fwd_floor, fwd_limit;
+	uint32_t seg0, nseg;
+};
+
+/* A part of a step before its backward, between the zero_grad, optimizer
+ * and DataLoader ranges of the step's thread: from floor (the step's start,
+ * or the end of such a range) to the next; lo and hi the extent of the
+ * forward work that starts in it (lo > hi: none). */
+struct iphase_seg {
+	int64_t floor, lo, hi;
 };
 
 struct import_phases {
 	struct iphase_range *r; /* after prepare: steps first (nsteps), by (pid, start) */
 	size_t n, cap, nsteps;
+	struct iphase_seg *segs; /* by step: seg0 and nseg */
 	uint8_t *role;          /* by desc id: 1 backward function, 2 forward work */
 	uint32_t nrole;         /* descs role covers: those of the parse */
 	int active;             /* the trace gets phases */
 	uint32_t fwd_desc, bwd_desc;
+};
+
+/* An open "B" event, kept until its "E": the event and a copy of its
+ * strings (arena), on its thread's stack (prev: the one under it + 1). */
+struct import_begin {
+	struct jevent e;
+	char *arena;
+	uint32_t prev;
 };
 
 struct import {
@@ -249,6 +274,11 @@ struct import {
 	struct import_comm_ref *metas, *cevs;
 	uint32_t nmetas, metas_cap, ncevs, cevs_cap;
 	struct spill spill;
+	/* open "B" events: a pool (free ones chained by prev from free_begin),
+	 * and each thread's top, (pid, tid) -> index + 1 */
+	struct import_begin *begins;
+	uint32_t nbegins, begins_cap, free_begin;
+	struct hmap begin_top;
 	struct import_phases phases;
 	struct import_header hdr;
 	int array_form; /* the document is an array: the older PyTorch profiler */
@@ -283,8 +313,11 @@ static inline int64_t import_sat_add(int64_t a, int64_t b)
  * with the message in im->err. */
 int import_parse(struct import *im, void *gzfile);
 
-/* import_event.c */
-int import_event(struct import *im, const struct jevent *e, const char *arena);
+/* import_event.c: e's strings are arena's first arena_len bytes. */
+int import_event(struct import *im, const struct jevent *e, const char *arena, size_t arena_len);
+/* After the parse (ok: it succeeded): the "B" events never closed are
+ * counted as dropped; frees them. */
+void import_begins_end(struct import *im, int ok);
 void import_device(struct import *im, const struct trace_device *d);
 void import_drop(struct import *im, const struct import_drop *d);
 void import_oproc(struct import *im, const struct import_oproc *p);
@@ -318,6 +351,8 @@ void import_phase_range(struct import *im, uint32_t track, uint8_t type, const c
 int import_phases_prepare(struct import *im);
 /* Each spilled event, as the emit reads it back: the steps' forward. */
 void import_phases_event(struct import *im, const struct spill_event *e);
+/* After the emit's pass: each step's forward (fwd_lo, fwd_hi) from its parts. */
+void import_phases_forward(struct import *im);
 void import_phases_free(struct import_phases *ph);
 
 /* import_emit.c: writes the trace. 0, or -1 with the message in im->err. */

@@ -354,6 +354,8 @@ static void event_value(struct jparser *p, enum jval k, const char *s, size_t n)
 			e->name = arena_put(p, s, n);
 		else if (k == JV_NUMBER)
 			e->name = arena_put(p, s, n); /* a number as a name: keep its text */
+		else
+			e->have |= JE_NAME_BAD;
 		break;
 	case EK_CAT:
 		if (k == JV_STRING)
@@ -386,6 +388,8 @@ static void event_value(struct jparser *p, enum jval k, const char *s, size_t n)
 				else
 					e->have |= range ? JE_DUR_RANGE : JE_DUR_NAN;
 			}
+		} else {
+			e->have |= p->key == EK_TS ? JE_TS_NAN : JE_DUR_NAN; /* null, a boolean */
 		}
 		break;
 	case EK_PID:
@@ -396,7 +400,12 @@ static void event_value(struct jparser *p, enum jval k, const char *s, size_t n)
 		} else if (k == JV_STRING) {
 			id->kind = 2;
 			id->s = arena_put(p, s, n);
+		} else {
+			e->have |= JE_ID_BAD; /* a fraction, null, a boolean */
 		}
+		break;
+	case EK_ARGS:
+		e->have |= JE_ARGS_BAD;
 		break;
 	default:
 		break;
@@ -1098,10 +1107,22 @@ static int on_open(struct jparser *p, int is_map)
 			skip_value(p, PS_EVENTS);
 		break;
 	case PS_EVENT_VAL:
-		if (is_map && p->key == EK_ARGS)
+		if (is_map && p->key == EK_ARGS) {
 			p->st = PS_ARGS;
-		else
-			skip_value(p, PS_EVENT);
+			break;
+		}
+		/* an object or array where a member wants a scalar */
+		if (p->key == EK_NAME)
+			p->ev.have |= JE_NAME_BAD;
+		else if (p->key == EK_TS)
+			p->ev.have |= JE_TS_NAN;
+		else if (p->key == EK_DUR)
+			p->ev.have |= JE_DUR_NAN;
+		else if (p->key == EK_PID || p->key == EK_TID)
+			p->ev.have |= JE_ID_BAD;
+		else if (p->key == EK_ARGS)
+			p->ev.have |= JE_ARGS_BAD;
+		skip_value(p, PS_EVENT);
 		break;
 	case PS_ARGS_VAL:
 		if (!is_map && (p->key == AK_GRID || p->key == AK_BLOCK)) {
@@ -1230,7 +1251,7 @@ static int on_close(struct jparser *p)
 		break;
 	case PS_EVENT:
 		p->st = PS_EVENTS;
-		return import_event(p->im, &p->ev, p->arena) == 0;
+		return import_event(p->im, &p->ev, p->arena, p->arena_len) == 0;
 	case PS_ARGS:
 		input_bytes(p);
 		p->st = PS_EVENT;
@@ -1291,6 +1312,7 @@ static int on_key(struct jparser *p, const unsigned char *k, size_t n)
 	case PS_EVENT:
 		p->key = key_lookup(KEYS(event_keys), k, n);
 		p->st = PS_EVENT_VAL;
+		p->ev.have |= JE_MEMBERS;
 		break;
 	case PS_ARGS:
 		p->key = key_lookup(KEYS(args_keys), k, n);
@@ -1470,6 +1492,7 @@ int import_parse(struct import *im, void *gzfile)
 	}
 	rc = 0;
 out:
+	import_begins_end(im, rc == 0);
 	yajl_free(h);
 	free(buf);
 	free(p.arena);

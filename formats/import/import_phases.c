@@ -12,12 +12,18 @@
  *                 "autograd::engine::evaluate_function: ..." ranges of the
  *                 step's process that start inside it (on its thread, or on
  *                 the autograd engine's device threads), clipped to the step;
- *   Forward       per step, from the first start to the last end of the
- *                 step thread's operators and annotations that lie in the
- *                 step after the last zero_grad or DataLoader fetch before
- *                 the backward, and end before the backward begins (the
- *                 whole step without a backward), outside every
- *                 Optimizer.* and DataLoader range.
+ *   Forward       per step, the step thread's operators and annotations
+ *                 that end before the backward begins (the step's end
+ *                 without a backward), outside every Optimizer.* and
+ *                 DataLoader range. Those ranges cut the step before its
+ *                 backward into parts; the forward is where the model ran,
+ *                 which is not always after them: zero_grad() comes before
+ *                 the forward or after it, before the backward. So the
+ *                 forward starts in the first part whose work (the extent
+ *                 of its operators) is at least a quarter of the largest
+ *                 part's (not in one of the profiler's few operators
+ *                 before a zero_grad), and runs to the last end of the
+ *                 work of the parts from there on.
  *
  * Only for a trace that has no phase of its own (neither gprof-dl's export
  * nor Paddle's have this need). Steps, optimizer and DataLoader ranges are
@@ -163,7 +169,20 @@ static int phases_backward(struct import *im)
 	return kind < 0 ? -1 : 0;
 }
 
-/* Where each step's forward may begin and must end. */
+/* The zero_grad, optimizer or fetch range x of the step thread that ends
+ * before the backward, and after the step's last part began: its step, whose
+ * next part begins at x's end, or NULL. */
+static struct iphase_range *part_end(struct import_phases *ph, const struct iphase_range *x)
+{
+	struct iphase_range *s = step_at(ph, x->pid, x->start);
+	if (s && s->track == x->track && x->end <= s->fwd_limit && x->end > s->fwd_floor) {
+		s->fwd_floor = x->end;
+		return s;
+	}
+	return NULL;
+}
+
+/* Where each step's forward must end, and the parts before it. */
 static void phases_bounds(struct import_phases *ph)
 {
 	for (size_t i = 0; i < ph->nsteps; i++) {
@@ -174,13 +193,33 @@ static void phases_bounds(struct import_phases *ph)
 		s->fwd_limit = s->have_bwd ? s->bwd_lo : s->end;
 		s->fwd_lo = INT64_MAX;
 		s->fwd_hi = INT64_MIN;
+		s->nseg = 1;
 	}
-	/* the last zero_grad or fetch of the step thread before the backward */
+	/* the ranges come by (track, start), so those of a step one after
+	 * another: count its parts, then place them */
 	for (size_t i = ph->nsteps; i < ph->n; i++) {
-		const struct iphase_range *x = &ph->r[i];
-		struct iphase_range *s = step_at(ph, x->pid, x->start);
-		if (s && s->track == x->track && x->end <= s->fwd_limit && x->end > s->fwd_floor)
-			s->fwd_floor = x->end;
+		struct iphase_range *s = part_end(ph, &ph->r[i]);
+		if (s)
+			s->nseg++;
+	}
+	size_t total = 0;
+	for (size_t i = 0; i < ph->nsteps; i++)
+		total += ph->r[i].nseg;
+	ph->segs = xrealloc(ph->segs, total * sizeof(*ph->segs));
+	total = 0;
+	for (size_t i = 0; i < ph->nsteps; i++) {
+		struct iphase_range *s = &ph->r[i];
+		s->seg0 = (uint32_t)total;
+		total += s->nseg;
+		ph->segs[s->seg0] = (struct iphase_seg){s->start, INT64_MAX, INT64_MIN};
+		s->nseg = 1;
+		s->fwd_floor = s->start;
+	}
+	for (size_t i = ph->nsteps; i < ph->n; i++) {
+		struct iphase_range *s = part_end(ph, &ph->r[i]);
+		if (s)
+			ph->segs[s->seg0 + s->nseg++] = (struct iphase_seg){s->fwd_floor, INT64_MAX,
+									   INT64_MIN};
 	}
 }
 
@@ -263,17 +302,45 @@ void import_phases_event(struct import *im, const struct spill_event *e)
 		return;
 	struct iphase_range *s = step_at(ph, t->pid, e->start);
 	int64_t end = import_sat_add(e->start, e->dur);
-	if (!s || s->track != e->track || e->start < s->fwd_floor || end > s->fwd_limit)
+	if (!s || s->track != e->track || end > s->fwd_limit)
 		return;
 	if (excluded(ph, e->track, e->start, end))
 		return;
-	s->fwd_lo = e->start < s->fwd_lo ? e->start : s->fwd_lo;
-	s->fwd_hi = end > s->fwd_hi ? end : s->fwd_hi;
+	/* the part it starts in: the last to begin at or before it */
+	uint32_t k = s->nseg - 1;
+	while (k > 0 && ph->segs[s->seg0 + k].floor > e->start)
+		k--;
+	struct iphase_seg *g = &ph->segs[s->seg0 + k];
+	g->lo = e->start < g->lo ? e->start : g->lo;
+	g->hi = end > g->hi ? end : g->hi;
+}
+
+void import_phases_forward(struct import *im)
+{
+	struct import_phases *ph = &im->phases;
+	for (size_t i = 0; i < ph->nsteps; i++) {
+		struct iphase_range *s = &ph->r[i];
+		const struct iphase_seg *g = ph->segs + s->seg0;
+		int64_t most = -1;
+		for (uint32_t k = 0; k < s->nseg; k++)
+			if (g[k].lo <= g[k].hi && g[k].hi - g[k].lo > most)
+				most = g[k].hi - g[k].lo;
+		if (most < 0)
+			continue; /* no forward work */
+		uint32_t first = 0;
+		while (!(g[first].lo <= g[first].hi && (g[first].hi - g[first].lo) * 4 >= most))
+			first++;
+		s->fwd_lo = g[first].lo;
+		for (uint32_t k = first; k < s->nseg; k++)
+			if (g[k].lo <= g[k].hi && g[k].hi > s->fwd_hi)
+				s->fwd_hi = g[k].hi;
+	}
 }
 
 void import_phases_free(struct import_phases *ph)
 {
 	free(ph->r);
+	free(ph->segs);
 	free(ph->role);
 	memset(ph, 0, sizeof(*ph));
 }

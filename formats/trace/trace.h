@@ -66,6 +66,13 @@ enum trace_drop_reason {
 	TRACE_DROP_DURATION_NAN = 5,     /* kept, its duration set to 0 */
 	TRACE_DROP_BEFORE_START = 6,     /* kept, moved to the trace's time 0 */
 	TRACE_DROP_NO_SLOT = 7,          /* lost: its thread found every ring slot taken (the recorder) */
+	TRACE_DROP_NO_TIME = 8,          /* lost: no timestamp (the importer's) */
+	TRACE_DROP_UNKNOWN_PHASE = 9,    /* lost: a "ph" missing, not a string, or none imported */
+	TRACE_DROP_END_WITHOUT_BEGIN = 10, /* lost: an "E" with no "B" open on its thread */
+	TRACE_DROP_BEGIN_WITHOUT_END = 11, /* lost: a "B" never closed by an "E" */
+	TRACE_DROP_BAD_NAME = 12,        /* kept, named "": its name was not a string or number */
+	TRACE_DROP_BAD_ID = 13,          /* kept on pid or tid 0: it was not an integer or a string */
+	TRACE_DROP_BAD_ARGS = 14,        /* kept without its args: they were not an object */
 	TRACE_DROP_REASON_COUNT          /* readers count larger values here, as lost */
 };
 

@@ -38,6 +38,13 @@ static const char *const trace_drop_reason_names[TRACE_DROP_REASON_COUNT] = {
 	[TRACE_DROP_DURATION_NAN] = "duration not a number",
 	[TRACE_DROP_BEFORE_START] = "timestamp before the trace's start",
 	[TRACE_DROP_NO_SLOT] = "no ring slot for its thread (more threads than --max-threads)",
+	[TRACE_DROP_NO_TIME] = "no timestamp",
+	[TRACE_DROP_UNKNOWN_PHASE] = "phase not imported",
+	[TRACE_DROP_END_WITHOUT_BEGIN] = "end without begin",
+	[TRACE_DROP_BEGIN_WITHOUT_END] = "begin without end",
+	[TRACE_DROP_BAD_NAME] = "name not a string",
+	[TRACE_DROP_BAD_ID] = "pid or tid not an integer or a string",
+	[TRACE_DROP_BAD_ARGS] = "args not an object",
 };
 
 const char *trace_drop_reason_name(unsigned reason)
@@ -49,7 +56,9 @@ const char *trace_drop_reason_name(unsigned reason)
 int trace_drop_reason_is_loss(unsigned reason)
 {
 	return reason != TRACE_DROP_NEGATIVE_DURATION && reason != TRACE_DROP_DURATION_RANGE &&
-	       reason != TRACE_DROP_DURATION_NAN && reason != TRACE_DROP_BEFORE_START;
+	       reason != TRACE_DROP_DURATION_NAN && reason != TRACE_DROP_BEFORE_START &&
+	       reason != TRACE_DROP_BAD_NAME && reason != TRACE_DROP_BAD_ID &&
+	       reason != TRACE_DROP_BAD_ARGS;
 }
 
 static const char *const trace_counter_names[TRACE_CTR_COUNT] = {

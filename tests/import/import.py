@@ -7,7 +7,9 @@ itself says, computed here independently of the C code: per event name and
 type, the count and the total duration in nanoseconds.
 
 Cases: kineto_gen, cli, summary_roundtrip, summary_json, torch,
-torch_shapes, torch_phases (with --python: the torch to profile with), fixes.
+torch_shapes, torch_phases and torch_ops (with --python: the torch to profile
+with), fixes, zero_dur, many_threads, phases_order,
+drops.
 Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
 import argparse
 import collections
@@ -67,6 +69,7 @@ class Ctx:
         self.tmp = tmp
         self.example_prog = args.example_prog
         self.python = args.python
+        self.sanitized = args.sanitized
 
     def path(self, name):
         return os.path.join(self.tmp, name)
@@ -378,8 +381,27 @@ def case_torch_phases(c):
     if not py or subprocess.run([py, "-c", "import torch"], capture_output=True).returncode:
         print(f"SKIP: no torch for {py or 'python'}")
         sys.exit(SKIP)
+    for flags in ([], ["--zero-grad-after"]):
+        torch_phases(c, py, flags)
+
+
+def model_forward_ns(doc):
+    """The model's forward in a torch_prog.py trace, per step, from the
+    file: from the first start to the last end of its modules' top
+    operators (aten::linear, aten::relu) on the step's thread."""
+    xs = [e for e in events_of(doc) if e.get("ph") == "X"]
+    total = 0
+    for s in (e for e in xs if e["name"].startswith("ProfilerStep#")):
+        m = [e for e in xs if (e["pid"], e["tid"]) == (s["pid"], s["tid"])
+             and s["ts"] <= e["ts"] < s["ts"] + s["dur"] and e["name"] in ("aten::linear", "aten::relu")]
+        check(m, f"no forward in {s['name']}")
+        total += ns(max(e["ts"] + e["dur"] for e in m) - min(e["ts"] for e in m))
+    return total
+
+
+def torch_phases(c, py, flags):
     out, meta = c.path("phases.json"), c.path("phases-meta.json")
-    p = subprocess.run([py, TORCH_PROG, out, meta], capture_output=True)
+    p = subprocess.run([py, TORCH_PROG, out, meta, *flags], capture_output=True)
     if p.returncode != 0:
         raise Failure(f"torch program failed: {p.stderr.decode(errors='replace')}")
     with open(meta) as f:
@@ -417,6 +439,12 @@ def case_torch_phases(c):
     # the Optimization range is the optimizer step's own extent
     eq(model["Optimization"]["cpu_total_ns"], ops["Optimizer.step#SGD.step"]["cpu_total_ns"],
        "Optimization time = Optimizer.step's")
+    # the forward is where the model ran, zero_grad() before it or after
+    fwd, want = model["Forward"]["cpu_total_ns"], model_forward_ns(doc)
+    print(f"note: {' '.join(flags) or 'zero_grad first'}: Forward {fwd / 1e6:.3f} ms, "
+          f"the model's forward in the file {want / 1e6:.3f} ms")
+    check(fwd >= 0.8 * want, f"{' '.join(flags) or 'zero_grad first'}: Forward {fwd} ns, "
+          f"less than 80 % of the model's forward {want} ns")
 
 
 def case_fixes(c):
@@ -452,6 +480,232 @@ def case_fixes(c):
     check("full ring" not in text, "the import's drops said to be a full ring's")
 
 
+def operator_calls(c, trace):
+    """name -> calls in the Operator view of `summary --format json`."""
+    p = c.run("summary", trace, "--format", "json", "--view", "operator", "--top", "0")
+    calls = collections.Counter()
+
+    def walk(rs):
+        for r in rs:
+            calls[r["name"]] += r["calls"]
+            walk(r.get("children", []))
+
+    for sec in json.loads(p.stdout)["tables"]["operator"]["sections"]:
+        walk(sec["rows"])
+    return calls
+
+
+def file_operators(doc):
+    """name -> "X" events of each host operator in a torch.profiler JSON."""
+    return collections.Counter(
+        e["name"] for e in events_of(doc)
+        if e.get("ph") == "X" and e.get("cat", "cpu_op") == "cpu_op"
+        and not e["name"].startswith("ProfilerStep#"))
+
+
+def case_zero_dur(c):
+    """Ranges of duration 0 are never parents (torch's rule): siblings that
+    share a whole-microsecond timestamp are not each other's calls, and are
+    not folded together as a call that redispatches to itself."""
+    src = c.path("zero.json")
+    evs = [
+        {"ph": "X", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+        {"ph": "X", "name": "aten::resolve_conj", "pid": 1, "tid": 1, "ts": 15, "dur": 0},
+        {"ph": "X", "name": "aten::resolve_conj", "pid": 1, "tid": 1, "ts": 15, "dur": 0},
+        {"ph": "X", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 30, "dur": 0},
+        {"ph": "X", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 30, "dur": 0},
+        {"ph": "X", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 30, "dur": 0},
+        # a real redispatch still folds: div_ in div_, its only child
+        {"ph": "X", "name": "aten::div_", "pid": 1, "tid": 1, "ts": 40, "dur": 5},
+        {"ph": "X", "name": "aten::div_", "pid": 1, "tid": 1, "ts": 41, "dur": 3},
+    ]
+    with open(src, "w") as f:
+        json.dump(evs, f)
+    calls = operator_calls(c, c.import_(src))
+    eq(dict(calls), {"aten::addmm": 1, "aten::resolve_conj": 2, "aten::empty": 3,
+                     "aten::div_": 1}, "operator calls")
+
+
+def case_torch_ops(c):
+    """A real torch.profiler trace of the whole loop (no schedule, so every
+    operator is in the window): each operator's calls in the summary are
+    the file's "X" events of its name. torch 1.13 writes whole microseconds,
+    so short siblings share a timestamp with duration 0."""
+    py = c.python or torch_python()
+    if not py or subprocess.run([py, "-c", "import torch"], capture_output=True).returncode:
+        print(f"SKIP: no torch for {py or 'python'}")
+        sys.exit(SKIP)
+    out, meta = c.path("ops.json"), c.path("ops-meta.json")
+    p = subprocess.run([py, TORCH_PROG, out, meta, "--no-schedule"], capture_output=True)
+    if p.returncode != 0:
+        raise Failure(f"torch program failed: {p.stderr.decode(errors='replace')}")
+    doc = load_json(out)
+    want = file_operators(doc)
+    zero = sum(1 for e in events_of(doc) if e.get("ph") == "X" and e.get("dur") == 0)
+    print(f"note: {zero} events of duration 0 in the file")
+    got = operator_calls(c, c.import_(out))
+    if isinstance(doc, dict):
+        # Kineto: torch 2 records a redispatch twice (aten::div_ in
+        # aten::div_), which torch's tables and gprof-dl fold alike
+        for name in ("aten::div_",):
+            want.pop(name, None)
+            got.pop(name, None)
+    bad = {n: (k, got.get(n)) for n, k in want.items() if got.get(n) != k}
+    check(not bad, "calls in the summary vs the file's events: " +
+          ", ".join(f"{n} {g} instead of {k}" for n, (k, g) in sorted(bad.items())))
+    eq(got["aten::addmm"], json.load(open(meta))["aten::addmm"], "aten::addmm vs key_averages()")
+
+
+def peak_kib(*cmd):
+    """Runs cmd; its peak resident memory (KiB), of that child alone."""
+    pid = os.spawnv(os.P_NOWAIT, cmd[0], list(cmd))
+    _, status, ru = os.wait4(pid, 0)
+    check(os.waitstatus_to_exitcode(status) == 0, f"{' '.join(cmd)}: status {status}")
+    return ru.ru_maxrss
+
+
+def case_many_threads(c):
+    """The summary of an import of N one-event threads grows by at most 1 KiB
+    a thread (8 KiB in a sanitizer build: ASan's redzones): 13 KiB a thread before (the
+    store's first 1,024 events of room on every thread, the host walk's
+    16 frames)."""
+    def threads(n):
+        src = c.path(f"threads{n}.json")
+        with open(src, "w") as f:
+            json.dump({"traceEvents": [
+                {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": t + 1,
+                 "ts": 10 + t, "dur": 1} for t in range(n)]}, f)
+        out = c.path(f"threads{n}.gpdl")
+        imp = peak_kib(c.gpdl, "import", "-q", "-f", src, "-o", out)
+        null = os.open(os.devnull, os.O_WRONLY)
+        saved = os.dup(1)
+        os.dup2(null, 1)
+        try:
+            summ = peak_kib(c.gpdl, "summary", out)
+        finally:
+            os.dup2(saved, 1)
+            os.close(null)
+            os.close(saved)
+        eq(c.run("info", out).stdout.decode().count("\n") > n, True, f"info of {n} threads")
+        return imp, summ
+
+    small, large, n = 1000, 20000, 19000
+    (i0, s0), (i1, s1) = threads(small), threads(large)
+    bound = 8192 if c.sanitized else 1024
+    per_import, per_summary = (i1 - i0) * 1024 / n, (s1 - s0) * 1024 / n
+    print(f"note: import {i0} -> {i1} KiB ({per_import:.0f} B a thread), "
+          f"summary {s0} -> {s1} KiB ({per_summary:.0f} B a thread)")
+    check(per_summary <= bound, f"summary: {per_summary:.0f} B a thread, more than {bound}")
+    check(per_import <= bound, f"import: {per_import:.0f} B a thread, more than {bound}")
+
+
+def case_phases_order(c):
+    """The forward is found where the model ran, not after the last
+    zero_grad: DistributedDataParallel.forward, then zero_grad(), the loss
+    and the backward (the Forward was the loss's 0.05 ms)."""
+    def x(name, cat, ts, dur, tid=1):
+        return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+    evs = []
+    for k in range(2):
+        t = k * 100000
+        evs += [
+            x(f"ProfilerStep#{k}", "user_annotation", t, 100000),
+            x("DistributedDataParallel.forward", "user_annotation", t + 1000, 44000),
+            x("aten::linear", "cpu_op", t + 2000, 40000),
+            x("Optimizer.zero_grad#SGD.zero_grad", "user_annotation", t + 46000, 100),
+            x("aten::zero_", "cpu_op", t + 46010, 50),
+            x("aten::mse_loss", "cpu_op", t + 46200, 50),
+            x("autograd::engine::evaluate_function: MseLossBackward0", "cpu_op", t + 47000, 30000),
+            x("Optimizer.step#SGD.step", "user_annotation", t + 80000, 5000),
+        ]
+    # and zero_grad() first: the forward after it
+    t = 200000
+    evs += [
+        x("ProfilerStep#2", "user_annotation", t, 100000),
+        x("aten::zeros", "cpu_op", t + 100, 10),
+        x("Optimizer.zero_grad#SGD.zero_grad", "user_annotation", t + 200, 100),
+        x("DistributedDataParallel.forward", "user_annotation", t + 1000, 44000),
+        x("aten::mse_loss", "cpu_op", t + 46200, 50),
+        x("autograd::engine::evaluate_function: MseLossBackward0", "cpu_op", t + 47000, 30000),
+        x("Optimizer.step#SGD.step", "user_annotation", t + 80000, 5000),
+    ]
+    src = c.path("order.json")
+    with open(src, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    ch = c.chrome(c.import_(src))
+    fwd = sorted((e["ts"], e["dur"]) for e in ch["traceEvents"]
+                 if e.get("ph") == "X" and e.get("args", {}).get("type") == "Forward")
+    eq([(round(ts), round(d * 1000)) for ts, d in fwd],
+       [(1000, 45250000), (101000, 45250000), (201000, 45250000)],
+       "Forward ranges (ts us, dur ns): from DistributedDataParallel.forward to the loss")
+
+
+def case_drops(c):
+    """Every event an import does not take as it is, counted with its
+    reason in import's last line, info and summary: "E" events with no "B"
+    (which gave "imported 1 events" and nothing else), members of the wrong
+    types; "B"/"E" pairs are ranges."""
+    src = c.path("ends.json")
+    evs = [{"ph": "E", "pid": 1, "tid": 1, "ts": 10 + i} for i in range(1000)]
+    evs.append({"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 5, "dur": 1})
+    with open(src, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    out = c.path("ends.gpdl")
+    p = c.run("import", src, "-o", out)
+    last = p.stderr.decode().splitlines()[-1]
+    check(last.startswith("gprof-dl: imported 1 events on 1 tracks") and
+          last.endswith("; dropped 1000: 1000 end without begin"), f"import's last line: {last!r}")
+    s = c.summary(out)
+    eq(s["traces"][0]["drop_reasons"], {"end without begin": 1000}, "summary's drop reasons")
+    eq(s["events"]["dropped"], 1000, "summary: events dropped")
+    info = c.run("info", out).stdout.decode()
+    check("dropped            1000 events: end without begin" in info, f"info:\n{info}")
+
+    x = {"ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "dur": 1}
+    evs = [
+        dict(x, name="ok", ts=1),
+        dict(x, name="ts a string", ts="soon"),    # dropped: not a number
+        dict(x, name="ts an object", ts={"a": 1}),  # dropped: not a number
+        dict(x, name="dur negative", ts=2, dur=-1),  # kept, duration 0
+        dict(x, name="dur an object", ts=3, dur={"a": 1}),  # kept, duration 0
+        dict(x, name=7, ts=4),                     # kept, named "7"
+        dict(x, name=["x"], ts=4),                 # kept, named ""
+        dict(x, name="ph unknown", ph="Q", ts=5),  # dropped
+        dict(x, name="ph a number", ph=7, ts=5),   # dropped
+        dict(x, name="args an array", ts=6, args=[1]),  # kept, no args
+        dict(x, name="pid an object", ts=7, pid={"a": 1}),  # kept on pid 0
+        dict(x, name="tid null", ts=8, tid=None),  # kept on tid 0
+        {"ph": "B", "name": "pair", "pid": 1, "tid": 2, "ts": 10},
+        {"ph": "B", "name": "inner", "pid": 1, "tid": 2, "ts": 11},
+        {"ph": "E", "pid": 1, "tid": 2, "ts": 12},
+        {"ph": "E", "pid": 1, "tid": 2, "ts": 20},
+        {"ph": "B", "name": "never ends", "pid": 1, "tid": 3, "ts": 10},
+        {"ph": "s", "name": "flow", "pid": 1, "tid": 1, "ts": 1, "id": 1},  # ignored
+    ]
+    src = c.path("types.json")
+    with open(src, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+    out = c.path("types.gpdl")
+    p = c.run("import", src, "-o", out)
+    last = p.stderr.decode().splitlines()[-1]
+    want = ("; dropped 5: 2 timestamp not a number, 2 phase not imported, 1 begin without end; "
+            "repaired 6: 1 negative duration, 1 duration not a number, 1 name not a string, "
+            "2 pid or tid not an integer or a string, 1 args not an object")
+    check(last.endswith(want), f"import's last line: {last!r}, not ending {want!r}")
+    check("imported 10 events" in last, f"import's last line: {last!r}")
+    s = c.summary(out)
+    eq(s["traces"][0]["drop_reasons"], {
+        "timestamp not a number": 2, "phase not imported": 2, "begin without end": 1,
+        "negative duration": 1, "duration not a number": 1, "name not a string": 1,
+        "pid or tid not an integer or a string": 2, "args not an object": 1}, "drop reasons")
+    eq(s["events"]["dropped"], 5, "events dropped")
+    eq(s["events"]["total"], 10, "events kept")
+    ch = c.chrome(out)
+    pairs = sorted((e["name"], e["dur"]) for e in ch["traceEvents"]
+                   if e.get("ph") == "X" and e["name"] in ("pair", "inner"))
+    eq(pairs, [("inner", 1), ("pair", 10)], "B/E pairs as ranges (name, dur us)")
+
+
 def case_torch_shapes(c):
     torch_case(c, True)
 
@@ -462,6 +716,8 @@ def main():
     ap.add_argument("--example-prog", default="")
     ap.add_argument("--case", required=True)
     ap.add_argument("--python", default="", help="torch_phases: the Python whose torch to use")
+    ap.add_argument("--sanitized", action="store_true",
+                    help="gprof-dl is built with ASan: memory bounds are looser")
     args = ap.parse_args()
     fn = globals().get("case_" + args.case)
     if not fn:

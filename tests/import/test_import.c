@@ -1059,14 +1059,21 @@ static void test_unknown_and_ignored(void **state)
 	assert_int_equal(chk_find(&g, "string time", 0)->dur, 1000);
 	assert_int_equal(chk_find(&g, "process mark", 0)->flags, TRACE_EVF_MARK);
 	assert_int_equal(chk_find(&g, "", 0)->start, 7000);
-	/* no time, B, b, an unknown counter, an object without ph; the bad
-	 * time is dropped and said so, the negative duration repaired */
-	assert_int_equal(g.st.ignored, 5);
+	/* an unknown counter is ignored; every other event not imported is
+	 * dropped and said so: the bad time, no time, a B never ended, b and
+	 * an object without ph; the negative duration repaired */
+	assert_int_equal(g.st.ignored, 1);
 	assert_int_equal(g.st.fixed[TRACE_DROP_TIME_NAN], 1);
+	assert_int_equal(g.st.fixed[TRACE_DROP_NO_TIME], 1);
+	assert_int_equal(g.st.fixed[TRACE_DROP_BEGIN_WITHOUT_END], 1);
+	assert_int_equal(g.st.fixed[TRACE_DROP_UNKNOWN_PHASE], 2);
 	assert_int_equal(g.st.fixed[TRACE_DROP_NEGATIVE_DURATION], 1);
 	assert_int_equal(g.by_reason[TRACE_DROP_TIME_NAN], 1);
+	assert_int_equal(g.by_reason[TRACE_DROP_NO_TIME], 1);
+	assert_int_equal(g.by_reason[TRACE_DROP_BEGIN_WITHOUT_END], 1);
+	assert_int_equal(g.by_reason[TRACE_DROP_UNKNOWN_PHASE], 2);
 	assert_int_equal(g.by_reason[TRACE_DROP_NEGATIVE_DURATION], 1);
-	assert_int_equal(g.drops, 1); /* only the dropped one is lost */
+	assert_int_equal(g.drops, 5); /* only the dropped ones are lost */
 	assert_int_equal(g.nctr, 0);
 	assert_int_equal(g.ndevs, 1);
 	assert_int_equal(g.devs[0].d.id, 1);

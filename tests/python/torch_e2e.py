@@ -734,7 +734,7 @@ TRACE_DTYPE = {"torch.float32": "float", "torch.float64": "double", "torch.int64
 def csv_tables(c, trace, names=("communication", "operators", "threads", "processes")):
     """The trace's events through `export --csv`: {name: [row dict]}, each
     row with "part": "" for a one-process trace's directory, else the part
-    of the job it came from ("rank=1", "pid=4242": a directory each)."""
+    of the job it came from ("rank=1", "rank=-1": a directory each)."""
     out = trace + "-csv"
     c.gprof("export", "--csv", trace, "-o", out, "--force", "--no-summary")
     parts = [""] if os.path.exists(os.path.join(out, "processes.csv")) else sorted(os.listdir(out))

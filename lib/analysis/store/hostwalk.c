@@ -48,7 +48,9 @@ static void hw_pop(struct hw_walk *w, struct hw_stack *st)
 static void hw_push(struct hw_stack *st, const struct hw_frame *f)
 {
 	if (st->n == st->cap) {
-		st->cap = st->cap ? st->cap * 2 : 16;
+		/* small first: every thread's stack lives until the walk ends, and
+		 * a trace may have 100,000 threads of one event */
+		st->cap = st->cap ? st->cap * 2 : 2;
 		st->v = xrealloc(st->v, st->cap * sizeof(*st->v));
 	}
 	st->v[st->n++] = *f;

@@ -178,8 +178,9 @@ static void track_grow(struct store_track *t)
 	if (t->n >= STORE_MAX_TRACK_EVENTS)
 		die("more than %u events on one thread", STORE_MAX_TRACK_EVENTS);
 	/* Large arrays are mmap'ed by malloc and realloc moves them with mremap:
-	 * no copy, and the untouched tail of the capacity is never resident. */
-	size_t cap = t->cap ? t->cap * 2 : 1024;
+	 * no copy, and the untouched tail of the capacity is never resident.
+	 * Small first: a trace may have 100,000 threads of one event. */
+	size_t cap = t->cap ? t->cap * 2 : 8;
 	if (cap > STORE_MAX_TRACK_EVENTS)
 		cap = STORE_MAX_TRACK_EVENTS;
 	t->start = xrealloc(t->start, cap * sizeof(*t->start));

@@ -37,8 +37,8 @@
  *    order: a parent always precedes what it contains;
  *  - parent[i] is the index, in the same track, of the innermost range that
  *    contains event i in time (STORE_NONE at top level). Nesting comes from
- *    the times alone, so traces without collector depth nest too. Marks are
- *    never parents;
+ *    the times alone, so traces without collector depth nest too. Marks and
+ *    ranges of duration 0 are never parents;
  *  - an event is folded into its parent (store_ev_folded()) when it is a
  *    host range, its parent is a range of the same name and type, and it is
  *    that range's only child range (instants: marks, allocations and frees

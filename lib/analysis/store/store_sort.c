@@ -480,7 +480,10 @@ void store_nest_track(struct store_track *t)
 		while (sp && store_ev_end(t, stack[sp - 1]) < end)
 			sp--;
 		t->parent[i] = sp ? stack[sp - 1] : STORE_NONE;
-		if (store_ev_is_instant(t, i))
+		/* A range of no duration contains nothing (torch's rule): torch
+		 * 1.13 writes whole microseconds, and short siblings that share
+		 * a timestamp with duration 0 are not each other's calls. */
+		if (store_ev_is_instant(t, i) || t->dur[i] == 0)
 			continue;
 		if (sp == cap) {
 			cap = cap ? cap * 2 : 64;
