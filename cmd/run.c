@@ -387,6 +387,61 @@ static void warn_shared_output(const char *out, const struct outname *pattern)
 		rank, world_size, var, out, stem, out, var, dot ? dot : "");
 }
 
+/* The path components of path (split at '/'), for check_own_name(). */
+static unsigned components(const char *path, const char **part, size_t *len, unsigned max)
+{
+	unsigned n = 0;
+	for (const char *s = path; *s;) {
+		const char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+		if (n < max) {
+			part[n] = s;
+			len[n] = l;
+		}
+		n++;
+		s += l;
+		if (*s)
+			s++;
+	}
+	return n;
+}
+
+/* -o's pattern in gprof-dl's own environment, which names the recorded
+ * file: each %q{VAR} must hold a safe value (outname_check()), except that
+ * a rank variable of a launcher (RANK, OMPI_COMM_WORLD_RANK, ...) may be
+ * unset: gprof-dl then launches a job whose ranks name their own files, and
+ * its own file takes "" for it, provided that leaves it the same path
+ * components ('%q{RANK}/t.gpdl' would be '/t.gpdl'). A usage error else. */
+static void check_own_name(const struct outname *o)
+{
+	const char *values[RING_VARS_MAX], *filled[RING_VARS_MAX];
+	char err[512];
+	for (unsigned i = 0; i < outname_nvars(o); i++) {
+		values[i] = getenv(outname_var(o, i));
+		filled[i] = values[i] ? values[i] : "x";
+	}
+	if (outname_check(o, values, ring_is_rank_var, err, sizeof(err)) != 0)
+		usage_error("-o '%s': %s, in gprof-dl's environment (the rules: gprof-dl-run(1))",
+			    outname_pattern(o), err);
+	char *got = outname_expand(o, 1, "h", values, NULL, NULL);
+	char *want = outname_expand(o, 1, "h", filled, NULL, NULL);
+	const char *gp[64], *wp[64];
+	size_t gl[64], wl[64];
+	unsigned gn = components(got, gp, gl, 64), wn = components(want, wp, wl, 64), bad = gn != wn;
+	for (unsigned i = 0; !bad && i < gn && i < 64; i++)
+		bad = (!gl[i]) != (!wl[i]) || (gl[i] == 1 && gp[i][0] == '.') != (wl[i] == 1 && wp[i][0] == '.') ||
+		      (gl[i] == 2 && !strncmp(gp[i], "..", 2)) != (wl[i] == 2 && !strncmp(wp[i], "..", 2));
+	if (bad) {
+		for (unsigned i = 0; i < outname_nvars(o); i++)
+			if (!values[i])
+				usage_error("-o '%s': %%q{%s} is unset in gprof-dl's environment, and its own file "
+					    "would then be '%s' (the rules: gprof-dl-run(1))",
+					    outname_pattern(o), outname_var(o, i), got);
+	}
+	free(got);
+	free(want);
+}
+
 static char *output_path(const struct outname *o, pid_t pid)
 {
 	char host[256] = "";
@@ -705,6 +760,8 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	check_window_options(capture, nvtx_capture, capture_end, have_schedule, gpu);
+	if (pattern)
+		check_own_name(pattern);
 	if (optind >= argc)
 		usage_error("no command to run: gprof-dl run [options] -- CMD [ARGS...]");
 	char **target = argv + optind;
