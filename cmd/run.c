@@ -3,16 +3,18 @@
  *
  * The launcher forks the target with the collector injected (LD_PRELOAD for
  * process and thread lifecycle, NVTX_INJECTION64_PATH for NVTX,
- * CUDA_INJECTION64_PATH for CUPTI's GPU activity), becomes the
- * subreaper of its process tree so that every descendant's end is seen, drains
+ * CUDA_INJECTION64_PATH for CUPTI's GPU activity), has every descendant's
+ * end seen (it and its guard are subreapers of the process tree), drains
  * the rings while it runs, and exits with the target's status. It never touches
  * the target's standard streams.
  *
  * The target is forked before the output file is opened, so that -o's %p
  * can be its pid; it waits, before it executes anything, for the launcher
  * to hand it the rings' path (or to close the pipe: no trace, no run). It
- * inherits the rings' memfd itself too (made before the fork), and dies
- * with the launcher unless --keep-target. A
+ * inherits the rings' memfd itself too (made before the fork). Unless
+ * --keep-target, it is started through a guard (guard.h) that ends the
+ * command's whole tree if gprof-dl dies, and reaps the tree's processes
+ * for gprof-dl. A
  * per-rank pattern (%p, %q{VAR}) has the collector report the variables it
  * uses (RING_VARS_ENV) and the recorder split the trace at the end.
  */
@@ -24,6 +26,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/textsafe.h"
+#include "lib/recorder/guard.h"
 #include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
 #include "lib/recorder/split.h"
@@ -300,17 +303,6 @@ static void set_env_prepend(const char *name, const char *value)
 	free(v);
 }
 
-/* The child, unless --keep-target: killed when the launcher dies (SIGKILL,
- * the OOM killer, a CI timeout), not left running orphaned. The signal
- * comes when the thread that forked dies: the launcher's main thread, which
- * lives as long as it does. A launcher already gone before the signal was
- * set would never send it: leave then. */
-static void die_with_launcher(pid_t launcher)
-{
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher)
-		_exit(1);
-}
-
 /* The child: wait for the launcher to hand over the rings' path, then
  * become CMD; nothing handed over (the trace could not be created): leave.
  * An exec failure is reported through err_fd (close-on-exec, so success
@@ -351,6 +343,37 @@ static void __attribute__((noreturn)) exec_target(char **argv, const char *colle
 	if (write(err_fd, &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(e == ENOENT ? 127 : 126);
+}
+
+/* What the command's process needs before it becomes the command. */
+struct target_ctx {
+	char **argv;
+	const char *collector, *pydir;
+	int gpu, go[2], err[2], shm_fd;
+};
+
+static void run_target(void *ctx)
+{
+	struct target_ctx *t = ctx;
+	close(t->go[1]);
+	close(t->err[0]);
+	exec_target(t->argv, t->collector, t->pydir, t->gpu, t->go[0], t->err[1], t->shm_fd);
+}
+
+/* The status of the command's process pid, once it ended (the others that
+ * end meanwhile are not recorded: nothing ran yet). */
+static int wait_target(struct guard *g, pid_t pid)
+{
+	pid_t p;
+	int status = 0;
+	struct rusage ru;
+	for (;;) {
+		int k = guard_reaped(g, &p, &status, &ru, 100);
+		if (k < 0)
+			return W_EXITCODE(1, 0);
+		if (k > 0 && p == pid && !WIFSTOPPED(status) && !WIFCONTINUED(status))
+			return status;
+	}
 }
 
 static int path_exists(const char *path, void *ctx)
@@ -607,8 +630,9 @@ static void install_handlers(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-/* Drains until the root process has ended; reaps every descendant on the way. */
-static int supervise(struct recorder *rec, pid_t root)
+/* Drains until the root process has ended; every descendant that ends on
+ * the way is reaped, by the guard or by gprof-dl (--keep-target). */
+static int supervise(struct recorder *rec, pid_t root, struct guard *g)
 {
 	int root_status = -1;
 	while (root_status < 0) {
@@ -616,8 +640,11 @@ static int supervise(struct recorder *rec, pid_t root)
 		for (;;) {
 			int status;
 			struct rusage ru;
-			pid_t p = wait4(-1, &status, WNOHANG, &ru);
-			if (p <= 0)
+			pid_t p;
+			int k = guard_reaped(g, &p, &status, &ru, 0);
+			if (k < 0 && root_status < 0)
+				root_status = W_EXITCODE(0, SIGKILL); /* none left, the root not told */
+			if (k <= 0)
 				break;
 			if (WIFSTOPPED(status) || WIFCONTINUED(status))
 				continue;
@@ -797,17 +824,18 @@ int cmd_run(int argc, char **argv)
 	int shm_fd = recorder_shm_create();
 	if (shm_fd < 0)
 		die_errno("cannot create the shared memory for the collector");
-	fflush(NULL);
-	pid_t launcher = getpid();
-	pid_t pid = fork();
-	if (pid < 0)
-		die_errno("cannot fork");
-	if (pid == 0) {
-		if (!keep_target)
-			die_with_launcher(launcher);
-		close(go[1]);
-		close(err[0]);
-		exec_target(target, collector, pydir, gpu, go[0], err[1], shm_fd);
+	struct target_ctx tc = {target, collector, pydir, gpu, {go[0], go[1]}, {err[0], err[1]}, shm_fd};
+	struct guard *guard = NULL;
+	pid_t pid;
+	if (keep_target) { /* gprof-dl's own child, left running if gprof-dl dies */
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0)
+			die_errno("cannot fork");
+		if (pid == 0)
+			run_target(&tc);
+	} else if (!(guard = guard_start(run_target, &tc, &pid))) { /* ends the tree with gprof-dl */
+		die_errno("cannot start the command");
 	}
 	close(go[0]);
 	close(err[1]);
@@ -818,11 +846,10 @@ int cmd_run(int argc, char **argv)
 	ro.shm_fd = shm_fd;
 	struct recorder *rec = recorder_create(&ro);
 	if (!rec) {
-		int status;
 		close(go[1]); /* the child leaves without running anything */
 		close(err[0]);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		wait_target(guard, pid);
+		guard_release(guard);
 		free(path);
 		free(collector);
 		free(pydir);
@@ -856,9 +883,8 @@ int cmd_run(int argc, char **argv)
 		;
 	close(err[0]);
 	if (n == (ssize_t)sizeof(exec_errno)) {
-		int status;
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		wait_target(guard, pid);
+		guard_release(guard);
 		recorder_abort(rec);
 		error("cannot run '%s': %s", target[0],
 		      exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
@@ -869,7 +895,7 @@ int cmd_run(int argc, char **argv)
 		return exec_errno == ENOENT ? 127 : 126;
 	}
 
-	int status = supervise(rec, pid);
+	int status = supervise(rec, pid, guard);
 	struct recorder_stats stats = {0};
 	int rc = recorder_finish(rec, &stats);
 	char *cycle_first = NULL;
@@ -895,6 +921,7 @@ int cmd_run(int argc, char **argv)
 			report_ranks(&stats, (unsigned)pid, pid);
 	}
 	recorder_destroy(rec);
+	guard_release(guard); /* what the command left running runs on */
 	free(cycle_first);
 	free(path);
 	free(collector);
