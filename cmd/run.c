@@ -910,7 +910,19 @@ int cmd_run(int argc, char **argv)
 		const char *shown = stats.launcher_path ? stats.launcher_path : cycle_first ? cycle_first : path;
 		if (stats.nranks && stats.ranks[0].path && strcmp(stats.ranks[0].path, shown) != 0)
 			shown = stats.ranks[0].path;
-		report_run_summary(shown, stderr, (unsigned)pid);
+		/* a job's throughput is the job's, from the files of its ranks */
+		char **job_files = xcalloc(stats.nranks ? stats.nranks : 1, sizeof(*job_files));
+		size_t njob = 0;
+		for (uint32_t i = 0; stats.nranks >= 2 && i < stats.nranks; i++) {
+			const char *f = stats.ranks[i].path;
+			int seen = !f;
+			for (size_t k = 0; k < njob && !seen; k++)
+				seen = !strcmp(job_files[k], f);
+			if (!seen)
+				job_files[njob++] = (char *)f;
+		}
+		report_run_job_summary(shown, job_files, njob, stderr, (unsigned)pid);
+		free(job_files);
 		if (stats.no_slot_threads)
 			fprintf(stderr,
 				"==%d== Warning: %llu threads found every ring slot taken (--max-threads %u): "
