@@ -304,7 +304,7 @@ static int ips_decimals = 2;
 
 static void ips_decimals_for(double ips)
 {
-	ips_decimals = ips >= 100 ? 2 : ips >= 1 ? 4 : 6;
+	ips_decimals = bs_ips_decimals(ips);
 }
 
 static const char *ips_text(char *buf, size_t size, double v)

@@ -3,16 +3,18 @@
  *
  * The launcher forks the target with the collector injected (LD_PRELOAD for
  * process and thread lifecycle, NVTX_INJECTION64_PATH for NVTX,
- * CUDA_INJECTION64_PATH for CUPTI's GPU activity), becomes the
- * subreaper of its process tree so that every descendant's end is seen, drains
+ * CUDA_INJECTION64_PATH for CUPTI's GPU activity), has every descendant's
+ * end seen (it and its guard are subreapers of the process tree), drains
  * the rings while it runs, and exits with the target's status. It never touches
  * the target's standard streams.
  *
  * The target is forked before the output file is opened, so that -o's %p
  * can be its pid; it waits, before it executes anything, for the launcher
  * to hand it the rings' path (or to close the pipe: no trace, no run). It
- * inherits the rings' memfd itself too (made before the fork), and dies
- * with the launcher unless --keep-target. A
+ * inherits the rings' memfd itself too (made before the fork). Unless
+ * --keep-target, it is started through a guard (guard.h) that ends the
+ * command's whole tree if gprof-dl dies, and reaps the tree's processes
+ * for gprof-dl. A
  * per-rank pattern (%p, %q{VAR}) has the collector report the variables it
  * uses (RING_VARS_ENV) and the recorder split the trace at the end.
  */
@@ -25,6 +27,7 @@
 #include "common/error.h"
 #include "common/outfile.h"
 #include "common/textsafe.h"
+#include "lib/recorder/guard.h"
 #include "lib/recorder/outname.h"
 #include "lib/recorder/recorder.h"
 #include "lib/recorder/split.h"
@@ -301,17 +304,6 @@ static void set_env_prepend(const char *name, const char *value)
 	free(v);
 }
 
-/* The child, unless --keep-target: killed when the launcher dies (SIGKILL,
- * the OOM killer, a CI timeout), not left running orphaned. The signal
- * comes when the thread that forked dies: the launcher's main thread, which
- * lives as long as it does. A launcher already gone before the signal was
- * set would never send it: leave then. */
-static void die_with_launcher(pid_t launcher)
-{
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher)
-		_exit(1);
-}
-
 /* The child: wait for the launcher to hand over the rings' path, then
  * become CMD; nothing handed over (the trace could not be created): leave.
  * An exec failure is reported through err_fd (close-on-exec, so success
@@ -354,6 +346,37 @@ static void __attribute__((noreturn)) exec_target(char **argv, const char *colle
 	_exit(e == ENOENT ? 127 : 126);
 }
 
+/* What the command's process needs before it becomes the command. */
+struct target_ctx {
+	char **argv;
+	const char *collector, *pydir;
+	int gpu, go[2], err[2], shm_fd;
+};
+
+static void run_target(void *ctx)
+{
+	struct target_ctx *t = ctx;
+	close(t->go[1]);
+	close(t->err[0]);
+	exec_target(t->argv, t->collector, t->pydir, t->gpu, t->go[0], t->err[1], t->shm_fd);
+}
+
+/* The status of the command's process pid, once it ended (the others that
+ * end meanwhile are not recorded: nothing ran yet). */
+static int wait_target(struct guard *g, pid_t pid)
+{
+	pid_t p;
+	int status = 0;
+	struct rusage ru;
+	for (;;) {
+		int k = guard_reaped(g, &p, &status, &ru, 100);
+		if (k < 0)
+			return W_EXITCODE(1, 0);
+		if (k > 0 && p == pid && !WIFSTOPPED(status) && !WIFCONTINUED(status))
+			return status;
+	}
+}
+
 static int path_exists(const char *path, void *ctx)
 {
 	(void)ctx;
@@ -386,6 +409,61 @@ static void warn_shared_output(const char *out, const struct outname *pattern)
 	warning("this is rank %d of %d (%s): every rank writes '%s'; give each its own file with "
 		"-o '%.*s-%%q{%s}%s'",
 		rank, world_size, var, out, stem, out, var, dot ? dot : "");
+}
+
+/* The path components of path (split at '/'), for check_own_name(). */
+static unsigned components(const char *path, const char **part, size_t *len, unsigned max)
+{
+	unsigned n = 0;
+	for (const char *s = path; *s;) {
+		const char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+		if (n < max) {
+			part[n] = s;
+			len[n] = l;
+		}
+		n++;
+		s += l;
+		if (*s)
+			s++;
+	}
+	return n;
+}
+
+/* -o's pattern in gprof-dl's own environment, which names the recorded
+ * file: each %q{VAR} must hold a safe value (outname_check()), except that
+ * a rank variable of a launcher (RANK, OMPI_COMM_WORLD_RANK, ...) may be
+ * unset: gprof-dl then launches a job whose ranks name their own files, and
+ * its own file takes "" for it, provided that leaves it the same path
+ * components ('%q{RANK}/t.gpdl' would be '/t.gpdl'). A usage error else. */
+static void check_own_name(const struct outname *o)
+{
+	const char *values[RING_VARS_MAX], *filled[RING_VARS_MAX];
+	char err[512];
+	for (unsigned i = 0; i < outname_nvars(o); i++) {
+		values[i] = getenv(outname_var(o, i));
+		filled[i] = values[i] ? values[i] : "x";
+	}
+	if (outname_check(o, values, ring_is_rank_var, err, sizeof(err)) != 0)
+		usage_error("-o '%s': %s, in gprof-dl's environment (the rules: gprof-dl-run(1))",
+			    outname_pattern(o), err);
+	char *got = outname_expand(o, 1, "h", values, NULL, NULL);
+	char *want = outname_expand(o, 1, "h", filled, NULL, NULL);
+	const char *gp[64], *wp[64];
+	size_t gl[64], wl[64];
+	unsigned gn = components(got, gp, gl, 64), wn = components(want, wp, wl, 64), bad = gn != wn;
+	for (unsigned i = 0; !bad && i < gn && i < 64; i++)
+		bad = (!gl[i]) != (!wl[i]) || (gl[i] == 1 && gp[i][0] == '.') != (wl[i] == 1 && wp[i][0] == '.') ||
+		      (gl[i] == 2 && !strncmp(gp[i], "..", 2)) != (wl[i] == 2 && !strncmp(wp[i], "..", 2));
+	if (bad) {
+		for (unsigned i = 0; i < outname_nvars(o); i++)
+			if (!values[i])
+				usage_error("-o '%s': %%q{%s} is unset in gprof-dl's environment, and its own file "
+					    "would then be '%s' (the rules: gprof-dl-run(1))",
+					    outname_pattern(o), outname_var(o, i), got);
+	}
+	free(got);
+	free(want);
 }
 
 static char *output_path(const struct outname *o, pid_t pid)
@@ -555,8 +633,9 @@ static void install_handlers(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-/* Drains until the root process has ended; reaps every descendant on the way. */
-static int supervise(struct recorder *rec, pid_t root)
+/* Drains until the root process has ended; every descendant that ends on
+ * the way is reaped, by the guard or by gprof-dl (--keep-target). */
+static int supervise(struct recorder *rec, pid_t root, struct guard *g)
 {
 	int root_status = -1;
 	while (root_status < 0) {
@@ -564,8 +643,11 @@ static int supervise(struct recorder *rec, pid_t root)
 		for (;;) {
 			int status;
 			struct rusage ru;
-			pid_t p = wait4(-1, &status, WNOHANG, &ru);
-			if (p <= 0)
+			pid_t p;
+			int k = guard_reaped(g, &p, &status, &ru, 0);
+			if (k < 0 && root_status < 0)
+				root_status = W_EXITCODE(0, SIGKILL); /* none left, the root not told */
+			if (k <= 0)
 				break;
 			if (WIFSTOPPED(status) || WIFCONTINUED(status))
 				continue;
@@ -708,6 +790,8 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	check_window_options(capture, nvtx_capture, capture_end, have_schedule, gpu);
+	if (pattern)
+		check_own_name(pattern);
 	if (optind >= argc)
 		usage_error("no command to run: gprof-dl run [options] -- CMD [ARGS...]");
 	char **target = argv + optind;
@@ -743,17 +827,18 @@ int cmd_run(int argc, char **argv)
 	int shm_fd = recorder_shm_create();
 	if (shm_fd < 0)
 		die_errno("cannot create the shared memory for the collector");
-	fflush(NULL);
-	pid_t launcher = getpid();
-	pid_t pid = fork();
-	if (pid < 0)
-		die_errno("cannot fork");
-	if (pid == 0) {
-		if (!keep_target)
-			die_with_launcher(launcher);
-		close(go[1]);
-		close(err[0]);
-		exec_target(target, collector, pydir, gpu, go[0], err[1], shm_fd);
+	struct target_ctx tc = {target, collector, pydir, gpu, {go[0], go[1]}, {err[0], err[1]}, shm_fd};
+	struct guard *guard = NULL;
+	pid_t pid;
+	if (keep_target) { /* gprof-dl's own child, left running if gprof-dl dies */
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0)
+			die_errno("cannot fork");
+		if (pid == 0)
+			run_target(&tc);
+	} else if (!(guard = guard_start(run_target, &tc, &pid))) { /* ends the tree with gprof-dl */
+		die_errno("cannot start the command");
 	}
 	close(go[0]);
 	close(err[1]);
@@ -764,11 +849,10 @@ int cmd_run(int argc, char **argv)
 	ro.shm_fd = shm_fd;
 	struct recorder *rec = recorder_create(&ro);
 	if (!rec) {
-		int status;
 		close(go[1]); /* the child leaves without running anything */
 		close(err[0]);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		wait_target(guard, pid);
+		guard_release(guard);
 		free(path);
 		free(collector);
 		free(pydir);
@@ -802,9 +886,8 @@ int cmd_run(int argc, char **argv)
 		;
 	close(err[0]);
 	if (n == (ssize_t)sizeof(exec_errno)) {
-		int status;
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		wait_target(guard, pid);
+		guard_release(guard);
 		recorder_abort(rec);
 		error("cannot run '%s': %s", target[0],
 		      exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
@@ -815,7 +898,7 @@ int cmd_run(int argc, char **argv)
 		return exec_errno == ENOENT ? 127 : 126;
 	}
 
-	int status = supervise(rec, pid);
+	int status = supervise(rec, pid, guard);
 	struct recorder_stats stats = {0};
 	int rc = recorder_finish(rec, &stats);
 	char *cycle_first = NULL;
@@ -830,7 +913,19 @@ int cmd_run(int argc, char **argv)
 		const char *shown = stats.launcher_path ? stats.launcher_path : cycle_first ? cycle_first : path;
 		if (stats.nranks && stats.ranks[0].path && strcmp(stats.ranks[0].path, shown) != 0)
 			shown = stats.ranks[0].path;
-		report_run_summary(shown, stderr, (unsigned)pid);
+		/* a job's throughput is the job's, from the files of its ranks */
+		char **job_files = xcalloc(stats.nranks ? stats.nranks : 1, sizeof(*job_files));
+		size_t njob = 0;
+		for (uint32_t i = 0; stats.nranks >= 2 && i < stats.nranks; i++) {
+			const char *f = stats.ranks[i].path;
+			int seen = !f;
+			for (size_t k = 0; k < njob && !seen; k++)
+				seen = !strcmp(job_files[k], f);
+			if (!seen)
+				job_files[njob++] = (char *)f;
+		}
+		report_run_job_summary(shown, job_files, njob, stderr, (unsigned)pid);
+		free(job_files);
 		if (stats.no_slot_threads)
 			fprintf(stderr,
 				"==%d== Warning: %llu threads found every ring slot taken (--max-threads %u): "
@@ -841,6 +936,7 @@ int cmd_run(int argc, char **argv)
 			report_ranks(&stats, (unsigned)pid, pid);
 	}
 	recorder_destroy(rec);
+	guard_release(guard); /* what the command left running runs on */
 	free(cycle_first);
 	free(path);
 	free(collector);

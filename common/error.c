@@ -12,14 +12,56 @@ static const char *current_command;
 
 void error_set_command(const char *name) { current_command = name; }
 
+/* The longest message, in its terminal form, written whole; a longer one
+ * keeps its start and its end (where the reason is: "...': File name too
+ * long") with "..." between them. */
+#define MESSAGE_MAX 1024
+
+/* Where to cut s near at (moving back when back, else forward) so that no
+ * \xNN escape and no UTF-8 sequence is split. */
+static size_t cut_at(const char *s, size_t len, size_t at, int back)
+{
+	for (int i = 1; i <= 3 && i <= (int)at; i++) /* inside "\xNN" */
+		if (s[at - i] == '\\' && at - i + 1 < len && s[at - i + 1] == 'x') {
+			at = back ? at - i : at - i + 4;
+			break;
+		}
+	while (at > 0 && at < len && ((unsigned char)s[at] & 0xc0) == 0x80)
+		at += back ? -1 : 1;
+	return at;
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap, const char *suffix)
 {
-	char buf[4096], safe[8192];
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	char small[1024], *buf = small;
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n >= (int)sizeof(small) && (buf = malloc((size_t)n + 1)) != NULL)
+		vsnprintf(buf, (size_t)n + 1, fmt, again);
+	else if (!buf)
+		buf = small; /* cut: no memory for the whole */
+	va_end(again);
 	/* messages quote names and file names: one line, in its terminal form */
-	text_clean(safe, sizeof(safe), buf);
+	char fixed[4096], *safe = fixed;
+	size_t need = text_escape(NULL, 0, buf) + 1;
+	if (need > sizeof(fixed) && (safe = malloc(need)) == NULL)
+		safe = fixed; /* cut: no memory for the whole */
+	text_escape(safe, safe == fixed ? sizeof(fixed) : need, buf);
+	size_t len = strlen(safe);
 	fflush(stdout);
-	fprintf(stderr, "gprof-dl: %s%s%s%s\n", prefix, safe, suffix ? ": " : "", suffix ? suffix : "");
+	if (len <= MESSAGE_MAX) {
+		fprintf(stderr, "gprof-dl: %s%s%s%s\n", prefix, safe, suffix ? ": " : "", suffix ? suffix : "");
+	} else {
+		size_t head = cut_at(safe, len, MESSAGE_MAX / 2, 1);
+		size_t tail = cut_at(safe, len, len - (MESSAGE_MAX / 2 - 3), 0);
+		fprintf(stderr, "gprof-dl: %s%.*s...%s%s%s\n", prefix, (int)head, safe, safe + tail,
+			suffix ? ": " : "", suffix ? suffix : "");
+	}
+	if (safe != fixed)
+		free(safe);
+	if (buf != small)
+		free(buf);
 }
 
 void die(const char *fmt, ...)

@@ -1,5 +1,8 @@
 #include "lib/analysis/report.h"
 
+#include "lib/analysis/bench/benchstat.h"
+#include "lib/analysis/dist/job.h"
+#include "lib/analysis/dist/jobperf.h"
 #include "lib/analysis/store/analysis.h"
 #include "lib/analysis/views/nvprof.h"
 #include "lib/analysis/views/perf.h"
@@ -293,7 +296,54 @@ static void report_perf(const struct analysis *a, FILE *out, unsigned pid)
 	perf_free(&p);
 }
 
-int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
+/* The job's throughput, as `gprof-dl bench FILES` measures it (its
+ * jobperf), with each rank's beside it; 0, or -1 (nothing written) when it
+ * cannot be measured (a rank without training steps: no DL job). */
+static int report_job_perf(char *const *files, size_t nfiles, FILE *out, unsigned pid)
+{
+	struct job j;
+	struct jobperf jp;
+	char err[1024];
+	memset(&jp, 0, sizeof(jp));
+	if (job_open(&j, (int)nfiles, (char **)files, 0, err, sizeof(err)) != 0)
+		return -1;
+	int rc = -1;
+	if (j.nranks >= 2 && jobperf_measure(&jp, &j, PERF_SKIP_DEFAULT, "measured", err, sizeof(err)) == 0 &&
+	    jp.perf.counted) {
+		const struct perf *p = &jp.perf;
+		int dec = bs_ips_decimals(p->ips.avg);
+		char batch[32], reader[32], safe[TEXT_CLEAN_SIZE / 4];
+		report_format_time(batch, sizeof(batch), p->batch_ns.avg);
+		report_format_time(reader, sizeof(reader), p->reader_ns.avg);
+		fprintf(out, "==%u== Job of %u ranks: ips %.*f %s over %zu job steps from step %llu (", pid,
+			(unsigned)jp.nranks, dec, p->ips.avg, perf_ips_unit(p), p->counted,
+			(unsigned long long)jp.first_step);
+		for (uint32_t i = 0; i < jp.nranks; i++) {
+			if (i == REPORT_JOB_RANKS_SHOWN) {
+				fprintf(out, ", %u more ranks", (unsigned)(jp.nranks - i));
+				break;
+			}
+			fprintf(out, "%srank %d %.*f", i ? ", " : "", (int)jp.ranks[i].rank, dec,
+				jp.ranks[i].perf.ips.avg);
+		}
+		fprintf(out, "), batch_cost %s, reader_cost %s, Reader Ratio %.2f%% (gprof-dl bench", batch, reader,
+			p->reader_ratio);
+		for (size_t i = 0; i < nfiles; i++) {
+			if (i == 4) {
+				fprintf(out, " and %zu more", nfiles - i);
+				break;
+			}
+			fprintf(out, " %s", text_clean(safe, sizeof(safe), files[i]));
+		}
+		fputs(")\n", out);
+		rc = 0;
+	}
+	jobperf_free(&jp);
+	job_free(&j);
+	return rc;
+}
+
+static int run_summary(const char *trace_path, char *const *job_files, size_t njob, FILE *out, unsigned pid)
 {
 	struct analysis a;
 	char err[1024];
@@ -307,11 +357,23 @@ int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
 	}
 	analysis_prepare(&a);
 	report_table(&a, out, pid);
-	report_perf(&a, out, pid);
+	if (!njob || report_job_perf(job_files, njob, out, pid) != 0)
+		report_perf(&a, out, pid);
 	report_facts(&a, trace_path, out, pid);
 	analysis_free(&a);
 	fflush(out);
 	return 0;
+}
+
+int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
+{
+	return run_summary(trace_path, NULL, 0, out, pid);
+}
+
+int report_run_job_summary(const char *trace_path, char *const *job_files, size_t njob, FILE *out,
+			   unsigned pid)
+{
+	return run_summary(trace_path, job_files, njob, out, pid);
 }
 
 const char *report_exit_status(char *buf, size_t size, int32_t status)

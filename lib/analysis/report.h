@@ -40,6 +40,23 @@
 /* Returns 0, or -1 when the trace cannot be read (a "==PID== " line says why). */
 int report_run_summary(const char *trace_path, FILE *out, unsigned pid);
 
+/* The same for a run that wrote the files of a distributed job (job_files,
+ * njob: the files that hold its ranks): the tables of trace_path (its
+ * lowest rank's), and instead of that file's throughput the job's, as
+ * `gprof-dl bench` of the files measures it (jobperf.h), with each rank's
+ * ips beside it (the first REPORT_JOB_RANKS_SHOWN):
+ *
+ *   ==4242== Job of 2 ranks: ips 771.79 samples/s over 30 job steps from
+ *   step 10 (rank 0 405.02, rank 1 366.77), batch_cost 82.9310ms,
+ *   reader_cost 1.2040ms, Reader Ratio 1.45% (gprof-dl bench t-0.gpdl t-1.gpdl)
+ *
+ * (one line), in bench's decimals (bs_ips_decimals()). A job that cannot be
+ * measured so (fewer than 2 ranks, a rank without training steps) gets the
+ * file's line, as report_run_summary(). */
+#define REPORT_JOB_RANKS_SHOWN 16
+int report_run_job_summary(const char *trace_path, char *const *job_files, size_t njob, FILE *out,
+			   unsigned pid);
+
 /* A rank of a distributed run, for the lines after the summary. */
 struct report_rank {
 	int32_t rank, world_size;

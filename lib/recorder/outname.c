@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "lib/ring/ring.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,45 @@ char *outname_expand(const struct outname *o, uint32_t pid, const char *host,
 			return path;
 		free(path);
 	}
+}
+
+const char *outname_value_problem(const char *value, char *buf, size_t size)
+{
+	if (!value)
+		return "is unset";
+	if (!*value)
+		return "is empty";
+	if (strchr(value, '/'))
+		return "holds a '/'";
+	if (strstr(value, ".."))
+		return "holds '..'";
+	for (const unsigned char *c = (const unsigned char *)value; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return "holds a control character";
+	size_t len = strlen(value);
+	if (len > NAME_MAX) {
+		snprintf(buf, size, "is longer than a file name may be (%zu bytes, more than NAME_MAX %d)", len,
+			 NAME_MAX);
+		return buf;
+	}
+	return NULL;
+}
+
+int outname_check(const struct outname *o, const char *const *values, int (*may_be_unset)(const char *name),
+		  char *err, size_t errlen)
+{
+	char buf[128];
+	for (unsigned i = 0; i < o->nvars; i++) {
+		const char *v = values ? values[i] : NULL;
+		if (!v && may_be_unset && may_be_unset(o->vars[i]))
+			continue;
+		const char *why = outname_value_problem(v, buf, sizeof(buf));
+		if (why) {
+			snprintf(err, errlen, "%%q{%s} %s", o->vars[i], why);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 char *outname_distinct(const char *path, unsigned n)

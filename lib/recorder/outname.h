@@ -4,7 +4,7 @@
  *
  *   %p        the pid of the process the file is for
  *   %h        the host name
- *   %q{VAR}   the value of environment variable VAR of that process ("" unset)
+ *   %q{VAR}   the value of environment variable VAR of that process
  *   %n        the smallest N >= 1 that makes the path new
  *   %%        a '%'
  *
@@ -12,6 +12,14 @@
  * gets its own file, named from its own pid and environment (recorder.h).
  * A pattern is parsed once, at the command line, so that a bad one is a
  * usage error before anything starts; expanding it never fails.
+ *
+ * A value of %q{VAR} names a file only when it is a safe part of one
+ * (outname_value_problem()): set, not empty, no '/', no "..", no control
+ * character, at most NAME_MAX bytes. nsys refuses an unset variable only;
+ * an empty value or one with '/' or ".." would move the file to another
+ * directory ('%q{X}/t.gpdl' with X unset or "" is '/t.gpdl'), a control
+ * character would be a name no terminal shows as it is. Which environment
+ * is checked where: gprof-dl run(1) and outname_check().
  */
 #ifndef GPDL_RECORDER_OUTNAME_H
 #define GPDL_RECORDER_OUTNAME_H
@@ -45,6 +53,20 @@ const char *outname_var_list(const struct outname *o);
  * taken may be NULL without %n. A malloc'ed string. */
 char *outname_expand(const struct outname *o, uint32_t pid, const char *host,
 		     const char *const *values, int (*taken)(const char *path, void *ctx), void *ctx);
+
+/* Why VALUE may not stand for a %q{VAR} in a file name, or NULL when it
+ * may: "is unset" (NULL), "is empty", "holds a '/'", "holds '..'", "holds a
+ * control character", "is longer than a file name may be (N bytes, more
+ * than NAME_MAX 255)" - the last into buf (at least 96 bytes). */
+const char *outname_value_problem(const char *value, char *buf, size_t size);
+
+/* Checks the values of o's variables (values[i] for outname_var(o, i),
+ * NULL: unset): 0, or -1 with a one-line message in err naming the first
+ * variable refused and why ("%q{RANK} is unset"). A variable for which
+ * may_be_unset(name) says 1 may be unset (not empty or bad): the launcher
+ * of a job, which names its ranks' files in their environments. */
+int outname_check(const struct outname *o, const char *const *values, int (*may_be_unset)(const char *name),
+		  char *err, size_t errlen);
 
 /* PATH made distinct for the Nth time (N >= 1): "-N" before the extension
  * of its last component ("t-0.gpdl" -> "t-0-1.gpdl"), else at its end. */

@@ -260,12 +260,20 @@ static int name_busy_seq(const char *path, void *ctx)
 }
 
 /* The file of rank k: the pattern in its root's environment; made distinct
- * when busy. */
+ * when busy. NULL, after a message, when a value there may not name a file
+ * (outname_check()): the rank then stays in the launcher's file, not in a
+ * file of another name. */
 static char *rank_name(struct recorder *r, struct names *nm, const struct rec_process *root)
 {
 	const char *values[RING_VARS_MAX];
+	char err[512];
 	for (unsigned i = 0; i < RING_VARS_MAX; i++)
 		values[i] = root->vars[i];
+	if (outname_check(r->opts.pattern, values, NULL, err, sizeof(err)) != 0) {
+		error("rank %d (pid %u): -o '%s': %s, in its environment: the rank stays in '%s'", root->p.rank,
+		      root->p.pid, outname_pattern(r->opts.pattern), err, r->out_path);
+		return NULL;
+	}
 	char *name = outname_expand(r->opts.pattern, root->p.pid, r->hdr.hostname, values, name_busy_seq, nm);
 	if (!*name) {
 		free(name);
@@ -332,22 +340,38 @@ static const char *ranks_job(const struct recorder *r, const uint32_t *roots)
 }
 
 /* One file per rank and the launcher's remainder, from the recorded file
- * (split.h). 0 or -1 (the recorded file is left whole). */
+ * (split.h). 0, or -1: the recorded file is left whole, or a rank's name
+ * was refused (rank_name()) and the rank is in the launcher's file. */
 int rec_split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 {
 	uint32_t nr = r->nranks, launcher = 0;
-	int has_rest = 0;
+	int has_rest = 0, refused = 0;
 	for (uint32_t i = 0; i < r->nprocs; i++)
 		has_rest |= r->procs[i].root < 0;
+	/* a rank whose name is refused stays in the launcher's file */
+	for (uint32_t k = 0; k < nr; k++) {
+		const struct rec_process *root = &r->procs[roots[k]];
+		char err[512];
+		const char *values[RING_VARS_MAX];
+		for (unsigned i = 0; i < RING_VARS_MAX; i++)
+			values[i] = root->vars[i];
+		if (outname_check(r->opts.pattern, values, NULL, err, sizeof(err)) != 0)
+			has_rest = refused = 1;
+	}
 	struct names nm = {xcalloc(nr + 1, sizeof(char *)), 0, r->out_path, !has_rest, r->opts.force};
 	if (has_rest)
 		nm.taken[nm.n++] = xstrdup(r->out_path);
 	r->rank_paths = xcalloc(nr ? nr : 1, sizeof(*r->rank_paths));
 	for (uint32_t k = 0; k < nr; k++) {
 		r->rank_paths[k] = rank_name(r, &nm, &r->procs[roots[k]]);
-		nm.taken[nm.n++] = xstrdup(r->rank_paths[k]);
+		if (r->rank_paths[k])
+			nm.taken[nm.n++] = xstrdup(r->rank_paths[k]);
 	}
-	uint32_t nouts = nr + (has_rest ? 1 : 0), base = has_rest ? 1 : 0;
+	/* out[k]: the output of rank k, the launcher's (0) when its name was refused */
+	uint32_t base = has_rest ? 1 : 0, nouts = base;
+	uint32_t *out = xcalloc(nr ? nr : 1, sizeof(*out));
+	for (uint32_t k = 0; k < nr; k++)
+		out[k] = r->rank_paths[k] ? nouts++ : launcher;
 	struct split_out *outs = xcalloc(nouts, sizeof(*outs));
 	char **tmps = xcalloc(nouts, sizeof(*tmps));
 	if (has_rest) {
@@ -357,9 +381,11 @@ int rec_split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 	}
 	for (uint32_t k = 0; k < nr; k++) {
 		const struct rec_process *root = &r->procs[roots[k]];
-		struct split_out *o = &outs[base + k];
-		tmps[base + k] = tmp_name(r->rank_paths[k]);
-		o->path = tmps[base + k];
+		if (!r->rank_paths[k])
+			continue;
+		struct split_out *o = &outs[out[k]];
+		tmps[out[k]] = tmp_name(r->rank_paths[k]);
+		o->path = tmps[out[k]];
 		o->h = r->hdr;
 		o->h.pid = root->p.pid;
 		o->h.rank = root->p.rank;
@@ -388,11 +414,11 @@ int rec_split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 	struct split_proc *sp = xcalloc(r->nprocs ? r->nprocs : 1, sizeof(*sp));
 	for (uint32_t i = 0; i < r->nprocs; i++) {
 		const struct rec_process *p = &r->procs[i];
-		uint32_t out = launcher;
+		uint32_t o = launcher;
 		for (uint32_t k = 0; k < nr && p->root >= 0; k++)
 			if (roots[k] == (uint32_t)p->root)
-				out = base + k;
-		sp[i] = (struct split_proc){p->p.pid, p->p.start_ns, out};
+				o = out[k];
+		sp[i] = (struct split_proc){p->p.pid, p->p.start_ns, o};
 	}
 	char err[512];
 	int rc = split_trace(r->out_path, outs, nouts, sp, r->nprocs, r->cats, r->ncats, err, sizeof(err));
@@ -401,9 +427,11 @@ int rec_split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 	} else {
 		int took = 0;
 		for (uint32_t k = 0; k < nr && rc == 0; k++) {
+			if (!r->rank_paths[k])
+				continue;
 			int over = !has_rest && !strcmp(r->rank_paths[k], r->out_path);
 			took |= over;
-			rc = install(r, tmps[base + k], &r->rank_paths[k], over);
+			rc = install(r, tmps[out[k]], &r->rank_paths[k], over);
 		}
 		if (rc == 0 && has_rest)
 			rc = install(r, tmps[0], &r->out_path, 1);
@@ -422,9 +450,10 @@ int rec_split_ranks(struct recorder *r, const uint32_t *roots, uint64_t end)
 	free(nm.taken);
 	free(tmps);
 	free(outs);
+	free(out);
 	free(sp);
 	if (rc == 0)
 		for (uint32_t k = 0; k < nr; k++)
-			r->ranks[k].path = r->rank_paths[k];
-	return rc;
+			r->ranks[k].path = r->rank_paths[k] ? r->rank_paths[k] : r->launcher_path;
+	return rc ? rc : refused ? -1 : 0;
 }

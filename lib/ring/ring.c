@@ -201,6 +201,15 @@ const char *ring_rank_var(unsigned source)
 	return NULL;
 }
 
+int ring_is_rank_var(const char *name)
+{
+	for (size_t i = 0; i < sizeof(srcs) / sizeof(srcs[0]); i++)
+		if (!strcmp(name, srcs[i].rank) || !strcmp(name, srcs[i].local_rank) ||
+		    !strcmp(name, srcs[i].world_size))
+			return 1;
+	return 0;
+}
+
 unsigned ring_rank_from_env(const char *(*get)(const char *name, void *ctx), void *ctx,
 			    int32_t *rank, int32_t *local_rank, int32_t *world_size)
 {

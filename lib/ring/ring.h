@@ -412,6 +412,10 @@ unsigned ring_rank_from_env(const char *(*get)(const char *name, void *ctx), voi
 /* The variable a source names its rank by ("RANK", "OMPI_COMM_WORLD_RANK"):
  * NULL for RING_RANK_INIT and unknown sources. */
 const char *ring_rank_var(unsigned source);
+/* 1 when name is one of the variables ring_rank_from_env() reads (a rank,
+ * local rank or world size a launcher sets for its ranks: "RANK",
+ * "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", ...), else 0. */
+int ring_is_rank_var(const char *name);
 
 /* The job the environment says this process belongs to, so that the files
  * of one job can be told from another's: the first of

@@ -47,6 +47,9 @@ spins and sleeps of 20-150 ms):
               stall at step 20: rank 1, computation, its excess near 20 ms
               (the stall does not swell it)
   short       quiet, 20 steps (10 compared), 20 ms of matrix products: rank 1
+  run_ips     20 steps: the job ips `gprof-dl run` prints at its end is
+              `bench --format json` of the rank files, to its decimals, and
+              each rank's beside it bench's of that file
   ips         quiet, balanced: the job ips of `bench --format json` and of
               `summary --view perf --format json` are one figure, within
               IPS_TOL of the job's own samples over its wall time (the ranks'
@@ -587,6 +590,38 @@ def case_ips(c):
         got, own = check_bench(c, rank_files(c, world), world, ranks, tag)
         print(f"ips run {run}: bench {got:.2f}, the job's own {own if own is None else round(own, 2)} samples/s"
               + (f" ({(got - own) / own:+.2%})" if own else ""))
+
+
+RUN_JOB = re.compile(r"==\d+== Job of (\d+) ranks: ips ([0-9.]+) (\S+) over (\d+) job steps from step (\d+) "
+                     r"\(([^)]*)\), batch_cost \S+, reader_cost \S+, Reader Ratio [0-9.]+% "
+                     r"\(gprof-dl bench ([^)]*)\)$", re.M)
+
+
+def case_run_ips(c):
+    """The end of `gprof-dl run` of a 2-rank job prints the job's ips as
+    `gprof-dl bench` of its rank files gives it, to the printed precision,
+    and each rank's beside it as bench of that rank's file alone; not rank
+    0's figure as the run's."""
+    world, steps = 2, 20
+    ranks, err = c.job(world, steps=steps)
+    must(sorted(ranks) == list(range(world)), f"the ranks' lines: {ranks}\n{err[-2000:]}")
+    files = rank_files(c, world)
+    m = RUN_JOB.search(err)
+    must(m, f"no job line at the end of the run:\n{err[-3000:]}")
+    eq(m[1], str(world), "ranks in the job line")
+    eq(m[7], " ".join(files), "the files the job line names")
+    d = c.json("bench", *files, "--format", "json")
+    dec = len(m[2].split(".")[1])
+    eq(m[2], f"{d['ips']['avg']:.{dec}f}", "the job's ips printed, and bench's of the rank files")
+    eq(m[3], d["ips_unit"], "the ips unit")
+    eq(int(m[4]), d["counted"], "the job steps")
+    per = dict(re.findall(r"rank (\d+) ([0-9.]+)", m[6]))
+    eq(sorted(per), [str(r) for r in range(world)], "the ranks beside the job's ips")
+    for r, f in enumerate(files):
+        b = c.json("bench", f, "--format", "json")
+        eq(per[str(r)], f"{b['ips']['avg']:.{dec}f}", f"rank {r}'s ips printed, and bench's of {f}")
+    check(not re.search(r"== Steps: .*\(gprof-dl bench\)", err), f"a file's ips line beside the job's:\n{err[-3000:]}")
+    print(f"run_ips: printed job ips {m[2]} ({m[6]}), bench {d['ips']['avg']:.{dec}f}")
 
 
 def main():

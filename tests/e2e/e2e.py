@@ -429,8 +429,8 @@ def ranks_reported(stderr):
     return ranks, launcher
 
 
-def run_ranks(c, pattern, cmd, status=0, cwd=None, extra=()):
-    p = c.gprof("run", *extra, "-o", pattern, "--", *cmd, check_status=status, cwd=cwd)
+def run_ranks(c, pattern, cmd, status=0, cwd=None, extra=(), env=None):
+    p = c.gprof("run", *extra, "-o", pattern, "--", *cmd, check_status=status, cwd=cwd, env=env)
     return p, ranks_reported(p.stderr)
 
 
@@ -549,22 +549,25 @@ def case_dist_placeholders(c):
        "%h files")
     for f in os.listdir(d):
         os.unlink(os.path.join(d, f))
-    # %n: never overwriting, in one run and across runs
+    # %n: never overwriting, in one run and across runs (TAG: the same
+    # value in every process, so that every file has the same name)
+    tag = dict(os.environ, TAG="x")
     for run in range(2):
-        p, (ranks, launcher) = run_ranks(c, "n%q{UNSET}-%n.gpdl", launch, cwd=d)
-        eq(launcher[2], f"n-{3 * run + 1}.gpdl", f"%n run {run}: launcher file")
-        eq([ranks[r][3] for r in (0, 1)], [f"n-{3 * run + 2}.gpdl", f"n-{3 * run + 3}.gpdl"], f"%n run {run}: rank files")
+        p, (ranks, launcher) = run_ranks(c, "n%q{TAG}-%n.gpdl", launch, cwd=d, env=tag)
+        eq(launcher[2], f"nx-{3 * run + 1}.gpdl", f"%n run {run}: launcher file")
+        eq([ranks[r][3] for r in (0, 1)], [f"nx-{3 * run + 2}.gpdl", f"nx-{3 * run + 3}.gpdl"],
+           f"%n run {run}: rank files")
     eq(len(os.listdir(d)), 6, "%n files")
     for f in os.listdir(d):
         os.unlink(os.path.join(d, f))
     # the same name for both ranks and the launcher, and a file already there
-    with open(os.path.join(d, "q--1.gpdl"), "w") as f:
+    with open(os.path.join(d, "q-x-1.gpdl"), "w") as f:
         f.write("precious")
-    p, (ranks, launcher) = run_ranks(c, "q-%q{UNSET}.gpdl", launch, cwd=d)
-    eq((launcher[2], ranks[0][3], ranks[1][3]), ("q-.gpdl", "q--2.gpdl", "q--3.gpdl"), "collisions")
-    check(b"written to 'q--2.gpdl'" in p.stderr, "no word of the collision")
-    eq(open(os.path.join(d, "q--1.gpdl")).read(), "precious", "an existing file")
-    head, _, _ = info(c, os.path.join(d, "q--3.gpdl"))
+    p, (ranks, launcher) = run_ranks(c, "q-%q{TAG}.gpdl", launch, cwd=d, env=tag)
+    eq((launcher[2], ranks[0][3], ranks[1][3]), ("q-x.gpdl", "q-x-2.gpdl", "q-x-3.gpdl"), "collisions")
+    check(b"written to 'q-x-2.gpdl'" in p.stderr, "no word of the collision")
+    eq(open(os.path.join(d, "q-x-1.gpdl")).read(), "precious", "an existing file")
+    head, _, _ = info(c, os.path.join(d, "q-x-3.gpdl"))
     eq(head.get("rank"), "1", "the rank in a file of a distinct name")
     # --force: a file there before the run is overwritten, as without ranks
     for f in os.listdir(d):
@@ -586,6 +589,52 @@ def case_dist_placeholders(c):
         eq(len([l for l in p.stderr.decode().splitlines() if l.startswith("gprof-dl")]), 1,
            f"-o {pat!r}: lines of message")
         check(not os.path.exists(marker), f"-o {pat!r}: the command ran")
+
+
+def case_dist_refused_names(c):
+    """-o's %q{VAR} values that may not name a file (unset, empty, '/',
+    '..', a control character, more than NAME_MAX bytes): in gprof-dl's own
+    environment a usage error naming the variable and why, nothing run; in
+    a rank's, one line naming the rank, the variable and why, the rank kept
+    in the launcher's file, status 1. A rank variable may be unset in
+    gprof-dl's (it launches the ranks), unless its own file would lose a
+    directory. An error about a 10,000-byte name keeps its reason."""
+    d = tempfile.mkdtemp(dir=c.tmp)
+    marker = os.path.join(d, "ran")
+    cases = (("%q{NOPE}/p.gpdl", {}, "%q{NOPE} is unset"),
+             ("t-%q{V}.gpdl", {"V": ""}, "%q{V} is empty"),
+             ("t-%q{V}.gpdl", {"V": "../x"}, "%q{V} holds a '/'"),
+             ("%q{V}/t.gpdl", {"V": ".."}, "%q{V} holds '..'"),
+             ("t-%q{V}.gpdl", {"V": "a\nb"}, "%q{V} holds a control character"),
+             ("t-%q{V}.gpdl", {"V": "v" * 256}, "%q{V} is longer than a file name may be (256 bytes, more "
+              "than NAME_MAX 255)"),
+             ("%q{RANK}/p.gpdl", {}, "%q{RANK} is unset in gprof-dl's environment, and its own file would then "
+              "be '/p.gpdl'"))
+    for pat, env, msg in cases:
+        e = {k: v for k, v in os.environ.items() if k not in ("NOPE", "V", "RANK")}
+        e.update(env)
+        p = c.gprof("run", "-o", pat, "--", "touch", marker, check_status=2, cwd=d, env=e)
+        lines = [x for x in p.stderr.decode().splitlines() if x.startswith("gprof-dl")]
+        eq(len(lines), 1, f"-o {pat!r} {env}: lines of message: {p.stderr!r}")
+        check(lines[0].startswith(f"gprof-dl: -o '{pat}': {msg}"), f"-o {pat!r} {env}: {lines[0]!r}")
+        check(not os.path.exists(marker), f"-o {pat!r}: the command ran")
+    eq(os.listdir(d), [], "files written by refused patterns")
+    # a rank's own value refused: it stays in the launcher's file
+    e = dict(os.environ, TAG="ok")
+    launch = ["sh", "-c", "RANK=0 WORLD_SIZE=2 sleep 0.2 & RANK=1 WORLD_SIZE=2 TAG=../evil sleep 0.2 & wait"]
+    p = c.gprof("run", "-o", "t-%q{RANK}-%q{TAG}.gpdl", "--", *launch, check_status=1, cwd=d, env=e)
+    eq(sorted(os.listdir(d)), ["t--ok.gpdl", "t-0-ok.gpdl"], "files of a job with a rank refused")
+    check(re.search(rb"gprof-dl: rank 1 \(pid \d+\): -o 't-%q\{RANK\}-%q\{TAG\}.gpdl': %q\{TAG\} holds a '/', in "
+                    rb"its environment: the rank stays in 't--ok.gpdl'\n", p.stderr), f"rank refused: {p.stderr!r}")
+    ranks, launcher = ranks_reported(p.stderr)
+    eq((ranks[0][3], ranks[1][3]), ("t-0-ok.gpdl", "t--ok.gpdl"), "the ranks' files reported")
+    _, procs, _ = info(c, os.path.join(d, "t--ok.gpdl"))
+    eq(sorted({x["rank"] for x in procs}), [-1, 1], "ranks in the launcher's file")
+    # a 10,000-byte name: cut in the middle, the reason kept whole
+    p = c.gprof("run", "-o", "a" * 10000 + ".gpdl", "--", "true", check_status=1, cwd=d)
+    err = p.stderr.decode()
+    check(err.endswith(".gpdl': File name too long\n") and "..." in err and len(err) < 1200,
+          f"a 10,000-byte name's message ({len(err)} bytes): {err[:80]!r} ... {err[-80:]!r}")
 
 
 def case_dist_copy_per_rank(c):

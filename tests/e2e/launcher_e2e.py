@@ -302,5 +302,127 @@ def case_shell_killed_rank(c):
     eq(jobs, {f"master:127.0.0.1:{port}"}, "the files' job")
 
 
+# ---- gprof-dl SIGKILLed: the command's whole tree ends with it ---------------------------------
+
+TREE_BOUND = 5.0  # seconds from gprof-dl's SIGKILL to the last descendant's end
+
+
+def tree_live(root):
+    """The live descendants of ROOT (no zombies), but gprof-dl's own guard,
+    from /proc: {pid: cmdline}."""
+    kids = {}
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{e}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+        except OSError:
+            continue
+        kids.setdefault(int(st[1]), []).append((int(e), st[0], cmd))
+    out, todo = {}, [root]
+    while todo:
+        for pid, state, cmd in kids.get(todo.pop(), []):
+            todo.append(pid)
+            if state not in "ZX" and os.path.basename(cmd[0]) != b"gprof-dl":
+                out[pid] = b" ".join(cmd).decode(errors="replace")
+    return out
+
+
+def alive(pids):
+    return [p for p in pids if proc_state(p) not in (None, "Z", "X")]
+
+
+def kill_during(c, cmd, want, keep, cwd):
+    """Runs CMD under gprof-dl until WANT processes of its tree live,
+    SIGKILLs gprof-dl; returns (the tree's pids, those still alive after
+    TREE_BOUND s or, with KEEP, after 1 s, seconds until the last ended)."""
+    args = [c.gpdl, "run", "-q", "-o", os.path.join(cwd, "t.gpdl"), "--force"] + (["--keep-target"] if keep else [])
+    p = subprocess.Popen(args + ["--", *cmd], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree = {}
+    try:
+        deadline = time.monotonic() + 120
+        while len(tree) < want and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.1)
+            tree = tree_live(p.pid)
+        eq(len(tree), want, f"{cmd[0]}: processes of the tree before the kill: {tree}")
+        time.sleep(0.5)
+        tree = tree_live(p.pid)
+        p.kill()
+        p.wait()
+        t0 = time.monotonic()
+        bound = 1.0 if keep else TREE_BOUND
+        while alive(tree) and time.monotonic() - t0 < bound and not keep:
+            time.sleep(0.02)
+        took = time.monotonic() - t0
+        if keep:
+            time.sleep(bound)
+        return sorted(tree), sorted(alive(tree)), took
+    finally:
+        if p.poll() is None:
+            p.kill()
+        for pid in alive(tree):
+            os.kill(pid, signal.SIGKILL)
+
+
+def kill_case(c, name, cmd, want, cwd):
+    tree, left, took = kill_during(c, cmd, want, False, cwd)
+    print(f"{name}: {len(tree)} processes, {len(left)} alive {TREE_BOUND:.0f} s after gprof-dl's SIGKILL; "
+          f"the last ended after {took:.3f} s")
+    eq(left, [], f"{name}: processes alive {TREE_BOUND} s after gprof-dl's SIGKILL")
+    tree, left, _ = kill_during(c, cmd, want, True, cwd)
+    print(f"{name} --keep-target: {len(left)} of {len(tree)} alive 1 s after gprof-dl's SIGKILL")
+    eq(left, tree, f"{name} --keep-target: processes alive 1 s after gprof-dl's SIGKILL")
+
+
+def case_launcher_killed_tree(c):
+    """gprof-dl SIGKILLed under a shell launcher (`sh -c 'python a.py &
+    python a.py & wait'`) and under a Python parent that forks 3 children,
+    one of which starts a daemon (setsid, double fork: it leaves its tree
+    for the subreaper): every process of the tree ends within TREE_BOUND s;
+    with --keep-target every one runs on."""
+    d = os.path.join(c.tmp, "tree")
+    os.mkdir(d)
+    py = sys.executable
+    with open(os.path.join(d, "a.py"), "w") as f:
+        f.write("import time\ntime.sleep(60)\n")
+    with open(os.path.join(d, "fork.py"), "w") as f:
+        f.write("import os, time\n"
+                "for i in range(3):\n"
+                "    if os.fork() == 0:\n"
+                "        if i == 0 and os.fork() == 0:\n"
+                "            os.setsid()\n"
+                "            if os.fork() == 0:\n"
+                "                time.sleep(60)\n"
+                "            os._exit(0)\n"
+                "        time.sleep(60)\n"
+                "        os._exit(0)\n"
+                "for i in range(3):\n"
+                "    os.wait()\n")
+    kill_case(c, "shell launcher", ["sh", "-c", f"{py} a.py & {py} a.py & wait"], 3, d)
+    # the parent, its 3 children, the daemon
+    kill_case(c, "python fork", [py, "fork.py"], 5, d)
+
+
+def case_launcher_killed_torchrun(c):
+    """The same under torch 2's torchrun: its agent and 2 ranks that sleep
+    (no process group)."""
+    py = c.torch2_python
+    torchrun = os.path.join(os.path.dirname(py or ""), "torchrun")
+    if not py or not os.path.exists(torchrun):
+        print(f"SKIP: no torch 2 venv with torchrun ({torchrun!r})")
+        sys.exit(SKIP)
+    d = os.path.join(c.tmp, "torchrun")
+    os.mkdir(d)
+    with open(os.path.join(d, "a.py"), "w") as f:
+        f.write("import time\ntime.sleep(60)\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kill_case(c, "torchrun", [torchrun, "--nproc-per-node", "2", "--master-port", str(port), "a.py"], 3, d)
+
+
 if __name__ == "__main__":
     sys.exit(e2e_main(globals(), needs_nvtx=True, prefix="gpdl-launcher-"))

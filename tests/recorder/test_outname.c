@@ -132,6 +132,63 @@ static void test_bad_patterns(void **state)
 	outname_free(o);
 }
 
+static int rank_var_only(const char *name)
+{
+	return !strcmp(name, "RANK");
+}
+
+/* Values that may not name a file: each refused with its variable and why. */
+static void test_bad_values(void **state)
+{
+	(void)state;
+	char long_value[300], name_max[256];
+	memset(long_value, 'v', sizeof(long_value) - 1);
+	long_value[sizeof(long_value) - 1] = '\0';
+	memset(name_max, 'v', sizeof(name_max) - 1);
+	name_max[sizeof(name_max) - 1] = '\0';
+	static const char *const want[] = {
+		"%q{X} is unset",
+		"%q{X} is empty",
+		"%q{X} holds a '/'",
+		"%q{X} holds a '/'",
+		"%q{X} holds '..'",
+		"%q{X} holds '..'",
+		"%q{X} holds a control character",
+		"%q{X} holds a control character",
+		"%q{X} holds a control character",
+		"%q{X} is longer than a file name may be (299 bytes, more than NAME_MAX 255)",
+	};
+	const char *bad[] = {NULL, "", "a/b", "/", "..", "a..b", "a\nb", "\x1b]0;x\x07", "a\x7f", long_value};
+	struct outname *o = parse_ok("%q{R}/t-%q{X}.gpdl");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *v[2] = {"0", bad[i]};
+		char err[256] = "";
+		assert_int_equal(outname_check(o, v, NULL, err, sizeof(err)), -1);
+		assert_string_equal(err, want[i]);
+	}
+	/* the first refused, in the pattern's order */
+	const char *both[2] = {NULL, "a/b"};
+	char err[256] = "";
+	assert_int_equal(outname_check(o, both, NULL, err, sizeof(err)), -1);
+	assert_string_equal(err, "%q{R} is unset");
+	/* fine: a '.', a name of NAME_MAX bytes, UTF-8 */
+	const char *good[] = {"3", ".", "a.b", name_max, "r\xc3\xa9sum\xc3\xa9", "-"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		const char *v[2] = {"0", good[i]};
+		assert_int_equal(outname_check(o, v, NULL, err, sizeof(err)), 0);
+	}
+	outname_free(o);
+	/* a rank variable the caller lets be unset: unset passes, bad does not */
+	o = parse_ok("t-%q{RANK}.gpdl");
+	const char *unset[1] = {NULL}, *empty[1] = {""};
+	assert_int_equal(outname_check(o, unset, rank_var_only, err, sizeof(err)), 0);
+	assert_int_equal(outname_check(o, empty, rank_var_only, err, sizeof(err)), -1);
+	assert_string_equal(err, "%q{RANK} is empty");
+	assert_int_equal(outname_check(o, unset, NULL, err, sizeof(err)), -1);
+	assert_string_equal(err, "%q{RANK} is unset");
+	outname_free(o);
+}
+
 static void test_distinct(void **state)
 {
 	(void)state;
@@ -156,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_sequence),
 		cmocka_unit_test(test_bad_patterns),
+		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_distinct),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

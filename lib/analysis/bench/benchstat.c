@@ -460,3 +460,8 @@ const char *bs_verdict_name(enum bs_verdict v)
 	}
 	return "unknown";
 }
+
+int bs_ips_decimals(double ips)
+{
+	return ips >= 100 ? 2 : ips >= 1 ? 4 : 6;
+}

@@ -105,6 +105,10 @@ int bs_compare(struct bs_change *c, const struct bs_pool *base, const struct bs_
 /* "unchanged", "slower", "regression", "improvement". */
 const char *bs_verdict_name(enum bs_verdict v);
 
+/* The decimals a report gives rates of about ips: 2 for hundreds of
+ * samples/s and more, 4 from 1, 6 below (a few steps/s). */
+int bs_ips_decimals(double ips);
+
 /* Student's t quantile: x with P(T <= x) = p, for 0 < p < 1 and df > 0 (df
  * need not be whole; INFINITY gives the normal quantile). */
 double bs_t_quantile(double p, double df);
