@@ -141,10 +141,24 @@ static void randomize(char *name)
 		x[i] = set[r[i] % (sizeof(set) - 1)];
 }
 
+#define SAY_KEEP 120 /* bytes of a long name kept at each end in a message */
+
+/* The message fmt of path and why into err: a long name cut in its middle,
+ * so that the reason after it always fits. */
 static void say(char *err, size_t errlen, const char *fmt, const char *path, const char *why)
 {
-	if (err && errlen)
-		snprintf(err, errlen, fmt, path, why);
+	char cut[2 * SAY_KEEP + 4];
+	size_t len = strlen(path);
+
+	if (!err || !errlen)
+		return;
+	if (len > 2 * SAY_KEEP + 3) {
+		memcpy(cut, path, SAY_KEEP);
+		memcpy(cut + SAY_KEEP, "...", 3);
+		memcpy(cut + SAY_KEEP + 3, path + len - SAY_KEEP, SAY_KEEP + 1);
+		path = cut;
+	}
+	snprintf(err, errlen, fmt, path, why);
 }
 
 static void outfile_clear(struct outfile *o)
@@ -167,6 +181,14 @@ int outfile_open(struct outfile *o, const char *path, unsigned flags, mode_t mod
 		return -1;
 	}
 	int exists = lstat(path, &lst) == 0;
+	if (!exists && errno != ENOENT) {
+		/* a name too long, a folder that is not one, no permission:
+		 * said now, before anything is written */
+		e = errno;
+		say(err, errlen, "cannot create '%s': %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
 	int target = exists && stat(path, &st) == 0; /* what a link points to */
 	if (target && S_ISDIR(st.st_mode)) {
 		say(err, errlen, "'%s' is a directory%s", path, "");
