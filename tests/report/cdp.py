@@ -166,7 +166,7 @@ class Browser:
             n = os.write(self.wfd, data)
             data = data[n:]
 
-    def call(self, method, params=None, session=None, timeout=20):
+    def call(self, method, params=None, session=None, timeout=60):
         """The result of one command; CdpError on an error reply, a dead
         browser or no reply within timeout seconds."""
         self.next_id += 1
@@ -252,10 +252,10 @@ class Page:
         self.session = session
         self.url = url
 
-    def call(self, method, params=None, timeout=20):
+    def call(self, method, params=None, timeout=60):
         return self.b.call(method, params, self.session, timeout)
 
-    def eval(self, expr, timeout=20):
+    def eval(self, expr, timeout=60):
         """The value of a JS expression (awaited when a promise), by value;
         CdpError when it throws."""
         r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True},
