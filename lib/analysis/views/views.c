@@ -12,7 +12,7 @@ const struct view view_registry[] = {
 	{"perf", "Perf Summary", view_perf, VIEW_DEFAULT_WITH_STEPS},
 	{"device", "Device Summary", view_device, 1, 1},
 	{"overview", "Overview Summary", view_overview, 1, 1},
-	{"model", "Model Summary", view_model, 1},
+	{"model", "Model Summary", view_model, 1, 1},
 	{"distributed", "Distributed Summary", view_distributed, 1, 1, 1},
 	{"operator", "Operator Summary", view_operator, 1},
 	{"kernel", "Kernel Summary", view_kernel, 1, 0, 1},
