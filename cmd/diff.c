@@ -35,7 +35,7 @@
 
 static const char diff_usage[] =
 	"usage: gprof-dl diff A B [--view NAME]... [--op-detail] [--top N] [--totals]\n"
-	"                     [--skip-steps K] [--time-unit s|ms|us|ns]\n"
+	"                     [--wide] [--skip-steps K] [--time-unit s|ms|us|ns]\n"
 	"                     [--format text|csv|json] [--mixed-jobs] [-o OUT]\n"
 	"       gprof-dl diff --a FILE... --b FILE... [options]\n"
 	"\n"
@@ -56,7 +56,8 @@ static const char diff_usage[] =
 	"  --totals           compare totals, not times per step\n"
 	"  --wide             text: every column at full width, names uncut (by\n"
 	"                     default the tables fit 100 columns or the terminal)\n"
-	"  --skip-steps K     jobs: leave out the first K steps of each rank from the\n"
+	"  --skip-steps K, --skip K\n"
+	"                     jobs: leave out the first K steps of each rank from the\n"
 	"                     rank-by-rank comparison (default 10, at most half)\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
 	"  --format FORMAT    text (default), csv or json\n"
