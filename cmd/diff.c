@@ -135,8 +135,14 @@ static void diff_view_option(struct diff_opts *o, const char *name)
 		return;
 	}
 	const struct view *v = view_find(name);
-	if (!v)
-		usage_error("unknown view '%s'", name);
+	if (!v) {
+		const char *names[64];
+		unsigned n = 0;
+		for (unsigned i = 0; i < view_registry_count && n < 64; i++)
+			if (view_diffable(&view_registry[i]))
+				names[n++] = view_registry[i].name;
+		cmd_unknown_name("view", name, names, n, "or all");
+	}
 	if (!view_diffable(v))
 		usage_error("view '%s' cannot be diffed: it has no CPU or GPU Total column", name);
 	summary_add_view(&o->s, v);
