@@ -423,9 +423,11 @@ static void test_time_units_and_text(void **state)
 	} cases[] = {
 		{TIME_UNIT_NS, "1000.00 / 100.00 / 100.00 / 100.00 / 1.00"},
 		{TIME_UNIT_US, "1.00 / 0.10 / 0.10 / 0.10 / 1.00"},
-		{TIME_UNIT_MS, "0.00 / 0.00 / 0.00 / 0.00 / 1.00"},
+		/* no nonzero time as 0.00 (issue 25): two significant digits */
+		{TIME_UNIT_MS, "0.0010 / 0.00010 / 0.00010 / 0.00010 / 1.00"},
+		{TIME_UNIT_S, "0.0000010 / 0.00000010 / 0.00000010 / 0.00000010 / 1.00"},
 	};
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *text = render_text(t, cases[i].unit);
 		char unit_line[32];
 		snprintf(unit_line, sizeof(unit_line), "Time unit: %s\n", time_unit_name(cases[i].unit));
