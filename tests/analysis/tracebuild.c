@@ -673,7 +673,9 @@ unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[51
 	for (unsigned r = 0; r < j->ranks; r++) {
 		char host[16];
 		uint64_t t0 = (uint64_t)(r % hosts) * 1000000 * TB_MS; /* each host's clock its own */
-		snprintf(host, sizeof(host), j->no_host ? "" : "h%u", r % hosts);
+		snprintf(host, sizeof(host), "h%u", r % hosts);
+		if (j->no_host)
+			host[0] = '\0';
 		snprintf(file, sizeof(file), "%s-%u.gpdl", name, r);
 		tb_open_rank(&b, file, host, 100 + r, t0, (int32_t)r, (int32_t)j->ranks,
 			     wall - (int64_t)t0);
