@@ -162,7 +162,10 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 {
 	struct diff_opts *o = &cmd->d;
 	int c, side = -1; /* the side of the files that follow: -1 none yet (A B) */
-	char **loose = xmalloc((size_t)argc * sizeof(*loose)); /* files before any --a/--b */
+	/* files before any --a/--b; kept reachable from a static, so that a
+	 * usage error that exits while parsing leaks nothing (LeakSanitizer) */
+	static char **loose;
+	loose = xmalloc((size_t)argc * sizeof(*loose));
 	int nloose = 0, marked = 0;
 	opterr = 0;
 	optind = 1;
@@ -214,6 +217,7 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 		case 'h':
 			fputs(diff_usage, stdout);
 			free(loose);
+			loose = NULL;
 			return -1;
 		case ':':
 			usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -246,6 +250,7 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 		side_add(o, 1, loose[1]);
 	}
 	free(loose);
+	loose = NULL;
 	if (!o->s.nviews)
 		for (unsigned i = 0; i < diff_default_view_count; i++)
 			summary_add_view(&o->s, view_find(diff_default_views[i]));
