@@ -47,5 +47,16 @@ int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct o
  * length; the candidates at the least distance are named. */
 void cmd_suggest(char *buf, size_t size, const char *word, const char *const *candidates,
 		 size_t n, const char *prefix);
+/* A usage error (exit 2) for a name that is none of the valid ones: "unknown
+ * WHAT 'NAME'; did you mean 'x'? (WHATs: a, b, c)", with more appended to
+ * the list when not NULL ("or all"). */
+void cmd_unknown_name(const char *what, const char *name, const char *const *valid, size_t n,
+		      const char *more) __attribute__((noreturn));
+/* --steps of run and export, one syntax for both: A:B is steps A to B-1
+ * (half-open, as Paddle's scheduler and Python's slices), A-B steps A to B
+ * (B included), A one step, A: or A- from A to the end; step numbers count
+ * from 0. Sets [*first, *end) (*end 0: to the end); a usage error naming
+ * the option otherwise. */
+void cmd_parse_steps(const char *s, unsigned long long *first, unsigned long long *end);
 
 #endif

@@ -37,7 +37,7 @@
 
 static const char diff_usage[] =
 	"usage: gprof-dl diff A B [--view NAME]... [--op-detail] [--top N] [--totals]\n"
-	"                     [--skip-steps K] [--time-unit s|ms|us|ns]\n"
+	"                     [--wide] [--skip-steps K] [--time-unit s|ms|us|ns]\n"
 	"                     [--format text|csv|json] [--mixed-jobs] [-o OUT]\n"
 	"       gprof-dl diff --a FILE... --b FILE... [options]\n"
 	"\n"
@@ -58,7 +58,8 @@ static const char diff_usage[] =
 	"  --totals           compare totals, not times per step\n"
 	"  --wide             text: every column at full width, names uncut (by\n"
 	"                     default the tables fit 100 columns or the terminal)\n"
-	"  --skip-steps K     jobs: leave out the first K steps of each rank from the\n"
+	"  --skip-steps K, --skip K\n"
+	"                     jobs: leave out the first K steps of each rank from the\n"
 	"                     rank-by-rank comparison (default 10, at most half)\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
 	"  --format FORMAT    text (default), csv or json\n"
@@ -139,8 +140,14 @@ static void diff_view_option(struct diff_opts *o, const char *name)
 		return;
 	}
 	const struct view *v = view_find(name);
-	if (!v)
-		usage_error("unknown view '%s'", name);
+	if (!v) {
+		const char *names[64];
+		unsigned n = 0;
+		for (unsigned i = 0; i < view_registry_count && n < 64; i++)
+			if (view_diffable(&view_registry[i]))
+				names[n++] = view_registry[i].name;
+		cmd_unknown_name("view", name, names, n, "or all");
+	}
 	if (!view_diffable(v))
 		usage_error("view '%s' cannot be diffed: it has no CPU or GPU Total column", name);
 	summary_add_view(&o->s, v);
@@ -160,7 +167,10 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 {
 	struct diff_opts *o = &cmd->d;
 	int c, side = -1; /* the side of the files that follow: -1 none yet (A B) */
-	char **loose = xmalloc((size_t)argc * sizeof(*loose)); /* files before any --a/--b */
+	/* files before any --a/--b; kept reachable from a static, so that a
+	 * usage error that exits while parsing leaks nothing (LeakSanitizer) */
+	static char **loose;
+	loose = xmalloc((size_t)argc * sizeof(*loose));
 	int nloose = 0, marked = 0;
 	opterr = 0;
 	optind = 1;
@@ -215,6 +225,7 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 		case 'h':
 			fputs(diff_usage, stdout);
 			free(loose);
+			loose = NULL;
 			return -1;
 		case ':':
 			usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -247,6 +258,7 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 		side_add(o, 1, loose[1]);
 	}
 	free(loose);
+	loose = NULL;
 	if (!o->s.nviews)
 		for (unsigned i = 0; i < diff_default_view_count; i++)
 			summary_add_view(&o->s, view_find(diff_default_views[i]));

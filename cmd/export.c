@@ -102,7 +102,8 @@ static const char export_usage[] =
 	"    --mixed-jobs   take rank files of different jobs (world sizes, runs) as\n"
 	"                   one job all the same\n"
 	"    --steps A-B    only the events that begin in steps A to B (B included;\n"
-	"                   'A' one step, 'A-' to the last): --chrome, --csv --no-summary\n"
+	"                   A:B: A to B-1, as run --steps; 'A' one step, 'A-' or 'A:'\n"
+	"                   to the last): --chrome, --csv --no-summary\n"
 	"    --window START:END\n"
 	"                   only the events that begin in that window, from the trace's\n"
 	"                   start: seconds, or with a unit (500ms, 2.5s, 1200us, 10ns);\n"
@@ -128,30 +129,14 @@ struct export_opts {
 	uint64_t win_from, win_to;
 };
 
-/* A step number of --steps: digits only. */
-static int64_t parse_step(const char *s, size_t len, const char *arg)
-{
-	char clean[TEXT_CLEAN_SIZE];
-	int64_t v = 0;
-	if (!len || len > 12)
-		usage_error("--steps: '%s' is not A-B (steps A to B)", text_clean(clean, sizeof(clean), arg));
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			usage_error("--steps: '%s' is not A-B (steps A to B)",
-				    text_clean(clean, sizeof(clean), arg));
-		v = v * 10 + (s[i] - '0');
-	}
-	return v;
-}
-
+/* --steps (cmd_parse_steps(): A:B or A-B) as export keeps it: first and
+ * last step, last included (-1: to the end). */
 static void parse_steps(struct export_opts *o, const char *s)
 {
-	char clean[TEXT_CLEAN_SIZE];
-	const char *dash = strchr(s, '-');
-	o->step_first = parse_step(s, dash ? (size_t)(dash - s) : strlen(s), s);
-	o->step_last = !dash ? o->step_first : dash[1] ? parse_step(dash + 1, strlen(dash + 1), s) : -1;
-	if (o->step_last >= 0 && o->step_last < o->step_first)
-		usage_error("--steps: '%s' ends before it begins", text_clean(clean, sizeof(clean), s));
+	unsigned long long first, end;
+	cmd_parse_steps(s, &first, &end);
+	o->step_first = (int64_t)first;
+	o->step_last = end ? (int64_t)end - 1 : -1;
 }
 
 /* A time of --window in ns: a number of seconds, or a number with a unit. */

@@ -393,7 +393,7 @@ static void print_devices(const struct trace_reader *r)
 	if (!n)
 		return;
 	printf("\ndevices: %" PRIu32 "\n", n);
-	printf("  %3s %5s %5s %10s %10s %10s  %s\n", "ID", "CC", "SMS", "THR/SM", "MEM(GiB)", "CLOCK(MHz)",
+	printf("  %3s %5s %5s %10s %10s %10s  %s\n", "ID", "CC", "SMS", "THR/SM", "MEM(GB)", "CLOCK(MHz)",
 	       "NAME");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct trace_device *d = trace_reader_device(r, i);
@@ -402,7 +402,7 @@ static void print_devices(const struct trace_reader *r)
 		char cc[16];
 		snprintf(cc, sizeof(cc), "%u.%u", (unsigned)d->cc_major, (unsigned)d->cc_minor);
 		printf("  %3" PRIu32 " %5s %5" PRIu32 " %10" PRIu32 " %10.1f %10.0f  %s\n", d->id, cc,
-		       d->sm_count, d->max_threads_per_sm, (double)d->total_memory / (1024.0 * 1024 * 1024),
+		       d->sm_count, d->max_threads_per_sm, (double)d->total_memory / 1e9 /* SI, as every size */,
 		       d->clock_khz / 1000.0, clean(trace_reader_string(r, d->name_str), buf));
 	}
 }

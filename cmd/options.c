@@ -90,6 +90,59 @@ void cmd_suggest(char *buf, size_t size, const char *word, const char *const *ca
 		snprintf(buf + len, size - len, "?");
 }
 
+void cmd_unknown_name(const char *what, const char *name, const char *const *valid, size_t n,
+		      const char *more)
+{
+	char clean[TEXT_CLEAN_SIZE], hint[256], list[1024];
+	cmd_suggest(hint, sizeof(hint), name, valid, n, "");
+	size_t len = 0;
+	list[0] = '\0';
+	for (size_t i = 0; i < n && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "", valid[i]);
+	if (more && len < sizeof(list))
+		snprintf(list + len, sizeof(list) - len, ", %s", more);
+	usage_error("unknown %s '%s'%s (%ss: %s)", what, text_clean(clean, sizeof(clean), name), hint,
+		    what, list);
+}
+
+/* A step number of --steps: 1 to 15 digits. */
+static int steps_number(const char *s, size_t len, unsigned long long *v)
+{
+	if (!len || len > 15)
+		return -1;
+	*v = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		*v = *v * 10 + (unsigned long long)(s[i] - '0');
+	}
+	return 0;
+}
+
+void cmd_parse_steps(const char *s, unsigned long long *first, unsigned long long *end)
+{
+	char clean[TEXT_CLEAN_SIZE];
+	size_t at = strcspn(s, ":-");
+	const char *tail = s + at + (s[at] != '\0');
+	unsigned long long last = 0;
+	if (steps_number(s, at, first) != 0 || (*tail && steps_number(tail, strlen(tail), &last) != 0))
+		usage_error("--steps: '%s' is not A:B (steps A to B-1) or A-B (steps A to B)",
+			    text_clean(clean, sizeof(clean), s));
+	if (s[at] == '\0') { /* one step */
+		*end = *first + 1;
+		return;
+	}
+	if (!*tail) { /* to the end */
+		*end = 0;
+		return;
+	}
+	if (s[at] == '-')
+		last++; /* B included */
+	if (last <= *first)
+		usage_error("--steps: '%s' ends before it begins", text_clean(clean, sizeof(clean), s));
+	*end = last;
+}
+
 /* The unknown long option named by arg ("--hlep", "--hlep=x"): its near
  * misses among longopts. */
 static void unknown_long(const char *arg, const struct option *longopts)

@@ -255,12 +255,52 @@ static int report_diff(const struct report_opts *o, char **buf, size_t *len)
 	return rc;
 }
 
-/* "gprof-dl report: FILE" (", FILE" for a second, " and N more" after). */
+/* The files of a job as one pattern: their common beginning and end around
+ * a '*' ("t-*.gpdl"), into buf; 0 when they share neither. */
+static int files_pattern(char *buf, size_t size, char **files, int n)
+{
+	size_t pre = strlen(files[0]), suf = pre, min = pre;
+	for (int i = 1; i < n; i++) {
+		size_t len = strlen(files[i]), k = 0;
+		while (k < pre && k < len && files[i][k] == files[0][k])
+			k++;
+		pre = k;
+		size_t l0 = strlen(files[0]);
+		k = 0;
+		while (k < suf && k < len && k < l0 && files[i][len - 1 - k] == files[0][l0 - 1 - k])
+			k++;
+		suf = k;
+		if (len < min)
+			min = len;
+	}
+	if (pre + suf > min)
+		suf = min - pre;
+	if (!pre && !suf)
+		return 0;
+	snprintf(buf, size, "%.*s*%s", (int)pre, files[0], files[0] + strlen(files[0]) - suf);
+	return 1;
+}
+
+/* "gprof-dl report: FILE" (", FILE" for a second, " and N more" after);
+ * a job's "gprof-dl report: job of N ranks: t-*.gpdl" (or its files). */
 static char *default_title(const struct report_opts *o)
 {
 	size_t len = 64 + strlen(o->files[0]) + (o->nfiles > 1 ? strlen(o->files[1]) : 0);
 	char *t = xmalloc(len);
-	if (o->nfiles == 1)
+	struct job j;
+	char err[512];
+	uint32_t nranks = 0;
+	if (o->nfiles > 1 && job_open(&j, o->nfiles, o->files, o->job_flags, err, sizeof(err)) == 0) {
+		nranks = j.nranks;
+		job_free(&j);
+	}
+	if (nranks > 1) {
+		char *pattern = xmalloc(len);
+		if (!files_pattern(pattern, len, o->files, o->nfiles))
+			snprintf(pattern, len, "%s and %d more", o->files[0], o->nfiles - 1);
+		snprintf(t, len, "gprof-dl report: job of %u ranks: %s", nranks, pattern);
+		free(pattern);
+	} else if (o->nfiles == 1)
 		snprintf(t, len, "gprof-dl report: %s", o->files[0]);
 	else if (o->nfiles == 2)
 		snprintf(t, len, "gprof-dl report: %s, %s", o->files[0], o->files[1]);

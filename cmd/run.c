@@ -62,7 +62,8 @@ static const char run_usage[] =
 	"        --keep-target        let the target run on if gprof-dl is killed (default: it is killed too)\n"
 	"\n"
 	"what to record in full detail (steps and Dataloader ranges are always recorded):\n"
-	"        --steps A:B          only in steps A to B-1 (0-based; B may be left out)\n"
+	"        --steps A:B          only in steps A to B-1 (0-based; B may be left out;\n"
+	"                             A-B: A to B, B included; A: step A only)\n"
 	"        --delay SECONDS      only from SECONDS after the start\n"
 	"        --duration SECONDS   only for SECONDS (after --delay)\n"
 	"        --paused             only between gprof_dl.start() and gprof_dl.stop()\n"
@@ -139,24 +140,6 @@ static uint64_t parse_seconds(const char *s, const char *opt)
 	if (errno || end == s || *end || !(v >= 0) || v > 1e7)
 		usage_error("%s: '%s' is not a number of seconds", opt, s);
 	return (uint64_t)(v * 1e9 + 0.5);
-}
-
-/* --steps A:B, half-open as Paddle's scheduler; B may be left out. */
-static void parse_steps(const char *s, unsigned long long *a, unsigned long long *b)
-{
-	char *end;
-	errno = 0;
-	*a = strtoull(s, &end, 10);
-	if (errno || end == s || *end != ':' || *s == '-')
-		usage_error("--steps: '%s' is not A:B (steps A to B-1)", s);
-	const char *t = end + 1;
-	if (!*t) {
-		*b = 0;
-		return;
-	}
-	*b = strtoull(t, &end, 10);
-	if (errno || end == t || *end || *t == '-' || *b <= *a)
-		usage_error("--steps: '%s' is not A:B with A < B", s);
 }
 
 /* Long options without a short one. */
@@ -732,7 +715,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'S': {
 			unsigned long long a, b;
-			parse_steps(optarg, &a, &b);
+			cmd_parse_steps(optarg, &a, &b);
 			snprintf(envbuf, sizeof(envbuf), b ? "%llu:%llu" : "%llu:", a, b);
 			setenv("GPROF_DL_STEPS", envbuf, 1);
 			break;

@@ -20,7 +20,7 @@
 static const char summary_usage[] =
 	"usage: gprof-dl summary FILE... [--view NAME]... [--op-detail] [--thread-sep]\n"
 	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns] [--skip-steps N]\n"
-	"                        [--top N] [--wide] [--group-by name|shapes]\n"
+	"                        [--cycle N] [--top N] [--wide] [--group-by name|shapes]\n"
 	"                        [--format text|csv|json] [--mixed-jobs] [-o OUT [--force]]\n"
 	"\n"
 	"Print the summary tables of one or more traces, summarised together. The\n"
@@ -39,11 +39,15 @@ static const char summary_usage[] =
 	"                     instead of all merged\n"
 	"  --sorted-by KEY    cpu-total (default), cpu-avg, cpu-max, cpu-min,\n"
 	"                     gpu-total, gpu-avg, gpu-max, gpu-min, or self\n"
-	"                     (the operator view's self time)\n"
+	"                     (the operator view's self time); the steps view:\n"
+	"                     longest first by duration (any of these keys), or\n"
+	"                     by dataloader, forward, backward, optimization or\n"
+	"                     others (their time in the step); --top N after it\n"
 	"  --time-unit UNIT   s, ms (default), us or ns\n"
 	"  --skip-steps N     perf and distributed views: leave out the first N steps\n"
-	"  --cycle N          only --schedule's cycle N (or capture range N), from 0\n"
 	"                     of each trace or rank (default 10, never more than half)\n"
+	"  --cycle N          only --schedule's cycle N (or capture range N), from 0:\n"
+	"                     every table clipped to it\n"
 	"  --group-by KEY     operator view: a row per name (default), or per name\n"
 	"                     and input shapes (shapes: traces of --record-shapes)\n"
 	"  --top N            the N heaviest rows of each table (text: 30, csv and\n"
@@ -107,8 +111,13 @@ static void summary_view_option(struct summary_opts *o, const char *name)
 		return;
 	}
 	const struct view *v = view_find(name);
-	if (!v)
-		usage_error("unknown view '%s'", name);
+	if (!v) {
+		const char *names[64];
+		unsigned n = 0;
+		for (unsigned i = 0; i < view_registry_count && n < 64; i++)
+			names[n++] = view_registry[i].name;
+		cmd_unknown_name("view", name, names, n, "or all");
+	}
 	summary_add_view(o, v);
 }
 
@@ -154,7 +163,8 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 			break;
 		case OPT_SORTED_BY:
 			if (sort_key_parse(optarg, &o->view.sort) != 0)
-				usage_error("unknown sort key '%s'", optarg);
+				cmd_unknown_name("sort key", optarg, sort_key_names, SORT_KEY_COUNT, NULL);
+			o->view.sort_set = 1;
 			break;
 		case OPT_TIME_UNIT:
 			o->view.unit = cmd_parse_time_unit(optarg);

@@ -60,19 +60,26 @@
 	 * as table_bytes_text() in C). "number" columns are kind "real". */
 	function gpFormat(kind, v) {
 		switch (kind) {
-		case 'time':
-			return fixed(v, 3);
+		case 'time': {
+			/* a nonzero time under 0.001, which 3 decimals would show as 0
+			 * or with one digit: its first two significant digits (at most
+			 * 9 decimals), as table_time_decimals() in C */
+			var m = Math.abs(v), d = 3;
+			if (m > 0 && m < 0.001 && isFinite(m))
+				d = Math.min(9, 1 - Math.floor(Math.log10(m)));
+			return fixed(v, d);
+		}
 		case 'count':
 			return v.toLocaleString('en-US');
 		case 'percent':
 			return fixed(v, 2) + ' %';
 		case 'bytes': {
-			var mag = Math.abs(v), units = ['KB', 'MB', 'GB', 'TB'], u = 0;
-			if (mag < 1024)
+			var mag = Math.abs(v), units = ['kB', 'MB', 'GB', 'TB'], u = 0;
+			if (mag < 1000)
 				return String(v) + ' B';
-			mag /= 1024;
-			while (mag >= 1024 && u + 1 < units.length) {
-				mag /= 1024;
+			mag /= 1000;
+			while (mag >= 1000 && u + 1 < units.length) {
+				mag /= 1000;
 				u++;
 			}
 			return (v < 0 ? '-' : '') + printf2(mag) + ' ' + units[u];

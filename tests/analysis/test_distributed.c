@@ -267,6 +267,21 @@ static void test_two_hosts(void **state)
 	measured_free(&m);
 }
 
+/* Issue 25: traces that name no host (imported Kineto traces) get a clock
+ * line that says so, not "of host " with no name. */
+static void test_no_host(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 2, .steps = 12, .slow_rank = 1, .slow_ms = 20,
+			    .killed_rank = -1, .no_host = 1};
+	struct measured m;
+	measure(&m, "nh", &tj, 0);
+	check_two_ranks(&m);
+	assert_text(&m, "Clock: the traces' own, shared (they name no host: imported traces)");
+	assert_null(strstr(m.text, "of host"));
+	measured_free(&m);
+}
+
 /* The same job in one file of a launcher: the ranks from the process table. */
 static void test_merged_file(void **state)
 {
@@ -508,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_two_ranks_gloo),
 		cmocka_unit_test(test_too_few_steps_to_be_sure),
 		cmocka_unit_test(test_two_hosts),
+		cmocka_unit_test(test_no_host),
 		cmocka_unit_test(test_merged_file),
 		cmocka_unit_test(test_four_ranks_nccl),
 		cmocka_unit_test(test_balanced),

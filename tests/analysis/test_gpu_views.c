@@ -534,7 +534,7 @@ static void test_memory(void **state)
 	assert_int_equal(fact(gpu, "allocated_bytes"), 1000 + 500 + 2000 + 300);
 	assert_int_equal(fact(gpu, "freed_bytes"), 1000 + 500 + 100000);
 	assert_string_equal(gpu->title,
-			    "GPU0: peak 102.54 KB in use, 3.71 KB allocated, 99.12 KB freed");
+			    "GPU0: peak 105.00 kB in use, 3.80 kB allocated, 101.50 kB freed");
 	static const char *const order[] = {"matmul", "linear", "(no operator)"};
 	assert_order(t, 0, order, 3);
 	/* matmul: +1000 and +500 (its inner range) in the first, +2000 and

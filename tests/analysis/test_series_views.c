@@ -246,6 +246,71 @@ static unsigned count(const char *hay, const char *needle)
 	return n;
 }
 
+/* Issue 25: --sorted-by sorts the steps, longest first (ties in step
+ * order), a row per step (not bucketed), as many as a part may hold; in
+ * start order without it. By duration: the 171 steps of 7 ms (k % 7 == 6:
+ * 6, 13, ...) first, then those of 6 ms from step 5; by forward, 3 ms of
+ * Forward first (k % 3 == 2 and k % 7 >= 2: 2, 5, 11, ...). */
+static void test_steps_sorted(void **state)
+{
+	(void)state;
+	const char *paths[] = {trace_long()};
+	struct analysis a;
+	tb_prepare(&a, paths, 1);
+	struct view_opts o = {.unit = TIME_UNIT_MS, .sort = SORT_CPU_TOTAL, .sort_set = 1};
+	struct table *t = tb_view("steps", &a, &o);
+	const struct tpart *p = &t->parts[0];
+	assert_int_equal(fact(p, "per_row"), 1);
+	assert_int_equal(p->nrows, 500);
+	assert_string_equal(p->rows[0].cells[NAME].v.text, "step 6");
+	assert_string_equal(p->rows[1].cells[NAME].v.text, "step 13");
+	assert_string_equal(p->rows[170].cells[NAME].v.text, "step 1196");
+	assert_string_equal(p->rows[171].cells[NAME].v.text, "step 5");
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct trow *r = &p->rows[i];
+		uint64_t k = r->cells[STEP].v.count;
+		assert_int_equal(r->cells[STEPS].v.count, 1);
+		assert_ns(r, DURATION, (double)long_len(k));
+		if (i)
+			assert_true(p->rows[i - 1].cells[DURATION].v.ns >= r->cells[DURATION].v.ns);
+	}
+	int noted = 0;
+	for (size_t i = 0; i < t->nnotes; i++)
+		noted |= strstr(t->notes[i], "Sorted by duration, longest first; a trace with more") !=
+			 NULL;
+	assert_true(noted);
+	table_free(t);
+
+	o.sort = SORT_FORWARD;
+	t = tb_view("steps", &a, &o);
+	p = &t->parts[0];
+	assert_string_equal(p->rows[0].cells[NAME].v.text, "step 2");
+	assert_string_equal(p->rows[1].cells[NAME].v.text, "step 5");
+	assert_string_equal(p->rows[2].cells[NAME].v.text, "step 11");
+	for (size_t i = 1; i < p->nrows; i++)
+		assert_true(p->rows[i - 1].cells[FORWARD].v.ns >= p->rows[i].cells[FORWARD].v.ns);
+	table_free(t);
+	analysis_free(&a);
+
+	/* summary --view steps --sorted-by duration --top 3: the 3 slowest */
+	char *files[] = {(char *)paths[0]};
+	struct summary_opts so = {.view = {.sort = SORT_DURATION, .sort_set = 1, .unit = TIME_UNIT_MS},
+				  .fit = 1, .top = 3, .width = 100};
+	summary_add_view(&so, view_find("steps"));
+	char *buf;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(summary_files(1, files, &so, -1, f, "summarised"), 0);
+	fclose(f);
+	assert_int_equal(count(buf, "\nstep "), 3);
+	const char *s6 = strstr(buf, "\nstep 6 "), *s13 = strstr(buf, "\nstep 13 "),
+		   *s20 = strstr(buf, "\nstep 20 ");
+	assert_non_null(s6);
+	assert_true(s6 < s13 && s13 < s20);
+	assert_non_null(strstr(buf, "497 more rows"));
+	free(buf);
+}
+
 /* summary_files(): --top 5 cuts the text to 5 rows (and says so), never the
  * JSON (compact: one line); summary's defaults print neither view. */
 static void test_summary_files_keeps_series(void **state)
@@ -519,6 +584,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steps_two_traces),
 		cmocka_unit_test(test_steps_bucketed),
+		cmocka_unit_test(test_steps_sorted),
 		cmocka_unit_test(test_summary_files_keeps_series),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_timeline_short_and_empty),

@@ -165,6 +165,98 @@ static void test_step_window(void **state)
 	analysis_free(&a);
 }
 
+/* A rank's two steps from s (us): step [s, s+10ms): Dataloader 1 ms,
+ * Forward 3, Backward 5, Optimization 0.5, and 0.5 ms of nothing. */
+static void rank_steps(struct tb *b, uint32_t thread, uint64_t s)
+{
+	uint32_t step = tb_desc(b, "ProfilerStep#", TRACE_EV_PROFILE_STEP);
+	uint32_t dl = tb_desc(b, "Dataloader", TRACE_EV_DATALOADER);
+	uint32_t fwd = tb_desc(b, "Forward", TRACE_EV_FORWARD);
+	uint32_t bwd = tb_desc(b, "Backward", TRACE_EV_BACKWARD);
+	uint32_t opt = tb_desc(b, "Optimization", TRACE_EV_OPTIMIZATION);
+	const uint64_t ms = 1000000;
+	for (uint64_t k = 0; k < 2; k++, s += 10 * ms) {
+		tb_range(b, thread, dl, s, 1 * ms);
+		tb_range(b, thread, fwd, s + 1 * ms, 3 * ms);
+		tb_range(b, thread, bwd, s + 4 * ms, 5 * ms);
+		tb_range(b, thread, opt, s + 9 * ms, ms / 2);
+		tb_range(b, thread, step, s, 10 * ms);
+	}
+}
+
+/* The phase shares of a job's Model and Overview views, checked against the
+ * same expected values. */
+static void check_job_phases(const struct analysis *a)
+{
+	static const char *const phases[] = {"Dataloader", "Forward", "Backward", "Optimization"};
+	static const double want[] = {10.0, 30.0, 50.0, 5.0};
+	struct table *model = tb_view("model", a, &default_opts);
+	struct table *overview = tb_view("overview", a, &default_opts);
+	double sum_m = 0, sum_o = 0;
+	for (unsigned k = 0; k < 4; k++) {
+		double m = must_row(model, 0, phases[k], 1)->cells[6].v.pct;
+		double o = must_row(overview, 0, phases[k], 1)->cells[3].v.pct;
+		assert_near(m, want[k]);
+		assert_near(o, want[k]);
+		sum_m += m;
+		sum_o += o;
+	}
+	assert_true(sum_m <= 100.0 + 1e-9);
+	assert_true(sum_o <= 100.0 + 1e-9);
+	assert_near(must_row(model, 0, "Others", 1)->cells[6].v.pct, 5.0);
+	assert_near(must_row(model, 0, "Others", 1)->cells[2].v.ns, 2.0 * 1000000); /* 4 x 0.5 ms */
+	assert_near(must_row(overview, 0, "ProfileStep", 0)->cells[2].v.ns, 40.0 * 1000000);
+	assert_near(must_row(overview, 0, "Forward", 1)->cells[2].v.ns, 12.0 * 1000000);
+	table_free(model);
+	table_free(overview);
+}
+
+/* Issue 25 item 9: two ranks half a step apart. United over the ranks,
+ * Forward covered 75 % of the window and Backward 90 % (the shares of a
+ * step added up to 215 %); each rank in its own steps, summed: 10 + 30 +
+ * 50 + 5 = 95 %, in both views, whether the ranks are two files or two
+ * processes of one launcher's file. */
+static void test_job_phase_ratios(void **state)
+{
+	(void)state;
+	const uint64_t ms = 1000000;
+	const char *paths[2];
+	for (int32_t r = 0; r < 2; r++) {
+		struct tb b;
+		char name[32];
+		snprintf(name, sizeof(name), "phase-%d.gpdl", r);
+		tb_open_rank(&b, name, "h", 100 + (uint32_t)r, 0, r, 2, 0);
+		tb_thread(&b, 0, 100 + (uint32_t)r, "main");
+		rank_steps(&b, 0, 100 * ms + (uint64_t)r * 5 * ms);
+		paths[r] = tb_close(&b, 200 * ms);
+	}
+	struct analysis a;
+	tb_prepare(&a, paths, 2);
+	assert_int_equal(a.window_ns, 25 * ms); /* [100, 125) ms united */
+	assert_int_equal(a.nparts_windowed, 2);
+	assert_int_equal(a.parts_window_ns, 40 * ms);
+	check_job_phases(&a);
+	analysis_free(&a);
+
+	/* one launcher's file: its process 1 and the ranks' processes 100, 101 */
+	struct tb b;
+	tb_open(&b, "phase-launcher.gpdl", "h", 1, 0);
+	tb_process(&b, 100, 1, 0, 0, 0, 0, 2);
+	tb_process(&b, 101, 1, 0, 0, 0, 1, 2);
+	tb_thread_of(&b, 0, 100, 100, "main");
+	tb_thread_of(&b, 1, 101, 101, "main");
+	tb_thread_of(&b, 2, 1, 1, "launcher");
+	rank_steps(&b, 0, 100 * ms);
+	rank_steps(&b, 1, 105 * ms);
+	tb_range(&b, 2, tb_desc(&b, "wait", TRACE_EV_USER_DEFINED), 50 * ms, 100 * ms);
+	const char *path = tb_close(&b, 200 * ms);
+	tb_prepare(&a, &path, 1);
+	assert_int_equal(a.nparts, 3);
+	assert_int_equal(a.nparts_windowed, 2);
+	check_job_phases(&a);
+	analysis_free(&a);
+}
+
 /* Written in end order, as the collector does; a Forward range between a
  * UserDefined parent and child does not break the tree. */
 static const char *write_nested(void)
@@ -331,9 +423,11 @@ static void test_time_units_and_text(void **state)
 	} cases[] = {
 		{TIME_UNIT_NS, "1000.00 / 100.00 / 100.00 / 100.00 / 1.00"},
 		{TIME_UNIT_US, "1.00 / 0.10 / 0.10 / 0.10 / 1.00"},
-		{TIME_UNIT_MS, "0.00 / 0.00 / 0.00 / 0.00 / 1.00"},
+		/* no nonzero time as 0.00 (issue 25): two significant digits */
+		{TIME_UNIT_MS, "0.0010 / 0.00010 / 0.00010 / 0.00010 / 1.00"},
+		{TIME_UNIT_S, "0.0000010 / 0.00000010 / 0.00000010 / 0.00000010 / 1.00"},
 	};
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *text = render_text(t, cases[i].unit);
 		char unit_line[32];
 		snprintf(unit_line, sizeof(unit_line), "Time unit: %s\n", time_unit_name(cases[i].unit));
@@ -630,6 +724,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overview_union_across_threads),
 		cmocka_unit_test(test_step_window),
+		cmocka_unit_test(test_job_phase_ratios),
 		cmocka_unit_test(test_userdefined_tree),
 		cmocka_unit_test(test_sort_orders),
 		cmocka_unit_test(test_time_units_and_text),

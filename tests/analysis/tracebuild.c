@@ -520,6 +520,9 @@ const char tb_perf_a_text_s[] =
 	"-----------------  -----------------  -----------------  -----------------\n"
 	"reader_cost        0.09000            0.10000            0.08000\n"
 	"batch_cost         0.45000            0.50000            0.40000\n"
+	"-----------------  -----------------  -----------------  -----------------\n"
+	"                   avg(steps/s)       max(steps/s)       min(steps/s)\n"
+	"-----------------  -----------------  -----------------  -----------------\n"
 	"ips                2.22222            2.50000            2.00000\n"
 	"-----------------  -----------------  -----------------  -----------------\n"
 	"Note:\n"
@@ -671,6 +674,8 @@ unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[51
 		char host[16];
 		uint64_t t0 = (uint64_t)(r % hosts) * 1000000 * TB_MS; /* each host's clock its own */
 		snprintf(host, sizeof(host), "h%u", r % hosts);
+		if (j->no_host)
+			host[0] = '\0';
 		snprintf(file, sizeof(file), "%s-%u.gpdl", name, r);
 		tb_open_rank(&b, file, host, 100 + r, t0, (int32_t)r, (int32_t)j->ranks,
 			     wall - (int64_t)t0);

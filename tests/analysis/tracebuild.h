@@ -160,6 +160,7 @@ struct tb_job {
 	unsigned hosts;  /* 0 or 1: one */
 	int merged;
 	int concurrent;
+	int no_host; /* the headers name no host (as an imported Kineto trace's) */
 };
 /* Writes NAME-<rank>.gpdl per rank (NAME.gpdl merged); their paths into
  * paths; returns how many. */

@@ -78,8 +78,12 @@ static void test_usage(void **state)
 	expect_usage(DIFF(a), msg);
 	expect_usage(DIFF(a, b, "c.gpdl"), "too many files: 'c.gpdl' (diff compares two traces, A "
 					   "and B)");
-	expect_usage(DIFF(a, b, "--view", "bogus"), "unknown view 'bogus'");
-	expect_usage(DIFF(a, b, "--view", "trace"), "unknown view 'trace'");
+	expect_usage(DIFF(a, b, "--view", "bogus"),
+		     "unknown view 'bogus' (views: model, operator, kernel, memory-manipulation, "
+		     "userdefined, or all)");
+	expect_usage(DIFF(a, b, "--view", "trace"),
+		     "unknown view 'trace' (views: model, operator, kernel, memory-manipulation, "
+		     "userdefined, or all)");
 	expect_usage(DIFF(a, b, "--view", "model", "--view", "memory"),
 		     "view 'memory' cannot be diffed: it has no CPU or GPU Total column");
 	expect_usage(DIFF(a, b, "--view", "perf"),

@@ -673,8 +673,8 @@ static void test_info_gpu(void **state)
 	assert_string_equal(r.err, "");
 	assert_contains(r.out, "  sources            nvtx cupti\n");
 	assert_contains(r.out, "\ndevices: 1\n");
-	/* 150754820096 bytes = 140.4 GiB; 1980000 kHz = 1980 MHz */
-	assert_contains(r.out, "    0   9.0   132       2048      140.4       1980  NVIDIA H200\n");
+	/* 150754820096 bytes = 150.8 GB (SI, issue 25: was 140.4 GiB); 1980000 kHz = 1980 MHz */
+	assert_contains(r.out, "    0   9.0   132       2048      150.8       1980  NVIDIA H200\n");
 	assert_contains(r.out, "  GPU0 stream 7\n");
 	assert_contains(r.out, "  nccl (GPU0)\n");
 	result_free(&r);

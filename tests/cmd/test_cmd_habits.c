@@ -75,6 +75,27 @@ static void test_help_command(void **state)
 	cmd_result_free(&a);
 }
 
+/* run --steps takes export's A-B too, and hands the collector A:B (issue 25). */
+static void test_run_steps_syntax(void **state)
+{
+	(void)state;
+	char out[600];
+	snprintf(out, sizeof(out), "%s/steps-run.gpdl", tb_dir());
+	const char *const cases[][2] = {{"3-5", "3:6\n"}, {"3:6", "3:6\n"}, {"7", "7:8\n"},
+					{"8-", "8:\n"},   {"8:", "8:\n"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cmd_result r = RUN("run", "-q", "-f", "-o", out, "--no-gpu", "--no-python",
+					  "--steps", cases[i][0], "--", "/bin/sh", "-c",
+					  "echo \"$GPROF_DL_STEPS\"");
+		assert_int_equal(r.status, 0);
+		assert_string_equal(r.out, cases[i][1]);
+		cmd_result_free(&r);
+	}
+	expect_usage(RUN("run", "--steps", "5-3", "--", "true"), "--steps: '5-3' ends before it begins");
+	expect_usage(RUN("run", "--steps", "x", "--", "true"),
+		     "--steps: 'x' is not A:B (steps A to B-1) or A-B (steps A to B)");
+}
+
 static void test_did_you_mean(void **state)
 {
 	(void)state;
@@ -90,6 +111,18 @@ static void test_did_you_mean(void **state)
 	expect_usage(RUN("info", "--hepl"), "did you mean '--help'?");
 	expect_usage(RUN("diff", "--topp", "3"), "did you mean '--top'?");
 	expect_usage(RUN("import", "--forec", "x.json"), "did you mean '--force'?");
+	/* names of views and sort keys (issue 25): the nearest, and the list */
+	expect_usage(RUN("summary", "--view", "modle", "x.gpdl"),
+		     "unknown view 'modle'; did you mean 'model'? (views: perf, device, overview, "
+		     "model, distributed, operator, kernel, memory-manipulation, userdefined, memory, "
+		     "nvprof, steps, timeline, or all)\n");
+	expect_usage(RUN("summary", "--sorted-by", "cpu-totl", "x.gpdl"),
+		     "unknown sort key 'cpu-totl'; did you mean 'cpu-total'? (sort keys: cpu-total, "
+		     "cpu-avg, cpu-max, cpu-min, gpu-total, gpu-avg, gpu-max, gpu-min, self, duration, "
+		     "dataloader, forward, backward, optimization, others)\n");
+	expect_usage(RUN("summary", "--sorted-by", "fwd", "x.gpdl"), "unknown sort key 'fwd' (sort");
+	expect_usage(RUN("diff", "--view", "operater", "a.gpdl", "b.gpdl"),
+		     "unknown view 'operater'; did you mean 'operator'? (views: ");
 
 	/* far from everything: no guess */
 	const char *const far[][2] = {{"xyzzy", NULL}, {"run", "--zzzzzz"}, {"export", "--qq"}};
@@ -285,7 +318,9 @@ static void test_export_steps(void **state)
 		const char *arg;
 		int first, last;
 	} steps[] = {{"3-5", 3, 5}, {"0-0", 0, 0}, {"7", 7, 7}, {"8-", 8, NSTEPS - 1},
-		     {"0-9", 0, 9}, {"6-40", 6, 9}};
+		     {"0-9", 0, 9}, {"6-40", 6, 9},
+		     /* run's syntax too (issue 25): A:B is A to B-1 */
+		     {"3:6", 3, 5}, {"0:1", 0, 0}, {"8:", 8, NSTEPS - 1}};
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		r = RUN("export", "--chrome", "-f", t, "-o", out, "--steps", steps[i].arg);
 		assert_int_equal(r.status, 0);
@@ -302,7 +337,9 @@ static void test_export_steps(void **state)
 	assert_contains(r.err, "has no step in 12-14 (its steps are 0 to 9)");
 	cmd_result_free(&r);
 	expect_usage(RUN("export", "--chrome", "-f", t, "--steps", "5-3"), "ends before it begins");
-	expect_usage(RUN("export", "--chrome", "-f", t, "--steps", "a-b"), "is not A-B");
+	expect_usage(RUN("export", "--chrome", "-f", t, "--steps", "a-b"),
+		     "--steps: 'a-b' is not A:B (steps A to B-1) or A-B (steps A to B)");
+	expect_usage(RUN("export", "--chrome", "-f", t, "--steps", "3:3"), "ends before it begins");
 	expect_usage(RUN("export", "--sqlite", "-f", t, "--steps", "1"), "not with the job's tables");
 	expect_usage(RUN("export", "--csv", "-f", t, "--steps", "1"), "needs --no-summary");
 	expect_usage(RUN("export", "--chrome", t, "--steps", "1", "--window", "1:2"),
@@ -473,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_did_you_mean),
 		cmocka_unit_test(test_separator_value),
 		cmocka_unit_test(test_export_steps),
+		cmocka_unit_test(test_run_steps_syntax),
 		cmocka_unit_test(test_export_window),
 		cmocka_unit_test(test_progress),
 	};

@@ -201,6 +201,29 @@ static void test_refusals(void **state)
 	cmd_result_free(&r);
 }
 
+/* Issue 25: the title of a job's report names it: "job of 2 ranks" and
+ * its files as one pattern. */
+static void test_job_title(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 2, .steps = 4, .slow_rank = -1, .killed_rank = -1};
+	char paths[4][512], out[600], want[1200];
+	unsigned n = tb_job_write("jt", &tj, paths);
+	assert_int_equal(n, 2);
+	snprintf(out, sizeof(out), "%s", tb_path("jt.html"));
+	struct cmd_result r = REPORT(paths[0], paths[1], "-o", out, "--force");
+	assert_int_equal(r.status, 0);
+	cmd_result_free(&r);
+	size_t len;
+	char *page = tb_slurp(out, &len), *raw;
+	yajl_val doc = page_document(page, &raw);
+	snprintf(want, sizeof(want), "gprof-dl report: job of 2 ranks: %s/jt-*.gpdl", tb_dir());
+	assert_string_equal(jstr(jkey(doc, "title")), want);
+	yajl_tree_free(doc);
+	free(raw);
+	free(page);
+}
+
 /* The document: the summary the command in it prints, and with --baseline
  * the diff of the other command, the figures of both as test_cmd_diff
  * works them out. */
@@ -331,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_document),
+		cmocka_unit_test(test_job_title),
 		cmocka_unit_test(test_escaping),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);

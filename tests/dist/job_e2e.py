@@ -295,6 +295,36 @@ def check_export(c, files, world):
           f"{STEPS * (world - 1)} (one per all_reduce)")
 
 
+PHASES = ("Dataloader", "Forward", "Backward", "Optimization")
+
+
+def check_phases(c, files):
+    """The phases' shares of the Model and Overview views of the job: one
+    figure each in both, adding up to at most 100 % (issue 25: each a union
+    over the ranks, they added up to 121-128 %)."""
+    t = c.json("summary", *files, "--view", "model", "--view", "overview", "--format", "json")["tables"]
+
+    def shares(table, key, ratio):
+        out = {}
+
+        def walk(rows):
+            for r in rows:
+                out[r.get(key)] = r.get(ratio)
+                walk(r.get("children", []))
+        for s in table["sections"]:
+            walk(s["rows"])
+        return out
+    model = shares(t["model"], "name", "cpu_ratio")
+    overview = shares(t["overview"], "event_type", "ratio")
+    present = [p for p in PHASES if p in model]
+    check(present, f"no phase in the Model view: {model}")
+    for p in present:
+        check(abs(model[p] - overview.get(p, -1)) < 0.01,
+              f"{p}: {model[p]} % in the Model view, {overview.get(p)} % in the Overview")
+    total = sum(model[p] for p in present)
+    check(total <= 100.05, f"the phases add up to {total:.2f} % of the steps: {model}")
+
+
 def case_straggler(c):
     world = 2
     ranks, err = c.job(world, "--slow-rank", "1", "--slow-ms", str(SLOW_MS))
@@ -320,6 +350,7 @@ def case_straggler(c):
           f"{rows[0]['wait_ns']}")
     check_bench(c, files, world, ranks)
     check_export(c, files, world)
+    check_phases(c, files)
 
 
 def case_balanced(c):

@@ -100,20 +100,23 @@ def bytes_text(v):
     """table_bytes_text() of lib/analysis/table/table.c."""
     b = int(v)
     mag = abs(b)
-    if mag < 1024:
+    if mag < 1000:
         return f"{b} B"
-    x = mag / 1024.0
-    units = ["KB", "MB", "GB", "TB"]
+    x = mag / 1000.0
+    units = ["kB", "MB", "GB", "TB"]
     u = 0
-    while x >= 1024.0 and u + 1 < len(units):
-        x /= 1024.0
+    while x >= 1000.0 and u + 1 < len(units):
+        x /= 1000.0
         u += 1
     return f"{'-' if b < 0 else ''}{x:.2f} {units[u]}"
 
 
 def gp_format(kind, v):
     if kind == "time":
-        return intl(v, 3, 3)
+        m, d = abs(v), 3
+        if 0 < m < 0.001:
+            d = min(9, 1 - math.floor(math.log10(m)))
+        return intl(v, d, d)
     if kind == "count":
         return intl(v, 0, 3)
     if kind == "percent":
@@ -162,11 +165,13 @@ def js_string(v):
 def self_test():
     """The Python gpFormat against a few values worked out by hand (and by
     Chromium: the report case also compares it with the page)."""
-    for kind, v, want in [("time", 1234.5, "1,234.500"), ("time", 1.0625, "1.063"), ("time", -0.0001, "-0.000"),
-                          ("time", 0.4715, "0.472"),
+    for kind, v, want in [("time", 1234.5, "1,234.500"), ("time", 1.0625, "1.063"), ("time", -0.0001, "-0.00010"),
+                          ("time", 0.4715, "0.472"), ("time", 0.000345, "0.00035"), ("time", 0.0004, "0.00040"),
+                          ("time", 0.0005, "0.00050"), ("time", 0.001, "0.001"),
                           ("count", 1234567, "1,234,567"), ("count", 2.5, "2.5"), ("percent", 35.2, "35.20 %"),
-                          ("percent", 100, "100.00 %"), ("bytes", 1023, "1023 B"), ("bytes", -512, "-512 B"),
-                          ("bytes", 1536 * 1024, "1.50 MB"), ("bytes", 1152, "1.12 KB"), ("real", 5617.27537, "5,617.28")]:
+                          ("percent", 100, "100.00 %"), ("bytes", 999, "999 B"), ("bytes", -512, "-512 B"),
+                          ("bytes", 1500 * 1000, "1.50 MB"), ("bytes", 1152, "1.15 kB"),
+                          ("bytes", 798740, "798.74 kB"), ("real", 5617.27537, "5,617.28")]:
         eq(gp_format(kind, v), want, f"gp_format({kind}, {v})")
     for v, want in [(1e21, "1e+21"), (1e-7, "1e-7"), (0.000001, "0.000001"), (123.456, "123.456"), (-2.5e-8, "-2.5e-8"),
                     (1.5e20, "150000000000000000000"), (12, "12")]:

@@ -3,6 +3,7 @@
 #include "lib/analysis/store/progress.h"
 #include "lib/analysis/store/store_iter.h"
 #include "common/error.h"
+#include "common/hmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,10 @@ void analysis_free(struct analysis *a)
 {
 	gpu_free(&a->gpu, a->store.ntracks);
 	free(a->device_busy_ns);
+	for (uint32_t k = 0; k < a->nparts; k++)
+		ivl_set_free(&a->part_window[k]);
+	free(a->part_window);
+	free(a->track_part);
 	store_free(&a->store);
 	ivl_set_free(&a->window);
 	pthread_mutex_destroy(&a->types_lock);
@@ -30,6 +35,87 @@ int analysis_load(struct analysis *a, const char *path, char *err, size_t errlen
 	if (a->prepared)
 		BUG("analysis_load after analysis_prepare");
 	return store_load(&a->store, path, err, errlen);
+}
+
+/* The rank of process pid of file f: its own, else its nearest ancestor's
+ * in the file's process table (a DataLoader worker is its rank's); -1 none.
+ * procs maps (file, pid) to the index of the pid's last image + 1. */
+static int32_t process_rank(const struct store *s, const struct hmap *procs, uint32_t f,
+			    uint32_t pid)
+{
+	for (unsigned depth = 0; depth < 64 && pid; depth++) {
+		const uint64_t *i = hmap_get(procs, f, pid);
+		if (!i)
+			return -1;
+		const struct store_process *p = &s->procs[*i - 1];
+		if (p->rank >= 0)
+			return p->rank;
+		if (p->ppid == pid)
+			return -1;
+		pid = p->ppid;
+	}
+	return -1;
+}
+
+/* Each track's part (analysis.h): (file, rank), numbered in order of first
+ * appearance; and each part's window, from its steps or its file's run. */
+static void analysis_parts(struct analysis *a)
+{
+	const struct store *s = &a->store;
+	size_t n = s->ntracks ? s->ntracks : 1;
+	a->track_part = xcalloc(n, sizeof(*a->track_part));
+	uint32_t *part_file = xmalloc(n * sizeof(*part_file));
+	struct hmap procs, by_pid, by_rank; /* (file, pid) -> proc + 1, part; (file, rank) -> part */
+	hmap_init(&procs);
+	hmap_init(&by_pid);
+	hmap_init(&by_rank);
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		hmap_put(&procs, s->procs[i].file, s->procs[i].pid, (uint64_t)i + 1);
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		const uint64_t *known = hmap_get(&by_pid, t->file, t->pid);
+		if (known) {
+			a->track_part[ti] = (uint32_t)*known;
+			continue;
+		}
+		int32_t rank = s->files[t->file].rank;
+		if (rank < 0)
+			rank = process_rank(s, &procs, t->file, t->pid);
+		const uint64_t *p = hmap_get(&by_rank, t->file, (uint64_t)(int64_t)rank);
+		uint32_t part = p ? (uint32_t)*p : a->nparts;
+		if (!p) {
+			part_file[a->nparts++] = t->file;
+			hmap_put(&by_rank, t->file, (uint64_t)(int64_t)rank, part);
+		}
+		hmap_put(&by_pid, t->file, t->pid, part);
+		a->track_part[ti] = part;
+	}
+	hmap_free(&procs);
+	hmap_free(&by_pid);
+	hmap_free(&by_rank);
+	a->part_window = xcalloc(a->nparts ? a->nparts : 1, sizeof(*a->part_window));
+	for (uint32_t p = 0; p < a->nparts; p++)
+		ivl_set_init(&a->part_window[p]);
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_HOST || !a->from_steps)
+			continue;
+		for (size_t i = 0; i < t->n; i++)
+			if (store_ev_type(s, t, i) == TRACE_EV_PROFILE_STEP && !store_ev_is_instant(t, i))
+				ivl_set_add(&a->part_window[a->track_part[ti]], t->start[i],
+					    store_ev_end(t, i));
+	}
+	for (uint32_t p = 0; p < a->nparts; p++) {
+		struct ivl_set *w = &a->part_window[p];
+		const struct store_file *f = &s->files[part_file[p]];
+		if (!a->from_steps && f->end_ns > f->start_ns)
+			ivl_set_add(w, f->start_ns, f->end_ns);
+		ivl_set_normalize(w);
+		ivl_set_seal(w);
+		a->parts_window_ns += ivl_set_measure(w);
+		a->nparts_windowed += ivl_set_measure(w) > 0;
+	}
+	free(part_file);
 }
 
 /* The window: all ProfileStep ranges of host threads merged (a GPU stream's
@@ -59,6 +145,7 @@ static void analysis_window(struct analysis *a)
 	}
 	ivl_set_seal(&a->window);
 	a->window_ns = ivl_set_measure(&a->window);
+	analysis_parts(a);
 }
 
 int analysis_clip(const struct analysis *a, const struct store_track *t, size_t i,
@@ -101,10 +188,30 @@ double analysis_ratio(const struct analysis *a, uint64_t ns)
 	return r > 100.0 ? 100.0 : r;
 }
 
+double analysis_part_ratio(const struct analysis *a, uint64_t ns)
+{
+	if (a->parts_window_ns == 0)
+		return 0.0;
+	double r = 100.0 * (double)ns / (double)a->parts_window_ns;
+	return r > 100.0 ? 100.0 : r;
+}
+
+/* The training phases (analysis.h: phases_part_ns), as 1u << type. */
+#define PHASE_TYPES                                                                         \
+	(1u << TRACE_EV_DATALOADER | 1u << TRACE_EV_FORWARD | 1u << TRACE_EV_BACKWARD |     \
+	 1u << TRACE_EV_OPTIMIZATION)
+
+/* A part's unions (analysis.h), each clipped to the part's window. */
+struct part_unions {
+	struct ivl_union type[TRACE_EV_TYPE_COUNT];
+	struct ivl_union comm, host_comm, phases;
+};
+
 struct unions {
 	struct ivl_union type[TRACE_EV_TYPE_COUNT];
 	struct ivl_union comm, comp, busy, host_comm;
 	struct ivl_union *device;
+	struct part_unions *part; /* by part */
 };
 
 /* GPU work: its type's union, and the derived ones. */
@@ -113,12 +220,15 @@ static void unite_gpu_work(struct analysis *a, struct unions *u, const struct st
 {
 	unsigned type = store_ev_type(&a->store, t, i);
 	uint64_t start = t->start[i], end = store_ev_end(t, i);
+	struct part_unions *pu = &u->part[a->track_part[ti]];
 	a->types[type].calls++;
 	ivl_union_add(&u->type[type], start, end);
+	ivl_union_add(&pu->type[type], start, end);
 	int comm = (a->gpu.tracks[ti].flags[i] & GPU_COMM) != 0;
 	if (comm) {
 		a->comm.calls++;
 		ivl_union_add(&u->comm, start, end);
+		ivl_union_add(&pu->comm, start, end);
 	} else if (type == TRACE_EV_KERNEL) {
 		a->comp.calls++;
 		ivl_union_add(&u->comp, start, end);
@@ -146,6 +256,15 @@ static void analysis_unite_types(struct analysis *a)
 	u.device = xmalloc((s->ndevices ? s->ndevices : 1) * sizeof(*u.device));
 	for (uint32_t d = 0; d < s->ndevices; d++)
 		ivl_union_init(&u.device[d], &a->window);
+	u.part = xmalloc((a->nparts ? a->nparts : 1) * sizeof(*u.part));
+	for (uint32_t p = 0; p < a->nparts; p++) {
+		struct part_unions *pu = &u.part[p];
+		for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
+			ivl_union_init(&pu->type[k], &a->part_window[p]);
+		ivl_union_init(&pu->comm, &a->part_window[p]);
+		ivl_union_init(&pu->host_comm, &a->part_window[p]);
+		ivl_union_init(&pu->phases, &a->part_window[p]);
+	}
 	struct analysis_walk w;
 	uint32_t ti;
 	size_t i;
@@ -162,6 +281,8 @@ static void analysis_unite_types(struct analysis *a)
 		    (a->gpu.roles[store_ev_desc(t, i)] & ROLE_COMM_OP)) {
 			a->host_comm.calls++; /* host communication: see analysis.h */
 			ivl_union_add(&u.host_comm, t->start[i], store_ev_end(t, i));
+			ivl_union_add(&u.part[a->track_part[ti]].host_comm, t->start[i],
+				      store_ev_end(t, i));
 		}
 		if ((t->kind == STORE_TRACK_DEVICE) != device_type)
 			continue; /* see analysis.h: counted where the type belongs */
@@ -175,8 +296,21 @@ static void analysis_unite_types(struct analysis *a)
 		}
 		a->types[type].calls += !store_ev_folded(t, i); /* its parent is the call */
 		ivl_union_add(&u.type[type], t->start[i], store_ev_end(t, i));
+		struct part_unions *pu = &u.part[a->track_part[ti]];
+		ivl_union_add(&pu->type[type], t->start[i], store_ev_end(t, i));
+		if (PHASE_TYPES >> type & 1)
+			ivl_union_add(&pu->phases, t->start[i], store_ev_end(t, i));
 	}
 	analysis_walk_free(&w);
+	for (uint32_t p = 0; p < a->nparts; p++) {
+		const struct part_unions *pu = &u.part[p];
+		for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
+			a->types[k].part_ns += ivl_union_measure(&pu->type[k]);
+		a->comm.part_ns += ivl_union_measure(&pu->comm);
+		a->host_comm.part_ns += ivl_union_measure(&pu->host_comm);
+		a->phases_part_ns += ivl_union_measure(&pu->phases);
+	}
+	free(u.part);
 	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
 		a->types[k].merged_ns = ivl_union_measure(&u.type[k]);
 	a->comm.merged_ns = ivl_union_measure(&u.comm);

@@ -23,6 +23,21 @@
  * c10d::* and Paddle's c_* operators: gpu_is_comm_op_name()). The host ones
  * are not in types[] (which counts Communication on GPU streams, as Paddle
  * does) but in host_comm, so that a trace's GPU figures stay as they were.
+ *
+ * Parts (ranks): the ranks of a job run side by side on one clock, so a
+ * union over all of them counts rank 0's Forward and rank 1's Backward at
+ * once, and the shares of a step's phases added up to more than 100%. The
+ * Overview and Model views measure each part alone and sum: a part is a
+ * file's rank (the header's rank, else the rank of the track's process or
+ * of its nearest ancestor process in the file's process table), or the rest
+ * of the file (rank -1); a file without ranks is one part, so a single trace
+ * is one part and its figures are the unions above. A part's window is its
+ * own ProfileStep ranges (none: an empty window; with no step anywhere, its
+ * file's whole run), and a type's share is
+ *   sum over parts of |the union of its ranges on the part ∩ the part's window|
+ *   / sum over parts of |the part's window|
+ * (analysis_part_ratio()): the phases of one rank's steps, which follow one
+ * another, add up to at most 100%.
  */
 #ifndef GPDL_ANALYSIS_ANALYSIS_H
 #define GPDL_ANALYSIS_ANALYSIS_H
@@ -38,6 +53,9 @@ struct type_total {
 	uint64_t calls;     /* ranges of the type in the window */
 	uint64_t marks;     /* instants of the type in the window */
 	uint64_t merged_ns; /* the union of its ranges over all tracks, inside the window */
+	/* per rank: the sum over the parts (below) of the union of its ranges
+	 * on the part's tracks inside the part's window */
+	uint64_t part_ns;
 };
 
 struct analysis {
@@ -64,6 +82,16 @@ struct analysis {
 	 * are communication calls (above), and their count */
 	struct type_total host_comm;
 	uint64_t *device_busy_ns;
+	/* the parts (above): each track's (by track index), each part's window
+	 * (sealed), the sum of their measures; and, with analysis_types(), the
+	 * sum over parts of the union of the training phases (Dataloader,
+	 * Forward, Backward, Optimization) inside the part's window */
+	uint32_t nparts;
+	uint32_t nparts_windowed; /* those whose window is not empty */
+	uint32_t *track_part;
+	struct ivl_set *part_window;
+	uint64_t parts_window_ns;
+	uint64_t phases_part_ns;
 };
 
 void analysis_init(struct analysis *a);
@@ -116,5 +144,8 @@ static inline int analysis_gpu_busy(const struct analysis *a, uint32_t ti, size_
 
 /* ns as a percentage of the window, within [0, 100]. */
 double analysis_ratio(const struct analysis *a, uint64_t ns);
+/* ns (a sum over parts: part_ns) as a percentage of the parts' windows
+ * summed (parts_window_ns), within [0, 100]. */
+double analysis_part_ratio(const struct analysis *a, uint64_t ns);
 
 #endif

@@ -3,6 +3,7 @@
 #include "common/error.h"
 
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,18 +234,28 @@ void tpart_fact_real(struct tpart *p, const char *key, double value)
 	p->facts[p->nfacts - 1].real = value;
 }
 
+int table_time_decimals(double v, int decimals)
+{
+	double mag = fabs(v);
+	if (mag == 0.0 || !isfinite(mag) || mag >= pow(10.0, -decimals))
+		return decimals;
+	int d = 1 - (int)floor(log10(mag));
+	return d > 9 ? 9 : d < decimals ? decimals : d;
+}
+
 const char *table_bytes_text(char *buf, size_t size, int64_t bytes)
 {
-	static const char *const units[] = {"KB", "MB", "GB", "TB"};
+	/* SI, as every size gprof-dl prints (GB/s too): 10^3, 10^6, ... bytes */
+	static const char *const units[] = {"kB", "MB", "GB", "TB"};
 	uint64_t mag = bytes < 0 ? (uint64_t)0 - (uint64_t)bytes : (uint64_t)bytes;
-	if (mag < 1024) {
+	if (mag < 1000) {
 		snprintf(buf, size, "%lld B", (long long)bytes);
 		return buf;
 	}
-	double v = (double)mag / 1024.0;
+	double v = (double)mag / 1000.0;
 	unsigned u = 0;
-	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024.0;
+	while (v >= 1000.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1000.0;
 		u++;
 	}
 	snprintf(buf, size, "%s%.2f %s", bytes < 0 ? "-" : "", v, units[u]);

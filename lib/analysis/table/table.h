@@ -164,8 +164,15 @@ void trow_real(struct trow *r, unsigned col, double v);
 void tpart_fact(struct tpart *p, const char *key, int64_t value);
 /* A fact that is a real number: JSON gives it as a number, CSV with three decimals. */
 void tpart_fact_real(struct tpart *p, const char *key, double value);
-/* "1.50 MB", "-512 B": sizes in text (notes and titles too). */
+/* "1.50 MB", "-512 B": sizes in text (notes and titles too), SI: kB, MB, GB, TB =
+ * 10^3, 10^6, 10^9, 10^12 bytes, the one rule of every view, the report and
+ * the man pages. */
 const char *table_bytes_text(char *buf, size_t size, int64_t bytes);
+/* The decimals a time v (in its unit) prints with: decimals, or, when a
+ * nonzero v under 10^-decimals would print as 0 or with one significant
+ * digit (a 3 ms Avg in seconds), as many as show its first two significant
+ * digits (at most 9): "0.0034". */
+int table_time_decimals(double v, int decimals);
 
 struct table_style {
 	enum time_unit unit;

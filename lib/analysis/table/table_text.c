@@ -141,9 +141,11 @@ static void value_cell(char *buf, size_t size, const struct tcol *col, const str
 	case TCOL_COUNT:
 		snprintf(buf, size, "%llu", (unsigned long long)c->v.count);
 		break;
-	case TCOL_TIME:
-		snprintf(buf, size, "%.*f", decimals, c->v.ns / time_unit_ns(st->unit));
+	case TCOL_TIME: {
+		double v = c->v.ns / time_unit_ns(st->unit);
+		snprintf(buf, size, "%.*f", table_time_decimals(v, decimals), v);
 		break;
+	}
 	case TCOL_PERCENT:
 		snprintf(buf, size, "%.*f", decimals, c->v.pct);
 		break;

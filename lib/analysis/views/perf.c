@@ -244,11 +244,18 @@ static const struct tcol perf_cols[] = {
 	{"Max", "max", TCOL_TIME, NULL, 17, "max", 5},
 	{"Min", "min", TCOL_TIME, NULL, 17, "min", 5},
 };
-static const struct tcol ips_cols[] = {
+/* The ips row is no time: its own header, in its unit (perf_ips_unit()). */
+static const struct tcol ips_cols_samples[] = {
 	{"Name", "name", TCOL_TEXT, NULL, 17, "", 0},
-	{"Avg", "avg", TCOL_REAL, NULL, 17, "avg", 5},
-	{"Max", "max", TCOL_REAL, NULL, 17, "max", 5},
-	{"Min", "min", TCOL_REAL, NULL, 17, "min", 5},
+	{"Avg", "avg", TCOL_REAL, NULL, 17, "avg(samples/s)", 5},
+	{"Max", "max", TCOL_REAL, NULL, 17, "max(samples/s)", 5},
+	{"Min", "min", TCOL_REAL, NULL, 17, "min(samples/s)", 5},
+};
+static const struct tcol ips_cols_steps[] = {
+	{"Name", "name", TCOL_TEXT, NULL, 17, "", 0},
+	{"Avg", "avg", TCOL_REAL, NULL, 17, "avg(steps/s)", 5},
+	{"Max", "max", TCOL_REAL, NULL, 17, "max(steps/s)", 5},
+	{"Min", "min", TCOL_REAL, NULL, 17, "min(steps/s)", 5},
 };
 #define PERF_NCOLS (sizeof(perf_cols) / sizeof(perf_cols[0]))
 
@@ -328,7 +335,8 @@ struct table *perf_table(const struct perf *p, const char *id, const char *title
 	time_row(t, costs, "batch_cost", &p->batch_ns);
 	char label[64];
 	snprintf(label, sizeof(label), "IPS Unit: %s", perf_ips_unit(p));
-	struct tpart *ips = table_add_part(t, NULL, label, ips_cols);
+	struct tpart *ips =
+		table_add_part(t, NULL, label, p->by_samples ? ips_cols_samples : ips_cols_steps);
 	struct trow *r = tpart_add_row(t, ips, 0);
 	trow_text(r, PC_NAME, "ips");
 	trow_real(r, PC_AVG, p->ips.avg);

@@ -134,6 +134,8 @@ static void rt_sort_children(const struct rt_tree *tr, struct rt_node *d, enum s
 
 void rt_link(struct rt_tree *tr, enum sort_key key)
 {
+	if (key > SORT_SELF) /* the Step Summary's keys: cpu-total here */
+		key = SORT_CPU_TOTAL;
 	/* A child is made after its parent: one backward pass settles visibility. */
 	for (uint32_t id = tr->n; id-- > 1;) {
 		struct rt_node *d = &tr->nodes[id];

@@ -25,15 +25,30 @@ enum sort_key {
 	SORT_GPU_MAX,
 	SORT_GPU_MIN,
 	SORT_SELF, /* self time (time_stats.self); views without it: cpu-total */
+	/* the Step Summary's: a step's duration, or its time in a phase (the
+	 * other views: cpu-total) */
+	SORT_DURATION,
+	SORT_DATALOADER,
+	SORT_FORWARD,
+	SORT_BACKWARD,
+	SORT_OPTIMIZATION,
+	SORT_OTHERS,
+	SORT_KEY_COUNT
 };
 
-/* "cpu-total", ..., "gpu-min", "self": 0 with *k set, -1 when not a key. */
+/* "cpu-total", ..., "gpu-min", "self", "duration", "dataloader", ...,
+ * "others": 0 with *k set, -1 when not a key. */
 int sort_key_parse(const char *s, enum sort_key *k);
+/* The keys' names, by enum sort_key (SORT_KEY_COUNT of them). */
+extern const char *const sort_key_names[SORT_KEY_COUNT];
 
 struct view_opts {
 	int thread_sep;
 	int op_detail;
 	enum sort_key sort;
+	/* sort given (--sorted-by): the Step Summary lists its steps slowest
+	 * first (by duration, or by the phase sort names) instead of in order */
+	int sort_set;
 	enum time_unit unit; /* for notes that quote times */
 	/* perf view: the first steps of each trace to leave out (--skip-steps),
 	 * when skip_set; else PERF_SKIP_DEFAULT */

@@ -478,9 +478,12 @@ struct table *job_dist_table(const struct job_dist *d, const struct view *v,
 		snprintf(clock, sizeof(clock),
 			 "Clock: Unix wall time, each trace by its recorded wall clock offset (%u hosts)",
 			 j->nhosts);
-	else
+	else if (j->nfiles && *j->files[0].host)
 		snprintf(clock, sizeof(clock), "Clock: the shared CLOCK_MONOTONIC of host %s",
-			 j->nfiles ? j->files[0].host : "");
+			 j->files[0].host);
+	else /* imported traces (Kineto's) name no host */
+		snprintf(clock, sizeof(clock),
+			 "Clock: the traces' own, shared (they name no host: imported traces)");
 	struct tpart *p = table_add_part(t, clock, "ranks", NULL);
 	rank_facts(p, d);
 	for (uint32_t ri = 0; ri < d->n; ri++)
@@ -657,6 +660,6 @@ struct table *job_dist_collectives(const struct job_dist *d, const struct view_o
 		      "the calls: t the fastest rank's duration of each call (the call without "
 		      "waiting), S the buffer (the bytes, n x the bytes for all_gather), F = 2(n-1)/n "
 		      "for all_reduce, (n-1)/n for all_gather, reduce_scatter and all_to_all, 1 "
-		      "otherwise. GB = 10^9 bytes.");
+		      "otherwise. kB, MB, GB = 10^3, 10^6, 10^9 bytes, here as everywhere.");
 	return t;
 }

@@ -7,9 +7,14 @@
  * no phase covers.
  *
  * Ratios never exceed 100% and Others is never negative, however phases of
- * several threads overlap (Paddle#24850 summed them):
- *   CPU Ratio    = the union of the phase's ranges / the window;
- *   Others CPU   = the window - the union of all phases' ranges;
+ * several threads overlap (Paddle#24850 summed them), and the phases of one
+ * rank's steps add up to at most 100% however many ranks run side by side
+ * (the Overview's rule, analysis.h's parts: rank by rank, then summed):
+ *   CPU Ratio    = the sum over ranks of the union of the rank's ranges of
+ *                  the phase inside its steps / the sum of the ranks' steps
+ *                  (one trace: the union of the phase's ranges / the window);
+ *   Others CPU   = the same sum of the ranks' steps - the sum over ranks of
+ *                  the union of all phases' ranges;
  *   GPU Ratio    = the GPU work launched inside at least one range of the
  *                  phase / all counted GPU work (each piece counted once);
  *   Others GPU   = counted GPU work launched inside no phase (or by no call).
@@ -34,7 +39,6 @@ static const struct tcol model_cols[] = {
 struct model {
 	const struct analysis *a;
 	struct time_stats cpu[TRACE_EV_TYPE_COUNT], gpu[TRACE_EV_TYPE_COUNT];
-	struct ivl_union open[TRACE_EV_TYPE_COUNT], any; /* phases' unions, and of all */
 	uint64_t once[TRACE_EV_TYPE_COUNT], any_once;    /* GPU work under the type, each once */
 	uint64_t stamp[TRACE_EV_TYPE_COUNT], any_stamp, serial;
 };
@@ -57,10 +61,6 @@ static int model_open(void *ctx, struct hw_frame *f, const struct hw_stack *st)
 	if (type != TRACE_EV_PROFILE_STEP && !is_phase(type))
 		return 0;
 	f->node = type;
-	if (f->in_window && is_phase(type)) {
-		ivl_union_add(&m->open[type], t->start[f->event], store_ev_end(t, f->event));
-		ivl_union_add(&m->any, t->start[f->event], store_ev_end(t, f->event));
-	}
 	return 1;
 }
 
@@ -102,8 +102,9 @@ static void model_row(struct table *t, struct tpart *p, const struct model *m, u
 	struct trow *r = tpart_add_row(t, p, depth);
 	trow_text(r, MC_NAME, view_type_name(type));
 	trow_count(r, MC_CALLS, m->cpu[type].calls);
-	double cpu_ratio = type == TRACE_EV_PROFILE_STEP ? analysis_ratio(a, a->window_ns)
-							 : analysis_ratio(a, ivl_union_measure(&m->open[type]));
+	double cpu_ratio = type == TRACE_EV_PROFILE_STEP
+				   ? analysis_part_ratio(a, a->parts_window_ns)
+				   : analysis_part_ratio(a, analysis_types(a)[type].part_ns);
 	view_put_stats(r, MC_CPU, &m->cpu[type], cpu_ratio);
 	view_put_stats(r, MC_GPU, &m->gpu[type], view_gpu_ratio(a, m->once[type]));
 }
@@ -115,7 +116,7 @@ static void total_row(struct table *t, struct tpart *p, const struct analysis *a
 	struct trow *r = tpart_add_row(t, p, depth);
 	trow_text(r, MC_NAME, name);
 	trow_time(r, MC_CPU, (double)cpu);
-	trow_percent(r, MC_CPU + 4, analysis_ratio(a, cpu));
+	trow_percent(r, MC_CPU + 4, analysis_part_ratio(a, cpu));
 	trow_time(r, MC_GPU, (double)gpu);
 	trow_percent(r, MC_GPU + 4, view_gpu_ratio(a, gpu));
 }
@@ -125,6 +126,11 @@ static void model_notes(struct table *t, const struct analysis *a)
 	table_note(t, "CPU: the phase's ranges clipped to the window (%s); CPU Ratio(%%) = the time "
 		      "at least one of them was open / the window.",
 		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+	if (a->nparts_windowed > 1)
+		table_note(t, "%u ranks (or traces): each measured in its own window, then summed "
+			      "(the ratios are of the windows summed), so that the phases of a step "
+			      "add up to at most 100%%.",
+			   a->nparts_windowed);
 	table_note(t, "GPU: the GPU work each range launched (through the CUDA calls made inside "
 		      "it); GPU Ratio(%%) = that work, each piece once, / all GPU work launched in "
 		      "the window.");
@@ -140,9 +146,6 @@ struct table *view_model(const struct view *v, const struct analysis *a,
 				    sizeof(model_cols) / sizeof(model_cols[0]));
 	struct model *m = xcalloc(1, sizeof(*m));
 	m->a = a;
-	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
-		ivl_union_init(&m->open[k], &a->window);
-	ivl_union_init(&m->any, &a->window);
 	static const struct hw_visitor visitor = {
 		.open = model_open,
 		.close = model_close,
@@ -155,14 +158,13 @@ struct table *view_model(const struct view *v, const struct analysis *a,
 	if (a->from_steps)
 		model_row(t, p, m, TRACE_EV_PROFILE_STEP, 0);
 	else
-		total_row(t, p, a, "Whole run", 0, a->window_ns, a->gpu.counted_ns);
+		total_row(t, p, a, "Whole run", 0, a->parts_window_ns, a->gpu.counted_ns);
 	for (unsigned k = 0; k < VIEW_NPHASES; k++)
 		if (m->cpu[view_phases[k]].calls)
 			model_row(t, p, m, view_phases[k], 1);
-	uint64_t covered = ivl_union_measure(&m->any);
+	uint64_t covered = a->phases_part_ns, window = a->parts_window_ns;
 	uint64_t others_gpu = a->gpu.counted_ns > m->any_once ? a->gpu.counted_ns - m->any_once : 0;
-	total_row(t, p, a, "Others", 1, a->window_ns > covered ? a->window_ns - covered : 0,
-		  others_gpu);
+	total_row(t, p, a, "Others", 1, window > covered ? window - covered : 0, others_gpu);
 	model_notes(t, a);
 	free(m);
 	return t;

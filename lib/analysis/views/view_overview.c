@@ -5,6 +5,10 @@
  * comes first (the ProfileStep ranges, or the whole run), the host types
  * under it by time, then the device half in Paddle's order: Kernel, Memcpy,
  * Memset, Communication.
+ *
+ * Several ranks (or traces) are measured each in its own window and summed
+ * (analysis.h's parts), as the Model view does: one rank's Forward and
+ * another's Backward at the same moment count twice, against two windows.
  */
 #include "lib/analysis/views/view.h"
 
@@ -45,8 +49,8 @@ static void type_row(struct table *t, struct tpart *p, const struct analysis *a,
 	struct trow *r = tpart_add_row(t, p, depth);
 	trow_text(r, 0, view_type_name(type));
 	trow_count(r, 1, tt->calls);
-	trow_time(r, 2, (double)tt->merged_ns);
-	trow_percent(r, 3, analysis_ratio(a, tt->merged_ns));
+	trow_time(r, 2, (double)tt->part_ns);
+	trow_percent(r, 3, analysis_part_ratio(a, tt->part_ns));
 }
 
 static void overview_notes(struct table *t, const struct analysis *a)
@@ -62,6 +66,11 @@ static void overview_notes(struct table *t, const struct analysis *a)
 	table_note(t, "Host events are CPU Time, device events GPU Time. Ratio (%%) is against %s, "
 		      "and times are clipped to it.",
 		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+	if (a->nparts_windowed > 1)
+		table_note(t, "%u ranks (or traces): each merged and clipped in its own window, then "
+			      "summed; Ratio (%%) is against the windows summed, as in the Model "
+			      "Summary.",
+			   a->nparts_windowed);
 	if (a->gpu.has_gpu)
 		table_note(t, "GPU Time: merged across streams. Communication: the communication "
 			      "kernels (also under Kernel), Communication events, and the GPU work of "
@@ -85,13 +94,13 @@ struct table *view_overview(const struct view *v, const struct analysis *a,
 	} else {
 		struct trow *r = tpart_add_row(t, host, 0);
 		trow_text(r, 0, "Whole run");
-		trow_time(r, 2, (double)a->window_ns);
-		trow_percent(r, 3, a->window_ns ? 100.0 : 0.0);
+		trow_time(r, 2, (double)a->parts_window_ns);
+		trow_percent(r, 3, a->parts_window_ns ? 100.0 : 0.0);
 	}
 	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
 		if (k != TRACE_EV_PROFILE_STEP && k != TRACE_EV_MEMORY &&
 		    !trace_event_type_is_device(k) && types[k].calls)
-			order[n++] = (struct type_time){k, types[k].merged_ns};
+			order[n++] = (struct type_time){k, types[k].part_ns};
 	qsort(order, n, sizeof(order[0]), type_cmp);
 	for (unsigned i = 0; i < n; i++)
 		type_row(t, host, a, &types[order[i].type], order[i].type, 1);

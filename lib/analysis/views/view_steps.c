@@ -14,6 +14,12 @@
  * together STEPS_ALL_ROWS (a part at least STEPS_MIN_ROWS); a file with more
  * steps has them bucketed, consecutive steps in equal groups (the last may
  * be smaller), a row holding their means.
+ *
+ * Sorted (--sorted-by given): a row per step, the longest first by the
+ * key (duration; a phase's time with dataloader, forward, backward,
+ * optimization or others; the other views' keys sort by duration), ties in
+ * step order, and only the as many longest steps as the part may hold rows:
+ * so that --top N gives a trace's N slowest steps.
  */
 #include "lib/analysis/views/perf.h"
 #include "lib/analysis/views/view.h"
@@ -123,10 +129,59 @@ static void steps_row(struct table *t, struct tpart *tp, const struct steps_part
 	trow_count(r, SC_COUNTED, counted);
 }
 
+/* A step's figure under the sort key (above). */
+static uint64_t step_value(const struct perf_found_step *st, const struct steps_file *f,
+			   enum sort_key key)
+{
+	uint64_t end = st->start + st->dur;
+	if (key >= SORT_DATALOADER && key < SORT_DATALOADER + VIEW_NPHASES)
+		return ivl_set_overlap(&f->set[key - SORT_DATALOADER], st->start, end);
+	if (key == SORT_OTHERS) {
+		uint64_t covered = ivl_set_overlap(&f->set[VIEW_NPHASES], st->start, end);
+		return st->dur > covered ? st->dur - covered : 0;
+	}
+	return st->dur;
+}
+
+struct step_order {
+	uint64_t value;
+	size_t step;
+};
+
+/* The longest first; ties in step order. */
+static int step_order_cmp(const void *x, const void *y)
+{
+	const struct step_order *a = x, *b = y;
+	if (a->value != b->value)
+		return a->value > b->value ? -1 : 1;
+	return (a->step > b->step) - (a->step < b->step);
+}
+
+/* Part p's steps as rows, sorted (above): at most cap of them. */
+static size_t steps_sorted_rows(struct table *t, struct tpart *tp, const struct steps_part *p,
+				const struct perf_found_step *v, const struct steps_file *f,
+				enum sort_key key, size_t cap, size_t skipped, uint64_t t0)
+{
+	struct step_order *order = xmalloc((p->n ? p->n : 1) * sizeof(*order));
+	for (size_t k = 0; k < p->n; k++)
+		order[k] = (struct step_order){step_value(&v[p->first + k], f, key), k};
+	qsort(order, p->n, sizeof(*order), step_order_cmp);
+	size_t keep = p->n < cap ? p->n : cap;
+	for (size_t k = 0; k < keep; k++)
+		steps_row(t, tp, p, v, f, order[k].step, order[k].step + 1, skipped, t0);
+	free(order);
+	return keep;
+}
+
+static enum sort_key steps_key(const struct view_opts *o)
+{
+	return o->sort >= SORT_DURATION && o->sort <= SORT_OTHERS ? o->sort : SORT_DURATION;
+}
+
 static void steps_notes(struct table *t, unsigned skip, size_t bucketed, size_t cap)
 {
-	table_note(t, "A row per training step (ProfileStep range) of each trace, in start order; "
-		      "Start: since the earliest event of the traces.");
+	table_note(t, "A row per training step (ProfileStep range) of each trace, in start order "
+		      "(--sorted-by: longest first); Start: since the earliest event of the traces.");
 	table_note(t, "Dataloader / Forward / Backward / Optimization: the union of the phase's "
 		      "ranges on the trace's host threads, clipped to the step; Others: the step "
 		      "less the union of all four.");
@@ -188,7 +243,7 @@ struct table *view_steps(const struct view *v, const struct analysis *a,
 		cap = STEPS_MIN_ROWS;
 	if (cap > STEPS_PART_ROWS)
 		cap = STEPS_PART_ROWS;
-	size_t bucketed = 0;
+	size_t bucketed = 0, cut = 0;
 	for (uint32_t k = 0; k < nparts; k++) {
 		const struct steps_part *p = &parts[k];
 		const struct store_file *file = &s->files[p->file];
@@ -198,13 +253,18 @@ struct table *view_steps(const struct view *v, const struct analysis *a,
 		else
 			snprintf(title, sizeof(title), "Trace: %s", file->path);
 		struct tpart *tp = table_add_part(t, title, title, NULL);
-		size_t per_row = p->n > cap ? (p->n + cap - 1) / cap : 1;
+		size_t per_row = p->n > cap && !o->sort_set ? (p->n + cap - 1) / cap : 1;
 		size_t skipped = perf_skipped_of(skip, p->n);
 		bucketed += per_row > 1;
 		tpart_fact(tp, "rank", p->rank);
 		tpart_fact(tp, "steps", (int64_t)p->n);
 		tpart_fact(tp, "per_row", (int64_t)per_row);
 		tpart_fact(tp, "skipped", (int64_t)skipped);
+		if (o->sort_set) {
+			cut += steps_sorted_rows(t, tp, p, steps, &w.files[p->file], steps_key(o), cap,
+						 skipped, t0) < p->n;
+			continue;
+		}
 		for (size_t from = 0; from < p->n; from += per_row) {
 			size_t to = from + per_row < p->n ? from + per_row : p->n;
 			steps_row(t, tp, p, steps, &w.files[p->file], from, to, skipped, t0);
@@ -212,6 +272,9 @@ struct table *view_steps(const struct view *v, const struct analysis *a,
 	}
 	if (nparts)
 		steps_notes(t, skip, bucketed, cap);
+	if (nparts && o->sort_set)
+		table_note(t, "Sorted by %s, longest first%s.", sort_key_names[steps_key(o)],
+			   cut ? "; a trace with more steps than its rows shows its longest ones" : "");
 	free(parts);
 	free(steps);
 	for (uint32_t f = 0; f < s->nfiles; f++)

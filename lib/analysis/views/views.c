@@ -12,7 +12,7 @@ const struct view view_registry[] = {
 	{"perf", "Perf Summary", view_perf, VIEW_DEFAULT_WITH_STEPS},
 	{"device", "Device Summary", view_device, 1, 1},
 	{"overview", "Overview Summary", view_overview, 1, 1},
-	{"model", "Model Summary", view_model, 1},
+	{"model", "Model Summary", view_model, 1, 1},
 	{"distributed", "Distributed Summary", view_distributed, 1, 1, 1},
 	{"operator", "Operator Summary", view_operator, 1},
 	{"kernel", "Kernel Summary", view_kernel, 1, 0, 1},
@@ -37,16 +37,19 @@ const struct view *view_find(const char *name)
 	return NULL;
 }
 
-static const char *const sort_keys[] = {
+const char *const sort_key_names[SORT_KEY_COUNT] = {
 	[SORT_CPU_TOTAL] = "cpu-total", [SORT_CPU_AVG] = "cpu-avg", [SORT_CPU_MAX] = "cpu-max",
 	[SORT_CPU_MIN] = "cpu-min",     [SORT_GPU_TOTAL] = "gpu-total", [SORT_GPU_AVG] = "gpu-avg",
 	[SORT_GPU_MAX] = "gpu-max",     [SORT_GPU_MIN] = "gpu-min",     [SORT_SELF] = "self",
+	[SORT_DURATION] = "duration",   [SORT_DATALOADER] = "dataloader",
+	[SORT_FORWARD] = "forward",     [SORT_BACKWARD] = "backward",
+	[SORT_OPTIMIZATION] = "optimization", [SORT_OTHERS] = "others",
 };
 
 int sort_key_parse(const char *s, enum sort_key *k)
 {
-	for (unsigned i = 0; i < sizeof(sort_keys) / sizeof(sort_keys[0]); i++) {
-		if (strcmp(s, sort_keys[i]) == 0) {
+	for (unsigned i = 0; i < SORT_KEY_COUNT; i++) {
+		if (strcmp(s, sort_key_names[i]) == 0) {
 			*k = (enum sort_key)i;
 			return 0;
 		}
@@ -98,6 +101,8 @@ int view_stats_cmp(enum sort_key key, const struct time_stats *cpu_a,
 {
 	static const struct time_stats none;
 	int c;
+	if (key > SORT_SELF) /* the Step Summary's keys */
+		key = SORT_CPU_TOTAL;
 	if (key == SORT_SELF) {
 		c = -cmp_u64(cpu_a->self, cpu_b->self);
 		return c ? c : stats_cmp(0, cpu_a, cpu_b);
