@@ -158,12 +158,19 @@ def rank_main(args):
     def collate(batch):
         # runs in this process (no workers), inside the fetch of batch state["step"]
         if kind == "collate-sleep" and slowed(state["step"]):
-            time.sleep(slow / 1000.0)
+            timed(time.sleep, slow / 1000.0)
         return default_collate(batch)
+
+    slow_wall = []  # the wall time of each step's extra work, s
+
+    def timed(work, *a):
+        t = time.perf_counter()
+        work(*a)
+        slow_wall.append(time.perf_counter() - t)
 
     def grad_hook(grad):
         if slowed(state["step"]):
-            matmuls(torch, rounds)
+            timed(matmuls, torch, rounds)
 
     def on_forward(mod, inp, out):
         out.register_hook(grad_hook)  # returns None: the output stays as it is
@@ -187,9 +194,9 @@ def rank_main(args):
         loss = F.cross_entropy(model(x), y)
         if slowed(step):
             if kind == "matmul":
-                matmuls(torch, rounds)
+                timed(matmuls, torch, rounds)
             elif kind == "python":
-                python_work(rounds)
+                timed(python_work, rounds)
         if rank == args.slow_rank and step == args.stall_step and args.stall_ms > 0:
             time.sleep(args.stall_ms / 1000.0)
         loss.backward()
@@ -200,6 +207,7 @@ def rank_main(args):
     dist.barrier()
     line = json.dumps({"rank": rank, "world": world, "pid": os.getpid(), "steps": done, "batch": BATCH,
                        "grad_bytes": grad_bytes, "slow_ms": slow, "slow_kind": kind, "slow_every": every,
+                       "slow_wall_ms": 1000.0 * sum(slow_wall) / len(slow_wall) if slow_wall else 0.0,
                        "t0": t0, "step_end": step_end}) + "\n"
     sys.stdout.flush()
     os.write(1, line.encode())  # one write: the ranks share the pipe, and lines must not interleave

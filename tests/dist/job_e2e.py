@@ -565,6 +565,16 @@ def slow_ms_of(case):
     return float(o[o.index("--slow-ms") + 1]) if "--slow-ms" in o else 0.0
 
 
+def slowed_by(case, ranks):
+    """What the slowed rank's extra work took per slowed step by its own
+    clock (the example's slow_wall_ms: its work is calibrated once, at the
+    start, and a load then or later makes it more or less than --slow-ms),
+    else --slow-ms."""
+    line = ranks.get(case.get("rank", -1)) if isinstance(ranks, dict) else None
+    got = line.get("slow_wall_ms") if isinstance(line, dict) else None
+    return round(got, 2) if isinstance(got, (int, float)) and got > 0 else slow_ms_of(case)
+
+
 def verdict_case(c, name, load):
     """Runs case NAME of VERDICT_CASES RUNS times, beside the load if LOAD,
     and checks every run's verdict."""
@@ -576,8 +586,10 @@ def verdict_case(c, name, load):
         must(sorted(ranks) == list(range(world)), f"{tag}the ranks' lines: {ranks}\n{err[-2000:]}")
         files = rank_files(c, world)
         v = read_verdict(c.json("summary", *files, "--view", "distributed", "--format", "json"))
-        print(f"{name} run {run}: {verdict_words(v)}; {v['line']}")
-        check_verdict(tag, v, case, steps, slow_ms_of(case))
+        slow = slowed_by(case, ranks)
+        by = f" (rank {case['rank']} slowed {slow} ms a slowed step by its own clock)" if slow else ""
+        print(f"{name} run {run}{by}: {verdict_words(v)}; {v['line']}")
+        check_verdict(tag, v, case, steps, slow)
 
 
 def case_balanced_loaded(c):
