@@ -44,7 +44,9 @@ Options:
 Each rank prints one JSON line (in one write, so that ranks sharing a pipe
 never interleave): rank, pid, steps done, batch size, the bytes of
 one gradient all_reduce (one DDP bucket: asserted), the slow milliseconds it
-added per step and their kind, and the job's own clock: t0, the
+added per step and their kind, slow_wall_ms (what that extra work took, on
+average over the steps it slowed, by its clock: calibrated at the start, it
+takes more or less when the load changes), and the job's own clock: t0, the
 time.perf_counter() just before its first batch fetch, and step_end, the
 time.perf_counter() at the end of each step (after opt.step()), in seconds.
 perf_counter is CLOCK_MONOTONIC on Linux, the clock of gprof-dl's traces, so
