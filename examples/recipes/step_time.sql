@@ -20,7 +20,8 @@
 --     operators); contention = the step thread's run-queue time in it
 --     (steps.runq_ns, known where steps.cpu_ns > 0; empty elsewhere), at most
 --     busy, taken out of the other parts in proportion to their size (on a
---     rank with GPU work, of data loading and outside first).
+--     rank with GPU work, of data loading and outside first); runq: all of
+--     that run-queue time, in the step's wait too (empty: not measured).
 --   A sweep per rank over the boundaries of those sets (+1 at each start,
 --   -1 at each end; running counts by a window SUM) gives them; see
 --   views.sql.
@@ -40,6 +41,7 @@
 SELECT rank, step, start_ns, dur_ns, counted, wait_ns, busy_ns,
        comp_part AS computation_ns, data_part AS data_loading_ns,
        host_part AS outside_ns, comm_part AS communication_ns,
-       CASE WHEN sched_known = 1 THEN contention_part END AS contention_ns
+       CASE WHEN sched_known = 1 THEN contention_part END AS contention_ns,
+       CASE WHEN sched_known = 1 THEN runq_all END AS runq_ns
 FROM step_parts
 ORDER BY rank, step

@@ -43,12 +43,17 @@
 --            max(5 x 1.4826 x the median of those, theta); held steps:
 --            s beyond theta (consistent: beyond the floor); others' wait:
 --            their mean wait there
---   CPU contention first: the rule runs on b = busy - contention, leaving
+--   paced:   busy less its communication beyond the step's least over the
+--            ranks (a collective's transfer goes at its slowest rank's pace:
+--            the rest is waiting); the rule and the cost run on it
+--   CPU contention first: the rule runs on b = paced - contention, leaving
 --            out of the tests the steps where some rank's contention is as
---            large as |e| (and not 0), and a rank it names is slow by the
+--            large as |e| (and not 0), or 1.5 x the largest whole run-queue
+--            time of the other ranks in the step (runq_all, in their waits
+--            too) is, and a rank it names is slow by the
 --            largest part of its own work; when it names nobody, it runs
---            on busy and names a rank only when its largest part is
---            contention; the cost is always over busy time
+--            on paced and names a rank only when its largest part is
+--            contention; the cost is always over paced time
 --   the straggler when the others' wait is at least half its excess.
 -- The binomial tail: log C(m, i) as a running SUM of LN(m - j + 1) - LN(j)
 -- over j = 1 .. i (the integers are the steps table's step numbers + 1:
@@ -73,30 +78,39 @@ WITH job AS (
 -- earliest last one (g1); nr: the ranks with counted steps
 sp AS (
   SELECT p.rank, p.step, p.start_ns, p.dur_ns, p.wait_ns, p.busy_ns, p.comp_part, p.data_part,
-         p.host_part, p.comm_part, p.contention_part,
+         p.host_part, p.comm_part, p.contention_part, p.runq_all,
+         MIN(p.comm_part) OVER (PARTITION BY p.step) AS least_comm,
          MAX(skipped) OVER () AS g0,
          MIN(nsteps - 1) OVER () AS g1,
          SUM(CASE WHEN step = skipped THEN 1 ELSE 0 END) OVER () AS nr
   FROM step_parts p
   WHERE counted = 1
 ),
--- each compared step twice: pass 1 on b = busy less contention, pass 2 on
--- b = busy; each rank's place in its step by b (p: the rule) and by busy
--- (pb: the figures). Of the nr - 1 others of a rank, the middle ones are
+-- each compared step twice: pass 1 on b = paced less contention, pass 2 on
+-- b = paced; each rank's place in its step by b (p: the rule), by busy
+-- (pb: the figures), by paced (pp: the cost) and by whole run-queue time,
+-- largest first (pr: the others' largest). Of the nr - 1 others of a rank, the middle ones are
 -- the (nr - 2) / 2-th and (nr - 1) / 2-th (from 0): at places q1 or q1 + 1
 -- and q2 or q2 + 1 (from 1, the rank's own among them)
 obs AS (
   SELECT c.rank, c.step - c.g0 AS g, c.g1 - c.g0 + 1 AS k, c.nr, x.pass,
          ((c.nr - 2) - (c.nr - 2) % 2) / 2 + 1 AS q1, ((c.nr - 1) - (c.nr - 1) % 2) / 2 + 1 AS q2,
          c.wait_ns, CAST(c.busy_ns AS DOUBLE) AS busy,
-         CAST(c.busy_ns AS DOUBLE) - CASE WHEN x.pass = 1 THEN c.contention_part ELSE 0 END AS b,
+         CAST(c.busy_ns AS DOUBLE) - (c.comm_part - c.least_comm) AS pc,
+         CAST(c.busy_ns AS DOUBLE) - (c.comm_part - c.least_comm)
+           - CASE WHEN x.pass = 1 THEN c.contention_part ELSE 0 END AS b,
+         c.runq_all AS rq,
          c.comp_part AS p_comp, c.data_part AS p_data, c.host_part AS p_host,
          c.comm_part AS p_comm, c.contention_part AS p_cont,
          ROW_NUMBER() OVER (PARTITION BY x.pass, c.step
-                            ORDER BY CAST(c.busy_ns AS DOUBLE)
+                            ORDER BY CAST(c.busy_ns AS DOUBLE) - (c.comm_part - c.least_comm)
                                      - CASE WHEN x.pass = 1 THEN c.contention_part ELSE 0 END,
                                      c.rank) AS p,
          ROW_NUMBER() OVER (PARTITION BY x.pass, c.step ORDER BY c.busy_ns, c.rank) AS pb,
+         ROW_NUMBER() OVER (PARTITION BY x.pass, c.step
+                            ORDER BY CAST(c.busy_ns AS DOUBLE) - (c.comm_part - c.least_comm),
+                                     c.rank) AS pp,
+         ROW_NUMBER() OVER (PARTITION BY x.pass, c.step ORDER BY c.runq_all DESC, c.rank) AS pr,
          MIN(c.start_ns) OVER (PARTITION BY x.pass, c.step) AS g_start,
          MAX(c.start_ns + c.dur_ns) OVER (PARTITION BY x.pass, c.step) AS g_end,
          SUM(c.wait_ns) OVER (PARTITION BY x.pass, c.step) AS g_wait,
@@ -106,8 +120,12 @@ obs AS (
 ),
 -- the values at those places, and the largest two
 o1 AS (
-  SELECT rank, g, k, nr, pass, p, pb, q1, q2, wait_ns, busy, b, p_comp, p_data, p_host, p_comm,
-         p_cont, g_start, g_end, g_wait, g_cont,
+  SELECT rank, g, k, nr, pass, p, pb, pp, pr, q1, q2, wait_ns, busy, pc, b, rq, p_comp, p_data,
+         p_host, p_comm, p_cont, g_start, g_end, g_wait, g_cont,
+         MAX(CASE WHEN pp = nr - 1 THEN pc END) OVER (PARTITION BY pass, g) AS v_n1,
+         MAX(CASE WHEN pp = nr THEN pc END) OVER (PARTITION BY pass, g) AS v_n,
+         MAX(CASE WHEN pr = 1 THEN rq END) OVER (PARTITION BY pass, g) AS rq_1,
+         MAX(CASE WHEN pr = 2 THEN rq END) OVER (PARTITION BY pass, g) AS rq_2,
          MAX(CASE WHEN p = q1 THEN b END) OVER (PARTITION BY pass, g) AS b_q1,
          MAX(CASE WHEN p = q1 + 1 THEN b END) OVER (PARTITION BY pass, g) AS b_q1n,
          MAX(CASE WHEN p = q2 THEN b END) OVER (PARTITION BY pass, g) AS b_q2,
@@ -152,8 +170,8 @@ o2 AS (
          b - ((CASE WHEN q1 < p THEN b_q1 ELSE b_q1n END)
               + (CASE WHEN q2 < p THEN b_q2 ELSE b_q2n END)) / 2 AS e,
          CASE WHEN p < nr AND b > b_n THEN b - b_n WHEN p = nr AND b > b_n1 THEN b - b_n1 ELSE 0 END AS sav,
-         CASE WHEN pb < nr AND busy > u_n THEN busy - u_n
-              WHEN pb = nr AND busy > u_n1 THEN busy - u_n1 ELSE 0 END AS sav_busy,
+         CASE WHEN pp < nr AND pc > v_n THEN pc - v_n
+              WHEN pp = nr AND pc > v_n1 THEN pc - v_n1 ELSE 0 END AS sav_busy,
          ((CASE WHEN q1 < pb THEN u_q1 ELSE u_q1n END)
           + (CASE WHEN q2 < pb THEN u_q2 ELSE u_q2n END)) / 2 AS mid_busy,
          p_comp - ((CASE WHEN q1 < pb THEN c_q1 ELSE c_q1n END)
@@ -172,6 +190,11 @@ o2 AS (
          CASE WHEN pass = 1 AND g_cont > 0
                    AND 1.0E0 * g_cont >= ABS(b - ((CASE WHEN q1 < p THEN b_q1 ELSE b_q1n END)
                                                   + (CASE WHEN q2 < p THEN b_q2 ELSE b_q2n END)) / 2)
+              THEN 0
+              WHEN pass = 1 AND COALESCE(CASE WHEN pr = 1 THEN rq_2 ELSE rq_1 END, 0) > 0
+                   AND 1.5E0 * COALESCE(CASE WHEN pr = 1 THEN rq_2 ELSE rq_1 END, 0)
+                       >= ABS(b - ((CASE WHEN q1 < p THEN b_q1 ELSE b_q1n END)
+                                   + (CASE WHEN q2 < p THEN b_q2 ELSE b_q2n END)) / 2)
               THEN 0 ELSE 1 END AS kept
   FROM o1 o
 ),

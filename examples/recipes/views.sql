@@ -313,7 +313,8 @@ CREATE TEMPORARY VIEW step_carve AS
                    THEN b.busy_ns - b.data_ns - b.comp_ns - b.comm_ns ELSE 0 END AS DOUBLE) AS h,
          CAST(CASE WHEN b.cpu_ns > 0 AND b.runq_ns > 0
                    THEN CASE WHEN b.runq_ns < b.busy_ns THEN b.runq_ns ELSE b.busy_ns END
-                   ELSE 0 END AS DOUBLE) AS q
+                   ELSE 0 END AS DOUBLE) AS q,
+         CAST(CASE WHEN b.cpu_ns > 0 AND b.runq_ns > 0 THEN b.runq_ns ELSE 0 END AS DOUBLE) AS rq
   FROM step_busy b JOIN src s ON s.rank = b.rank;
 
 -- what each group of parts gives: on a rank with GPU work, data and host
@@ -335,7 +336,8 @@ CREATE TEMPORARY VIEW step_take2 AS
 -- per step (all of them, so that step_time.sql reads this view alone): for
 -- a counted one its wait and busy time, and busy's parts after the
 -- contention is taken out of them in proportion to their size; they add
--- up to busy
+-- up to busy; runq_all: the step thread's whole run-queue time in the step
+-- (in its wait too; 0 unknown)
 CREATE TEMPORARY VIEW step_parts AS
   SELECT rank, step, start_ns, dur_ns, counted, nsteps, skipped, wait_ns, busy_ns, sched_known,
          comp_all_ns, comm_all_ns, busy_all_ns,
@@ -349,7 +351,8 @@ CREATE TEMPORARY VIEW step_parts AS
               WHEN gpu_comp = 1 AND take2 > 0 THEN m - take2 * m / t2 ELSE m END AS comm_part,
          CASE WHEN counted = 0 THEN NULL
               WHEN take1 > 0 THEN h - take1 * h / t1 ELSE h END AS host_part,
-         CASE WHEN counted = 0 THEN NULL ELSE take1 + take2 END AS contention_part
+         CASE WHEN counted = 0 THEN NULL ELSE take1 + take2 END AS contention_part,
+         CASE WHEN counted = 0 THEN NULL ELSE rq END AS runq_all
   FROM step_take2;
 
 -- ---- the windows of top_operators.sql and top_kernels.sql, and the host call

@@ -279,6 +279,7 @@ def model_job(ranks, steps, slow_rank, slow_ms, jitter, gpu=0, skip=10):
 
 ALPHA, MATERIAL, THETA_REL, THETA_SIGMAS, OUTLIER_SIGMAS, MIN_STEPS = 0.05, 0.05, 0.05, 4.0, 5.0, 3
 CONTENTION_MISSED = 1.0
+STARVED = 1.5
 COMP, DATA, HOST, COMM, CONT = range(5)
 
 
@@ -328,7 +329,7 @@ def _middle(order, pos, n):
     return at((m - 1) // 2), at(m // 2), at(n - 2)
 
 
-def _rule(b, part, job_step, own):
+def _rule(b, part, job_step, own, runq):
     n, k = len(b), len(b[0])
     e = [[0.0] * k for _ in range(n)]
     sav = [[0.0] * k for _ in range(n)]
@@ -349,8 +350,12 @@ def _rule(b, part, job_step, own):
     c = max(range(n), key=lambda r: (cost[r], -r))
     ec, sc = e[c], sav[c]
     step_cont = [max(part[r][g][CONT] for r in range(n)) for g in range(k)]
-    kept = [g for g in range(k)
-            if not (own and CONTENTION_MISSED * step_cont[g] >= abs(ec[g]) and step_cont[g] > 0)]
+    others_runq = [max([runq[r][g] for r in range(n) if r != c] or [0.0]) for g in range(k)]
+
+    def contended(g):
+        return ((step_cont[g] > 0 and CONTENTION_MISSED * step_cont[g] >= abs(ec[g]))
+                or (others_runq[g] > 0 and STARVED * others_runq[g] >= abs(ec[g])))
+    kept = [g for g in range(k) if not (own and contended(g))]
     pos_n, neg_n = sum(ec[g] > 0 for g in kept), sum(ec[g] < 0 for g in kept)
     big = [ec[g] for g in kept if abs(ec[g]) > theta]
     held = [ec[g] for g in kept if ec[g] > theta]
@@ -409,10 +414,11 @@ def _take(u, busy, part, wait, with_contention):
                         for g in range(k))}
 
 
-def verdict(busy, part, wait, job_step):
+def verdict(busy, part, wait, job_step, runq=None):
     """The facts of the view's straggler (verdict.h) from per-step figures:
     busy[r][g], part[r][g][computation, data loading, host, communication,
-    contention] (adding up to busy), wait[r][g], job_step[g]; rank r is the
+    contention] (adding up to busy), wait[r][g], job_step[g], runq[r][g]
+    (the step thread's whole run-queue time; None: 0); rank r is the
     r-th."""
     n, k = len(busy), len(busy[0]) if busy else 0
     keys = ("straggler_excess_ns", "busy_excess_ns", "part_computation_ns", "part_data_loading_ns",
@@ -424,11 +430,17 @@ def verdict(busy, part, wait, job_step):
     if n < 2 or k < MIN_STEPS:
         return facts
     mean_step = sum(job_step) / k
-    own = [[busy[r][g] - part[r][g][CONT] for g in range(k)] for r in range(n)]
-    u = _rule(own, part, mean_step, True)
+    if runq is None:
+        runq = [[0.0] * k for _ in range(n)]
+    # busy less communication beyond the step's least (paced), and the
+    # rank's own work: that less contention
+    least = [min(part[r][g][COMM] for r in range(n)) for g in range(k)]
+    paced = [[busy[r][g] - (part[r][g][COMM] - least[g]) for g in range(k)] for r in range(n)]
+    own = [[paced[r][g] - part[r][g][CONT] for g in range(k)] for r in range(n)]
+    u = _rule(own, part, mean_step, True, runq)
     v = _take(u, busy, part, wait, False)
     named = u["named"]
-    total = _rule(busy, part, mean_step, False)
+    total = _rule(paced, part, mean_step, False, runq)
     if not named and total["named"]:
         w = _take(total, busy, part, wait, True)
         if w["cause"] == CONT:

@@ -342,13 +342,14 @@ def steps_verdict(step_rows):
                                                    "communication_ns", "contention_ns")]
              for g in steps] for r in ranks]
     wait = [[float(by_rank[r][g]["wait_ns"]) for g in steps] for r in ranks]
+    runq = [[float(by_rank[r][g].get("runq_ns") or 0) for g in steps] for r in ranks]
     job_step, prev = [], None
     for g in steps:
         end = max(by_rank[r][g]["start_ns"] + by_rank[r][g]["dur_ns"] for r in ranks)
         start = min(by_rank[r][g]["start_ns"] for r in ranks)
         job_step.append(max(0, end - (start if prev is None else prev)))
         prev = end
-    facts = rl.verdict(busy, part, wait, job_step)
+    facts = rl.verdict(busy, part, wait, job_step, runq)
     for k in ("straggler_rank", "candidate_rank"):  # index -> rank
         facts[k] = ranks[facts[k]] if facts[k] >= 0 else -1
     facts["steps_compared"] = len(steps)
