@@ -271,6 +271,22 @@ static void memory_event(struct recorder *r, const struct rec_thread *t, const s
 	event_write_ext(r, x->ts_ns, x->ts_ns, r->mem_desc, t->t.index, TRACE_EVF_MARK, &ext);
 }
 
+#define DEFER_DONE UINT32_MAX /* a deferred record handled meanwhile */
+
+/* Whether the PROCESS_START of pid waits among the deferred records: its
+ * records that follow it (its rank, its output variables) are its image's,
+ * not those of the image before an exec, and wait too. */
+static int start_deferred(const struct recorder *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->ndeferred; i++) {
+		const struct deferred *d = &r->deferred[i];
+		const struct ring_rec *h = d->big ? (const void *)d->big : (const void *)d->rec;
+		if (d->polls != DEFER_DONE && d->pid == pid && h->kind == RING_REC_PROCESS_START)
+			return 1;
+	}
+	return 0;
+}
+
 /* Returns 0 when handled, 1 when it names a string not seen yet (defer it). */
 static int handle_record(struct recorder *r, uint32_t slot_idx, const struct ring_rec *h)
 {
@@ -451,7 +467,7 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		if (!string_known(r, x->backend_str) || !string_known(r, x->job_str))
 			return 1;
 		struct rec_process *p = rec_process_find(r, x->pid, 0);
-		if (!p)
+		if (!p || start_deferred(r, x->pid))
 			return 1; /* its PROCESS_START waits for its command line */
 		rec_process_identity(r, p, x);
 		return 0;
@@ -462,7 +478,7 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		unsigned i = h->aux & 0xffffu;
 		if (h->size < sizeof(*x) || x->len > h->size - sizeof(*x) - 1 || i >= RING_VARS_MAX)
 			return 0;
-		if (!p)
+		if (!p || start_deferred(r, x->pid))
 			return 1;
 		free(p->vars[i]);
 		p->vars[i] = NULL;
@@ -591,6 +607,7 @@ static void retry_deferred(struct recorder *r, int final, int count)
 		}
 		if (dispatch_record(r, d->slot, d->pid, h) == 0) {
 			free(d->big);
+			d->polls = DEFER_DONE; /* for start_deferred(), until the array is packed */
 			continue;
 		}
 		r->deferred[keep++] = *d;
