@@ -33,7 +33,9 @@
 --            largest one aside) and its median e is less than half of
 --            theirs: named only by the sign-flip test; else consistent
 --            when a test gives p < 0.05 and the median of its e exceeds
---            the floor max(2 sigma, 5 % of the median b); else
+--            the floor max(2 sigma, 5 % of the median b), or it is busier
+--            in 90 % of the tested steps by a median e over 25 % of the
+--            median b however loud the noise; else
 --            intermittent when the sign-flip test does; it is named when
 --            its cost is at least 5 % of the job's mean step (the last
 --            rank's end of each step less that of the one before); its p:
@@ -280,6 +282,7 @@ per AS (
   SELECT pass, rank, MAX(cand_rank) AS cand_rank, MAX(k) AS k, MAX(nr) AS nr, MAX(cost) AS cost,
          MAX(cost_busy) AS cost_busy,
          MAX(job_mean) AS job_mean, MAX(theta) AS theta, MAX(floor_e) AS floor_e,
+         MAX(med_b) AS med_b, SUM(kept) AS seen,
          MAX(med_e) AS typical,
          COALESCE(AVG(CASE WHEN held = 1 AND 2 * kh IN (nh, nh + 1, nh + 2) THEN e END), 0)
            AS held_typical,
@@ -367,8 +370,9 @@ binom AS (
 -- intermittent: beyond theta in more than one and fewer than half its
 -- steps that hold most of its savings (the largest aside) and its typical
 -- e less than half of theirs, named only by the sign-flip test; else
--- consistent: a test and a typical e beyond the floor; else intermittent
--- when the sign-flip test says so
+-- consistent: a test and a typical e beyond the floor, or busier in 90 %
+-- of the kept steps by a typical e over 25 % of the median b (plain); else
+-- intermittent when the sign-flip test says so
 rule AS (
   SELECT c.*,
          CASE WHEN nr * sf_sign < 1 THEN nr * sf_sign ELSE 1E0 END AS p_sign,
@@ -385,7 +389,10 @@ rule AS (
 kinds AS (
   SELECT r.*,
          CASE WHEN sporadic = 1 THEN CASE WHEN p_big < 0.05E0 THEN 2 ELSE 0 END
-              WHEN (p_sign < 0.05E0 OR p_big < 0.05E0) AND typical > floor_e THEN 1
+              WHEN (p_sign < 0.05E0 OR p_big < 0.05E0)
+                   AND (typical > floor_e
+                        OR (seen > 0 AND pos_n >= 0.9E0 * seen AND typical > 0.25E0 * med_b))
+                THEN 1
               WHEN p_big < 0.05E0 THEN 2 ELSE 0 END AS kind
   FROM rule r
 ),

@@ -280,6 +280,7 @@ def model_job(ranks, steps, slow_rank, slow_ms, jitter, gpu=0, skip=10):
 ALPHA, MATERIAL, THETA_REL, THETA_SIGMAS, OUTLIER_SIGMAS, MIN_STEPS = 0.05, 0.05, 0.05, 4.0, 5.0, 3
 CONTENTION_MISSED = 1.0
 STARVED = 1.5
+PLAIN_SHARE, PLAIN_REL = 0.9, 0.25
 COMP, DATA, HOST, COMM, CONT = range(5)
 
 
@@ -372,7 +373,8 @@ def _rule(b, part, job_step, own, runq):
                 and typical < 0.5 * _median(held))
     if sporadic:
         kind = 2 if p_big < ALPHA else 0
-    elif sig and typical > floor:
+    elif sig and (typical > floor or (kept and pos_n >= PLAIN_SHARE * len(kept)
+                                       and typical > PLAIN_REL * med_busy)):
         kind = 1
     elif p_big < ALPHA:
         kind = 2

@@ -301,11 +301,16 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 	 * the ones beyond the noise, not a fraction of them) */
 	double held_typical = median_of(held, nheld);
 	free(held);
+	/* plain: busier in nearly every step it was seen in, by a typical
+	 * excess that is a large share of a step's work: a straggler however
+	 * loud the noise around it (a load that swings every step) */
+	int plain = seen > 0 && (double)pos_n >= DIST_PLAIN_SHARE * (double)seen &&
+		    typical > DIST_PLAIN_REL * med_busy;
 	int sporadic = beyond * 2 < k && beyond > 1 && (s_big - s_max) * 2 > s_all - s_max &&
 		       typical < 0.5 * held_typical;
 	if (sporadic)
 		u->kind = u->p_big < DIST_ALPHA ? DIST_KIND_INTERMITTENT : DIST_KIND_NONE;
-	else if (sig && typical > u->floor)
+	else if (sig && (typical > u->floor || plain))
 		u->kind = DIST_KIND_CONSISTENT;
 	else if (u->p_big < DIST_ALPHA)
 		u->kind = DIST_KIND_INTERMITTENT;
