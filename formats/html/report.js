@@ -241,12 +241,62 @@
 		return name.length > 60 ? name.slice(0, 57) + '...' : name;
 	}
 
+	/* Ticks of an axis of bytes from 0 (or lo) to hi: a unit from the
+	 * largest magnitude (B, kB, MB, GB, TB: 10^3 apart, gpFormat's), and a
+	 * step of 1, 2 or 5 x 10^n of that unit giving at most max (default 8)
+	 * intervals, so that the labels are round: "0 B, 500 kB, 1 MB, 1.5 MB"
+	 * and never "488.28 kB". {unit, scale, step, values, labels}. */
+	function gpBytesTicks(lo, hi, max) {
+		max = max || 8;
+		lo = Math.min(0, lo || 0);
+		hi = Math.max(0, hi || 0);
+		var units = ['B', 'kB', 'MB', 'GB', 'TB'], u = 0, scale = 1, top = Math.max(-lo, hi);
+		while (top >= 1000 * scale && u + 1 < units.length) {
+			scale *= 1000;
+			u++;
+		}
+		var span = (hi - lo) / scale || 1, step = 0;
+		for (var e = Math.floor(Math.log10(span / max)) - 1; !step; e++)
+			[1, 2, 5].some(function (m) {
+				var s = m * Math.pow(10, e);
+				if (span / s <= max + 1e-9) {
+					step = s;
+					return true;
+				}
+				return false;
+			});
+		if (u === 0 && step < 1)
+			step = 1; /* no fraction of a byte */
+		var dec = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+		var out = {unit: units[u], scale: scale, step: step * scale, values: [], labels: []};
+		var first = Math.floor(lo / scale / step + 1e-9), last = Math.ceil(hi / scale / step - 1e-9);
+		for (var k = first; k <= last; k++) {
+			var v = Number((k * step).toFixed(dec));
+			out.values.push(v * scale);
+			out.labels.push((v < 0 ? '-' : '') + Math.abs(v).toFixed(dec) + ' ' + units[u]);
+		}
+		return out;
+	}
+	window.gpBytesTicks = gpBytesTicks;
+
 	function axis(title, kind, extra) {
 		var a = {title: {display: !!title, text: title}, ticks: {}};
-		if (kind === 'bytes')
-			a.ticks.callback = function (v) {
-				return gpFormat('bytes', v);
+		if (kind === 'bytes') {
+			/* round ticks in one unit (gpBytesTicks), set after Chart.js
+			 * has found the data's range */
+			var tk = null;
+			a.afterBuildTicks = function (scale) {
+				tk = gpBytesTicks(scale.min, scale.max);
+				scale.ticks = tk.values.map(function (v) { return {value: v}; });
+				scale.min = tk.values[0];
+				scale.max = tk.values[tk.values.length - 1];
+				scale.gpTicks = tk;
 			};
+			a.ticks.callback = function (v) {
+				var i = tk ? tk.values.indexOf(v) : -1;
+				return i >= 0 ? tk.labels[i] : gpFormat('bytes', v);
+			};
+		}
 		else if (kind === 'count')
 			a.ticks.precision = 0;
 		for (var k in extra || {})
@@ -372,15 +422,40 @@
 		return null;
 	}
 
-	/* <table class="gp-table"> of one part: every column, every row the
+	/* The columns of a part that the page shows: every one but the GPU
+	 * figures (keys "gpu_...") that are 0 or null in every row, as on a
+	 * CPU-only run, where they would push Self off the screen (the text
+	 * summary leaves them out alike). rows: the part's rows, nested too. */
+	function gpShownColumns(cols, rows) {
+		var flat = [];
+		(function walk(list) {
+			(list || []).forEach(function (r) {
+				flat.push(r);
+				walk(r.children);
+			});
+		})(rows);
+		return cols.filter(function (c) {
+			if (c.kind === 'text' || String(c.key).indexOf('gpu_') !== 0)
+				return true;
+			return flat.some(function (r) { return typeof r[c.key] === 'number' && r[c.key] !== 0; });
+		});
+	}
+	window.gpShownColumns = gpShownColumns;
+
+	/* <table class="gp-table"> of one part: every column (but the all-zero
+	 * GPU ones, gpShownColumns(), named in data-hidden), every row the
 	 * document holds (nested rows indented, sorted among their siblings). */
 	function gpTable(parent, tp, pi, heading) {
 		var t = tp.t, part = t.sections[pi], partPtr = P(tp.ptr, 'sections', pi);
-		var cols = part.columns || t.columns, nameKey = firstText(t, part);
+		var all = part.columns || t.columns, nameKey = firstText(t, part);
+		var cols = gpShownColumns(all, part.rows);
 		var wrap = el('div', {class: 'gp-table-wrap'});
 		if (heading)
 			wrap.appendChild(el('h3', null, heading));
 		var tab = el('table', {class: 'gp-table', 'data-src': partPtr});
+		if (cols.length < all.length)
+			tab.setAttribute('data-hidden', all.filter(function (c) { return cols.indexOf(c) < 0; })
+				.map(function (c) { return c.key; }).join(' '));
 		var head = el('tr'), body = el('tbody');
 		var flat = flatten(partPtr, part.rows);
 		var trs = flat.map(function (r) {
