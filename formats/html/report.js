@@ -702,41 +702,91 @@
 		notes(sec, st.t);
 	}
 
+	/* A job's report: a <select id="gp-ID-rank"> of "all ranks" and each
+	 * rank of the document's "ranks" (their own summaries), above box; draw(tp
+	 * or null, box) draws the section's content for the summary's table key
+	 * (tp null: the job's, tables of all ranks). */
+	function rankSelect(sec, id, key, draw) {
+		var ranks = R.data.ranks || [], box = el('div', {class: 'gp-rank-part'});
+		if (ranks.length > 1) {
+			var lab = el('label', {class: 'gp-select'}, 'Rank: ');
+			var sel = el('select', {id: 'gp-' + id + '-rank'});
+			sel.appendChild(el('option', {value: 'all'}, 'all ranks'));
+			ranks.forEach(function (r, i) {
+				sel.appendChild(el('option', {value: String(i)}, 'rank ' + r.rank));
+			});
+			lab.appendChild(sel);
+			sec.appendChild(lab);
+			sel.addEventListener('change', function () {
+				try {
+					box.textContent = '';
+					var i = sel.value === 'all' ? -1 : Number(sel.value);
+					var t = i < 0 ? null : ranks[i].summary.tables[key];
+					draw(i < 0 ? table(key) : t ? {t: t, ptr: P('/ranks', i, 'summary', 'tables', key)} : null, box);
+				} catch (e) {
+					fail(id, e);
+				}
+			});
+		}
+		sec.appendChild(box);
+		draw(table(key), box);
+	}
+
+	/* Destroys the charts of names, before a section is drawn again. */
+	function undraw(names) {
+		names.forEach(function (n) {
+			if (R.charts[n]) {
+				R.charts[n].destroy();
+				delete R.charts[n];
+			}
+		});
+	}
+
 	function operators(sec) {
-		var op = table('operator');
-		if (!op || !hasRows(op.t))
-			return empty(sec, (op && op.t.empty) || 'No operators recorded.');
-		var part = op.t.sections[0], u = R.data.summary.time_unit;
-		if (colOf(op.t, part, 'self_total'))
-			barsTop(sec, 'op-self', op, part, 0, ['self_total'], 'self_total', function (rows) {
-				var r = rows[0];
-				return [r.row.name + ' is the heaviest operator by self time: ', num('time', P(r.ptr, 'self_total')),
-					' ' + u + ' self (', num('time', P(r.ptr, 'cpu_total')), ' ' + u + ' total, ',
-					num('percent', P(r.ptr, 'cpu_ratio')), ' CPU ratio).'];
-			});
-		var hasGpu = part.rows.some(function (r) { return r.gpu_total > 0; });
-		barsTop(sec, 'op-total', op, part, 0, hasGpu ? ['cpu_total', 'gpu_total'] : ['cpu_total'], 'cpu_total',
-			function (rows) {
-				var r = rows[0];
-				return [r.row.name + ' is the heaviest operator by total time: ', num('time', P(r.ptr, 'cpu_total')),
-					' ' + u + ' (', num('percent', P(r.ptr, 'cpu_ratio')), ') over ', num('count', P(r.ptr, 'calls')),
-					' calls.'];
-			});
-		allTables(sec, op);
+		var op0 = table('operator');
+		if (!op0 || !hasRows(op0.t))
+			return empty(sec, (op0 && op0.t.empty) || 'No operators recorded.');
+		rankSelect(sec, 'operators', 'operator', function (op, box) {
+			undraw(['op-self', 'op-total']);
+			if (!op || !hasRows(op.t))
+				return box.appendChild(el('p', {class: 'gp-note'}, 'No operators recorded in this rank.'));
+			var part = op.t.sections[0], u = R.data.summary.time_unit;
+			if (colOf(op.t, part, 'self_total'))
+				barsTop(box, 'op-self', op, part, 0, ['self_total'], 'self_total', function (rows) {
+					var r = rows[0];
+					return [r.row.name + ' is the heaviest operator by self time: ', num('time', P(r.ptr, 'self_total')),
+						' ' + u + ' self (', num('time', P(r.ptr, 'cpu_total')), ' ' + u + ' total, ',
+						num('percent', P(r.ptr, 'cpu_ratio')), ' CPU ratio).'];
+				});
+			var hasGpu = part.rows.some(function (r) { return r.gpu_total > 0; });
+			barsTop(box, 'op-total', op, part, 0, hasGpu ? ['cpu_total', 'gpu_total'] : ['cpu_total'], 'cpu_total',
+				function (rows) {
+					var r = rows[0];
+					return [r.row.name + ' is the heaviest operator by total time: ', num('time', P(r.ptr, 'cpu_total')),
+						' ' + u + ' (', num('percent', P(r.ptr, 'cpu_ratio')), ') over ', num('count', P(r.ptr, 'calls')),
+						' calls.'];
+				});
+			allTables(box, op);
+		});
 	}
 
 	function kernels(sec) {
-		var k = table('kernel');
-		if (!k || !hasRows(k.t))
+		var k0 = table('kernel');
+		if (!k0 || !hasRows(k0.t))
 			return empty(sec, 'No GPU work recorded.');
-		var u = R.data.summary.time_unit;
-		barsTop(sec, 'kernels', k, k.t.sections[0], 0, ['gpu_total'], 'gpu_total', function (rows) {
-			var r = rows[0];
-			return [r.row.name + ' is the heaviest kernel: ', num('time', P(r.ptr, 'gpu_total')), ' ' + u + ' (',
-				num('percent', P(r.ptr, 'gpu_ratio')), ' of GPU time) over ', num('count', P(r.ptr, 'calls')),
-				' launches.'];
+		rankSelect(sec, 'kernels', 'kernel', function (k, box) {
+			undraw(['kernels']);
+			if (!k || !hasRows(k.t))
+				return box.appendChild(el('p', {class: 'gp-note'}, 'No GPU work recorded in this rank.'));
+			var u = R.data.summary.time_unit;
+			barsTop(box, 'kernels', k, k.t.sections[0], 0, ['gpu_total'], 'gpu_total', function (rows) {
+				var r = rows[0];
+				return [r.row.name + ' is the heaviest kernel: ', num('time', P(r.ptr, 'gpu_total')), ' ' + u + ' (',
+					num('percent', P(r.ptr, 'gpu_ratio')), ' of GPU time) over ', num('count', P(r.ptr, 'calls')),
+					' launches.'];
+			});
+			allTables(box, k);
 		});
-		allTables(sec, k);
 	}
 
 	/* The timeline's parts whose label starts with prefix. */
