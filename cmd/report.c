@@ -231,6 +231,101 @@ static int report_summary(const struct report_opts *o, char **buf, size_t *len)
 	return rc ? 1 : 0;
 }
 
+/* A job's ranks for the page's rank selector of Operators and Kernels: at
+ * most REPORT_RANKS ranks, REPORT_RANK_TOP rows a table (or --top's fewer),
+ * so that the page stays bounded whatever the job's size. */
+#define REPORT_RANKS 64
+#define REPORT_RANK_TOP 50
+
+struct rank_docs {
+	struct report_rank_doc *v;
+	struct words *w;
+	char **json;
+	size_t n;
+};
+
+static void rank_docs_free(struct rank_docs *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		words_free(&r->w[i]);
+		free(r->json[i]);
+	}
+	free(r->v);
+	free(r->w);
+	free(r->json);
+}
+
+/* When the files are a job of 2 ranks or more, a file each: `gprof-dl
+ * summary FILE --format json --view operator --view kernel --top N
+ * --skip-steps K --time-unit U` of each into r (in rank order); 0, or 1
+ * after an error message. Not a job: r stays empty. */
+static int report_ranks(const struct report_opts *o, struct rank_docs *r)
+{
+	struct job j;
+	char err[512];
+	if (o->nfiles < 2 || job_open(&j, o->nfiles, o->files, o->job_flags, err, sizeof(err)) != 0)
+		return 0;
+	/* one rank a file: the ranks' files are the parts to choose from */
+	int fits = j.nranks >= 2 && j.nranks == (uint32_t)o->nfiles;
+	size_t n = fits ? (j.nranks < REPORT_RANKS ? j.nranks : REPORT_RANKS) : 0;
+	int32_t *rank = xcalloc(n ? n : 1, sizeof(*rank));
+	uint32_t *file = xcalloc(n ? n : 1, sizeof(*file));
+	for (size_t k = 0; k < n; k++) {
+		rank[k] = j.ranks[k].rank;
+		file[k] = j.ranks[k].file;
+	}
+	job_free(&j);
+	r->v = xcalloc(n ? n : 1, sizeof(*r->v));
+	r->w = xcalloc(n ? n : 1, sizeof(*r->w));
+	r->json = xcalloc(n ? n : 1, sizeof(*r->json));
+	unsigned top = o->top && o->top < REPORT_RANK_TOP ? o->top : REPORT_RANK_TOP;
+	int rc = 0;
+	for (size_t k = 0; k < n && !rc; k++) {
+		struct summary_opts so = {.view = {.sort = SORT_CPU_TOTAL,
+						   .unit = o->unit,
+						   .skip_steps = o->skip,
+						   .skip_set = 1},
+					  .format = SUMMARY_JSON,
+					  .fit = 1,
+					  .top = (int)top,
+					  .compact = 1,
+					  .job_flags = o->job_flags};
+		summary_add_view(&so, view_find("operator"));
+		summary_add_view(&so, view_find("kernel"));
+		size_t len = 0;
+		FILE *f = open_memstream(&r->json[k], &len);
+		if (!f)
+			die_errno("open_memstream");
+		r->n = k + 1;
+		rc = summary_files(1, &o->files[file[k]], &so, -1, f, "summarised");
+		if (fclose(f) != 0 && rc == 0)
+			rc = -1;
+		if (rc < 0)
+			error("cannot hold the summary of rank %d in memory", (int)rank[k]);
+		struct words *w = &r->w[k];
+		word(w, "gprof-dl");
+		word(w, "summary");
+		word(w, o->files[file[k]]);
+		word(w, "--format");
+		word(w, "json");
+		word(w, "--view");
+		word(w, "operator");
+		word(w, "--view");
+		word(w, "kernel");
+		word(w, "--top");
+		word_uint(w, top);
+		word(w, "--skip-steps");
+		word_uint(w, o->skip);
+		word(w, "--time-unit");
+		word(w, time_unit_name(o->unit));
+		r->v[k] = (struct report_rank_doc){.rank = rank[k], .argv = w->w, .argc = w->n,
+						   .summary = r->json[k], .summary_len = len};
+	}
+	free(rank);
+	free(file);
+	return rc ? 1 : 0;
+}
+
 /* `gprof-dl diff --a BASELINE... --b FILE... --format json --top N
  * --skip-steps K --time-unit U` into *buf: 0, or 1 after an error message. */
 static int report_diff(const struct report_opts *o, char **buf, size_t *len)
@@ -358,6 +453,7 @@ int cmd_report(int argc, char **argv)
 	size_t summary_len = 0, diff_len = 0;
 	struct words sw = {0}, dw = {0};
 	struct outfile of = {.fd = -1, .slot = -1};
+	struct rank_docs ranks = {0};
 	if (report_parse(argc, argv, &o) < 0) {
 		rc = 0;
 		goto done;
@@ -368,6 +464,8 @@ int cmd_report(int argc, char **argv)
 	if (report_summary(&o, &summary, &summary_len) != 0)
 		goto done;
 	if (o.nbase && report_diff(&o, &diff, &diff_len) != 0)
+		goto done;
+	if (report_ranks(&o, &ranks) != 0)
 		goto done;
 
 	word(&sw, "gprof-dl");
@@ -402,13 +500,16 @@ int cmd_report(int argc, char **argv)
 				 .diff_argv = o.nbase ? dw.w : NULL,
 				 .diff_argc = dw.n,
 				 .diff = diff,
-				 .diff_len = diff_len};
+				 .diff_len = diff_len,
+				 .ranks = ranks.v,
+				 .nranks = ranks.n};
 	rc = write_page(&o, &of, &doc);
 done:
 	outfile_abort(&of); /* nothing, once written */
 	progress_done();
 	words_free(&sw);
 	words_free(&dw);
+	rank_docs_free(&ranks);
 	free(summary);
 	free(diff);
 	free(title);

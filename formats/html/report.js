@@ -241,12 +241,62 @@
 		return name.length > 60 ? name.slice(0, 57) + '...' : name;
 	}
 
+	/* Ticks of an axis of bytes from 0 (or lo) to hi: a unit from the
+	 * largest magnitude (B, kB, MB, GB, TB: 10^3 apart, gpFormat's), and a
+	 * step of 1, 2 or 5 x 10^n of that unit giving at most max (default 8)
+	 * intervals, so that the labels are round: "0 B, 500 kB, 1 MB, 1.5 MB"
+	 * and never "488.28 kB". {unit, scale, step, values, labels}. */
+	function gpBytesTicks(lo, hi, max) {
+		max = max || 8;
+		lo = Math.min(0, lo || 0);
+		hi = Math.max(0, hi || 0);
+		var units = ['B', 'kB', 'MB', 'GB', 'TB'], u = 0, scale = 1, top = Math.max(-lo, hi);
+		while (top >= 1000 * scale && u + 1 < units.length) {
+			scale *= 1000;
+			u++;
+		}
+		var span = (hi - lo) / scale || 1, step = 0;
+		for (var e = Math.floor(Math.log10(span / max)) - 1; !step; e++)
+			[1, 2, 5].some(function (m) {
+				var s = m * Math.pow(10, e);
+				if (span / s <= max + 1e-9) {
+					step = s;
+					return true;
+				}
+				return false;
+			});
+		if (u === 0 && step < 1)
+			step = 1; /* no fraction of a byte */
+		var dec = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+		var out = {unit: units[u], scale: scale, step: step * scale, values: [], labels: []};
+		var first = Math.floor(lo / scale / step + 1e-9), last = Math.ceil(hi / scale / step - 1e-9);
+		for (var k = first; k <= last; k++) {
+			var v = Number((k * step).toFixed(dec));
+			out.values.push(v * scale);
+			out.labels.push((v < 0 ? '-' : '') + Math.abs(v).toFixed(dec) + ' ' + units[u]);
+		}
+		return out;
+	}
+	window.gpBytesTicks = gpBytesTicks;
+
 	function axis(title, kind, extra) {
 		var a = {title: {display: !!title, text: title}, ticks: {}};
-		if (kind === 'bytes')
-			a.ticks.callback = function (v) {
-				return gpFormat('bytes', v);
+		if (kind === 'bytes') {
+			/* round ticks in one unit (gpBytesTicks), set after Chart.js
+			 * has found the data's range */
+			var tk = null;
+			a.afterBuildTicks = function (scale) {
+				tk = gpBytesTicks(scale.min, scale.max);
+				scale.ticks = tk.values.map(function (v) { return {value: v}; });
+				scale.min = tk.values[0];
+				scale.max = tk.values[tk.values.length - 1];
+				scale.gpTicks = tk;
 			};
+			a.ticks.callback = function (v) {
+				var i = tk ? tk.values.indexOf(v) : -1;
+				return i >= 0 ? tk.labels[i] : gpFormat('bytes', v);
+			};
+		}
 		else if (kind === 'count')
 			a.ticks.precision = 0;
 		for (var k in extra || {})
@@ -372,15 +422,40 @@
 		return null;
 	}
 
-	/* <table class="gp-table"> of one part: every column, every row the
+	/* The columns of a part that the page shows: every one but the GPU
+	 * figures (keys "gpu_...") that are 0 or null in every row, as on a
+	 * CPU-only run, where they would push Self off the screen (the text
+	 * summary leaves them out alike). rows: the part's rows, nested too. */
+	function gpShownColumns(cols, rows) {
+		var flat = [];
+		(function walk(list) {
+			(list || []).forEach(function (r) {
+				flat.push(r);
+				walk(r.children);
+			});
+		})(rows);
+		return cols.filter(function (c) {
+			if (c.kind === 'text' || String(c.key).indexOf('gpu_') !== 0)
+				return true;
+			return flat.some(function (r) { return typeof r[c.key] === 'number' && r[c.key] !== 0; });
+		});
+	}
+	window.gpShownColumns = gpShownColumns;
+
+	/* <table class="gp-table"> of one part: every column (but the all-zero
+	 * GPU ones, gpShownColumns(), named in data-hidden), every row the
 	 * document holds (nested rows indented, sorted among their siblings). */
 	function gpTable(parent, tp, pi, heading) {
 		var t = tp.t, part = t.sections[pi], partPtr = P(tp.ptr, 'sections', pi);
-		var cols = part.columns || t.columns, nameKey = firstText(t, part);
+		var all = part.columns || t.columns, nameKey = firstText(t, part);
+		var cols = gpShownColumns(all, part.rows);
 		var wrap = el('div', {class: 'gp-table-wrap'});
 		if (heading)
 			wrap.appendChild(el('h3', null, heading));
 		var tab = el('table', {class: 'gp-table', 'data-src': partPtr});
+		if (cols.length < all.length)
+			tab.setAttribute('data-hidden', all.filter(function (c) { return cols.indexOf(c) < 0; })
+				.map(function (c) { return c.key; }).join(' '));
 		var head = el('tr'), body = el('tbody');
 		var flat = flatten(partPtr, part.rows);
 		var trs = flat.map(function (r) {
@@ -627,41 +702,91 @@
 		notes(sec, st.t);
 	}
 
+	/* A job's report: a <select id="gp-ID-rank"> of "all ranks" and each
+	 * rank of the document's "ranks" (their own summaries), above box; draw(tp
+	 * or null, box) draws the section's content for the summary's table key
+	 * (tp null: the job's, tables of all ranks). */
+	function rankSelect(sec, id, key, draw) {
+		var ranks = R.data.ranks || [], box = el('div', {class: 'gp-rank-part'});
+		if (ranks.length > 1) {
+			var lab = el('label', {class: 'gp-select'}, 'Rank: ');
+			var sel = el('select', {id: 'gp-' + id + '-rank'});
+			sel.appendChild(el('option', {value: 'all'}, 'all ranks'));
+			ranks.forEach(function (r, i) {
+				sel.appendChild(el('option', {value: String(i)}, 'rank ' + r.rank));
+			});
+			lab.appendChild(sel);
+			sec.appendChild(lab);
+			sel.addEventListener('change', function () {
+				try {
+					box.textContent = '';
+					var i = sel.value === 'all' ? -1 : Number(sel.value);
+					var t = i < 0 ? null : ranks[i].summary.tables[key];
+					draw(i < 0 ? table(key) : t ? {t: t, ptr: P('/ranks', i, 'summary', 'tables', key)} : null, box);
+				} catch (e) {
+					fail(id, e);
+				}
+			});
+		}
+		sec.appendChild(box);
+		draw(table(key), box);
+	}
+
+	/* Destroys the charts of names, before a section is drawn again. */
+	function undraw(names) {
+		names.forEach(function (n) {
+			if (R.charts[n]) {
+				R.charts[n].destroy();
+				delete R.charts[n];
+			}
+		});
+	}
+
 	function operators(sec) {
-		var op = table('operator');
-		if (!op || !hasRows(op.t))
-			return empty(sec, (op && op.t.empty) || 'No operators recorded.');
-		var part = op.t.sections[0], u = R.data.summary.time_unit;
-		if (colOf(op.t, part, 'self_total'))
-			barsTop(sec, 'op-self', op, part, 0, ['self_total'], 'self_total', function (rows) {
-				var r = rows[0];
-				return [r.row.name + ' is the heaviest operator by self time: ', num('time', P(r.ptr, 'self_total')),
-					' ' + u + ' self (', num('time', P(r.ptr, 'cpu_total')), ' ' + u + ' total, ',
-					num('percent', P(r.ptr, 'cpu_ratio')), ' CPU ratio).'];
-			});
-		var hasGpu = part.rows.some(function (r) { return r.gpu_total > 0; });
-		barsTop(sec, 'op-total', op, part, 0, hasGpu ? ['cpu_total', 'gpu_total'] : ['cpu_total'], 'cpu_total',
-			function (rows) {
-				var r = rows[0];
-				return [r.row.name + ' is the heaviest operator by total time: ', num('time', P(r.ptr, 'cpu_total')),
-					' ' + u + ' (', num('percent', P(r.ptr, 'cpu_ratio')), ') over ', num('count', P(r.ptr, 'calls')),
-					' calls.'];
-			});
-		allTables(sec, op);
+		var op0 = table('operator');
+		if (!op0 || !hasRows(op0.t))
+			return empty(sec, (op0 && op0.t.empty) || 'No operators recorded.');
+		rankSelect(sec, 'operators', 'operator', function (op, box) {
+			undraw(['op-self', 'op-total']);
+			if (!op || !hasRows(op.t))
+				return box.appendChild(el('p', {class: 'gp-note'}, 'No operators recorded in this rank.'));
+			var part = op.t.sections[0], u = R.data.summary.time_unit;
+			if (colOf(op.t, part, 'self_total'))
+				barsTop(box, 'op-self', op, part, 0, ['self_total'], 'self_total', function (rows) {
+					var r = rows[0];
+					return [r.row.name + ' is the heaviest operator by self time: ', num('time', P(r.ptr, 'self_total')),
+						' ' + u + ' self (', num('time', P(r.ptr, 'cpu_total')), ' ' + u + ' total, ',
+						num('percent', P(r.ptr, 'cpu_ratio')), ' CPU ratio).'];
+				});
+			var hasGpu = part.rows.some(function (r) { return r.gpu_total > 0; });
+			barsTop(box, 'op-total', op, part, 0, hasGpu ? ['cpu_total', 'gpu_total'] : ['cpu_total'], 'cpu_total',
+				function (rows) {
+					var r = rows[0];
+					return [r.row.name + ' is the heaviest operator by total time: ', num('time', P(r.ptr, 'cpu_total')),
+						' ' + u + ' (', num('percent', P(r.ptr, 'cpu_ratio')), ') over ', num('count', P(r.ptr, 'calls')),
+						' calls.'];
+				});
+			allTables(box, op);
+		});
 	}
 
 	function kernels(sec) {
-		var k = table('kernel');
-		if (!k || !hasRows(k.t))
+		var k0 = table('kernel');
+		if (!k0 || !hasRows(k0.t))
 			return empty(sec, 'No GPU work recorded.');
-		var u = R.data.summary.time_unit;
-		barsTop(sec, 'kernels', k, k.t.sections[0], 0, ['gpu_total'], 'gpu_total', function (rows) {
-			var r = rows[0];
-			return [r.row.name + ' is the heaviest kernel: ', num('time', P(r.ptr, 'gpu_total')), ' ' + u + ' (',
-				num('percent', P(r.ptr, 'gpu_ratio')), ' of GPU time) over ', num('count', P(r.ptr, 'calls')),
-				' launches.'];
+		rankSelect(sec, 'kernels', 'kernel', function (k, box) {
+			undraw(['kernels']);
+			if (!k || !hasRows(k.t))
+				return box.appendChild(el('p', {class: 'gp-note'}, 'No GPU work recorded in this rank.'));
+			var u = R.data.summary.time_unit;
+			barsTop(box, 'kernels', k, k.t.sections[0], 0, ['gpu_total'], 'gpu_total', function (rows) {
+				var r = rows[0];
+				return [r.row.name + ' is the heaviest kernel: ', num('time', P(r.ptr, 'gpu_total')), ' ' + u + ' (',
+					num('percent', P(r.ptr, 'gpu_ratio')), ' of GPU time) over ', num('count', P(r.ptr, 'calls')),
+					' launches.'];
+			});
+			allTables(box, k);
 		});
-		allTables(sec, k);
 	}
 
 	/* The timeline's parts whose label starts with prefix. */

@@ -105,7 +105,29 @@ char *report_html_document(const struct report_doc *d, size_t *len)
 	} else {
 		fputs("null", f);
 	}
-	fputc('}', f);
+	fputs(",\"ranks\":[", f);
+	for (size_t i = 0; i < d->nranks; i++) {
+		const struct report_rank_doc *r = &d->ranks[i];
+		free(head);
+		head = NULL;
+		h = open_memstream(&head, &head_len);
+		if (!h)
+			die_errno("open_memstream");
+		json_writer_init(&w, h, 0);
+		json_begin_object(&w);
+		json_key(&w, "rank");
+		json_int(&w, r->rank);
+		json_key(&w, "command");
+		json_words(&w, r->argv, r->argc);
+		fclose(h);
+		if (i)
+			fputc(',', f);
+		embed_json(f, head, head_len);
+		fputs(",\"summary\":", f);
+		embed_json(f, r->summary, r->summary_len);
+		fputc('}', f);
+	}
+	fputs("]}", f);
 	fclose(f);
 	free(head);
 	*len = doc_len;

@@ -12,11 +12,22 @@
 #define GPDL_FORMATS_REPORT_HTML_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* What one report holds: the commands that reproduce its JSON documents and
  * those documents as they printed (any JSON layout: the page holds them
  * compact). */
+/* `gprof-dl summary FILE --format json --view operator --view kernel ...`
+ * of one rank's file: its words and JSON. */
+struct report_rank_doc {
+	int32_t rank;
+	char *const *argv;
+	int argc;
+	const char *summary;
+	size_t summary_len;
+};
+
 struct report_doc {
 	const char *title;   /* the page's title, any bytes (escaped here) */
 	const char *version; /* gprof-dl's */
@@ -28,6 +39,10 @@ struct report_doc {
 	int diff_argc;
 	const char *diff; /* its JSON */
 	size_t diff_len;
+	/* a job's ranks, a summary each (its operators and kernels), for the
+	 * page's rank selector; nranks 0: none ("ranks": []) */
+	const struct report_rank_doc *ranks;
+	size_t nranks;
 };
 
 /* Writes the page to out: 0, or -1 when a write failed. */

@@ -518,6 +518,50 @@ static void test_timeline_short_and_empty(void **state)
 	analysis_free(&a);
 }
 
+/* A training run of 30 steps of 10 ms, each allocating 1000 bytes 2 ms in
+ * and freeing them 6 ms in: the memory timeline has bins of at most 1 ms,
+ * 10 a step (not 100 bins of 3 ms over the run, 3.3 a step), and each
+ * step's rise to 1000 and fall to 0 shows in its bins. */
+static void test_timeline_bins_per_step(void **state)
+{
+	(void)state;
+	struct tb b;
+	tb_open(&b, "series-steps-mem.gpdl", "h", 60, 0);
+	tb_thread(&b, 0, 60, "main");
+	uint32_t mem = tb_desc(&b, "[memory]", TRACE_EV_MEMORY);
+	uint32_t step[30];
+	char name[32];
+	for (unsigned k = 0; k < 30; k++) {
+		snprintf(name, sizeof(name), "ProfileStep#%u", k);
+		step[k] = tb_desc(&b, name, TRACE_EV_PROFILE_STEP);
+		tb_range(&b, 0, step[k], k * 10 * MS, 10 * MS);
+		tb_memory(&b, 0, mem, k * 10 * MS + 2 * MS, 1000, -1, 0);
+		tb_memory(&b, 0, mem, k * 10 * MS + 6 * MS, -1000, -1, 0);
+	}
+	const char *paths[] = {tb_close(&b, 300 * MS)};
+	struct analysis a;
+	tb_prepare(&a, paths, 1);
+	assert_int_equal(a.from_steps, 1);
+	assert_int_equal(a.steps, 30);
+	struct view_opts o = {.unit = TIME_UNIT_MS};
+	struct table *t = tb_view("timeline", &a, &o);
+	assert_int_equal(t->nparts, 1);
+	const struct tpart *m = &t->parts[0];
+	assert_int_equal(fact(m, "bin_ns"), MS);
+	assert_int_equal(fact(m, "bins"), 300);
+	assert_int_equal(m->nrows, 300);
+	/* bins a step >= 10; in step 7, 0 bytes in its bins 0 and 1, 1000 in
+	 * 2..6 (the bin at 6 ms: 1000 until the free), 0 in 7..9 */
+	for (unsigned k = 0; k < 10; k++) {
+		int64_t want = k >= 2 && k <= 6 ? 1000 : 0;
+		if (m->rows[70 + k].cells[2].v.bytes != want)
+			fail_msg("step 7, bin %u: %lld bytes, not %lld", k,
+				 (long long)m->rows[70 + k].cells[2].v.bytes, (long long)want);
+	}
+	table_free(t);
+	analysis_free(&a);
+}
+
 /* A 4-rank job read as one program (summary's other views): a part per
  * rank, in rank order whatever the order of the files. */
 static void test_steps_job(void **state)
@@ -588,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_summary_files_keeps_series),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_timeline_short_and_empty),
+		cmocka_unit_test(test_timeline_bins_per_step),
 		cmocka_unit_test(test_steps_job),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -219,6 +219,24 @@ static void test_job_title(void **state)
 	yajl_val doc = page_document(page, &raw);
 	snprintf(want, sizeof(want), "gprof-dl report: job of 2 ranks: %s/jt-*.gpdl", tb_dir());
 	assert_string_equal(jstr(jkey(doc, "title")), want);
+	/* the rank selector's entries: a summary of each rank's own operators
+	 * and kernels, by the command it names, in rank order */
+	yajl_val ranks = jkey(doc, "ranks");
+	assert_int_equal(jlen(ranks), 2);
+	for (size_t i = 0; i < 2; i++) {
+		yajl_val rk = jelem(ranks, i);
+		assert_jnum(jkey(rk, "rank"), (double)i);
+		char *cmd = words(jkey(rk, "command"));
+		snprintf(want, sizeof(want), "gprof-dl summary %s --format json --view operator --view kernel "
+			 "--top 50 --skip-steps 10 --time-unit ms", paths[i]);
+		assert_string_equal(cmd, want);
+		free(cmd);
+		yajl_val tables = jpath(jkey(rk, "summary"), "tables", NULL);
+		assert_int_equal(tables->u.object.len, 2);
+		yajl_val op = jpath(tables, "operator", "sections");
+		assert_true(jlen(jkey(jelem(op, 0), "rows")) > 0);
+		assert_jnum(jkey(jelem(jpath(jkey(rk, "summary"), "traces", NULL), 0), "rank"), (double)i);
+	}
 	yajl_tree_free(doc);
 	free(raw);
 	free(page);
@@ -289,6 +307,8 @@ static void test_document(void **state)
 	assert_string_equal(jstr(jkey(dl, "name")), "ProfileStep > Dataloader");
 	assert_jnum(jkey(dl, "cpu_delta"), 10.0);
 	assert_jnum(jkey(dl, "cpu_delta_pct"), 100.0);
+	/* one trace, no job: no rank to choose */
+	assert_int_equal(jlen(jkey(doc, "ranks")), 0);
 	yajl_tree_free(doc);
 	free(raw);
 	free(page);

@@ -301,6 +301,17 @@ PAGE_FACTS = r"""(function () {
     out.tables.push({index: ti, src: t.getAttribute('data-src'), rows: rows,
                      heads: t.querySelectorAll('thead th').length});
   });
+  // the page's helpers on fixed input: round byte ticks, all-zero GPU columns hidden
+  out.bytesTicks = window.gpBytesTicks ? [[0, 3.8e6], [0, 512000], [0, 2.5e9], [0, 7]].map(function (x) {
+    return window.gpBytesTicks(x[0], x[1]).labels; }) : null;
+  out.shownColumns = window.gpShownColumns ? window.gpShownColumns(
+    [{key: 'name', kind: 'text'}, {key: 'cpu_total', kind: 'time'}, {key: 'gpu_total', kind: 'time'},
+     {key: 'gpu_ratio', kind: 'percent'}, {key: 'self_total', kind: 'time'}],
+    [{name: 'a', cpu_total: 1, gpu_total: 0, gpu_ratio: 0, self_total: 1,
+      children: [{name: 'b', cpu_total: 1, gpu_total: 0, gpu_ratio: 2, self_total: 0}]}]).map(function (c) {
+      return c.key; }) : null;
+  out.hidden = Array.prototype.map.call(document.querySelectorAll('table.gp-table'), function (t) {
+    return t.getAttribute('data-hidden'); });
   out.traces = Array.prototype.map.call(document.querySelectorAll('.gp-trace'),
                                       function (e) { return e.textContent; });
   return out;
@@ -801,6 +812,13 @@ def case_baseline(c):
     on_diff = [n for n in facts["nums"] if (n["src"] or "").startswith("/baseline/diff/")]
     check(len(on_diff) >= 10, f"{len(on_diff)} gp-num from the diff, expected at least 10")
     check([ch for ch in facts["charts"] if ch["section"] == "diff"], "no chart in the diff section")
+    # axes of bytes: ticks at 1, 2 or 5 x 10^n of one SI unit (not 1.91 MB, 488.28 kB)
+    eq(facts["bytesTicks"], [["0.0 MB", "0.5 MB", "1.0 MB", "1.5 MB", "2.0 MB", "2.5 MB", "3.0 MB", "3.5 MB", "4.0 MB"],
+                             ["0 kB", "100 kB", "200 kB", "300 kB", "400 kB", "500 kB", "600 kB"],
+                             ["0.0 GB", "0.5 GB", "1.0 GB", "1.5 GB", "2.0 GB", "2.5 GB"],
+                             ["0 B", "1 B", "2 B", "3 B", "4 B", "5 B", "6 B", "7 B"]], "gpBytesTicks' labels")
+    # GPU columns 0 in every row are not shown; one nonzero anywhere (a child) keeps its column
+    eq(facts["shownColumns"], ["name", "cpu_total", "gpu_ratio", "self_total"], "gpShownColumns")
     print(f"baseline: {len(on_diff)} gp-num from `gprof-dl diff`'s JSON")
 
 

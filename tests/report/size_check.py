@@ -5,7 +5,7 @@ operator names, 5,000 kernel names, 2,000 steps and memory events, and runs
 `gprof-dl report` on it; this checks that the report is under the budget
 and that what it holds is the bounded summary of all of it: every event
 counted, the operator, kernel and memory tables cut at the report's --top
-(100), the 2,000 steps bucketed into at most 500 rows, 100 time bins.
+(100), the 2,000 steps bucketed into at most 500 rows, 5,000 time bins a part.
 
     size_check.py BENCH_REPORT EVENTS MAX_BYTES
 Exit status: 0 pass, 1 fail."""
@@ -62,8 +62,10 @@ try:
     check(0 < n <= 500 and facts.get("per_row", 0) * n >= STEPS,
           f"steps view: {n} rows of {facts.get('per_row')} steps for {STEPS} steps (at most 500 rows)")
     tl = t.get("timeline", {}).get("sections", [])
-    check(len(tl) == 2 and all(len(x.get("rows", [])) == 100 for x in tl),
-          f"timeline: {[len(x.get('rows', [])) for x in tl]} bins per part, expected 2 parts (GPU0, memory) of 100")
+    # a run with steps: bins of a tenth of a step, bounded by 10,000 bins in all
+    check(len(tl) == 2 and all(len(x.get("rows", [])) == 5000 for x in tl),
+          f"timeline: {[len(x.get('rows', [])) for x in tl]} bins per part, expected 2 parts (GPU0, memory) "
+          f"of 5,000 (10,000 in all)")
     print(f"size_check: {events} events -> report {size} bytes (budget {MAX}), its JSON {len(m.group(1)) if m else 0} "
           f"bytes; operator/kernel/memory rows {[rows(t.get(x, {})) for x in ('operator', 'kernel', 'memory')]}, "
           f"steps {n} rows x {facts.get('per_row')}, timeline {[len(x.get('rows', [])) for x in tl]} bins")

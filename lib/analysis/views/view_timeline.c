@@ -5,7 +5,9 @@
  *
  * The span is the traces' whole run, from the earliest event to the latest
  * end of one (view_span(): not the window), cut into TIMELINE_BINS equal
- * bins, fewer when the span is short (a bin is at least TIMELINE_MIN_BIN_NS
+ * bins, more in a training run (bins at most a tenth of the mean step,
+ * TIMELINE_STEP_BINS a step: a step's rise and fall of memory shows),
+ * fewer when the span is short (a bin is at least TIMELINE_MIN_BIN_NS
  * wide) or the series many (TIMELINE_ALL_BINS in all). The last bin may reach past the span's end; nothing happens there.
  *
  * Utilisation: a part per GPU, the union of the work that keeps it busy as
@@ -34,6 +36,8 @@
  * least TIMELINE_MIN_BINS), so that the table stays bounded. */
 #define TIMELINE_ALL_BINS 10000u
 #define TIMELINE_MIN_BINS 10u
+/* Bins a step at least, in a run with steps (TIMELINE_ALL_BINS allowing). */
+#define TIMELINE_STEP_BINS 10u
 
 enum { TC_NAME, TC_START, TC_VALUE };
 
@@ -55,12 +59,23 @@ struct bins {
 	enum time_unit unit;
 };
 
-static void bins_init(struct bins *b, uint64_t t0, uint64_t t1, enum time_unit unit,
-		      uint32_t series)
+static void bins_init(struct bins *b, const struct analysis *a, uint64_t t0, uint64_t t1,
+		      enum time_unit unit, uint32_t series)
 {
 	uint64_t span = t1 - t0, nbins = TIMELINE_BINS;
-	if (series && TIMELINE_ALL_BINS / series < nbins)
-		nbins = TIMELINE_ALL_BINS / series;
+	/* a training run: bins of at most a tenth of the mean step, so that a
+	 * step's rise and fall of memory shows (within TIMELINE_ALL_BINS) */
+	if (a->from_steps && a->steps && a->window_ns) {
+		uint64_t step = a->window_ns / a->steps;
+		uint64_t want = step >= TIMELINE_STEP_BINS
+					? (span + step / TIMELINE_STEP_BINS - 1) / (step / TIMELINE_STEP_BINS)
+					: TIMELINE_ALL_BINS;
+		if (want > nbins)
+			nbins = want;
+	}
+	uint64_t most = series ? TIMELINE_ALL_BINS / series : TIMELINE_ALL_BINS;
+	if (most < nbins)
+		nbins = most;
 	if (nbins < TIMELINE_MIN_BINS)
 		nbins = TIMELINE_MIN_BINS;
 	b->t0 = t0;
@@ -189,7 +204,7 @@ struct table *view_timeline(const struct view *v, const struct analysis *a,
 		return t;
 	}
 	struct bins b;
-	bins_init(&b, t0, t1, o->unit, s->ndevices + pools.n);
+	bins_init(&b, a, t0, t1, o->unit, s->ndevices + pools.n);
 	struct ivl_set *sets = xmalloc((s->ndevices ? s->ndevices : 1) * sizeof(*sets));
 	busy_sets(a, sets);
 	for (uint32_t d = 0; d < s->ndevices; d++)
