@@ -34,7 +34,7 @@
 --            theirs: named only by the sign-flip test; else consistent
 --            when a test gives p < 0.05 and the median of its e exceeds
 --            the floor max(2 sigma, 5 % of the median b), or it is busier
---            in 90 % of the tested steps by a median e over 25 % of the
+--            in 90 % of the tested steps by a median e over half the
 --            median b however loud the noise; else
 --            intermittent when the sign-flip test does; it is named when
 --            its cost is at least 5 % of the job's mean step (the last
@@ -371,7 +371,7 @@ binom AS (
 -- steps that hold most of its savings (the largest aside) and its typical
 -- e less than half of theirs, named only by the sign-flip test; else
 -- consistent: a test and a typical e beyond the floor, or busier in 90 %
--- of the kept steps by a typical e over 25 % of the median b (plain); else
+-- of the kept steps by a typical e over half the median b (plain); else
 -- intermittent when the sign-flip test says so
 rule AS (
   SELECT c.*,
@@ -391,7 +391,7 @@ kinds AS (
          CASE WHEN sporadic = 1 THEN CASE WHEN p_big < 0.05E0 THEN 2 ELSE 0 END
               WHEN (p_sign < 0.05E0 OR p_big < 0.05E0)
                    AND (typical > floor_e
-                        OR (seen > 0 AND pos_n >= 0.9E0 * seen AND typical > 0.25E0 * med_b))
+                        OR (seen > 0 AND pos_n >= 0.9E0 * seen AND typical > 0.5E0 * med_b))
                 THEN 1
               WHEN p_big < 0.05E0 THEN 2 ELSE 0 END AS kind
   FROM rule r

@@ -280,7 +280,7 @@ def model_job(ranks, steps, slow_rank, slow_ms, jitter, gpu=0, skip=10):
 ALPHA, MATERIAL, THETA_REL, THETA_SIGMAS, OUTLIER_SIGMAS, MIN_STEPS = 0.05, 0.05, 0.05, 4.0, 5.0, 3
 CONTENTION_MISSED = 1.0
 STARVED = 1.5
-PLAIN_SHARE, PLAIN_REL = 0.9, 0.25
+PLAIN_SHARE, PLAIN_REL = 0.9, 0.5
 COMP, DATA, HOST, COMM, CONT = range(5)
 
 

@@ -86,7 +86,7 @@ enum dist_part {
 #define DIST_THETA_REL 0.05     /* theta: at least this share of the median busy time */
 #define DIST_THETA_SIGMAS 4.0   /* ... and this many sigmas */
 #define DIST_PLAIN_SHARE 0.9     /* consistent however loud the noise: busier in this share */
-#define DIST_PLAIN_REL 0.25      /* ... of its steps by a typical excess of this share of busy */
+#define DIST_PLAIN_REL 0.5       /* ... of its steps by a typical excess of this share of busy */
 #define DIST_OUTLIER_SIGMAS 5.0 /* a consistent straggler's outlier steps */
 #define DIST_MIN_STEPS 3        /* fewer compared steps: no verdict */
 #define DIST_CONTENTION_MISSED 1.0 /* how much of a step's contention its effects may exceed
