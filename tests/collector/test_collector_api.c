@@ -482,8 +482,14 @@ static void test_api_step_sched(void **state)
 	uint32_t name = api->string("ProfileStep#0", 13);
 	api->step(0);
 	uint64_t start = api->now();
-	while (api->now() < start + 3000000)
-		;
+	/* 3 ms of this thread's CPU time (a wall-clock spin gets less of it
+	 * on a busy machine), at most 2 s of wall time */
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	while ((c1.tv_sec - c0.tv_sec) * 1000000000LL + (c1.tv_nsec - c0.tv_nsec) < 3000000 &&
+	       api->now() < start + 2000000000ULL);
 	struct timespec ts = {0, 3000000};
 	nanosleep(&ts, NULL);
 	uint64_t end = api->now();
