@@ -205,19 +205,25 @@ static void words_free(struct words *w)
 
 /* ---- the documents ---------------------------------------------------------- */
 
+/* The options of the report's summaries: JSON, compact, top N. */
+static struct summary_opts report_summary_opts(const struct report_opts *o, unsigned top)
+{
+	return (struct summary_opts){.view = {.sort = SORT_CPU_TOTAL,
+					      .unit = o->unit,
+					      .skip_steps = o->skip,
+					      .skip_set = 1},
+				     .format = SUMMARY_JSON,
+				     .fit = 1,
+				     .top = (int)top,
+				     .compact = 1,
+				     .job_flags = o->job_flags};
+}
+
 /* `gprof-dl summary FILE... --format json --view all --top N --skip-steps K
  * --time-unit U`, compact, into *buf: 0, or 1 after an error message. */
 static int report_summary(const struct report_opts *o, char **buf, size_t *len)
 {
-	struct summary_opts so = {.view = {.sort = SORT_CPU_TOTAL,
-					   .unit = o->unit,
-					   .skip_steps = o->skip,
-					   .skip_set = 1},
-				  .format = SUMMARY_JSON,
-				  .fit = 1,
-				  .top = (int)o->top,
-				  .compact = 1,
-				  .job_flags = o->job_flags};
+	struct summary_opts so = report_summary_opts(o, o->top);
 	for (unsigned i = 0; i < view_registry_count; i++)
 		summary_add_view(&so, &view_registry[i]);
 	FILE *f = open_memstream(buf, len);
@@ -281,15 +287,7 @@ static int report_ranks(const struct report_opts *o, struct rank_docs *r)
 	unsigned top = o->top && o->top < REPORT_RANK_TOP ? o->top : REPORT_RANK_TOP;
 	int rc = 0;
 	for (size_t k = 0; k < n && !rc; k++) {
-		struct summary_opts so = {.view = {.sort = SORT_CPU_TOTAL,
-						   .unit = o->unit,
-						   .skip_steps = o->skip,
-						   .skip_set = 1},
-					  .format = SUMMARY_JSON,
-					  .fit = 1,
-					  .top = (int)top,
-					  .compact = 1,
-					  .job_flags = o->job_flags};
+		struct summary_opts so = report_summary_opts(o, top);
 		summary_add_view(&so, view_find("operator"));
 		summary_add_view(&so, view_find("kernel"));
 		size_t len = 0;
