@@ -21,7 +21,8 @@ static const char summary_usage[] =
 	"usage: gprof-dl summary FILE... [--view NAME]... [--op-detail] [--thread-sep]\n"
 	"                        [--sorted-by KEY] [--time-unit s|ms|us|ns] [--skip-steps N]\n"
 	"                        [--cycle N] [--top N] [--wide] [--group-by name|shapes]\n"
-	"                        [--format text|csv|json] [--mixed-jobs] [-o OUT [--force]]\n"
+	"                        [--window steps|gpu] [--format text|csv|json] [--mixed-jobs]\n"
+	"                        [-o OUT [--force]]\n"
 	"\n"
 	"Print the summary tables of one or more traces, summarised together. The\n"
 	"traces of a distributed job (a rank each, or one holding several ranks)\n"
@@ -48,6 +49,11 @@ static const char summary_usage[] =
 	"                     of each trace or rank (default 10, never more than half)\n"
 	"  --cycle N          only --schedule's cycle N (or capture range N), from 0:\n"
 	"                     every table clipped to it\n"
+	"  --window WHAT      what every time is clipped to and every ratio is of:\n"
+	"                     steps (default: the ProfileStep ranges, else the whole\n"
+	"                     run), or gpu (the GPU's own span, from its first GPU\n"
+	"                     work to its last, as Holistic Trace Analysis measures;\n"
+	"                     not the distributed and perf views)\n"
 	"  --group-by KEY     operator view: a row per name (default), or per name\n"
 	"                     and input shapes (shapes: traces of --record-shapes)\n"
 	"  --top N            the N heaviest rows of each table (text: 30, csv and\n"
@@ -77,6 +83,7 @@ enum {
 	OPT_WIDE,
 	OPT_GROUP_BY,
 	OPT_MIXED_JOBS,
+	OPT_WINDOW,
 };
 
 /* --cycle N; -1: the whole trace */
@@ -97,6 +104,7 @@ static const struct option summary_options[] = {
 	{"wide", no_argument, NULL, OPT_WIDE},
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
+	{"window", required_argument, NULL, OPT_WINDOW},
 	{"output", required_argument, NULL, 'o'},
 	{"force", no_argument, NULL, 'f'},
 	{"help", no_argument, NULL, 'h'},
@@ -196,6 +204,11 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 			break;
 		case OPT_MIXED_JOBS:
 			o->job_flags |= JOB_OPEN_MIXED;
+			break;
+		case OPT_WINDOW:
+			if (strcmp(optarg, "steps") != 0 && strcmp(optarg, "gpu") != 0)
+				usage_error("unknown --window '%s' (steps or gpu)", optarg);
+			o->view.gpu_window = strcmp(optarg, "gpu") == 0;
 			break;
 		case 'o':
 			*output = optarg;

@@ -114,7 +114,7 @@ static void json_header(struct json_writer *w, const struct analysis *a, enum ti
 	json_key(w, "window");
 	json_begin_object(w);
 	json_key(w, "source");
-	json_string(w, a->from_steps ? "ProfileStep" : "whole run");
+	json_string(w, a->gpu_window ? "gpu span" : a->from_steps ? "ProfileStep" : "whole run");
 	json_key(w, "steps");
 	json_uint(w, a->steps);
 	json_key(w, "total");
@@ -372,6 +372,7 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 	analysis_init(&sum);
 	analysis_init(&all);
 	all.store.by_shapes = o->view.group_shapes;
+	all.want_gpu_window = o->view.gpu_window;
 	/* rank by rank first, so that the whole job (when other views need it)
 	 * is never in memory beside a rank */
 	struct job_dist *d = job_dist_measure(j, PERF_SKIP_OF(&o->view), &sum, done, err, sizeof(err));
@@ -461,6 +462,7 @@ static int summary_files_out(int n, char *const *paths, const struct summary_opt
 	struct analysis a;
 	analysis_init(&a);
 	a.store.by_shapes = o->view.group_shapes;
+	a.want_gpu_window = o->view.gpu_window;
 	int rc = 1;
 	if (!as_job && job_load_all(&j, &a, err, sizeof(err)) != 0) {
 		progress_done();

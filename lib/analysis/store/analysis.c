@@ -57,8 +57,38 @@ static int32_t process_rank(const struct store *s, const struct hmap *procs, uin
 	return -1;
 }
 
+/* --window gpu: each part's window is its GPU's span, from the start of its
+ * first GPU work to the end of its last (the span Holistic Trace Analysis
+ * measures a rank's GPU time against). */
+static void gpu_spans(struct analysis *a)
+{
+	const struct store *s = &a->store;
+	uint64_t *lo = xmalloc((a->nparts ? a->nparts : 1) * sizeof(*lo));
+	uint64_t *hi = xcalloc(a->nparts ? a->nparts : 1, sizeof(*hi));
+	for (uint32_t p = 0; p < a->nparts; p++)
+		lo[p] = UINT64_MAX;
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		uint32_t p = a->track_part[ti];
+		for (size_t i = 0; t->kind == STORE_TRACK_DEVICE && i < t->n; i++) {
+			if (!store_ev_is_gpu_work(s, t, i) || store_ev_is_instant(t, i))
+				continue;
+			if (t->start[i] < lo[p])
+				lo[p] = t->start[i];
+			if (store_ev_end(t, i) > hi[p])
+				hi[p] = store_ev_end(t, i);
+		}
+	}
+	for (uint32_t p = 0; p < a->nparts; p++)
+		if (hi[p] > lo[p])
+			ivl_set_add(&a->part_window[p], lo[p], hi[p]);
+	free(lo);
+	free(hi);
+}
+
 /* Each track's part (analysis.h): (file, rank), numbered in order of first
- * appearance; and each part's window, from its steps or its file's run. */
+ * appearance; and each part's window, from its steps, its GPU's span or its
+ * file's run. */
 static void analysis_parts(struct analysis *a)
 {
 	const struct store *s = &a->store;
@@ -105,10 +135,12 @@ static void analysis_parts(struct analysis *a)
 				ivl_set_add(&a->part_window[a->track_part[ti]], t->start[i],
 					    store_ev_end(t, i));
 	}
+	if (a->gpu_window)
+		gpu_spans(a);
 	for (uint32_t p = 0; p < a->nparts; p++) {
 		struct ivl_set *w = &a->part_window[p];
 		const struct store_file *f = &s->files[part_file[p]];
-		if (!a->from_steps && f->end_ns > f->start_ns)
+		if (!a->from_steps && !a->gpu_window && f->end_ns > f->start_ns)
 			ivl_set_add(w, f->start_ns, f->end_ns);
 		ivl_set_normalize(w);
 		ivl_set_seal(w);
@@ -116,6 +148,23 @@ static void analysis_parts(struct analysis *a)
 		a->nparts_windowed += ivl_set_measure(w) > 0;
 	}
 	free(part_file);
+}
+
+static int has_gpu_work(const struct store *s)
+{
+	for (uint32_t ti = 0; ti < s->ntracks; ti++)
+		for (size_t i = 0; s->tracks[ti].kind == STORE_TRACK_DEVICE && i < s->tracks[ti].n; i++)
+			if (store_ev_is_gpu_work(s, &s->tracks[ti], i) &&
+			    !store_ev_is_instant(&s->tracks[ti], i))
+				return 1;
+	return 0;
+}
+
+const char *analysis_window_name(const struct analysis *a)
+{
+	if (a->gpu_window)
+		return "the GPU's span (from its first GPU work to its last, --window gpu)";
+	return a->from_steps ? "the ProfileStep ranges" : "the whole run";
 }
 
 /* The window: all ProfileStep ranges of host threads merged (a GPU stream's
@@ -137,6 +186,21 @@ static void analysis_window(struct analysis *a)
 	}
 	ivl_set_normalize(&a->window); /* steps of several tracks come in any order */
 	a->from_steps = a->steps > 0;
+	a->gpu_window = a->want_gpu_window && has_gpu_work(s);
+	if (a->gpu_window) { /* the union of the parts' spans */
+		a->from_steps = 0;
+		ivl_set_free(&a->window);
+		ivl_set_init(&a->window);
+		analysis_parts(a);
+		for (uint32_t p = 0; p < a->nparts; p++)
+			for (size_t k = 0; k < a->part_window[p].n; k++)
+				ivl_set_add(&a->window, a->part_window[p].v[k].start,
+					    a->part_window[p].v[k].end);
+		ivl_set_normalize(&a->window);
+		ivl_set_seal(&a->window);
+		a->window_ns = ivl_set_measure(&a->window);
+		return;
+	}
 	if (!a->from_steps) {
 		for (uint32_t f = 0; f < s->nfiles; f++)
 			if (s->files[f].end_ns > s->files[f].start_ns)
@@ -204,12 +268,12 @@ double analysis_part_ratio(const struct analysis *a, uint64_t ns)
 /* A part's unions (analysis.h), each clipped to the part's window. */
 struct part_unions {
 	struct ivl_union type[TRACE_EV_TYPE_COUNT];
-	struct ivl_union comm, host_comm, phases;
+	struct ivl_union comm, host_comm, phases, kernels;
 };
 
 struct unions {
 	struct ivl_union type[TRACE_EV_TYPE_COUNT];
-	struct ivl_union comm, comp, busy, host_comm;
+	struct ivl_union comm, comp, busy, host_comm, kernels;
 	struct ivl_union *device;
 	struct part_unions *part; /* by part */
 };
@@ -233,6 +297,11 @@ static void unite_gpu_work(struct analysis *a, struct unions *u, const struct st
 		a->comp.calls++;
 		ivl_union_add(&u->comp, start, end);
 	}
+	if (type == TRACE_EV_KERNEL || type == TRACE_EV_COMMUNICATION) {
+		a->kernels.calls++;
+		ivl_union_add(&u->kernels, start, end);
+		ivl_union_add(&pu->kernels, start, end);
+	}
 	if (analysis_gpu_busy(a, ti, i, type)) {
 		ivl_union_add(&u->busy, start, end);
 		if (t->dev != STORE_NONE)
@@ -253,6 +322,7 @@ static void analysis_unite_types(struct analysis *a)
 	ivl_union_init(&u.comp, &a->window);
 	ivl_union_init(&u.busy, &a->window);
 	ivl_union_init(&u.host_comm, &a->window);
+	ivl_union_init(&u.kernels, &a->window);
 	u.device = xmalloc((s->ndevices ? s->ndevices : 1) * sizeof(*u.device));
 	for (uint32_t d = 0; d < s->ndevices; d++)
 		ivl_union_init(&u.device[d], &a->window);
@@ -264,6 +334,7 @@ static void analysis_unite_types(struct analysis *a)
 		ivl_union_init(&pu->comm, &a->part_window[p]);
 		ivl_union_init(&pu->host_comm, &a->part_window[p]);
 		ivl_union_init(&pu->phases, &a->part_window[p]);
+		ivl_union_init(&pu->kernels, &a->part_window[p]);
 	}
 	struct analysis_walk w;
 	uint32_t ti;
@@ -309,6 +380,7 @@ static void analysis_unite_types(struct analysis *a)
 		a->comm.part_ns += ivl_union_measure(&pu->comm);
 		a->host_comm.part_ns += ivl_union_measure(&pu->host_comm);
 		a->phases_part_ns += ivl_union_measure(&pu->phases);
+		a->kernels.part_ns += ivl_union_measure(&pu->kernels);
 	}
 	free(u.part);
 	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
@@ -317,6 +389,7 @@ static void analysis_unite_types(struct analysis *a)
 	a->comp.merged_ns = ivl_union_measure(&u.comp);
 	a->busy_ns = ivl_union_measure(&u.busy);
 	a->host_comm.merged_ns = ivl_union_measure(&u.host_comm);
+	a->kernels.merged_ns = ivl_union_measure(&u.kernels);
 	a->device_busy_ns = xcalloc(s->ndevices ? s->ndevices : 1, sizeof(*a->device_busy_ns));
 	for (uint32_t d = 0; d < s->ndevices; d++)
 		a->device_busy_ns[d] = ivl_union_measure(&u.device[d]);

@@ -61,6 +61,12 @@ struct type_total {
 struct analysis {
 	struct store store;
 	struct ivl_set window;
+	/* Set before analysis_prepare(): the window is the GPU's own span
+	 * (summary --window gpu, Holistic Trace Analysis's): each part's (below)
+	 * from the start of its first GPU work to the end of its last, instead
+	 * of the steps. Ignored by a trace without GPU work (gpu_window 0). */
+	int want_gpu_window;
+	int gpu_window;     /* 1: the window is the GPU's span (from_steps is then 0) */
 	int from_steps;     /* 1: the window is the ProfileStep ranges; 0: the whole run */
 	uint64_t steps;     /* ProfileStep ranges */
 	uint64_t window_ns; /* the window's measure */
@@ -77,6 +83,10 @@ struct analysis {
 	 * gpu.h), computation (the other kernels), both (busy), and each
 	 * device's kernels and communication (by store device) */
 	struct type_total comm, comp;
+	/* ... every kernel, the communication kernels (of type Communication on
+	 * a GPU stream) included: the Kernel Summary's rows, the Overview's
+	 * Kernel row */
+	struct type_total kernels;
 	uint64_t busy_ns;
 	/* ... and the host's communication: the union of the host ranges that
 	 * are communication calls (above), and their count */
@@ -104,6 +114,10 @@ void analysis_prepare(struct analysis *a);
  * window, indexed by enum trace_event_type. Computed in one merged pass on
  * the first call, from any thread; the same array afterwards. */
 const struct type_total *analysis_types(const struct analysis *a);
+
+/* What the window is, for a note: "the ProfileStep ranges", "the whole
+ * run" or "the GPU's span (...)". */
+const char *analysis_window_name(const struct analysis *a);
 
 /* Whether event i of t is in the window; *clipped gets its length inside. */
 int analysis_clip(const struct analysis *a, const struct store_track *t, size_t i,

@@ -384,6 +384,10 @@ static void gpu_count(struct analysis *a, const struct store_track *gt, size_t g
 	g->counted++;
 	g->counted_ns += gt->dur[gi];
 	g->counted_type_ns[store_ev_type(&a->store, gt, gi)] += gt->dur[gi];
+	uint64_t inside = gt->dur[gi] ? ivl_set_overlap(&a->window, gt->start[gi],
+							 gt->start[gi] + gt->dur[gi])
+				      : 0;
+	g->counted_outside_ns += gt->dur[gi] - inside;
 }
 
 /* Linked work counts by its call, in call order, through a cursor on the window. */
@@ -408,7 +412,7 @@ static void gpu_flag_linked(struct analysis *a, uint32_t host)
 		uint8_t *f = &a->gpu.tracks[l->track].flags[l->index];
 		if (comm || gpu_comm_by_itself(a, gt, l->index))
 			*f |= GPU_COMM;
-		if (in)
+		if (in || a->gpu_window) /* the GPU's span holds all its work */
 			gpu_count(a, gt, l->index, f);
 	}
 }

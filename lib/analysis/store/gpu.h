@@ -30,7 +30,8 @@
  *
  * Counting: GPU work counts for the summary when its call lies in the window
  * (it is then counted in full, even where it runs past the window: the work
- * was launched inside), or, with no call, when the work itself does. The sum
+ * was launched inside), or, with no call, when the work itself does; with
+ * the GPU's span as the window (analysis.h: gpu_window), all of it does. The sum
  * of the counted work is the 100% of every GPU Ratio that is not a union.
  *
  * Communication: GPU work of type Communication, GPU work whose name holds
@@ -105,6 +106,9 @@ struct gpu_info {
 	uint64_t by_xid;          /* ... attributed by external id */
 	uint64_t stream_memory;   /* Memory instants on GPU streams */
 	uint64_t counted_ns;      /* the counted work's durations, summed */
+	/* ... the part of them outside the window: work launched inside that
+	 * ran past it (the views that clip to the window leave it out) */
+	uint64_t counted_outside_ns;
 	uint64_t counted_type_ns[TRACE_EV_TYPE_COUNT];
 };
 

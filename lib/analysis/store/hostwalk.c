@@ -13,6 +13,8 @@
 
 #include <stdlib.h>
 
+#define HW_PEERS_MAX 64u
+
 int hostwalk_is_instant(const struct store *s, const struct store_track *t, size_t i)
 {
 	return store_ev_is_instant(t, i) || store_ev_type(s, t, i) == TRACE_EV_MEMORY;
@@ -28,6 +30,9 @@ struct hw_track {
 
 struct hw_walk {
 	const struct analysis *a;
+	/* across_threads: by track, the first of its process's threads that
+	 * hold followed events in peer[] (their count in npeer[]); else NULL */
+	uint32_t *peer, *peer_at, *npeer;
 	const struct hw_visitor *v;
 	void *ctx;
 	uint8_t *want;            /* by desc: the type is visited */
@@ -56,6 +61,45 @@ static void hw_push(struct hw_stack *st, const struct hw_frame *f)
 	st->v[st->n++] = *f;
 }
 
+/* The followed ranges open around the launch (event i of track ti): the
+ * thread's own; when it has none and the view asks (across_threads), those
+ * of the thread of the same process with the most followed ranges open
+ * around the launch's start (the first such thread on a tie). The other
+ * threads' stacks are popped lazily: a frame that ended before the launch
+ * is still there until its thread's next event, so only the frames that
+ * end after the launch's start count (a prefix: each contains the next). */
+static struct hw_stack hw_open_around(struct hw_walk *w, uint32_t ti, size_t i)
+{
+	struct hw_stack own = w->ht[ti].st;
+	if (own.n || !w->peer)
+		return own;
+	const struct store *s = &w->a->store;
+	uint64_t t0 = s->tracks[ti].start[i];
+	struct hw_stack best = {0};
+	for (uint32_t k = 0; k < w->npeer[ti]; k++) {
+		uint32_t pi = w->peer[w->peer_at[ti] + k];
+		const struct hw_stack *st = &w->ht[pi].st;
+		size_t n = 0;
+		while (n < st->n && store_ev_end(&s->tracks[pi], st->v[n].event) > t0)
+			n++;
+		if (n > best.n) {
+			best.v = st->v;
+			best.n = n;
+		}
+	}
+	return best.n ? best : own;
+}
+
+/* One piece of counted GPU work, launched by event i of track ti. */
+static void hw_deliver(struct hw_walk *w, uint32_t ti, size_t i, const struct gpu_launch *l)
+{
+	struct hw_stack st = hw_open_around(w, ti, i);
+	if (st.n)
+		st.v[st.n - 1].gpu += w->a->store.tracks[l->track].dur[l->index];
+	if (w->v->gpu)
+		w->v->gpu(w->ctx, &st, ti, (uint32_t)i, l->track, l->index);
+}
+
 /* The counted GPU work the call launched, in the order of the launches. */
 static void hw_launches(struct hw_walk *w, struct hw_track *ht, uint32_t ti, size_t i)
 {
@@ -69,10 +113,7 @@ static void hw_launches(struct hw_walk *w, struct hw_track *ht, uint32_t ti, siz
 		uint8_t f = a->gpu.tracks[l->track].flags[l->index];
 		if (!(f & GPU_COUNTED) || ((f & GPU_BY_XID) && !w->v->by_call))
 			continue;
-		if (ht->st.n)
-			ht->st.v[ht->st.n - 1].gpu += a->store.tracks[l->track].dur[l->index];
-		if (w->v->gpu)
-			w->v->gpu(w->ctx, &ht->st, ti, (uint32_t)i, l->track, l->index);
+		hw_deliver(w, ti, i, l);
 	}
 	if (w->v->by_call)
 		return;
@@ -83,10 +124,7 @@ static void hw_launches(struct hw_walk *w, struct hw_track *ht, uint32_t ti, siz
 		const struct gpu_launch *l = &g->xlaunches[ht->next_xlaunch];
 		if (!(a->gpu.tracks[l->track].flags[l->index] & GPU_COUNTED))
 			continue;
-		if (ht->st.n)
-			ht->st.v[ht->st.n - 1].gpu += a->store.tracks[l->track].dur[l->index];
-		if (w->v->gpu)
-			w->v->gpu(w->ctx, &ht->st, ti, (uint32_t)i, l->track, l->index);
+		hw_deliver(w, ti, i, l);
 	}
 }
 
@@ -190,6 +228,56 @@ static void hw_want(struct hw_walk *w)
 		w->want[d] = !w->v->types || ((w->v->types >> s->descs[d].type) & 1);
 }
 
+struct hw_proc_key {
+	uint32_t file, pid, track;
+};
+
+static int hw_by_process(const void *x, const void *y)
+{
+	const struct hw_proc_key *a = x, *b = y;
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->track < b->track ? -1 : a->track > b->track;
+}
+
+/* For across_threads: each walked host track's peers, the threads of its
+ * process (same file, same pid) that hold followed events, at most
+ * HW_PEERS_MAX of them (the first by track), so that a launch costs a
+ * bounded look whatever the threads of a hostile trace. */
+static void hw_peers(struct hw_walk *w, const uint32_t *tracks, uint32_t ntracks)
+{
+	const struct store *s = &w->a->store;
+	uint32_t n = 0;
+	struct hw_proc_key *key = xmalloc((s->ntracks ? s->ntracks : 1) * sizeof(*key));
+	for (uint32_t k = 0; k < (tracks ? ntracks : s->ntracks); k++) {
+		uint32_t ti = tracks ? tracks[k] : k;
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind == STORE_TRACK_HOST)
+			key[n++] = (struct hw_proc_key){t->file, t->pid, ti};
+	}
+	qsort(key, n, sizeof(*key), hw_by_process);
+	w->peer = xmalloc((n ? n : 1) * sizeof(*w->peer));
+	w->peer_at = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*w->peer_at));
+	w->npeer = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*w->npeer));
+	uint32_t np = 0;
+	for (uint32_t k = 0; k < n;) {
+		uint32_t e = k, at = np;
+		while (e < n && key[e].file == key[k].file && key[e].pid == key[k].pid)
+			e++;
+		for (uint32_t j = k; j < e; j++)
+			if (np - at < HW_PEERS_MAX && hw_any(w, key[j].track))
+				w->peer[np++] = key[j].track;
+		for (uint32_t j = k; j < e; j++) {
+			w->peer_at[key[j].track] = at;
+			w->npeer[key[j].track] = np - at;
+		}
+		k = e;
+	}
+	free(key);
+}
+
 void hostwalk_run(const struct analysis *a, const uint32_t *tracks, uint32_t ntracks,
 		  const struct hw_visitor *v, void *ctx)
 {
@@ -198,6 +286,8 @@ void hostwalk_run(const struct analysis *a, const uint32_t *tracks, uint32_t ntr
 	hw_want(&w);
 	w.ht = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*w.ht));
 	w.heap = xmalloc((s->ntracks ? s->ntracks : 1) * sizeof(*w.heap));
+	if (v->across_threads && !v->skip_gpu && a->gpu.has_gpu)
+		hw_peers(&w, tracks, ntracks);
 	for (uint32_t k = 0; k < (tracks ? ntracks : s->ntracks); k++) {
 		uint32_t ti = tracks ? tracks[k] : k;
 		if (s->tracks[ti].kind != STORE_TRACK_HOST ||
@@ -225,4 +315,7 @@ void hostwalk_run(const struct analysis *a, const uint32_t *tracks, uint32_t ntr
 	free(w.ht);
 	free(w.heap);
 	free(w.want);
+	free(w.peer);
+	free(w.peer_at);
+	free(w.npeer);
 }

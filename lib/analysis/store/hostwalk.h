@@ -68,6 +68,14 @@ struct hw_visitor {
 	 * with by_call, at its call (for views of the API calls themselves),
 	 * like all other work. */
 	int by_call;
+	/* GPU work launched on a thread with no followed range open around its
+	 * call is delivered with the followed ranges open around the call's
+	 * start on another thread of its process (same file and pid): the one
+	 * with the most of them, the first on a tie; the first 64 threads of a
+	 * process that hold followed events are looked at. For the training
+	 * loop's phases: PyTorch launches backward's kernels from its autograd
+	 * thread while the step's thread has Backward open. */
+	int across_threads;
 };
 
 /* Walks the given host tracks (NULL: all of them). */

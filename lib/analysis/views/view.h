@@ -58,6 +58,9 @@ struct view_opts {
 	 * key_averages(group_by_input_shape=True); needs the store loaded with
 	 * by_shapes (--group-by shapes) */
 	int group_shapes;
+	/* --window gpu: the analysis's window is the GPU's span (analysis.h:
+	 * want_gpu_window), for every view but the job's Distributed and Perf */
+	int gpu_window;
 };
 
 /* When a view prints without --view (struct view.by_default). */
@@ -168,6 +171,9 @@ void view_device_name(char *buf, size_t size, const struct analysis *a, uint32_t
 int view_span(const struct analysis *a, uint64_t *t0, uint64_t *t1);
 /* ns as a percentage of the counted GPU work (gpu.h), within [0, 100]. */
 double view_gpu_ratio(const struct analysis *a, uint64_t ns);
+/* The note, where GPU work launched in the window ran outside it, that the
+ * tables by launch and those clipped to the window give two GPU totals. */
+void view_note_gpu_totals(struct table *t, const struct analysis *a, enum time_unit unit);
 /* part / whole as a percentage within [0, 100]; 0 when whole is 0. */
 double view_share(uint64_t part, uint64_t whole);
 /* The event's type name; "Memory" for allocations, whatever the trace names say. */

@@ -81,7 +81,6 @@ static int counter_average(const struct analysis *a, unsigned id, int sum, doubl
 
 struct table *view_device(const struct view *v, const struct analysis *a, const struct view_opts *o)
 {
-	(void)o;
 	struct table *t = table_new(v->name, v->title, device_cols,
 				    sizeof(device_cols) / sizeof(device_cols[0]));
 	struct tpart *p = table_add_part(t, NULL, NULL, NULL);
@@ -110,12 +109,13 @@ struct table *view_device(const struct view *v, const struct analysis *a, const 
 	if (samples)
 		table_note(t, "Both are averaged over the window (%s) from %zu samples; a sample "
 			      "covers the time since the one before it.",
-			   a->from_steps ? "the ProfileStep ranges" : "the whole run", samples);
+			   analysis_window_name(a), samples);
 	else
 		table_note(t, "This trace has no CPU utilisation samples (\"-\").");
 	if (a->store.ndevices)
 		table_note(t, "GPU Utilization = Current process GPU time / elapsed time: the time at "
 			      "least one kernel or communication of the process ran on the GPU, merged "
 			      "across streams, / the window.");
+	view_note_gpu_totals(t, a, o->unit);
 	return t;
 }

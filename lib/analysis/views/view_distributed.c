@@ -78,7 +78,8 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 		both = dist_sub0(comm + comp, f.busy);
 	}
 	struct tpart *p = table_add_part(t, NULL, NULL, NULL);
-	dist_row(t, p, a, a->from_steps ? "ProfileStep" : "Whole run", 0, a->window_ns);
+	dist_row(t, p, a, a->gpu_window ? "GPU span" : a->from_steps ? "ProfileStep" : "Whole run", 0,
+		 a->window_ns);
 	dist_row(t, p, a, "Communication", 1, comm);
 	dist_row(t, p, a, "Computation", 1, comp);
 	dist_row(t, p, a, "Overlap", 1, both);
@@ -98,7 +99,7 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 			      "ran at once.");
 	table_note(t, "Computation + Communication - Overlap = the time at least one of them ran. "
 		      "Ratio (%%) is against %s.",
-		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+		   analysis_window_name(a));
 	return t;
 }
 

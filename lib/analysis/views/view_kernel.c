@@ -118,11 +118,12 @@ struct table *view_kernel(const struct view *v, const struct analysis *a,
 		return t;
 	table_note(t, "GPU Ratio(%%) = the kernel's GPU Total / all GPU work launched in the window "
 		      "(%s).",
-		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+		   analysis_window_name(a));
 	table_note(t, "Mean Blocks per SM = blocks / the device's SMs; Mean Est. Achieved "
 		      "Occupancy = min(blocks per SM, blocks an SM can hold) x threads per block / "
 		      "max threads per SM;");
 	table_note(t, "both averaged over the runs weighted by duration, \"-\" where the device's "
 		      "properties or the launch are unknown.");
+	view_note_gpu_totals(t, a, o->unit);
 	return t;
 }

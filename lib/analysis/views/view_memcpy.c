@@ -261,7 +261,7 @@ struct table *view_memcpy(const struct view *v, const struct analysis *a,
 		      "or async. A framework's copy range (type Memcpy or Memset) keeps its name.");
 	table_note(t, "CPU: the calls clipped to the window (%s); CPU Ratio(%%) = the time at least "
 		      "one was running / the window.",
-		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+		   analysis_window_name(a));
 	table_note(t, "GPU: the copies and sets each call made; GPU Ratio(%%) = GPU Total / all GPU "
 		      "work launched in the window. \"(no API call)\": work no call is known for.");
 	return t;

@@ -462,7 +462,7 @@ static void mem_notes(struct table *t, const struct analysis *a)
 {
 	table_note(t, "Peak: the most bytes in use at one time in the window (%s), as the "
 		      "allocations and frees recorded since the start of the trace tell.",
-		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+		   analysis_window_name(a));
 	table_note(t, "Allocated / Freed / Increase / Allocations: inside the operator's calls, "
 		      "inner operators included; Self: directly in it. Increase = Allocated - Freed.");
 	table_note(t, "Peak Increase: the most bytes in use rose above their level at the start of "

@@ -125,7 +125,7 @@ static void model_notes(struct table *t, const struct analysis *a)
 {
 	table_note(t, "CPU: the phase's ranges clipped to the window (%s); CPU Ratio(%%) = the time "
 		      "at least one of them was open / the window.",
-		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+		   analysis_window_name(a));
 	if (a->nparts_windowed > 1)
 		table_note(t, "%u ranks (or traces): each measured in its own window, then summed "
 			      "(the ratios are of the windows summed), so that the phases of a step "
@@ -151,6 +151,7 @@ struct table *view_model(const struct view *v, const struct analysis *a,
 		.close = model_close,
 		.gpu = model_gpu,
 		.types = 1u << TRACE_EV_PROFILE_STEP | VIEW_PHASE_TYPES,
+		.across_threads = 1,
 	};
 	hostwalk_run(a, NULL, 0, &visitor, m);
 
@@ -158,7 +159,8 @@ struct table *view_model(const struct view *v, const struct analysis *a,
 	if (a->from_steps)
 		model_row(t, p, m, TRACE_EV_PROFILE_STEP, 0);
 	else
-		total_row(t, p, a, "Whole run", 0, a->parts_window_ns, a->gpu.counted_ns);
+		total_row(t, p, a, a->gpu_window ? "GPU span" : "Whole run", 0,
+			  a->parts_window_ns, a->gpu.counted_ns);
 	for (unsigned k = 0; k < VIEW_NPHASES; k++)
 		if (m->cpu[view_phases[k]].calls)
 			model_row(t, p, m, view_phases[k], 1);

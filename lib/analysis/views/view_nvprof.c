@@ -51,7 +51,7 @@ struct table *view_nvprof(const struct view *v, const struct analysis *a,
 		return t;
 	table_note(t, "GPU activities: the GPU work launched in the window (%s), by name; copies by "
 		      "direction, as nvprof named them. Time(%%) = Time / all of it.",
-		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+		   analysis_window_name(a));
 	table_note(t, "API calls: the CUDA API calls clipped to the window, by name. Time(%%) = Time "
 		      "/ all API calls' time.");
 	return t;

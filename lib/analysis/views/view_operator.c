@@ -238,7 +238,7 @@ struct table *view_operator(const struct view *v, const struct analysis *a,
 	table_set_empty(t, "No operators in the window.");
 	table_note(t, "CPU: the operator's ranges clipped to the window (%s). GPU: the GPU work each "
 		      "call launched, inner calls included.",
-		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+		   analysis_window_name(a));
 	if (o->op_detail) {
 		table_note(t, "Under each operator: the ranges that ran inside it, and the GPU work "
 			      "(CPU \"-\") under the innermost range that launched it.");

@@ -53,7 +53,7 @@ static void type_row(struct table *t, struct tpart *p, const struct analysis *a,
 	trow_percent(r, 3, analysis_part_ratio(a, tt->part_ns));
 }
 
-static void overview_notes(struct table *t, const struct analysis *a)
+static void overview_notes(struct table *t, const struct analysis *a, enum time_unit unit)
 {
 	table_note(t, "Each event type's ranges are summed after the overlapping ones are merged, "
 		      "across all threads:");
@@ -65,24 +65,25 @@ static void overview_notes(struct table *t, const struct analysis *a)
 		      "100%%.");
 	table_note(t, "Host events are CPU Time, device events GPU Time. Ratio (%%) is against %s, "
 		      "and times are clipped to it.",
-		   a->from_steps ? "the ProfileStep ranges" : "the whole run");
+		   analysis_window_name(a));
 	if (a->nparts_windowed > 1)
 		table_note(t, "%u ranks (or traces): each merged and clipped in its own window, then "
 			      "summed; Ratio (%%) is against the windows summed, as in the Model "
 			      "Summary.",
 			   a->nparts_windowed);
 	if (a->gpu.has_gpu)
-		table_note(t, "GPU Time: merged across streams. Communication: the communication "
-			      "kernels (also under Kernel), Communication events, and the GPU work of "
-			      "communication operators.");
+		table_note(t, "GPU Time: merged across streams. Kernel: every kernel, the "
+			      "communication kernels included, as the Kernel table counts them. "
+			      "Communication: the communication kernels (also under Kernel), "
+			      "Communication events, and the GPU work of communication operators.");
 	table_note(t, "Calls counts the ranges in the window; marks take no time and are counted in "
 		      "the Trace Summary.");
+	view_note_gpu_totals(t, a, unit);
 }
 
 struct table *view_overview(const struct view *v, const struct analysis *a,
 			    const struct view_opts *o)
 {
-	(void)o;
 	struct table *t = table_new(v->name, v->title, host_cols,
 				    sizeof(host_cols) / sizeof(host_cols[0]));
 	const struct type_total *types = analysis_types(a);
@@ -93,7 +94,7 @@ struct table *view_overview(const struct view *v, const struct analysis *a,
 		type_row(t, host, a, &types[TRACE_EV_PROFILE_STEP], TRACE_EV_PROFILE_STEP, 0);
 	} else {
 		struct trow *r = tpart_add_row(t, host, 0);
-		trow_text(r, 0, "Whole run");
+		trow_text(r, 0, a->gpu_window ? "GPU span" : "Whole run");
 		trow_time(r, 2, (double)a->parts_window_ns);
 		trow_percent(r, 3, a->parts_window_ns ? 100.0 : 0.0);
 	}
@@ -107,14 +108,17 @@ struct table *view_overview(const struct view *v, const struct analysis *a,
 
 	struct tpart *device = NULL;
 	for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++) { /* the reference's fixed order */
-		/* Communication as Paddle counts it: communication kernels too (gpu.h) */
-		const struct type_total *tt = k == TRACE_EV_COMMUNICATION ? &a->comm : &types[k];
+		/* Communication as Paddle counts it: communication kernels too (gpu.h);
+		 * Kernel as the Kernel Summary does: the communication kernels too */
+		const struct type_total *tt = k == TRACE_EV_COMMUNICATION ? &a->comm
+					      : k == TRACE_EV_KERNEL     ? &a->kernels
+									 : &types[k];
 		if (!trace_event_type_is_device(k) || !tt->calls)
 			continue;
 		if (!device)
 			device = table_add_part(t, NULL, "device", device_cols);
 		type_row(t, device, a, tt, k, 1);
 	}
-	overview_notes(t, a);
+	overview_notes(t, a, o->unit);
 	return t;
 }

@@ -45,7 +45,12 @@ static void trace_notes(struct table *t, const struct analysis *a, const struct 
 {
 	const struct store *s = &a->store;
 	char buf[64];
-	if (a->from_steps)
+	if (a->gpu_window)
+		table_note(t, "Window: the GPU's span, from the start of its first GPU work to the "
+			      "end of its last (--window gpu; each rank's own), %s; every time below "
+			      "is clipped to it.",
+			   view_time(buf, sizeof(buf), a->window_ns, o->unit));
+	else if (a->from_steps)
 		table_note(t, "Window: %llu ProfileStep ranges, %s after overlaps are merged; "
 			      "every time below is clipped to it.",
 			   (unsigned long long)a->steps, view_time(buf, sizeof(buf), a->window_ns, o->unit));

@@ -128,7 +128,7 @@ struct table *view_userdefined(const struct view *v, const struct analysis *a,
 		ud_part(t, a, o, NULL, NULL, 0);
 	}
 	table_set_empty(t, "No UserDefined ranges in the window.");
-	const char *window = a->from_steps ? "the ProfileStep ranges" : "the whole run";
+	const char *window = analysis_window_name(a);
 	table_note(t, "Children ran inside their parent, on the same thread. Times are clipped to the "
 		      "window: %s.",
 		   window);

@@ -217,6 +217,20 @@ double view_share(uint64_t part, uint64_t whole)
 	return r > 100.0 ? 100.0 : r;
 }
 
+void view_note_gpu_totals(struct table *t, const struct analysis *a, enum time_unit unit)
+{
+	char in_full[64], outside[64];
+	if (a->gpu_window || !a->gpu.counted_outside_ns)
+		return;
+	table_note(t, "Two GPU totals: the Kernel, Memory Manipulation and nvprof tables and the GPU "
+		      "columns count the GPU work launched in the window, each piece in full (%s in "
+		      "all); the Overview, Device and Distributed views clip it to the window and "
+		      "merge it across streams. %s of the work launched in the window ran outside it; "
+		      "--window gpu measures every table against the GPU's own span instead.",
+		   view_time(in_full, sizeof(in_full), a->gpu.counted_ns, unit),
+		   view_time(outside, sizeof(outside), a->gpu.counted_outside_ns, unit));
+}
+
 double view_gpu_ratio(const struct analysis *a, uint64_t ns)
 {
 	return view_share(ns, a->gpu.counted_ns);
