@@ -13,10 +13,16 @@
  *           program's launches would reach CUPTI
  *   capture (with NVTX) 6 such steps, cudaProfilerStart/Stop around steps
  *           2-3 and 5 (scenario "capture")
+ *   autograd (with NVTX) 4 steps as a PyTorch CUDA training loop runs them:
+ *           Forward's "aten::mm" launches gemm twice on the main thread;
+ *           during Backward (on the main thread) a second thread, as
+ *           PyTorch's autograd engine, launches it 3 times inside an
+ *           "autograd::engine::evaluate_function: MmBackward0" operator
  * Its stdout and exit status are the same with and without the collector.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +90,54 @@ static int ops(void)
 		nvtxDomainRangePop(d);
 	}
 	printf("ops: 4 steps\n");
+	return 0;
+}
+
+static fake_cupti_launch_fn autograd_launch;
+
+/* The autograd engine's thread: backward's kernels, launched from it. */
+static void *autograd_engine(void *arg)
+{
+	nvtxDomainHandle_t d = arg;
+	range(d, GPROF_DL_CAT_OPERATOR, "autograd::engine::evaluate_function: MmBackward0");
+	for (int k = 0; k < 3; k++)
+		autograd_launch(FAKE_GEMM_NAME);
+	nvtxDomainRangePop(d);
+	return NULL;
+}
+
+/* "autograd": see the top. */
+static int autograd(void)
+{
+	const char *cupti = getenv("GPROF_DL_CUPTI_PATH");
+	void *h = cupti ? dlopen(cupti, RTLD_NOW | RTLD_NOLOAD) : NULL;
+	if (!h && cupti)
+		h = dlopen(cupti, RTLD_NOW | RTLD_LOCAL);
+	autograd_launch = h ? (fake_cupti_launch_fn)dlsym(h, FAKE_LAUNCH_SYMBOL) : NULL;
+	if (!autograd_launch) {
+		fprintf(stderr, "gpu-target: no %s in '%s'\n", FAKE_LAUNCH_SYMBOL, cupti ? cupti : "");
+		return -1;
+	}
+	nvtxDomainHandle_t d = nvtxDomainCreateA(GPROF_DL_NVTX_DOMAIN);
+	for (int step = 0; step < 4; step++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ProfileStep#%d", step);
+		range(d, GPROF_DL_CAT_PROFILE_STEP, name);
+		range(d, GPROF_DL_CAT_FORWARD, "Forward");
+		range(d, GPROF_DL_CAT_OPERATOR, "aten::mm");
+		autograd_launch(FAKE_GEMM_NAME);
+		autograd_launch(FAKE_GEMM_NAME);
+		nvtxDomainRangePop(d);
+		nvtxDomainRangePop(d);
+		range(d, GPROF_DL_CAT_BACKWARD, "Backward");
+		pthread_t t;
+		if (pthread_create(&t, NULL, autograd_engine, d) != 0)
+			return -1;
+		pthread_join(t, NULL);
+		nvtxDomainRangePop(d);
+		nvtxDomainRangePop(d);
+	}
+	printf("autograd: 4 steps\n");
 	return 0;
 }
 
@@ -157,6 +211,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "ops") && ops() != 0)
 		return 6;
 	if (!strcmp(mode, "capture") && capture() != 0)
+		return 6;
+	if (!strcmp(mode, "autograd") && autograd() != 0)
 		return 6;
 #endif
 	if (!strcmp(mode, "_exit")) {

@@ -152,6 +152,38 @@ def case_ops(tmp):
                   f"kernel {kr['correlation']} not after its call")
 
 
+def case_autograd(tmp):
+    """Backward's kernels launched from another thread (PyTorch's autograd
+    engine) while the step's thread has Backward open: Backward's GPU time,
+    in a recorded trace as in an imported one."""
+    env = {"GPROF_DL_CUPTI_PATH": FAKE, "FAKE_CUPTI_SCENARIO": "launches"}
+    bare = run([TARGET, "autograd"], env)
+    trace = os.path.join(tmp, "autograd.gpdl")
+    r = run([GPROF, "run", "-o", trace, "--cupti-lib", FAKE, "--", TARGET, "autograd"],
+            {"FAKE_CUPTI_SCENARIO": "launches"})
+    check(r.returncode == bare.returncode == 0, f"status: bare {bare.returncode}, run {r.returncode}")
+    check(r.stdout == bare.stdout, f"stdout changed:\n{bare.stdout}---\n{r.stdout}")
+    model = {row["name"]: row for row in rows(summary_json(trace, "model"), "model")}
+    fwd, bwd = model.get("Forward"), model.get("Backward")
+    step, others = model.get("ProfileStep"), model.get("Others")
+    check(fwd and fwd["calls"] == STEPS and fwd["gpu_total_ns"] == STEPS * 2 * LEN_NS,
+          f"Forward: {fwd}")
+    check(bwd and bwd["calls"] == STEPS and bwd["gpu_total_ns"] == STEPS * 3 * LEN_NS and
+          bwd["gpu_min_ns"] == 3 * LEN_NS, f"Backward (launched on the autograd thread): {bwd}")
+    check(step and step["gpu_total_ns"] == STEPS * 5 * LEN_NS, f"ProfileStep: {step}")
+    check(others and others["gpu_total_ns"] == 0, f"Others: {others}")
+    # the operator keeps its own thread's rule: its kernels, launched inside it
+    ops = {row["name"]: row for row in rows(summary_json(trace, "operator"), "operator")
+           if row["depth"] == 0}
+    ev = ops.get("autograd::engine::evaluate_function: MmBackward0")
+    check(ev and ev["calls"] == STEPS and ev["gpu_total_ns"] == STEPS * 3 * LEN_NS,
+          f"evaluate_function: {ev}")
+    # two threads in the trace: the launches really came from another one
+    info = run([GPROF, "info", trace]).stdout
+    m = re.search(r"(?m)^threads: (\d+)$", info)
+    check(m and int(m.group(1)) >= STEPS + 2, f"info: the autograd threads are not there:\n{info}")
+
+
 def csv_rows(tmp, trace, name):
     out = os.path.join(tmp, os.path.basename(trace) + ".csv")
     if not os.path.isdir(out):
@@ -245,6 +277,8 @@ with tempfile.TemporaryDirectory() as tmp:
         case_ops(tmp)
     elif CASE == "capture":
         case_capture(tmp)
+    elif CASE == "autograd":
+        case_autograd(tmp)
     elif CASE == "subscriber":
         case_refused(tmp, "subscriber", "another CUPTI client")
     elif CASE == "privileges":
