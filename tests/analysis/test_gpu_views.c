@@ -392,6 +392,51 @@ static void test_operator_detail(void **state)
 
 /* ---- Kernel -------------------------------------------------------------------------------- */
 
+/* --window gpu: the window is the GPU's span, from T1's HtoD at 1800 to the
+ * orphan's end at 11700, and every piece of GPU work counts: 9350 + the
+ * orphan's 500. The Overview's Kernel row is the kernels' union: gemm [2500,
+ * 5500), gemm_grad [6400, 7400), nccl, adam, fill and the orphan [8400,
+ * 11700): 7300 ns, 7 calls; the steps' window gives [2500, 5500), [6400,
+ * 7400), [8400, 11000): 6600 ns, 6 calls (the orphan lies in the gap). */
+static void test_gpu_window(void **state)
+{
+	(void)state;
+	const struct trow *r;
+	struct table *t = build("overview", &opts);
+	r = &t->parts[1].rows[0];
+	assert_string_equal(r->cells[0].v.text, "Kernel");
+	assert_int_equal(r->cells[1].v.count, 6);
+	assert_near(r->cells[2].v.ns, 6600);
+	table_free(t);
+	/* the work launched in the steps that ran past them: nccl [11000,
+	 * 11400) and the part of nothing else: 400 ns, said in a note */
+	assert_int_equal(golden.gpu.counted_outside_ns, 400);
+
+	struct analysis g;
+	char err[512];
+	analysis_init(&g);
+	g.want_gpu_window = 1;
+	if (analysis_load(&g, tb_gpu_trace(), err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	analysis_prepare(&g);
+	assert_true(g.gpu_window);
+	assert_false(g.from_steps);
+	assert_int_equal(g.window_ns, 11700 - 1800);
+	assert_int_equal(g.gpu.counted_ns, 9350 + 500);
+	assert_int_equal(g.gpu.counted_outside_ns, 0);
+	const struct view *v = view_find("overview");
+	t = v->build(v, &g, &opts);
+	r = path_row(t, 0, "GPU span");
+	assert_near(r->cells[2].v.ns, 9900);
+	r = &t->parts[1].rows[0];
+	assert_string_equal(r->cells[0].v.text, "Kernel");
+	assert_int_equal(r->cells[1].v.count, 7);
+	assert_near(r->cells[2].v.ns, 7300);
+	assert_near(r->cells[3].v.pct, pct(7300, 9900));
+	table_free(t);
+	analysis_free(&g);
+}
+
 static void test_kernel(void **state)
 {
 	(void)state;
@@ -1054,6 +1099,7 @@ int main(void)
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_operator),
 		cmocka_unit_test(test_operator_detail),
+		cmocka_unit_test(test_gpu_window),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_occupancy_formula),
 		cmocka_unit_test(test_memory_manipulation),
