@@ -277,8 +277,61 @@ static void test_no_host(void **state)
 	struct measured m;
 	measure(&m, "nh", &tj, 0);
 	check_two_ranks(&m);
-	assert_text(&m, "Clock: the traces' own, shared (they name no host: imported traces)");
+	assert_text(&m, "Clock: a shared CLOCK_MONOTONIC (they name no host)");
 	assert_null(strstr(m.text, "of host"));
+	measured_free(&m);
+}
+
+/* The Trace Summary's note of the traces of m: "2 traces are summarised
+ * together, on ...". */
+static char *trace_note(const struct measured *m)
+{
+	struct view_opts o = {.unit = TIME_UNIT_MS};
+	struct table *t = view_trace(NULL, &m->sum, &o);
+	char *text = render(t, NULL);
+	table_free(t);
+	return text;
+}
+
+/* Issue 26: imported Kineto traces are on the wall clock (CLOCK_REALTIME),
+ * not a host's CLOCK_MONOTONIC: both headers say so. */
+static void test_realtime_clock(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 2, .steps = 12, .slow_rank = 1, .slow_ms = 20,
+			    .killed_rank = -1, .no_host = 1,
+			    .clocks = {"CLOCK_REALTIME", "CLOCK_REALTIME"}};
+	struct measured m;
+	measure(&m, "rt", &tj, 0);
+	check_two_ranks(&m);
+	assert_int_equal(fact(m.ranks, "wall_clock"), 0);
+	assert_text(&m, "Clock: the wall clock they were recorded on (CLOCK_REALTIME, Unix time)");
+	assert_null(strstr(m.text, "MONOTONIC"));
+	char *note = trace_note(&m);
+	if (!strstr(note, "2 traces are summarised together, on the wall clock they were recorded "
+			  "on (CLOCK_REALTIME, Unix") || strstr(note, "MONOTONIC"))
+		fail_msg("%s", note);
+	free(note);
+	measured_free(&m);
+}
+
+/* A recorded trace (CLOCK_MONOTONIC) with an imported one (CLOCK_REALTIME),
+ * on one host: their clocks differ, so wall time, and the headers say why. */
+static void test_mixed_clocks(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 2, .steps = 12, .slow_rank = 1, .slow_ms = 20,
+			    .killed_rank = -1, .clocks = {NULL, "CLOCK_REALTIME"}};
+	struct measured m;
+	measure(&m, "mc", &tj, 0);
+	assert_int_equal(fact(m.ranks, "wall_clock"), 1);
+	assert_int_equal(fact(m.ranks, "hosts"), 1);
+	assert_text(&m, "Clock: Unix wall time, each trace by its recorded wall clock offset (1 "
+			"host, their clocks differ)");
+	char *note = trace_note(&m);
+	if (!strstr(note, "on Unix wall time, each trace by its recorded wall clock offset (1 host, "))
+		fail_msg("%s", note);
+	free(note);
 	measured_free(&m);
 }
 
@@ -524,6 +577,8 @@ int main(void)
 		cmocka_unit_test(test_too_few_steps_to_be_sure),
 		cmocka_unit_test(test_two_hosts),
 		cmocka_unit_test(test_no_host),
+		cmocka_unit_test(test_realtime_clock),
+		cmocka_unit_test(test_mixed_clocks),
 		cmocka_unit_test(test_merged_file),
 		cmocka_unit_test(test_four_ranks_nccl),
 		cmocka_unit_test(test_balanced),

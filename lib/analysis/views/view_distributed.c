@@ -482,17 +482,10 @@ struct table *job_dist_table(const struct job_dist *d, const struct view *v,
 {
 	const struct job *j = d->j;
 	struct table *t = table_new(v->name, v->title, rank_cols, RC_COUNT);
-	char clock[256];
-	if (j->wall_clock)
-		snprintf(clock, sizeof(clock),
-			 "Clock: Unix wall time, each trace by its recorded wall clock offset (%u hosts)",
-			 j->nhosts);
-	else if (j->nfiles && *j->files[0].host)
-		snprintf(clock, sizeof(clock), "Clock: the shared CLOCK_MONOTONIC of host %s",
-			 j->files[0].host);
-	else /* imported traces (Kineto's) name no host */
-		snprintf(clock, sizeof(clock),
-			 "Clock: the traces' own, shared (they name no host: imported traces)");
+	char clock[300], words[256];
+	store_clock_words(words, sizeof(words), j->wall_clock, j->nhosts, j->clock,
+			  j->nfiles ? j->files[0].host : "");
+	snprintf(clock, sizeof(clock), "Clock: %s", words);
 	struct tpart *p = table_add_part(t, clock, "ranks", NULL);
 	rank_facts(p, d);
 	for (uint32_t ri = 0; ri < d->n; ri++)
