@@ -248,6 +248,35 @@ static void test_too_few_steps_to_be_sure(void **state)
 	measured_free(&m);
 }
 
+/* Issue 26: two steps, the first skipped, leave one counted step per rank;
+ * rank 1 is 80 ms busier in it (of a 100 ms step), yet one step has no
+ * noise to measure against: no straggler, nor a candidate, and the note says
+ * why. Two counted steps say the same. */
+static void test_one_counted_step(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 2, .steps = 2, .slow_rank = 1, .slow_ms = 80,
+			    .killed_rank = -1};
+	for (int skip = 1; skip >= 0; skip--) {
+		struct measured m;
+		measure(&m, skip ? "s2a" : "s2b", &tj, skip);
+		size_t want = skip ? 1 : 2;
+		assert_int_equal(fact(m.ranks, "steps_compared"), want);
+		assert_int_equal(rank_row(&m, 1)->cells[RC_STEPS].v.count, want);
+		assert_int_equal(fact(m.ranks, "straggler_rank"), -1);
+		assert_int_equal(fact(m.ranks, "candidate_rank"), -1);
+		assert_int_equal(fact(m.ranks, "straggler_excess_ns"), 0);
+		assert_text(&m, skip ? "No straggler: only 1 step compared across the ranks (at least 3 "
+				       "are needed)."
+				     : "No straggler: only 2 steps compared across the ranks (at least 3 "
+				       "are needed).");
+		assert_null(strstr(m.text, "Straggler:"));
+		for (unsigned r = 0; r < 2; r++) /* the Note column names none */
+			assert_string_equal(rank_row(&m, r)->cells[RC_NOTE].v.text, "");
+		measured_free(&m);
+	}
+}
+
 /* The same job with rank 1 on another host whose clock reads 1000 s more:
  * aligned by the wall offsets, the figures are the same and neither rank
  * ended early (on the raw clocks rank 0 would end 1000 s before rank 1). */
@@ -575,6 +604,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_ranks_gloo),
 		cmocka_unit_test(test_too_few_steps_to_be_sure),
+		cmocka_unit_test(test_one_counted_step),
 		cmocka_unit_test(test_two_hosts),
 		cmocka_unit_test(test_no_host),
 		cmocka_unit_test(test_realtime_clock),
