@@ -353,7 +353,7 @@ static void json_job(struct json_writer *w, const struct job *j)
 	json_key(w, "hosts");
 	json_uint(w, j->nhosts);
 	json_key(w, "clock");
-	json_string(w, j->wall_clock ? "wall" : "CLOCK_MONOTONIC");
+	json_string(w, j->wall_clock ? "wall" : j->clock);
 	json_end_object(w);
 }
 

@@ -248,6 +248,35 @@ static void test_too_few_steps_to_be_sure(void **state)
 	measured_free(&m);
 }
 
+/* Issue 26: two steps, the first skipped, leave one counted step per rank;
+ * rank 1 is 80 ms busier in it (of a 100 ms step), yet one step has no
+ * noise to measure against: no straggler, nor a candidate, and the note says
+ * why. Two counted steps say the same. */
+static void test_one_counted_step(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 2, .steps = 2, .slow_rank = 1, .slow_ms = 80,
+			    .killed_rank = -1};
+	for (int skip = 1; skip >= 0; skip--) {
+		struct measured m;
+		measure(&m, skip ? "s2a" : "s2b", &tj, skip);
+		size_t want = skip ? 1 : 2;
+		assert_int_equal(fact(m.ranks, "steps_compared"), want);
+		assert_int_equal(rank_row(&m, 1)->cells[RC_STEPS].v.count, want);
+		assert_int_equal(fact(m.ranks, "straggler_rank"), -1);
+		assert_int_equal(fact(m.ranks, "candidate_rank"), -1);
+		assert_int_equal(fact(m.ranks, "straggler_excess_ns"), 0);
+		assert_text(&m, skip ? "No straggler: only 1 step compared across the ranks (at least 3 "
+				       "are needed)."
+				     : "No straggler: only 2 steps compared across the ranks (at least 3 "
+				       "are needed).");
+		assert_null(strstr(m.text, "Straggler:"));
+		for (unsigned r = 0; r < 2; r++) /* the Note column names none */
+			assert_string_equal(rank_row(&m, r)->cells[RC_NOTE].v.text, "");
+		measured_free(&m);
+	}
+}
+
 /* The same job with rank 1 on another host whose clock reads 1000 s more:
  * aligned by the wall offsets, the figures are the same and neither rank
  * ended early (on the raw clocks rank 0 would end 1000 s before rank 1). */
@@ -277,8 +306,61 @@ static void test_no_host(void **state)
 	struct measured m;
 	measure(&m, "nh", &tj, 0);
 	check_two_ranks(&m);
-	assert_text(&m, "Clock: the traces' own, shared (they name no host: imported traces)");
+	assert_text(&m, "Clock: a shared CLOCK_MONOTONIC (they name no host)");
 	assert_null(strstr(m.text, "of host"));
+	measured_free(&m);
+}
+
+/* The Trace Summary's note of the traces of m: "2 traces are summarised
+ * together, on ...". */
+static char *trace_note(const struct measured *m)
+{
+	struct view_opts o = {.unit = TIME_UNIT_MS};
+	struct table *t = view_trace(NULL, &m->sum, &o);
+	char *text = render(t, NULL);
+	table_free(t);
+	return text;
+}
+
+/* Issue 26: imported Kineto traces are on the wall clock (CLOCK_REALTIME),
+ * not a host's CLOCK_MONOTONIC: both headers say so. */
+static void test_realtime_clock(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 2, .steps = 12, .slow_rank = 1, .slow_ms = 20,
+			    .killed_rank = -1, .no_host = 1,
+			    .clocks = {"CLOCK_REALTIME", "CLOCK_REALTIME"}};
+	struct measured m;
+	measure(&m, "rt", &tj, 0);
+	check_two_ranks(&m);
+	assert_int_equal(fact(m.ranks, "wall_clock"), 0);
+	assert_text(&m, "Clock: the wall clock they were recorded on (CLOCK_REALTIME, Unix time)");
+	assert_null(strstr(m.text, "MONOTONIC"));
+	char *note = trace_note(&m);
+	if (!strstr(note, "2 traces are summarised together, on the wall clock they were recorded "
+			  "on (CLOCK_REALTIME, Unix") || strstr(note, "MONOTONIC"))
+		fail_msg("%s", note);
+	free(note);
+	measured_free(&m);
+}
+
+/* A recorded trace (CLOCK_MONOTONIC) with an imported one (CLOCK_REALTIME),
+ * on one host: their clocks differ, so wall time, and the headers say why. */
+static void test_mixed_clocks(void **state)
+{
+	(void)state;
+	struct tb_job tj = {.ranks = 2, .steps = 12, .slow_rank = 1, .slow_ms = 20,
+			    .killed_rank = -1, .clocks = {NULL, "CLOCK_REALTIME"}};
+	struct measured m;
+	measure(&m, "mc", &tj, 0);
+	assert_int_equal(fact(m.ranks, "wall_clock"), 1);
+	assert_int_equal(fact(m.ranks, "hosts"), 1);
+	assert_text(&m, "Clock: Unix wall time, each trace by its recorded wall clock offset (1 "
+			"host, their clocks differ)");
+	char *note = trace_note(&m);
+	if (!strstr(note, "on Unix wall time, each trace by its recorded wall clock offset (1 host, "))
+		fail_msg("%s", note);
+	free(note);
 	measured_free(&m);
 }
 
@@ -522,8 +604,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_ranks_gloo),
 		cmocka_unit_test(test_too_few_steps_to_be_sure),
+		cmocka_unit_test(test_one_counted_step),
 		cmocka_unit_test(test_two_hosts),
 		cmocka_unit_test(test_no_host),
+		cmocka_unit_test(test_realtime_clock),
+		cmocka_unit_test(test_mixed_clocks),
 		cmocka_unit_test(test_merged_file),
 		cmocka_unit_test(test_four_ranks_nccl),
 		cmocka_unit_test(test_balanced),

@@ -57,9 +57,21 @@ void tb_open_rank(struct tb *b, const char *name, const char *host, uint32_t pid
 	tb_open_rank_job(b, name, host, pid, start_ns, rank, world_size, wall_offset_ns, "");
 }
 
+static void tb_open_clock(struct tb *b, const char *name, const char *host, uint32_t pid,
+			  uint64_t start_ns, int32_t rank, int32_t world_size,
+			  int64_t wall_offset_ns, const char *job_id, const char *clock);
+
 void tb_open_rank_job(struct tb *b, const char *name, const char *host, uint32_t pid,
 		      uint64_t start_ns, int32_t rank, int32_t world_size, int64_t wall_offset_ns,
 		      const char *job_id)
+{
+	tb_open_clock(b, name, host, pid, start_ns, rank, world_size, wall_offset_ns, job_id,
+		      "CLOCK_MONOTONIC");
+}
+
+static void tb_open_clock(struct tb *b, const char *name, const char *host, uint32_t pid,
+			  uint64_t start_ns, int32_t rank, int32_t world_size,
+			  int64_t wall_offset_ns, const char *job_id, const char *clock)
 {
 	snprintf(b->path, sizeof(b->path), "%s", tb_path(name));
 	b->pid = pid;
@@ -67,7 +79,7 @@ void tb_open_rank_job(struct tb *b, const char *name, const char *host, uint32_t
 	assert_non_null(b->w);
 	const struct trace_header h = {
 		.sources = TRACE_SRC_NVTX,
-		.clock_domain = "CLOCK_MONOTONIC",
+		.clock_domain = clock,
 		.wall_offset_ns = wall_offset_ns,
 		.hostname = host,
 		.pid = pid,
@@ -677,8 +689,9 @@ unsigned tb_job_write(const char *name, const struct tb_job *j, char (*paths)[51
 		if (j->no_host)
 			host[0] = '\0';
 		snprintf(file, sizeof(file), "%s-%u.gpdl", name, r);
-		tb_open_rank(&b, file, host, 100 + r, t0, (int32_t)r, (int32_t)j->ranks,
-			     wall - (int64_t)t0);
+		const char *clock = j->clocks[r % 2] ? j->clocks[r % 2] : "CLOCK_MONOTONIC";
+		tb_open_clock(&b, file, host, 100 + r, t0, (int32_t)r, (int32_t)j->ranks,
+			      wall - (int64_t)t0, "", clock);
 		tb_job_rank(&b, j, r, 100 + r, 0, t0);
 		snprintf(paths[r], 512, "%s", tb_close(&b, t0 + j->steps * 100 * TB_MS + 2 * TB_MS));
 	}

@@ -161,6 +161,8 @@ struct tb_job {
 	int merged;
 	int concurrent;
 	int no_host; /* the headers name no host (as an imported Kineto trace's) */
+	const char *clocks[2]; /* the clock domain of the even and the odd ranks' headers
+				* (NULL: CLOCK_MONOTONIC; Kineto's imported: CLOCK_REALTIME) */
 };
 /* Writes NAME-<rank>.gpdl per rank (NAME.gpdl merged); their paths into
  * paths; returns how many. */

@@ -217,17 +217,25 @@ static uint32_t match_new(struct coll_set *c, size_t *cap, const struct coll_cal
 	return (uint32_t)c->nmatches++;
 }
 
+/* "rank 1's call 3 in order (in group '0') is nccl:all_reduce where rank 0's
+ * is nccl:all_to_all"; the group's words only where the trace names one.
+ * ordinal: the key's (from 0), for a call without a sequence number. */
 static void note_mismatch(struct coll_set *c, const struct coll_call *k, uint32_t r,
-			  const struct coll_match *m)
+			  const struct coll_match *m, uint64_t ordinal)
 {
 	if (c->mismatches++)
 		return;
 	const char *pg = names_get(&c->names, k->pg);
+	char at[64], group[160] = "";
+	if (k->seq1)
+		snprintf(at, sizeof(at), "of sequence number %llu", (unsigned long long)(k->seq1 - 1));
+	else
+		snprintf(at, sizeof(at), "%llu in order", (unsigned long long)ordinal + 1);
+	if (*pg)
+		snprintf(group, sizeof(group), " (in group '%s')", pg);
 	snprintf(c->mismatch_note, sizeof(c->mismatch_note),
-		 "rank %d's call %s%s%s at its %s is %s where rank %d's is %s",
-		 c->ranks[r].rank, *pg ? "in group '" : "", pg, *pg ? "'" : "",
-		 k->seq1 ? "sequence number" : "place in order",
-		 names_get(&c->names, k->op), c->ranks[m->first].rank, names_get(&c->names, m->op));
+		 "rank %d's call %s%s is %s where rank %d's is %s", c->ranks[r].rank, at, group, names_get(&c->names, k->op), c->ranks[m->first].rank,
+		 names_get(&c->names, m->op));
 }
 
 void coll_match(struct coll_set *c)
@@ -257,7 +265,7 @@ void coll_match(struct coll_set *c)
 			k->match = (uint32_t)*at;
 			if (k->op != m->op && (k1 >> 62) != 3) {
 				k->mismatch = 1;
-				note_mismatch(c, k, r, m);
+				note_mismatch(c, k, r, m, k2);
 				continue;
 			}
 			m->members++;

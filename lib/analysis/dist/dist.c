@@ -237,6 +237,8 @@ static void sum_add(struct job_dist *d, struct analysis *sum, struct sum_sets *s
 		free(g->cmdline);
 		g->hostname = xstrdup(f->hostname);
 		g->cmdline = xstrdup(f->cmdline);
+		free(g->clock);
+		g->clock = xstrdup(f->clock);
 		g->pid = j->files[jf].pid;
 		g->rank = j->files[jf].rank;
 		g->ncpus = f->ncpus;

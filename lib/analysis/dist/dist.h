@@ -20,8 +20,10 @@
  *               inside one; an operator blocked while a collective's result
  *               is waited for is wait, an operator inside a Dataloader range
  *               (the DataLoader iterator's __next__) data
- *   communication M \ (W u D u C): its communication GPU work, else its
- *               host communication calls: what was not overlapped nor wait
+ *   communication M \ (W u D u C): on a rank with GPU work its
+ *               communication GPU work (none when none of it is: its host
+ *               calls only enqueue), else its host communication calls:
+ *               what was not overlapped nor wait
  *   host        the rest of the step: host time outside operators
  * and busy = step - wait. CPU contention (the step thread's run-queue time
  * in the step, from schedstat: runnable, not running) is then taken out of
@@ -155,8 +157,9 @@ static inline ptrdiff_t job_dist_slot(const struct job_dist *d, uint32_t ri, siz
 
 /* ---- one rank, while it is loaded (rank.c) ----------------------------------- */
 
-/* Collects the rank's communication calls (host calls, or the GPU work of
- * each call on a rank with GPU communication) into cs as rank index ri;
+/* Collects the rank's communication calls (host calls on a rank without
+ * GPU work, the GPU work of each call on a rank with GPU communication,
+ * none on a rank with GPU work but no GPU communication) into cs as rank index ri;
  * slot(ctx, t) gives the counted step a call starting at t lies in (-1:
  * none). group_size: where a call does not say. */
 void dist_rank_calls(struct coll_set *cs, uint32_t ri, const struct analysis *a,

@@ -189,8 +189,10 @@ static int job_open_file(struct job *j, const char *path, char *err, size_t errl
 	uint32_t f = j->nfiles++;
 	j->files = xrealloc(j->files, j->nfiles * sizeof(*j->files));
 	struct job_file *jf = &j->files[f];
-	*jf = (struct job_file){xstrdup(path), xstrdup(h->hostname ? h->hostname : ""), h->pid,
-				h->rank, h->wall_offset_ns, h->start_ns, h->end_ns};
+	*jf = (struct job_file){xstrdup(path), xstrdup(h->hostname ? h->hostname : ""),
+				xstrdup(h->clock_domain && *h->clock_domain ? h->clock_domain
+									    : "unknown"),
+				h->pid, h->rank, h->wall_offset_ns, h->start_ns, h->end_ns};
 	if (!jf->end_ns && trace_tail_end(path, &jf->end_ns) != 0)
 		jf->end_ns = 0; /* cut short or imported: not known without reading it all */
 	int v13 = h->version_major > 1 || (h->version_major == 1 && h->version_minor >= 3);
@@ -396,7 +398,11 @@ int job_open(struct job *j, int nfiles, char **paths, unsigned flags, char *err,
 			seen = strcmp(j->files[g].host, j->files[f].host) == 0;
 		j->nhosts += !seen;
 	}
-	j->wall_clock = j->nhosts > 1;
+	j->clock = j->nfiles ? j->files[0].clock : "unknown";
+	for (uint32_t f = 1; f < j->nfiles && j->clock; f++)
+		if (strcmp(j->files[f].clock, j->clock) != 0)
+			j->clock = NULL;
+	j->wall_clock = j->nhosts > 1 || !j->clock;
 	job_world(j);
 	if (!(flags & JOB_OPEN_MIXED) && job_check(j, err, errlen) != 0) {
 		job_free(j);
@@ -415,6 +421,7 @@ void job_free(struct job *j)
 	for (uint32_t f = 0; f < j->nfiles; f++) {
 		free(j->files[f].path);
 		free(j->files[f].host);
+		free(j->files[f].clock);
 	}
 	for (uint32_t p = 0; p < j->nparts; p++) {
 		free(j->ranks[p].backend);

@@ -25,10 +25,12 @@
  * different jobs, which the caller keeps apart (diff: one job each); so
  * are files of different jobs (job_open()).
  *
- * Clocks: the parts recorded on one host share its CLOCK_MONOTONIC; parts
- * from several hosts are put on Unix wall time by each file's wall clock
- * offset (META), even when one rank is loaded alone. job.wall_clock says
- * which, for the views' headers.
+ * Clocks: the parts recorded on one host share its CLOCK_MONOTONIC, and
+ * imported Kineto traces (no host) the wall clock, CLOCK_REALTIME; parts
+ * from several hosts or on different clocks are put on Unix wall time by
+ * each file's wall clock offset (META), even when one rank is loaded alone.
+ * job.wall_clock and job.clock say which, for the views' headers
+ * (store_clock_words()).
  *
  * Reading: job_open() reads each file's header, and the process table of a
  * trace 1.3 file whose header names no rank (one pass over the file that
@@ -46,6 +48,7 @@
 struct job_file {
 	char *path;
 	char *host;
+	char *clock;          /* the header's clock domain (store_file.clock) */
 	uint32_t pid;         /* the header's root process */
 	int32_t rank;         /* the header's; -1 none */
 	int64_t wall_offset_ns;
@@ -76,7 +79,9 @@ struct job {
 	struct job_rank *ranks; /* rank parts by rank, then the parts of rank -1 in file order */
 	uint32_t nparts;        /* all parts */
 	uint32_t nranks;        /* parts with rank >= 0 (the first nranks of ranks[]) */
-	int wall_clock;         /* 1: several hosts, times on Unix wall time; 0: one host's clock */
+	int wall_clock;         /* 1: several hosts or clocks, times on Unix wall time; 0: one
+				 * host's clock (clock) */
+	const char *clock;      /* the files' clock domain (a file's clock); NULL: they differ */
 	uint32_t nhosts;
 	int32_t world_size;     /* the ranks' (they agree); -1 unknown */
 	uint32_t nmissing;      /* ranks below world_size with no part */

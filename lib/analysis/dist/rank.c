@@ -13,6 +13,10 @@
 
 /* ---- sources and unions ---------------------------------------------------------- */
 
+/* With GPU work, a host communication call (c10d::allreduce_, record_param_comms,
+ * nccl:all_reduce) only enqueues the GPU's communication: its time is no
+ * communication, and a rank that has GPU work but no communication on the
+ * GPU has none (a world size of 1: c10d's calls launch nothing). */
 void dist_sources(const struct analysis *a, struct dist_src *src)
 {
 	const struct store *s = &a->store;
@@ -83,7 +87,7 @@ void dist_walk(const struct analysis *a, const struct ivl_set *clip, const struc
 			continue;
 		}
 		if (a->gpu.roles[store_ev_desc(t, i)] & ROLE_COMM_OP) {
-			if (!src->gpu_comm) {
+			if (!src->gpu_comp) { /* dist.h: the host's calls, on a CPU rank only */
 				walk_add(&comm, rm, start, end);
 				ivl_union_add(&busy, start, end);
 			}
@@ -274,7 +278,7 @@ void dist_rank_calls(struct coll_set *cs, uint32_t ri, const struct analysis *a,
 	struct call_ctx c = {cs, ri, a, slot, ctx, group_size};
 	if (src->gpu_comm)
 		gpu_calls(&c, is_call);
-	else
+	else if (!src->gpu_comp) /* with GPU work, host calls are no communication (above) */
 		host_calls(&c, is_call);
 	free(is_call);
 }

@@ -40,6 +40,7 @@ void store_free(struct store *s)
 		free(s->files[i].path);
 		free(s->files[i].hostname);
 		free(s->files[i].cmdline);
+		free(s->files[i].clock);
 		free(s->files[i].damage);
 		free(s->files[i].devices);
 	}
@@ -62,6 +63,7 @@ uint32_t store_add_file(struct store *s, const char *path)
 	f->path = xstrdup(path);
 	f->hostname = xstrdup("");
 	f->cmdline = xstrdup("");
+	f->clock = xstrdup("unknown");
 	f->rank = -1;
 	f->start_ns = UINT64_MAX;
 	return s->nfiles++;
@@ -580,6 +582,8 @@ static void load_finish_file(struct load_ctx *c)
 		free(f->cmdline);
 		f->hostname = xstrdup(h->hostname ? h->hostname : "");
 		f->cmdline = xstrdup(h->cmdline ? h->cmdline : "");
+		free(f->clock);
+		f->clock = xstrdup(h->clock_domain && *h->clock_domain ? h->clock_domain : "unknown");
 		f->pid = h->pid;
 		f->rank = h->rank;
 		f->ncpus = h->ncpus;
@@ -662,12 +666,42 @@ static uint64_t shifted(uint64_t t, int64_t shift)
 	return t < UINT64_MAX - (uint64_t)shift ? t + (uint64_t)shift : UINT64_MAX;
 }
 
-/* Files from one host share its CLOCK_MONOTONIC and are compared as they are;
- * files from several hosts are compared in wall time. */
+const char *store_clock(const struct store *s)
+{
+	for (uint32_t i = 1; i < s->nfiles; i++)
+		if (strcmp(s->files[i].clock, s->files[0].clock) != 0)
+			return NULL;
+	return s->nfiles ? s->files[0].clock : "unknown";
+}
+
+const char *store_clock_words(char *buf, size_t size, int wall, uint32_t nhosts, const char *clock,
+			      const char *host)
+{
+	if (wall && !clock)
+		snprintf(buf, size, "Unix wall time, each trace by its recorded wall clock offset "
+				    "(%u host%s, their clocks differ)", nhosts, nhosts == 1 ? "" : "s");
+	else if (wall)
+		snprintf(buf, size, "Unix wall time, each trace by its recorded wall clock offset "
+				    "(%u hosts)", nhosts);
+	else if (clock && strcmp(clock, "CLOCK_REALTIME") == 0)
+		snprintf(buf, size, "the wall clock they were recorded on (CLOCK_REALTIME, Unix time)");
+	else if (clock && strcmp(clock, "CLOCK_MONOTONIC") == 0 && host && *host)
+		snprintf(buf, size, "the shared CLOCK_MONOTONIC of host %s", host);
+	else if (clock && strcmp(clock, "CLOCK_MONOTONIC") == 0)
+		snprintf(buf, size, "a shared CLOCK_MONOTONIC (they name no host)");
+	else
+		snprintf(buf, size, "the traces' own clock, as they are (they name none)");
+	return buf;
+}
+
+/* Files from one host on one clock are compared as they are; files from
+ * several hosts, or on clocks that differ (a recorded trace and an imported
+ * one), are compared in wall time. */
 static void store_one_clock(struct store *s)
 {
 	for (uint32_t i = 1; i < s->nfiles; i++)
-		if (strcmp(s->files[i].hostname, s->files[0].hostname) != 0)
+		if (strcmp(s->files[i].hostname, s->files[0].hostname) != 0 ||
+		    strcmp(s->files[i].clock, s->files[0].clock) != 0)
 			s->wall_clock = 1;
 	if (!s->wall_clock)
 		return;

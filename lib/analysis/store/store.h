@@ -50,8 +50,9 @@
  *    (EventList._remove_dup_nodes);
  *  - a track's extras are in event order: extra[k].ev ascends with k;
  *    xonly_ev[] names the events of the new order, in no particular order;
- *  - every time of every file is on one clock: the shared CLOCK_MONOTONIC
- *    when all files come from one host, Unix wall time otherwise
+ *  - every time of every file is on one clock: the files' own when all
+ *    come from one host and name one clock domain (the host's
+ *    CLOCK_MONOTONIC; CLOCK_REALTIME for Kineto's), Unix wall time otherwise
  *    (store->wall_clock; a caller that sets it before store_finish() gets
  *    wall time whatever the files: a job's rank loaded alone, job.h);
  *  - start + dur never overflows.
@@ -202,6 +203,8 @@ struct store_device {
 struct store_file {
 	char *path;
 	char *hostname, *cmdline;
+	char *clock;       /* the header's clock domain: "CLOCK_MONOTONIC" (recorded), "CLOCK_REALTIME"
+			    * (Kineto, imported), "unknown" */
 	uint32_t pid;
 	int32_t rank;
 	uint32_t ncpus;
@@ -374,6 +377,14 @@ int store_load_part(struct store *s, const char *path, const struct trace_pids *
 		    size_t errlen);
 /* Puts all files on one clock, sorts every track and nests its events. */
 void store_finish(struct store *s);
+/* The clock a set of files' times are compared on, in words for a note
+ * ("the CLOCK_MONOTONIC of host a"), into buf: wall (1: Unix wall time, by
+ * each file's wall clock offset), nhosts, clock (the files' clock domain,
+ * NULL when they differ) and host (the first file's). Returns buf. */
+const char *store_clock_words(char *buf, size_t size, int wall, uint32_t nhosts, const char *clock,
+			      const char *host);
+/* The files' clock domain when they share one, else NULL. */
+const char *store_clock(const struct store *s);
 
 /* Building blocks of store_load(), for tests and importers. */
 uint32_t store_add_file(struct store *s, const char *path);

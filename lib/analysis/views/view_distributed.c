@@ -5,9 +5,10 @@
  * window,
  *
  *   Communication  the union of the communication: the communication GPU
- *                  work (gpu.h) where the trace has some, else the host's
- *                  communication calls (gloo's run on host threads:
- *                  analysis.h)
+ *                  work (gpu.h) where the trace has GPU work (none when none
+ *                  of it is: its host calls, c10d::allreduce_ and the like,
+ *                  only enqueue), else the host's communication calls
+ *                  (gloo's run on host threads: analysis.h)
  *   Computation    the union of the other kernels where the trace has GPU
  *                  work, else of the host operators that are not
  *                  communication calls (nor inside one)
@@ -65,8 +66,9 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 	struct dist_src src;
 	dist_sources(a, &src);
 	uint64_t comm, comp, both;
-	if (src.gpu_comp && (src.gpu_comm || !a->host_comm.calls)) {
-		/* GPU work only: the unions the analysis has */
+	if (src.gpu_comp) {
+		/* GPU work: the unions the analysis has; the host's
+		 * communication calls only enqueue (dist.h) */
 		comm = a->comm.merged_ns;
 		comp = a->comp.merged_ns;
 		both = comm + comp > a->busy_ns ? comm + comp - a->busy_ns : 0;
@@ -83,20 +85,27 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 	dist_row(t, p, a, "Communication", 1, comm);
 	dist_row(t, p, a, "Computation", 1, comp);
 	dist_row(t, p, a, "Overlap", 1, both);
-	if (src.gpu_comm)
-		table_note(t, "Communication: the time NCCL/RCCL work, Communication events and the "
-			      "GPU work of communication operators ran, merged.");
-	else
-		table_note(t, "Communication: the time the host's communication calls ran, merged "
-			      "(Communication events such as gloo:all_reduce, which run on host "
-			      "threads, and c10d::*, nccl:*, gloo:*, mpi:* and Paddle's c_* ranges).");
-	if (src.gpu_comp)
+	if (src.gpu_comp) {
+		table_note(t, "Communication: the time the GPU's communication ran, merged: NCCL/RCCL "
+			      "work, Communication events on the GPU and the GPU work of communication "
+			      "operators.");
+		if (a->host_comm.calls)
+			table_note(t, "The trace has GPU work, so its %llu host communication ranges "
+				      "(c10d::*, record_param_comms, nccl:*, ...) count no communication: "
+				      "they only enqueue the GPU's%s.",
+				   (unsigned long long)a->host_comm.calls,
+				   src.gpu_comm ? "" : ", and none of its GPU work is communication");
 		table_note(t, "Computation: the time the other kernels ran, merged. Overlap: the time "
 			      "both ran at once.");
-	else
+	} else {
+		table_note(t, "Communication: the time the host's communication calls ran, merged "
+			      "(Communication events such as gloo:all_reduce, which run on host "
+			      "threads, and c10d::*, nccl:*, gloo:*, mpi:* and Paddle's c_* ranges): "
+			      "the trace has no GPU work.");
 		table_note(t, "Computation: the time host operators ran, merged (not the "
 			      "communication calls, nor what starts inside one). Overlap: the time both "
 			      "ran at once.");
+	}
 	table_note(t, "Computation + Communication - Overlap = the time at least one of them ran. "
 		      "Ratio (%%) is against %s.",
 		   analysis_window_name(a));
@@ -474,17 +483,10 @@ struct table *job_dist_table(const struct job_dist *d, const struct view *v,
 {
 	const struct job *j = d->j;
 	struct table *t = table_new(v->name, v->title, rank_cols, RC_COUNT);
-	char clock[256];
-	if (j->wall_clock)
-		snprintf(clock, sizeof(clock),
-			 "Clock: Unix wall time, each trace by its recorded wall clock offset (%u hosts)",
-			 j->nhosts);
-	else if (j->nfiles && *j->files[0].host)
-		snprintf(clock, sizeof(clock), "Clock: the shared CLOCK_MONOTONIC of host %s",
-			 j->files[0].host);
-	else /* imported traces (Kineto's) name no host */
-		snprintf(clock, sizeof(clock),
-			 "Clock: the traces' own, shared (they name no host: imported traces)");
+	char clock[300], words[256];
+	store_clock_words(words, sizeof(words), j->wall_clock, j->nhosts, j->clock,
+			  j->nfiles ? j->files[0].host : "");
+	snprintf(clock, sizeof(clock), "Clock: %s", words);
 	struct tpart *p = table_add_part(t, clock, "ranks", NULL);
 	rank_facts(p, d);
 	for (uint32_t ri = 0; ri < d->n; ri++)
@@ -506,7 +508,9 @@ struct table *job_dist_table(const struct job_dist *d, const struct view *v,
 		      "fastest rank's (matched by process group and sequence number, else order); "
 		      "Data Loading the Dataloader ranges; Computation the kernels (a rank with GPU "
 		      "work) or host operators, not inside data loading nor wait; Communication its "
-		      "own not overlapped; Contention its step thread's time runnable but not running "
+		      "own not overlapped (with GPU work, the GPU's communication alone: its host "
+		      "communication calls only enqueue it; else its host communication calls); "
+		      "Contention its step thread's time runnable but not running "
 		      "(schedstat), taken out of the others; Outside Operators the rest.");
 	table_note(t, "Comm Total: all its communication, merged; Overlap: communication and "
 		      "computation at once (Paddle's figures). Ended: when its process ended, from the "

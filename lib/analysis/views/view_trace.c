@@ -7,6 +7,7 @@
 #include "lib/analysis/store/capture.h"
 
 #include <stdio.h>
+#include <string.h>
 
 enum { TC_FILE, TC_PID, TC_EVENTS, TC_MARKS, TC_OPEN, TC_UNBALANCED, TC_DROPPED, TC_DAMAGE };
 
@@ -65,10 +66,19 @@ static void trace_notes(struct table *t, const struct analysis *a, const struct 
 	if (capture_describe(&cap, rec, sizeof(rec)))
 		table_note(t, "Recorded in full detail: %s.", rec);
 	capture_free(&cap);
-	if (s->nfiles > 1)
-		table_note(t, "%u traces are summarised together, on %s.", s->nfiles,
-			   s->wall_clock ? "wall time (they come from several hosts)"
-					 : "their host's CLOCK_MONOTONIC");
+	if (s->nfiles > 1) {
+		char clock[256];
+		uint32_t nhosts = 0;
+		for (uint32_t i = 0; i < s->nfiles; i++) {
+			uint32_t k = 0;
+			while (k < i && strcmp(s->files[k].hostname, s->files[i].hostname) != 0)
+				k++;
+			nhosts += k == i;
+		}
+		store_clock_words(clock, sizeof(clock), s->wall_clock, nhosts, store_clock(s),
+				  s->files[0].hostname);
+		table_note(t, "%u traces are summarised together, on %s.", s->nfiles, clock);
+	}
 	/* drops of any other reason (no ring slot, an import's) are said with
 	 * their reason, below */
 	uint64_t other = store_drops_not_ring(s);
