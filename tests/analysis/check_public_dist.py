@@ -105,10 +105,11 @@ def case_comm_none(g, data):
     print("ok: Communication 0, Computation %d ns = the kernels' union" % comp)
 
 
-def synthetic(tmp, kernels, nccl):
+def synthetic(tmp, kernels, nccl, gloo=()):
     """A Kineto trace of one rank: ProfilerStep#0 [1000, 11000) us; host
     c10d::allreduce_ [3000, 5000) with record_param_comms inside; kernels
-    on stream 7 and NCCL work on stream 13 as given, (start, end) in us."""
+    on stream 7 and NCCL work on stream 13 as given, (start, end) in us;
+    gloo:all_reduce executions on a gloo thread, as given."""
     base = 1700000000000000000
     ev = [
         {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1,
@@ -125,7 +126,10 @@ def synthetic(tmp, kernels, nccl):
         ev.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
                    "pid": 0, "tid": 13, "ts": s, "dur": e - s,
                    "args": {"device": 0, "stream": 13}})
-    path = "%s/synthetic-%d-%d.json" % (tmp, len(kernels), len(nccl))
+    for s, e in gloo:
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "gloo:all_reduce", "pid": 1, "tid": 2,
+                   "ts": s, "dur": e - s})
+    path = "%s/synthetic-%d-%d-%d.json" % (tmp, len(kernels), len(nccl), len(gloo))
     with open(path, "w") as f:
         json.dump({"baseTimeNanoseconds": base, "traceEvents": ev}, f)
     return path
@@ -134,20 +138,23 @@ def synthetic(tmp, kernels, nccl):
 def case_comm_synthetic(g, data):
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
-        # (kernels, NCCL work, communication, computation, overlap) in us
+        # (kernels, NCCL work, gloo executions, communication, computation,
+        # overlap) in us
         cases = [
-            ([(2000, 4000), (4500, 6000)], [], 0, 3500, 0),        # GPU work, no NCCL: none
-            ([(2000, 4000)], [(3500, 5500)], 2000, 2000, 500),     # the NCCL work alone
-            ([], [], 2000, 0, 0),                                   # no GPU work: the host's
+            ([(2000, 4000), (4500, 6000)], [], [], 0, 3500, 0),    # GPU work, no NCCL: none
+            ([(2000, 4000)], [(3500, 5500)], [], 2000, 2000, 500), # the NCCL work alone
+            ([], [], [], 2000, 0, 0),                               # no GPU work: the host's
+            # gloo on CUDA tensors: its executions, not the c10d enqueue
+            ([(2000, 4000), (4500, 6000)], [], [(5500, 8000)], 2500, 3500, 500),
         ]
-        for kernels, nccl, comm, comp, both in cases:
-            path = synthetic(tmp, kernels, nccl)
+        for kernels, nccl, gloo, comm, comp, both in cases:
+            path = synthetic(tmp, kernels, nccl, gloo)
             out = json.loads(run(g, path, "--view", "distributed", "--format", "json"))
             rows = out["tables"]["distributed"]["sections"][0]["rows"]
             got = [row(rows, n)["total_time_ns"] for n in ("Communication", "Computation",
                                                            "Overlap")]
             want = [comm * 1000, comp * 1000, both * 1000]
-            expect(got == want, "%s / %s: %s, want %s" % (kernels, nccl, got, want))
+            expect(got == want, "%s / %s / %s: %s, want %s" % (kernels, nccl, gloo, got, want))
     print("ok: communication is the GPU's where there is GPU work, else the host's")
 
 

@@ -21,8 +21,10 @@
  *               is waited for is wait, an operator inside a Dataloader range
  *               (the DataLoader iterator's __next__) data
  *   communication M \ (W u D u C): on a rank with GPU work its
- *               communication GPU work (none when none of it is: its host
- *               calls only enqueue), else its host communication calls:
+ *               communication GPU work (when none of it is: its host
+ *               calls only enqueue, and a CPU backend's executions, gloo:*
+ *               on CUDA tensors, are its communication), else its host
+ *               communication calls:
  *               what was not overlapped nor wait
  *   host        the rest of the step: host time outside operators
  * and busy = step - wait. CPU contention (the step thread's run-queue time
@@ -55,7 +57,15 @@
  * host ranges. */
 struct dist_src {
 	int gpu_comp, gpu_comm;
+	/* GPU work, none of it communication, and a CPU backend's executions
+	 * on the host ("gloo:all_reduce" on CUDA tensors: gloo runs the
+	 * collective on host threads): those are its communication */
+	int host_exec;
 };
+/* A host range that runs a collective on the host: a CPU backend's
+ * execution ("gloo:*", "mpi:*", "ucc:*"), never an enqueue (c10d::*,
+ * record_param_comms) nor NCCL's ("nccl:*", whose work is the GPU's). */
+int dist_is_host_exec(const struct store *s, uint32_t desc);
 
 /* Totals over a window (Paddle's figures: unions). */
 struct dist_fig {

@@ -13,15 +13,24 @@
 
 /* ---- sources and unions ---------------------------------------------------------- */
 
+int dist_is_host_exec(const struct store *s, uint32_t desc)
+{
+	const char *name = store_name(s, s->descs[desc].name);
+	size_t n = trace_name_comm_call(name, strlen(name));
+	return n && !(n == 4 && strncasecmp(name, "nccl", 4) == 0);
+}
+
 /* With GPU work, a host communication call (c10d::allreduce_, record_param_comms,
  * nccl:all_reduce) only enqueues the GPU's communication: its time is no
  * communication, and a rank that has GPU work but no communication on the
- * GPU has none (a world size of 1: c10d's calls launch nothing). */
+ * GPU has none (a world size of 1: c10d's calls launch nothing), unless a
+ * CPU backend ran its collectives on the host (host_exec, dist.h). */
 void dist_sources(const struct analysis *a, struct dist_src *src)
 {
 	const struct store *s = &a->store;
 	src->gpu_comp = a->gpu.has_gpu;
 	src->gpu_comm = 0;
+	src->host_exec = 0;
 	for (uint32_t ti = 0; ti < s->ntracks && !src->gpu_comm; ti++) {
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_DEVICE)
@@ -29,6 +38,14 @@ void dist_sources(const struct analysis *a, struct dist_src *src)
 		for (size_t i = 0; i < t->n && !src->gpu_comm; i++)
 			src->gpu_comm = store_ev_is_gpu_work(s, t, i) &&
 					(a->gpu.tracks[ti].flags[i] & GPU_COMM);
+	}
+	if (!src->gpu_comp || src->gpu_comm)
+		return;
+	for (uint32_t ti = 0; ti < s->ntracks && !src->host_exec; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		for (size_t i = 0; t->kind == STORE_TRACK_HOST && i < t->n && !src->host_exec; i++)
+			src->host_exec = !store_ev_is_instant(t, i) &&
+					 dist_is_host_exec(s, store_ev_desc(t, i));
 	}
 }
 
@@ -87,7 +104,10 @@ void dist_walk(const struct analysis *a, const struct ivl_set *clip, const struc
 			continue;
 		}
 		if (a->gpu.roles[store_ev_desc(t, i)] & ROLE_COMM_OP) {
-			if (!src->gpu_comp) { /* dist.h: the host's calls, on a CPU rank only */
+			/* dist.h: the host's calls on a CPU rank, a CPU backend's
+			 * executions on a rank whose GPU does no communication */
+			if (!src->gpu_comp ||
+			    (src->host_exec && dist_is_host_exec(s, store_ev_desc(t, i)))) {
 				walk_add(&comm, rm, start, end);
 				ivl_union_add(&busy, start, end);
 			}
@@ -276,9 +296,14 @@ void dist_rank_calls(struct coll_set *cs, uint32_t ri, const struct analysis *a,
 {
 	uint8_t *is_call = call_descs(&a->store);
 	struct call_ctx c = {cs, ri, a, slot, ctx, group_size};
-	if (src->gpu_comm)
+	if (src->gpu_comm) {
 		gpu_calls(&c, is_call);
-	else if (!src->gpu_comp) /* with GPU work, host calls are no communication (above) */
+	} else if (!src->gpu_comp) {
 		host_calls(&c, is_call);
+	} else if (src->host_exec) { /* with GPU work, a CPU backend's executions alone */
+		for (uint32_t d = 0; d < a->store.ndescs; d++)
+			is_call[d] = is_call[d] && dist_is_host_exec(&a->store, d);
+		host_calls(&c, is_call);
+	}
 	free(is_call);
 }

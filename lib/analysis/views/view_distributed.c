@@ -66,7 +66,7 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 	struct dist_src src;
 	dist_sources(a, &src);
 	uint64_t comm, comp, both;
-	if (src.gpu_comp) {
+	if (src.gpu_comp && !src.host_exec) {
 		/* GPU work: the unions the analysis has; the host's
 		 * communication calls only enqueue (dist.h) */
 		comm = a->comm.merged_ns;
@@ -97,6 +97,13 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 				   src.gpu_comm ? "" : ", and none of its GPU work is communication");
 		table_note(t, "Computation: the time the other kernels ran, merged. Overlap: the time "
 			      "both ran at once.");
+	} else if (src.gpu_comp) {
+		table_note(t, "Communication: the time a CPU backend ran its collectives on the "
+			      "host, merged (gloo:*, mpi:*, ucc:* ranges): the trace has GPU work but "
+			      "none of it is communication; its c10d::* and record_param_comms ranges "
+			      "only enqueue.");
+		table_note(t, "Computation: the time the kernels ran, merged. Overlap: the time both "
+			      "ran at once.");
 	} else {
 		table_note(t, "Communication: the time the host's communication calls ran, merged "
 			      "(Communication events such as gloo:all_reduce, which run on host "
