@@ -839,12 +839,8 @@ static void job_clock(const struct job *j, char *buf, size_t size, uint64_t *bas
 	if (!j->nfiles)
 		*base = 0;
 	*wall = j->wall_clock ? 0 : j->nfiles ? j->files[first].wall_offset_ns : 0;
-	if (j->wall_clock)
-		snprintf(buf, size, "Unix wall time: %u hosts, by each trace's wall clock offset",
-			 j->nhosts);
-	else
-		snprintf(buf, size, "CLOCK_MONOTONIC of host '%s'",
-			 j->nfiles ? j->files[0].host : "");
+	store_clock_words(buf, size, j->wall_clock, j->nhosts, j->clock,
+			  j->nfiles ? j->files[0].host : "");
 }
 
 /* One part through the writer: 0, 1 when its file cannot be read, -1 when

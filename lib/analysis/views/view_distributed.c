@@ -55,7 +55,6 @@ static void dist_row(struct table *t, struct tpart *p, const struct analysis *a,
 struct table *view_distributed(const struct view *v, const struct analysis *a,
 			       const struct view_opts *o)
 {
-	(void)o;
 	struct table *t = table_new(v->name, v->title, dist_cols,
 				    sizeof(dist_cols) / sizeof(dist_cols[0]));
 	analysis_types(a);
@@ -116,6 +115,7 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 	table_note(t, "Computation + Communication - Overlap = the time at least one of them ran. "
 		      "Ratio (%%) is against %s.",
 		   analysis_window_name(a));
+	view_note_gpu_totals(t, a, o->unit);
 	return t;
 }
 
