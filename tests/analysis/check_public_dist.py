@@ -21,40 +21,14 @@ JSON itself (issue 26):
 """
 import argparse
 import csv
-import decimal
-import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 
-
-def load(path):
-    op = gzip.open if path.endswith(".gz") else open
-    with op(path, "rt") as f:
-        return json.load(f, parse_float=decimal.Decimal)
-
-
-def ns(x):
-    return int((decimal.Decimal(x) * 1000).to_integral_value(decimal.ROUND_HALF_EVEN))
-
-
-def union(ivs):
-    out = []
-    for s, e in sorted(ivs):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
-def clipped(ivs, window):
-    total = 0
-    for s, e in union(ivs):
-        for ws, we in window:
-            total += max(0, min(e, we) - max(s, ws))
-    return total
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
+from kineto import clipped, load, merge, ns  # noqa: E402
 
 
 def run(g, *args):
@@ -82,7 +56,7 @@ def row(rows, name):
 def case_comm_none(g, data):
     path = data + "/ns_resolution_rank-0.json.gz"
     ev = [e for e in load(path)["traceEvents"] if e.get("ph") == "X"]
-    steps = union([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev
+    steps = merge([(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev
                    if e["name"].startswith("ProfilerStep#")])
     kernels = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in ev if e.get("cat") == "kernel"]
     nccl = [e for e in ev if e.get("cat") == "kernel" and "nccl" in e["name"].lower()]

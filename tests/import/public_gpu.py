@@ -17,14 +17,14 @@ Cases:
              span): one total, the span's length, no such note.
 """
 import argparse
-import decimal
-import gzip
 import json
 import os
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "pylib"))
+from kineto import clipped, load, merge, ns  # noqa: E402
 DATA = os.path.join(HERE, "..", "data", "kineto-public")
 EVAL_FN = "autograd::engine::evaluate_function: "
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -41,17 +41,10 @@ def check(cond, msg):
     print(f"ok: {msg}")
 
 
-def ns(x):
-    """Kineto's microseconds (a JSON number, read exactly) in integer ns, as the importer rounds."""
-    return int((decimal.Decimal(x) * 1000).to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
-
-
 class Trace:
     def __init__(self, name):
         path = os.path.join(DATA, name)
-        opener = gzip.open if name.endswith(".gz") else open
-        with opener(path, "rt") as f:
-            doc = json.load(f, parse_float=decimal.Decimal)
+        doc = load(path)
         self.path = path
         self.ev = []
         for e in doc["traceEvents"]:
@@ -96,28 +89,6 @@ class Trace:
             if ins:
                 out.append((min(x for x, _ in ins), min(b, max(y for _, y in ins)), p))
         return out
-
-
-def union_clipped(iv, window):
-    """The measure of the union of iv clipped to the union of window."""
-    win = merge(window)
-    pieces = []
-    for a, b in iv:
-        for s, t in win:
-            x, y = max(a, s), min(b, t)
-            if y > x:
-                pieces.append((x, y))
-    return sum(b - a for a, b in merge(pieces))
-
-
-def merge(iv):
-    out = []
-    for a, b in sorted(iv):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return out
 
 
 def summary(gprof, path, *args):
@@ -184,7 +155,7 @@ def case_kernel_row(gprof):
     kernels = [e for e in tr.ev if e.get("cat") == "kernel"]
     inwin = [k for k in kernels if any(min(k["e"], b) > max(k["s"], a) for a, b in merge(win))]
     nccl = [k for k in inwin if "nccl" in k["name"].lower()]
-    union = union_clipped([(k["s"], k["e"]) for k in kernels], win)
+    union = clipped([(k["s"], k["e"]) for k in kernels], win)
     doc = summary(gprof, tr.path, "--view", "overview", "--view", "kernel")
     ov = doc["tables"]["overview"]
     kr = row(ov, "event_type", "Kernel")
@@ -200,15 +171,15 @@ def case_totals(gprof):
     win = merge([(a, b) for a, b, _ in tr.steps])
     counted = tr.counted()
     full = sum(w["e"] - w["s"] for w, _ in counted)
-    outside = sum((w["e"] - w["s"]) - union_clipped([(w["s"], w["e"])], win) for w, _ in counted)
+    outside = sum((w["e"] - w["s"]) - clipped([(w["s"], w["e"])], win) for w, _ in counted)
     kernels = [e for e in tr.ev if e.get("cat") == "kernel"]
     by_launch = sum(w["e"] - w["s"] for w, _ in counted if w.get("cat") == "kernel")
-    clipped = union_clipped([(k["s"], k["e"]) for k in kernels], win)
+    in_steps = clipped([(k["s"], k["e"]) for k in kernels], win)
     doc = summary(gprof, tr.path, "--view", "overview", "--view", "kernel", "--time-unit", "ns")
     ov, kt = doc["tables"]["overview"], doc["tables"]["kernel"]
-    print(f"ns_resolution: kernels by launch {by_launch} ns, clipped to the steps {clipped} ns; "
+    print(f"ns_resolution: kernels by launch {by_launch} ns, clipped to the steps {in_steps} ns; "
           f"work launched in the steps {full} ns, {outside} ns of it outside them")
-    check(row(ov, "event_type", "Kernel")["gpu_time_ns"] == clipped, "Overview Kernel: clipped to the steps")
+    check(row(ov, "event_type", "Kernel")["gpu_time_ns"] == in_steps, "Overview Kernel: clipped to the steps")
     ksum = sum(r["gpu_total_ns"] for r in rows(kt) if r["depth"] == 0)
     check(ksum == by_launch, f"Kernel table {ksum} ns == kernels by launch {by_launch} ns")
     note = f"Two GPU totals: the Kernel, Memory Manipulation and nvprof tables and the GPU columns " \
@@ -225,7 +196,7 @@ def case_totals(gprof):
     check(doc["window"]["source"] == "gpu span" and doc["window"]["total_ns"] == hi - lo,
           f"--window gpu: the window is the GPU's span, {hi - lo} ns")
     ov, kt = doc["tables"]["overview"], doc["tables"]["kernel"]
-    allk = union_clipped([(k["s"], k["e"]) for k in kernels], [(lo, hi)])
+    allk = clipped([(k["s"], k["e"]) for k in kernels], [(lo, hi)])
     check(row(ov, "event_type", "Kernel")["gpu_time_ns"] == allk and
           row(ov, "event_type", "Kernel")["calls"] == len(kernels),
           f"--window gpu: Overview Kernel {len(kernels)} calls, {allk} ns")
