@@ -105,7 +105,7 @@ static void test_mismatch_and_lone(void **state)
 	add(&c, 2, 50, 9, 5, "gloo:all_reduce", "0"); /* only rank 7 got this far */
 	coll_match(&c);
 	assert_int_equal(c.mismatches, 1);
-	assert_string_equal(c.mismatch_note, "rank 7's call in group '0' at its sequence number is "
+	assert_string_equal(c.mismatch_note, "rank 7's call of sequence number 4 (in group '0') is "
 					     "gloo:broadcast where rank 0's is gloo:all_reduce");
 	assert_int_equal(c.nmatches, 2);
 	assert_int_equal(c.matches[0].members, 2);

@@ -63,18 +63,25 @@ static void range(nvtxDomainHandle_t d, uint32_t category, const char *name)
 }
 
 /* The steps of "ops"; 0, or -1 when the double is not there to tell. */
-static int ops(void)
+/* A symbol of the CUPTI test double: the collector's copy when it loaded
+ * one; else (a bare run) our own. NULL, said, when the double is not there. */
+static void *fake_symbol(const char *name)
 {
 	const char *cupti = getenv("GPROF_DL_CUPTI_PATH");
-	/* the collector's copy when it loaded one; else (a bare run) our own */
 	void *h = cupti ? dlopen(cupti, RTLD_NOW | RTLD_NOLOAD) : NULL;
 	if (!h && cupti)
 		h = dlopen(cupti, RTLD_NOW | RTLD_LOCAL);
-	fake_cupti_launch_fn launch = h ? (fake_cupti_launch_fn)dlsym(h, FAKE_LAUNCH_SYMBOL) : NULL;
-	if (!launch) {
-		fprintf(stderr, "gpu-target: no %s in '%s'\n", FAKE_LAUNCH_SYMBOL, cupti ? cupti : "");
+	void *sym = h ? dlsym(h, name) : NULL;
+	if (!sym)
+		fprintf(stderr, "gpu-target: no %s in '%s'\n", name, cupti ? cupti : "");
+	return sym;
+}
+
+static int ops(void)
+{
+	fake_cupti_launch_fn launch = (fake_cupti_launch_fn)fake_symbol(FAKE_LAUNCH_SYMBOL);
+	if (!launch)
 		return -1;
-	}
 	nvtxDomainHandle_t d = nvtxDomainCreateA(GPROF_DL_NVTX_DOMAIN);
 	for (int step = 0; step < 4; step++) {
 		char name[32];
@@ -109,15 +116,9 @@ static void *autograd_engine(void *arg)
 /* "autograd": see the top. */
 static int autograd(void)
 {
-	const char *cupti = getenv("GPROF_DL_CUPTI_PATH");
-	void *h = cupti ? dlopen(cupti, RTLD_NOW | RTLD_NOLOAD) : NULL;
-	if (!h && cupti)
-		h = dlopen(cupti, RTLD_NOW | RTLD_LOCAL);
-	autograd_launch = h ? (fake_cupti_launch_fn)dlsym(h, FAKE_LAUNCH_SYMBOL) : NULL;
-	if (!autograd_launch) {
-		fprintf(stderr, "gpu-target: no %s in '%s'\n", FAKE_LAUNCH_SYMBOL, cupti ? cupti : "");
+	autograd_launch = (fake_cupti_launch_fn)fake_symbol(FAKE_LAUNCH_SYMBOL);
+	if (!autograd_launch)
 		return -1;
-	}
 	nvtxDomainHandle_t d = nvtxDomainCreateA(GPROF_DL_NVTX_DOMAIN);
 	for (int step = 0; step < 4; step++) {
 		char name[32];
@@ -147,16 +148,11 @@ static int autograd(void)
  * each call) begins well inside the window its calls were in. */
 static int capture(void)
 {
-	const char *cupti = getenv("GPROF_DL_CUPTI_PATH");
-	void *h = cupti ? dlopen(cupti, RTLD_NOW | RTLD_NOLOAD) : NULL;
-	if (!h && cupti)
-		h = dlopen(cupti, RTLD_NOW | RTLD_LOCAL);
-	fake_cupti_launch_fn launch = h ? (fake_cupti_launch_fn)dlsym(h, FAKE_LAUNCH_SYMBOL) : NULL;
-	fake_cupti_profiler_fn profiler = h ? (fake_cupti_profiler_fn)dlsym(h, FAKE_PROFILER_SYMBOL) : NULL;
-	if (!launch || !profiler) {
-		fprintf(stderr, "gpu-target: no %s in '%s'\n", FAKE_PROFILER_SYMBOL, cupti ? cupti : "");
+	fake_cupti_launch_fn launch = (fake_cupti_launch_fn)fake_symbol(FAKE_LAUNCH_SYMBOL);
+	fake_cupti_profiler_fn profiler =
+		(fake_cupti_profiler_fn)fake_symbol(FAKE_PROFILER_SYMBOL);
+	if (!launch || !profiler)
 		return -1;
-	}
 	nvtxDomainHandle_t d = nvtxDomainCreateA(GPROF_DL_NVTX_DOMAIN);
 	struct timespec pause = {0, 2000000};
 	for (int step = 0; step < 6; step++) {
