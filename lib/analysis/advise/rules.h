@@ -1,0 +1,19 @@
+/*
+ * rules.h - the rules of advise.h, one group a file: rules_steps.c (the
+ * step's time: input-bound, jitter), rules_gpu.c (the CUDA calls: sync-calls,
+ * pageable-copies), rules_dist.c (a job's ranks: straggler,
+ * exposed-communication). advise.c lists them (adv_rules[]).
+ */
+#ifndef GPDL_ANALYSIS_ADVISE_RULES_H
+#define GPDL_ANALYSIS_ADVISE_RULES_H
+
+#include "lib/analysis/advise/advise.h"
+
+extern const struct adv_rule adv_rule_input_bound;
+extern const struct adv_rule adv_rule_jitter;
+extern const struct adv_rule adv_rule_sync_calls;
+extern const struct adv_rule adv_rule_pageable_copies;
+extern const struct adv_rule adv_rule_straggler;
+extern const struct adv_rule adv_rule_exposed_comm;
+
+#endif
