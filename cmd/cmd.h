@@ -14,6 +14,7 @@
 
 struct option;
 
+int cmd_advise(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);

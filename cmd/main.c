@@ -22,6 +22,7 @@ struct command {
 
 /* Alphabetical, as `gprof-dl --help` lists them. */
 static const struct command commands[] = {
+	{"advise", cmd_advise, "say what to change, and why, with the evidence: findings for CI"},
 	{"bench", cmd_bench, "measure training steps: reader_cost, batch_cost, ips (Perf Summary)"},
 	{"diff", cmd_diff, "compare two traces view by view: what got slower, what is new"},
 	{"export", cmd_export, "convert a trace to chrome-trace JSON (Perfetto, HTA) or to CSV files"},

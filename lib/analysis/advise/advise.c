@@ -231,23 +231,23 @@ static void time_words(char *buf, size_t size, double ns)
 int adv_write_text(FILE *out, const struct adv_input *in, const struct adv_list *l, size_t top,
 		   unsigned width)
 {
-	char step[32], saving[32];
+	char step[32], saving[32], head[256];
 	if (width < 40)
 		width = 40;
 	if (in->step_ns) {
 		time_words(step, sizeof(step), (double)in->step_ns);
-		fprintf(out, "Advice: %zu finding%s, ranked by the time each costs per step (median step "
-			     "%s over %zu counted steps).\n",
-			l->n, l->n == 1 ? "" : "s", step, in->steps);
+		snprintf(head, sizeof(head), "%zu finding%s, ranked by the time each costs per step "
+					     "(median step %s over %zu counted steps).",
+			 l->n, l->n == 1 ? "" : "s", step, in->steps);
 	} else {
-		fprintf(out, "Advice: %zu finding%s (no training steps: the rules per step say "
-			     "nothing).\n",
-			l->n, l->n == 1 ? "" : "s");
+		snprintf(head, sizeof(head), "%zu finding%s (no training steps: the rules per step "
+					     "say nothing).",
+			 l->n, l->n == 1 ? "" : "s");
 	}
+	wrap(out, "Advice: ", "  ", head, width);
 	if (!l->n) {
-		fputs("No finding: no rule's threshold was crossed (gprof-dl advise --rules lists "
-		      "them).\n",
-		      out);
+		wrap(out, "", "", "No finding: no rule's threshold was crossed (gprof-dl advise --rules "
+				  "lists them).", width);
 		return ferror(out) ? -1 : 0;
 	}
 	size_t n = top && top < l->n ? top : l->n;
