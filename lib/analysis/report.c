@@ -1,4 +1,5 @@
 #include "lib/analysis/report.h"
+#include "lib/analysis/advise/advise.h"
 
 #include "lib/analysis/bench/benchstat.h"
 #include "lib/analysis/dist/job.h"
@@ -343,6 +344,27 @@ static int report_job_perf(char *const *files, size_t nfiles, FILE *out, unsigne
 	return rc;
 }
 
+/* gprof-dl advise's three largest findings, a line each. */
+static void report_advice(const struct analysis *a, const char *path, FILE *out, unsigned pid)
+{
+	struct adv_input in;
+	struct adv_list l = {0};
+	char safe[TEXT_CLEAN_SIZE], saving[32], file[TEXT_CLEAN_SIZE / 4];
+	adv_input_init(&in, a, NULL, &path, 1, PERF_SKIP_DEFAULT);
+	adv_run(&in, &l);
+	for (size_t i = 0; i < l.n && i < 3; i++) {
+		const struct adv_finding *f = &l.v[i];
+		report_format_time(saving, sizeof(saving), f->saving_ns);
+		fprintf(out, "==%u== Advice: [%s] %s: %s (up to %s per step)\n", pid,
+			adv_severity_name(f->severity), f->rule->id,
+			text_clean(safe, sizeof(safe), f->what), saving);
+	}
+	if (l.n)
+		fprintf(out, "==%u== Advice: %zu finding%s, evidence and what to try: gprof-dl advise %s\n",
+			pid, l.n, l.n == 1 ? "" : "s", text_clean(file, sizeof(file), path));
+	adv_list_free(&l);
+}
+
 static int run_summary(const char *trace_path, char *const *job_files, size_t njob, FILE *out, unsigned pid)
 {
 	struct analysis a;
@@ -359,6 +381,7 @@ static int run_summary(const char *trace_path, char *const *job_files, size_t nj
 	report_table(&a, out, pid);
 	if (!njob || report_job_perf(job_files, njob, out, pid) != 0)
 		report_perf(&a, out, pid);
+	report_advice(&a, trace_path, out, pid);
 	report_facts(&a, trace_path, out, pid);
 	analysis_free(&a);
 	fflush(out);

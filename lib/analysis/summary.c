@@ -339,7 +339,7 @@ int summary_is_job(const struct job *j, const struct summary_opts *o)
 	if (!o->nviews)
 		return 1; /* the Distributed view is one of the defaults */
 	for (unsigned i = 0; i < o->nviews; i++)
-		if (job_view(o->views[i]))
+		if (job_view(o->views[i]) || o->views[i] == view_find("advice"))
 			return 1;
 	return 0;
 }
@@ -402,6 +402,12 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 	}
 	struct table *tables[SUMMARY_MAX_VIEWS + 1];
 	summary_build(a, &o->view, others, nothers, tables);
+	/* the advice of a job speaks of its ranks too, as `gprof-dl advise` does */
+	for (unsigned i = 0; i < nothers; i++)
+		if (others[i] == view_find("advice")) {
+			table_free(tables[i + 1]);
+			tables[i + 1] = view_advice_of(others[i], a, d, &o->view);
+		}
 
 	struct summary_out s;
 	summary_out_begin_opts(&s, o, out);

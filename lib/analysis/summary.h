@@ -47,8 +47,8 @@ void summary_add_view(struct summary_opts *o, const struct view *v);
 /* Returns 0, or -1 when writing to out failed. */
 int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out);
 /* Whether the summary of a job is written rank by rank (summary_write_job):
- * the job has two ranks or more and the Distributed view is asked for (or
- * no view, so every default one). Otherwise its files are one program. */
+ * the job has two ranks or more and the Distributed, Perf or Advice view is
+ * asked for (or no view, so every default one). Otherwise its files are one program. */
 int summary_is_job(const struct job *j, const struct summary_opts *o);
 /* The summary of a job: the Distributed view over its ranks, read one rank
  * at a time (its Trace Summary from what each rank read); the other views

@@ -108,6 +108,12 @@ struct table *view_memory(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o);
 struct table *view_nvprof(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o);
+struct table *view_advice(const struct view *v, const struct analysis *a,
+			  const struct view_opts *o);
+struct job_dist;
+/* The same with a job's distributed measurement (NULL: none). */
+struct table *view_advice_of(const struct view *v, const struct analysis *a,
+			     const struct job_dist *d, const struct view_opts *o);
 struct table *view_steps(const struct view *v, const struct analysis *a,
 			 const struct view_opts *o);
 struct table *view_timeline(const struct view *v, const struct analysis *a,

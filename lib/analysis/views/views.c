@@ -23,6 +23,8 @@ const struct view view_registry[] = {
 	/* series over the run, for `gprof-dl report` to plot: --view only */
 	{"steps", "Step Summary", view_steps, VIEW_NOT_DEFAULT},
 	{"timeline", "Timeline Summary", view_timeline, VIEW_NOT_DEFAULT},
+	/* gprof-dl advise's findings: --view only */
+	{"advice", "Advice Summary", view_advice, VIEW_NOT_DEFAULT},
 };
 const unsigned view_phases[VIEW_NPHASES] = {TRACE_EV_DATALOADER, TRACE_EV_FORWARD,
 					    TRACE_EV_BACKWARD, TRACE_EV_OPTIMIZATION};
