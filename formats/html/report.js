@@ -23,6 +23,7 @@
 	/* Okabe-Ito: told apart with any colour vision, and in grey print */
 	var PALETTE = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#56B4E9', '#CC79A7', '#F0E442', '#000000'];
 	var SECTIONS = [
+		['advice', 'Advice'],
 		['overview', 'Overview'],
 		['steps', 'Steps'],
 		['operators', 'Operators'],
@@ -900,6 +901,14 @@
 			allTables(sec, c);
 	}
 
+	/* gprof-dl advise's findings: the Advice Summary, as it is */
+	function advice(sec) {
+		var a = table('advice');
+		if (!a || !hasRows(a.t))
+			return empty(sec, 'No finding: no rule of gprof-dl advise crossed its threshold.');
+		allTables(sec, a);
+	}
+
 	function diff(sec) {
 		var b = R.data.baseline;
 		if (!b)
@@ -950,7 +959,7 @@
 	}
 
 	var BUILD = {
-		overview: overview, steps: steps, operators: operators, kernels: kernels, memory: memory,
+		advice: advice, overview: overview, steps: steps, operators: operators, kernels: kernels, memory: memory,
 		devices: devices, distributed: distributed, diff: diff
 	};
 

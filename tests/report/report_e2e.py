@@ -62,7 +62,7 @@ sys.path.insert(0, HERE)
 from cdp import Browser, CdpError  # noqa: E402
 from checks import FAILED, SKIP, Failure, Skip, check, eq, must, run_bounded, run_case, text  # noqa: E402
 
-SECTIONS = ["overview", "steps", "operators", "kernels", "memory", "devices", "distributed", "diff"]
+SECTIONS = ["advice", "overview", "steps", "operators", "kernels", "memory", "devices", "distributed", "diff"]
 # report.js's vis(): what the page shows of a name, each control and bidi
 # formatting character as the text "\u{202E}" (REPORT-FORMAT.md)
 HIDDEN = re.compile("[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
