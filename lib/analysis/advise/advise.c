@@ -22,6 +22,7 @@ const struct adv_rule *const adv_rules[] = {
 	&adv_rule_exposed_comm,
 	&adv_rule_sync_calls,
 	&adv_rule_pageable_copies,
+	&adv_rule_fp32_matmul,
 	&adv_rule_jitter,
 	NULL,
 };
@@ -146,6 +147,7 @@ void adv_input_init(struct adv_input *in, const struct analysis *a, const struct
 	in->paths = paths;
 	in->npaths = npaths;
 	in->skip = skip;
+	in->window_steps = a->from_steps ? a->steps : 0;
 	struct perf p;
 	perf_compute(&p, a, skip);
 	if (p.counted) {

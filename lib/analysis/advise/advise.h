@@ -58,6 +58,9 @@ struct adv_input {
 	 * counted steps; 0: no steps (rules per step say nothing) */
 	uint64_t step_ns;
 	size_t steps;
+	/* the steps the window holds (warm-up steps too): what a total over
+	 * the window (the analysis's figures) is divided by for a per-step one */
+	uint64_t window_steps;
 };
 
 struct adv_rule {

@@ -2,7 +2,8 @@
  * rules.h - the rules of advise.h, one group a file: rules_steps.c (the
  * step's time: input-bound, jitter), rules_gpu.c (the CUDA calls: sync-calls,
  * pageable-copies), rules_dist.c (a job's ranks: straggler,
- * exposed-communication). advise.c lists them (adv_rules[]).
+ * exposed-communication), rules_model.c (how the model runs on the GPU:
+ * fp32-matmul). advise.c lists them (adv_rules[]).
  */
 #ifndef GPDL_ANALYSIS_ADVISE_RULES_H
 #define GPDL_ANALYSIS_ADVISE_RULES_H
@@ -15,5 +16,6 @@ extern const struct adv_rule adv_rule_sync_calls;
 extern const struct adv_rule adv_rule_pageable_copies;
 extern const struct adv_rule adv_rule_straggler;
 extern const struct adv_rule adv_rule_exposed_comm;
+extern const struct adv_rule adv_rule_fp32_matmul;
 
 #endif
