@@ -23,6 +23,8 @@ const struct adv_rule *const adv_rules[] = {
 	&adv_rule_sync_calls,
 	&adv_rule_pageable_copies,
 	&adv_rule_fp32_matmul,
+	&adv_rule_memory_peak,
+	&adv_rule_memory_growth,
 	&adv_rule_jitter,
 	NULL,
 };
@@ -261,9 +263,12 @@ int adv_write_text(FILE *out, const struct adv_input *in, const struct adv_list 
 		snprintf(lead, sizeof(lead), "%zu. [%s] %s: ", i + 1, adv_severity_name(f->severity),
 			 f->rule->id);
 		wrap(out, lead, "   ", f->what, width);
-		if (in->step_ns)
+		if (in->step_ns && f->saving_ns > 0)
 			fprintf(out, "   Saving (an estimate): up to %s per step, %.1f %% of the step.\n",
 				saving, f->share);
+		else if (f->saving_ns <= 0)
+			fputs("   Saving: no time per step (a memory finding: what it risks is said "
+			      "below).\n", out);
 		for (unsigned k = 0; k < f->nevidence; k++)
 			wrap(out, "   - ", "     ", f->evidence[k], width);
 		if (f->try_this)

@@ -3,7 +3,8 @@
  * step's time: input-bound, jitter), rules_gpu.c (the CUDA calls: sync-calls,
  * pageable-copies), rules_dist.c (a job's ranks: straggler,
  * exposed-communication), rules_model.c (how the model runs on the GPU:
- * fp32-matmul). advise.c lists them (adv_rules[]).
+ * fp32-matmul), rules_memory.c (memory in use: memory-peak, memory-growth).
+ * advise.c lists them (adv_rules[]).
  */
 #ifndef GPDL_ANALYSIS_ADVISE_RULES_H
 #define GPDL_ANALYSIS_ADVISE_RULES_H
@@ -17,5 +18,7 @@ extern const struct adv_rule adv_rule_pageable_copies;
 extern const struct adv_rule adv_rule_straggler;
 extern const struct adv_rule adv_rule_exposed_comm;
 extern const struct adv_rule adv_rule_fp32_matmul;
+extern const struct adv_rule adv_rule_memory_peak;
+extern const struct adv_rule adv_rule_memory_growth;
 
 #endif

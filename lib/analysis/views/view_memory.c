@@ -604,6 +604,8 @@ void view_memory_pools(const struct analysis *a, struct view_memory_pools *p)
 	for (uint32_t k = 0; k < m->ndevs; k++) {
 		const struct mem_dev *d = &m->devs[k];
 		mem_label(p->v[k].label, sizeof(p->v[k].label), m, d, several_hosts);
+		p->v[k].device = d->device;
+		p->v[k].host = d->host;
 		p->v[k].peak = d->peak;
 		p->v[k].shown = d->events_in != 0;
 		p->v[k].levels = d->lv;

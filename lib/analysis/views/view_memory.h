@@ -48,6 +48,8 @@ struct view_memory_level {
 
 struct view_memory_pool {
 	char label[300];  /* "GPU0", "Host": the Memory view's part label */
+	int32_t device;   /* the GPU's id on its host, -1: host memory */
+	uint32_t host;    /* its hostname in the store's names */
 	int64_t peak;     /* the Memory view's peak in use (in the window) */
 	int shown;        /* the Memory view has a part for it (events in the window) */
 	const struct view_memory_level *levels;
