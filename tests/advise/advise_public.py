@@ -4,7 +4,11 @@ made-up Kineto traces: the fp32-matmul rule's figures against sums over the
 JSON, the clean traces where it must not fire, --fail-on's exit statuses,
 --rules, the JSON document's schema, the text's width and escaping.
 
-    advise_public.py --gprof-dl PATH --case fp32|gate|hostile
+  gpu_idle the gpu-starved rule's figures on a host-bound A100 rank against
+           the JSON, three traces where it must not fire, and launch-bound on
+           made-up traces of tiny kernels (fires) and of longer ones (not)
+
+    advise_public.py --gprof-dl PATH --case fp32|gate|hostile|gpu_idle
 """
 import argparse
 import json
@@ -100,6 +104,115 @@ def case_fp32(g):
               f"{clean}: no fp32-matmul ({mine} of {total} ns on the CUDA cores)")
 
 
+def union(iv):
+    out = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def measure(iv):
+    return sum(b - a for a, b in iv)
+
+
+def intersect(x, y):
+    out, i, j = [], 0, 0
+    while i < len(x) and j < len(y):
+        a, b = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
+        if b > a:
+            out.append([a, b])
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def subtract(x, y):
+    out = []
+    for a, b in x:
+        cur = a
+        for c, d in y:
+            if d <= cur or c >= b:
+                continue
+            if c > cur:
+                out.append([cur, c])
+            cur = max(cur, d)
+        if cur < b:
+            out.append([cur, b])
+    return out
+
+
+def starvation(path):
+    """(idle, host busy in it, counted steps) over the counted steps, from the JSON."""
+    doc = load(path)
+    ev = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    steps = sorted([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])] for e in ev
+                   if e["name"].startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation")
+    counted = union(steps[min(10, len(steps) // 2):])
+    gpu = union([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])] for e in ev
+                if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and ns(e["dur"]) > 0)
+    # the importer's operators, CUDA calls, data loading and Python ranges: torch's
+    # optimizer and DataLoader record_functions are operators and data loading
+    host = union([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])] for e in ev
+                 if (e.get("cat") in ("cpu_op", "cuda_runtime", "cuda_driver", "python_function") or
+                     (e.get("cat") == "user_annotation" and e["name"].startswith(
+                         ("Optimizer.step#", "Optimizer.zero_grad#", "enumerate(DataLoader)#"))))
+                 and ns(e["dur"]) > 0)
+    idle = subtract(counted, gpu)
+    return measure(idle), measure(intersect(idle, host)), len(counted), measure(counted)
+
+
+def case_gpu_idle(g):
+    # nccl_data: 2 counted steps of a host-bound A100 rank
+    path = os.path.join(DATA, "nccl_data.json.gz")
+    idle, host, k, total = starvation(path)
+    doc = json.loads(advise(g, path, "--format", "json").stdout)
+    f = [x for x in doc["findings"] if x["rule"] == "gpu-starved"]
+    check(len(f) == 1, f"nccl_data: gpu-starved (idle {idle} of {total} ns, the host busy in {host})")
+    if f:
+        check(f"{100.0 * idle / total:.1f} %" in f[0]["what"], f"idle share {100.0 * idle / total:.1f} %")
+        check(abs(f[0]["saving_ns"] - idle / k) <= 1, f"saving {f[0]['saving_ns']} == idle per step {idle / k:.0f}")
+        check(f"{100.0 * host / idle:.0f} % of the idle time" in f[0]["evidence"][0],
+              f"the host busy in {100.0 * host / idle:.0f} % of it")
+        check(any("aten::" in e for e in f[0]["evidence"]), "the host's operators in the gaps named")
+    # clean: the GPU busy (V100, 2 steps), or the host idle too
+    for clean in ("ns_resolution_rank-0.json.gz", "sampled_rank-0.json.gz", "backward_thread.json"):
+        p = os.path.join(DATA, clean)
+        idle, host, k, total = starvation(p)
+        doc = json.loads(advise(g, p, "--format", "json").stdout)
+        got = [x for x in doc["findings"] if x["rule"] == "gpu-starved"]
+        check(not got and (idle < 0.2 * total or 2 * host < idle),
+              f"{clean}: no gpu-starved (idle {idle} of {total} ns, host busy in {host})")
+    # launch-bound: made-up traces, 4 steps of 200 kernels each launched by a 5 us call
+    for kdur, want in ((2, True), (50, False)):
+        ev = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "pid": 1, "tid": 1,
+               "ts": 1000 + 20000 * i, "dur": 19000} for i in range(4)]
+        c = 0
+        for i in range(4):
+            for j in range(200):
+                t = 1010 + 20000 * i + 60 * j
+                c += 1
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                           "ts": t, "dur": 5, "args": {"correlation": c}})
+                ev.append({"ph": "X", "cat": "kernel", "name": "tiny", "pid": 0, "tid": 7, "ts": t + 6,
+                           "dur": kdur, "args": {"device": 0, "stream": 7, "correlation": c}})
+        with tempfile.TemporaryDirectory() as tmp:
+            p = os.path.join(tmp, "launch.json")
+            with open(p, "w") as fh:
+                json.dump({"traceEvents": ev}, fh)
+            doc = json.loads(advise(g, p, "--format", "json").stdout)
+        lb = [x for x in doc["findings"] if x["rule"] == "launch-bound"]
+        if want:
+            check(len(lb) == 1 and lb[0]["what"].startswith("100 % of the kernels") and
+                  lb[0]["saving_ns"] == 200 * 5000, f"2 us kernels after 5 us launches: launch-bound ({lb})")
+        else:
+            check(not lb, "50 us kernels: not launch-bound")
+
+
 def case_gate(g):
     path = os.path.join(DATA, "ns_resolution_rank-0.json.gz")
     clean = os.path.join(DATA, "nccl_data.json.gz")
@@ -160,7 +273,8 @@ def main():
     ap.add_argument("--gprof-dl", required=True)
     ap.add_argument("--case", required=True)
     a = ap.parse_args()
-    {"fp32": case_fp32, "gate": case_gate, "hostile": case_hostile}[a.case](a.gprof_dl)
+    {"fp32": case_fp32, "gate": case_gate, "hostile": case_hostile,
+     "gpu_idle": case_gpu_idle}[a.case](a.gprof_dl)
     if failed:
         sys.exit(f"{len(failed)} checks failed")
     print("PASS")

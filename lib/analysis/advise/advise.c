@@ -20,6 +20,8 @@ const struct adv_rule *const adv_rules[] = {
 	&adv_rule_input_bound,
 	&adv_rule_straggler,
 	&adv_rule_exposed_comm,
+	&adv_rule_gpu_starved,
+	&adv_rule_launch_bound,
 	&adv_rule_sync_calls,
 	&adv_rule_pageable_copies,
 	&adv_rule_fp32_matmul,

@@ -4,6 +4,7 @@
  * pageable-copies), rules_dist.c (a job's ranks: straggler,
  * exposed-communication), rules_model.c (how the model runs on the GPU:
  * fp32-matmul), rules_memory.c (memory in use: memory-peak, memory-growth).
+ * rules_gpu_idle.c (a GPU waiting for its host: gpu-starved, launch-bound).
  * advise.c lists them (adv_rules[]).
  */
 #ifndef GPDL_ANALYSIS_ADVISE_RULES_H
@@ -20,5 +21,7 @@ extern const struct adv_rule adv_rule_exposed_comm;
 extern const struct adv_rule adv_rule_fp32_matmul;
 extern const struct adv_rule adv_rule_memory_peak;
 extern const struct adv_rule adv_rule_memory_growth;
+extern const struct adv_rule adv_rule_gpu_starved;
+extern const struct adv_rule adv_rule_launch_bound;
 
 #endif
