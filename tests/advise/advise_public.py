@@ -231,6 +231,10 @@ def case_gate(g):
     check("fp32-matmul" in ids and len(ids) == len(set(ids)) and len(ids) >= 3, f"--rules lists {ids}")
     check(not re.search(r"(?m)^  (Definition|Threshold|Why): *$", r.stdout), "--rules: no empty field")
     check("never fires" not in r.stdout, "--rules: no rule unwritten")
+    with open(os.path.join(HERE, "..", "..", "man", "gprof-dl-advise.1")) as f:
+        man = f.read()
+    missing = [i for i in ids if f".It Cm {i}\n" not in man]
+    check(not missing, f"every rule has its section in gprof-dl-advise(1) (missing: {missing})")
     r = advise(g, path)
     check(all(len(line) <= 100 for line in r.stdout.splitlines()), "text within 100 columns")
     check("1. [high] fp32-matmul:" in r.stdout, "text: the finding ranked first")
