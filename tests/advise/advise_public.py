@@ -8,7 +8,10 @@ JSON, the clean traces where it must not fire, --fail-on's exit statuses,
            the JSON, three traces where it must not fire, and launch-bound on
            made-up traces of tiny kernels (fires) and of longer ones (not)
 
-    advise_public.py --gprof-dl PATH --case fp32|gate|hostile|gpu_idle
+  data_parallel  a made-up process driving 2 GPUs (fires, saving from their busy
+           times), one GPU (not), two real DDP ranks (not)
+
+    advise_public.py --gprof-dl PATH --case fp32|gate|hostile|gpu_idle|data_parallel
 """
 import argparse
 import json
@@ -213,6 +216,48 @@ def case_gpu_idle(g):
             check(not lb, "50 us kernels: not launch-bound")
 
 
+def dp_trace(path, devices):
+    """4 steps of 10 ms of one process; per step 8 ms of kernels on GPU 0 and 4 ms on GPU 1."""
+    ev = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{i}", "pid": 1, "tid": 1,
+           "ts": 1000 + 10000 * i, "dur": 10000} for i in range(4)]
+    c = 0
+    for i in range(4):
+        for d, busy in ((0, 8000), (1, 4000))[:devices]:
+            c += 1
+            t = 1000 + 10000 * i + 100
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": t, "dur": 10, "args": {"correlation": c}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "replica_kernel", "pid": d, "tid": 7 + d,
+                       "ts": t + 20, "dur": busy, "args": {"device": d, "stream": 7 + d, "correlation": c}})
+    props = [{"id": d, "name": "GPU", "computeMajor": 8, "computeMinor": 0, "totalGlobalMem": 1 << 34,
+              "numSms": 8} for d in range(2)]
+    with open(path, "w") as f:
+        json.dump({"deviceProperties": props, "traceEvents": ev}, f)
+
+
+def case_data_parallel(g):
+    with tempfile.TemporaryDirectory() as tmp:
+        two, one = os.path.join(tmp, "dp.json"), os.path.join(tmp, "single.json")
+        dp_trace(two, 2)
+        dp_trace(one, 1)
+        doc = json.loads(advise(g, two, "--format", "json", "--skip-steps", "0").stdout)
+        f = [x for x in doc["findings"] if x["rule"] == "data-parallel"]
+        check(len(f) == 1 and f[0]["what"].startswith("one process drives 2 GPUs"),
+              "one process, kernels on 2 GPUs: data-parallel")
+        if f:
+            # busiest 8 ms, other 4 ms: (2 x 8 - 12) / 2 = 2 ms per step
+            check(f[0]["saving_ns"] == 2000000, f"saving {f[0]['saving_ns']} == 2 ms per step")
+            check("GPU0: busy 8.00 ms per step" in f[0]["evidence"] and
+                  "GPU1: busy 4.00 ms per step" in f[0]["evidence"], "each GPU's busy time")
+        doc = json.loads(advise(g, one, "--format", "json", "--skip-steps", "0").stdout)
+        check(not [x for x in doc["findings"] if x["rule"] == "data-parallel"], "one GPU: no data-parallel")
+    # a 2-rank job, a GPU each: not DataParallel
+    pair = [os.path.join(DATA, f"sampled_rank-{r}.json.gz") for r in (0, 1)]
+    doc = json.loads(advise(g, *pair, "--format", "json").stdout)
+    check(not [x for x in doc["findings"] if x["rule"] == "data-parallel"],
+          "two ranks of a DDP job: no data-parallel")
+
+
 def case_gate(g):
     path = os.path.join(DATA, "ns_resolution_rank-0.json.gz")
     clean = os.path.join(DATA, "nccl_data.json.gz")
@@ -278,7 +323,7 @@ def main():
     ap.add_argument("--case", required=True)
     a = ap.parse_args()
     {"fp32": case_fp32, "gate": case_gate, "hostile": case_hostile,
-     "gpu_idle": case_gpu_idle}[a.case](a.gprof_dl)
+     "gpu_idle": case_gpu_idle, "data_parallel": case_data_parallel}[a.case](a.gprof_dl)
     if failed:
         sys.exit(f"{len(failed)} checks failed")
     print("PASS")

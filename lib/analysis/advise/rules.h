@@ -3,7 +3,7 @@
  * step's time: input-bound, jitter), rules_gpu.c (the CUDA calls: sync-calls,
  * pageable-copies), rules_dist.c (a job's ranks: straggler,
  * exposed-communication), rules_model.c (how the model runs on the GPU:
- * fp32-matmul), rules_memory.c (memory in use: memory-peak, memory-growth).
+ * fp32-matmul, data-parallel), rules_memory.c (memory in use: memory-peak, memory-growth).
  * rules_gpu_idle.c (a GPU waiting for its host: gpu-starved, launch-bound).
  * rules_cpu.c (the host's CPU: cpu-contention). advise.c lists them
  * (adv_rules[]).
@@ -20,6 +20,7 @@ extern const struct adv_rule adv_rule_pageable_copies;
 extern const struct adv_rule adv_rule_straggler;
 extern const struct adv_rule adv_rule_exposed_comm;
 extern const struct adv_rule adv_rule_fp32_matmul;
+extern const struct adv_rule adv_rule_data_parallel;
 extern const struct adv_rule adv_rule_memory_peak;
 extern const struct adv_rule adv_rule_memory_growth;
 extern const struct adv_rule adv_rule_gpu_starved;

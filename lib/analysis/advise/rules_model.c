@@ -1,4 +1,5 @@
-/* rules_model.c - see rules.h: how the model runs on the GPU (fp32-matmul). */
+/* rules_model.c - see rules.h: how the model runs on the GPUs (fp32-matmul,
+ * data-parallel). */
 #include "lib/analysis/advise/rules.h"
 
 #include "common/error.h"
@@ -107,4 +108,73 @@ const struct adv_rule adv_rule_fp32_matmul = {
 	.why = "below a tenth of the kernel time, even a several-fold faster matrix multiply gives "
 	       "back little, and mixed precision has a cost in numerics to weigh",
 	.run = fp32_matmul_run,
+};
+
+/* One process driving several GPUs: torch.nn.DataParallel's pattern (a
+ * part, analysis.h: a file's rank or its rest, whose GPU work runs on two
+ * devices or more). */
+static void data_parallel_run(const struct adv_input *in, struct adv_list *out)
+{
+	const struct analysis *a = in->a;
+	const struct store *s = &a->store;
+	if (!a->gpu.has_gpu || !in->window_steps || !s->ndevices)
+		return;
+	uint64_t *busy = xcalloc((size_t)a->nparts * s->ndevices, sizeof(*busy));
+	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+		const struct store_track *t = &s->tracks[ti];
+		if (t->kind != STORE_TRACK_DEVICE || t->dev == STORE_NONE)
+			continue;
+		struct ivl_set u;
+		ivl_set_init(&u);
+		for (size_t i = 0; i < t->n; i++)
+			if (store_ev_is_gpu_work(s, t, i) && t->dur[i])
+				ivl_set_add(&u, t->start[i], t->start[i] + t->dur[i]);
+		ivl_set_normalize(&u);
+		ivl_set_seal(&u);
+		for (size_t k = 0; k < u.n; k++)
+			busy[(size_t)a->track_part[ti] * s->ndevices + t->dev] +=
+				ivl_set_overlap(&a->window, u.v[k].start, u.v[k].end);
+		ivl_set_free(&u);
+	}
+	for (uint32_t p = 0; p < a->nparts; p++) {
+		const uint64_t *b = &busy[(size_t)p * s->ndevices];
+		uint32_t ndev = 0;
+		uint64_t most = 0, sum = 0;
+		for (uint32_t d = 0; d < s->ndevices; d++) {
+			ndev += b[d] > 0;
+			most = b[d] > most ? b[d] : most;
+			sum += b[d];
+		}
+		if (ndev < 2)
+			continue;
+		double gap = ((double)most * ndev - (double)sum) / ndev / (double)in->window_steps;
+		struct adv_finding *f = adv_add(out, &adv_rule_data_parallel, in, gap,
+						"one process drives %u GPUs (torch.nn.DataParallel's way): "
+						"a Python thread per GPU and the gathers on one of them",
+						ndev);
+		for (uint32_t d = 0; d < s->ndevices; d++)
+			if (b[d])
+				adv_evidence(f, "GPU%u: busy %.2f ms per step", s->devices[d].id,
+					     (double)b[d] / (double)in->window_steps / 1e6);
+		adv_evidence(f, "the saving is what the GPUs less busy than the busiest could have "
+				"worked, per step, averaged over the GPUs: an estimate of balancing them");
+		adv_try(f, "torch.nn.parallel.DistributedDataParallel, one process per GPU (torchrun "
+			   "--nproc-per-node N): no GIL between the GPUs, no scatter and gather on one "
+			   "of them, gradients all-reduced during the backward");
+		adv_command(f, in, "--view device --view kernel --thread-sep");
+	}
+	free(busy);
+}
+
+const struct adv_rule adv_rule_data_parallel = {
+	.id = "data-parallel",
+	.title = "DataParallel (one process, many GPUs) instead of DistributedDataParallel",
+	.definition = "per process (a trace's rank, or the rest of the trace), the GPUs its GPU "
+		      "work ran on and each one's busy time in the window; saving: the busiest GPU's "
+		      "time less each GPU's, averaged over them, per step: an estimate",
+	.threshold = "one process with GPU work on two GPUs or more",
+	.why = "PyTorch recommends DistributedDataParallel over DataParallel in every case: "
+	       "DataParallel runs the replicas from one Python process (the GIL), scatters the "
+	       "inputs and gathers the outputs on one GPU, and leaves the others waiting",
+	.run = data_parallel_run,
 };
