@@ -355,9 +355,11 @@ static void report_advice(const struct analysis *a, const char *path, FILE *out,
 	for (size_t i = 0; i < l.n && i < 3; i++) {
 		const struct adv_finding *f = &l.v[i];
 		report_format_time(saving, sizeof(saving), f->saving_ns);
-		fprintf(out, "==%u== Advice: [%s] %s: %s (up to %s per step)\n", pid,
-			adv_severity_name(f->severity), f->rule->id,
-			text_clean(safe, sizeof(safe), f->what), saving);
+		fprintf(out, "==%u== Advice: [%s] %s: %s", pid, adv_severity_name(f->severity),
+			f->rule->id, text_clean(safe, sizeof(safe), f->what));
+		if (f->saving_ns > 0)
+			fprintf(out, " (up to %s per step)", saving);
+		fputc('\n', out);
 	}
 	if (l.n)
 		fprintf(out, "==%u== Advice: %zu finding%s, evidence and what to try: gprof-dl advise %s\n",

@@ -115,7 +115,7 @@ static void test_did_you_mean(void **state)
 	expect_usage(RUN("summary", "--view", "modle", "x.gpdl"),
 		     "unknown view 'modle'; did you mean 'model'? (views: perf, device, overview, "
 		     "model, distributed, operator, kernel, memory-manipulation, userdefined, memory, "
-		     "nvprof, steps, timeline, or all)\n");
+		     "nvprof, steps, timeline, advice, or all)\n");
 	expect_usage(RUN("summary", "--sorted-by", "cpu-totl", "x.gpdl"),
 		     "unknown sort key 'cpu-totl'; did you mean 'cpu-total'? (sort keys: cpu-total, "
 		     "cpu-avg, cpu-max, cpu-min, gpu-total, gpu-avg, gpu-max, gpu-min, self, duration, "
