@@ -499,6 +499,24 @@ int job_dist_from_steps(const struct job_dist *d)
 	return d->from_steps;
 }
 
+void job_dist_step_list(char *buf, size_t size, const struct job_dist *d, const uint8_t *f,
+			unsigned max)
+{
+	size_t used = 0;
+	unsigned shown = 0;
+	buf[0] = '\0';
+	for (size_t g = 0; g < d->k && used < size; g++) {
+		if (!f[g])
+			continue;
+		if (shown++ == max) {
+			snprintf(buf + used, size - used, ", ...");
+			return;
+		}
+		used += (size_t)snprintf(buf + used, size - used, "%s%llu", shown > 1 ? ", " : "",
+					 (unsigned long long)(d->g0 + g));
+	}
+}
+
 void job_dist_free(struct job_dist *d)
 {
 	if (!d)

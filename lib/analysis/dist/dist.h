@@ -88,6 +88,11 @@ void dist_sources(const struct analysis *a, struct dist_src *src);
 void dist_walk(const struct analysis *a, const struct ivl_set *clip, const struct dist_src *src,
 	       struct dist_fig *f, struct dist_sets *sets);
 void dist_sets_free(struct dist_sets *s);
+/* The Distributed view's figures of one program over its window
+ * (view_distributed.c says how): the union of its communication, of its
+ * computation, and the time both ran (overlap); src as dist_sources(). */
+void dist_program_fig(const struct analysis *a, const struct dist_src *src, uint64_t *comm,
+		      uint64_t *comp, uint64_t *overlap);
 
 static inline uint64_t dist_sub0(uint64_t a, uint64_t b)
 {
@@ -153,6 +158,10 @@ struct job_dist {
 struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis *sum,
 				  const char *done, char *err, size_t errlen);
 int job_dist_from_steps(const struct job_dist *d);
+/* Up to max step numbers (counted from 0, as ProfileStep#N) of the compared
+ * steps flagged in f[0 .. d->k): "13, 17, 21, ...". */
+void job_dist_step_list(char *buf, size_t size, const struct job_dist *d, const uint8_t *f,
+			unsigned max);
 void job_dist_free(struct job_dist *d);
 
 /* A rank's step index (in r->step) of compared step g, or -1. */

@@ -25,6 +25,25 @@ int dist_is_host_exec(const struct store *s, uint32_t desc)
  * communication, and a rank that has GPU work but no communication on the
  * GPU has none (a world size of 1: c10d's calls launch nothing), unless a
  * CPU backend ran its collectives on the host (host_exec, dist.h). */
+void dist_program_fig(const struct analysis *a, const struct dist_src *src, uint64_t *comm,
+		      uint64_t *comp, uint64_t *overlap)
+{
+	analysis_types(a);
+	if (src->gpu_comp && !src->host_exec) {
+		/* GPU work: the unions the analysis has; the host's
+		 * communication calls only enqueue (dist.h) */
+		*comm = a->comm.merged_ns;
+		*comp = a->comp.merged_ns;
+		*overlap = dist_sub0(*comm + *comp, a->busy_ns);
+		return;
+	}
+	struct dist_fig f;
+	dist_walk(a, &a->window, src, &f, NULL);
+	*comm = f.comm;
+	*comp = f.comp;
+	*overlap = dist_sub0(f.comm + f.comp, f.busy);
+}
+
 void dist_sources(const struct analysis *a, struct dist_src *src)
 {
 	const struct store *s = &a->store;

@@ -6,6 +6,7 @@
 #include "common/error.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,14 @@ static const char *const part_briefs[DIST_NPARTS] = {
 const char *dist_part_brief(enum dist_part p)
 {
 	return p < DIST_NPARTS ? part_briefs[p] : "?";
+}
+
+void dist_p_words(char *buf, size_t size, double p)
+{
+	if (p < 1e-6)
+		snprintf(buf, size, "p < 1e-06");
+	else
+		snprintf(buf, size, "p = %.2g", p);
 }
 
 double dist_binom_sf(size_t s, size_t m, double q)

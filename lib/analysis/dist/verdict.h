@@ -173,5 +173,8 @@ const char *dist_part_name(enum dist_part p);
 /* The same in a table's cell: "computation", "data loading", "outside
  * operators", "communication", "contention". */
 const char *dist_part_brief(enum dist_part p);
+/* A verdict's p-value as the Distributed view and advise say it: "p =
+ * 0.016", "p < 1e-06". */
+void dist_p_words(char *buf, size_t size, double p);
 
 #endif

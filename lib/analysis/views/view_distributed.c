@@ -65,19 +65,7 @@ struct table *view_distributed(const struct view *v, const struct analysis *a,
 	struct dist_src src;
 	dist_sources(a, &src);
 	uint64_t comm, comp, both;
-	if (src.gpu_comp && !src.host_exec) {
-		/* GPU work: the unions the analysis has; the host's
-		 * communication calls only enqueue (dist.h) */
-		comm = a->comm.merged_ns;
-		comp = a->comp.merged_ns;
-		both = comm + comp > a->busy_ns ? comm + comp - a->busy_ns : 0;
-	} else {
-		struct dist_fig f;
-		dist_walk(a, &a->window, &src, &f, NULL);
-		comm = f.comm;
-		comp = f.comp;
-		both = dist_sub0(comm + comp, f.busy);
-	}
+	dist_program_fig(a, &src, &comm, &comp, &both);
 	struct tpart *p = table_add_part(t, NULL, NULL, NULL);
 	dist_row(t, p, a, a->gpu_window ? "GPU span" : a->from_steps ? "ProfileStep" : "Whole run", 0,
 		 a->window_ns);
@@ -245,34 +233,6 @@ static const char *bare_time(char *buf, size_t size, double ns, enum time_unit u
 	return buf;
 }
 
-/* "p = 0.016", "p < 1e-06". */
-static void p_words(char *buf, size_t size, double p)
-{
-	if (p < 1e-6)
-		snprintf(buf, size, "p < 1e-06");
-	else
-		snprintf(buf, size, "p = %.2g", p);
-}
-
-/* Up to max step numbers of the steps flagged in f: "13, 17, 21, ...". */
-static void step_list(char *buf, size_t size, const struct job_dist *d, const uint8_t *f,
-		      unsigned max)
-{
-	size_t used = 0;
-	unsigned shown = 0;
-	buf[0] = '\0';
-	for (size_t g = 0; g < d->k && used < size; g++) {
-		if (!f[g])
-			continue;
-		if (shown++ == max) {
-			snprintf(buf + used, size - used, ", ...");
-			return;
-		}
-		used += (size_t)snprintf(buf + used, size - used, "%s%llu", shown > 1 ? ", " : "",
-					 (unsigned long long)(d->g0 + g));
-	}
-}
-
 /* "computation +19.80, CPU contention +0.21, ...": every part that is not
  * zero at the unit's precision (the largest at least), the largest excess
  * first. */
@@ -322,7 +282,7 @@ static void straggler_note(struct table *t, const struct job_dist *d, enum time_
 		break;
 	}
 	int32_t rank = j->ranks[v->cand].rank;
-	p_words(pw, sizeof(pw), v->p);
+	dist_p_words(pw, sizeof(pw), v->p);
 	if (v->code == DIST_NOISE && v->why == DIST_WHY_WITHIN) {
 		table_note(t, "No straggler: rank %d was busier than the others' median in %zu of %zu "
 			      "compared steps, but by %s in a typical step, within the noise (%s); "
@@ -360,7 +320,7 @@ static void straggler_note(struct table *t, const struct job_dist *d, enum time_
 	const char *kind = v->by_contention ? " (CPU contention)"
 			   : v->kind == DIST_KIND_INTERMITTENT ? " (intermittent)" : "";
 	if (v->kind == DIST_KIND_INTERMITTENT || v->nheld * 2 < v->k) {
-		step_list(steps, sizeof(steps), d, v->held, 12);
+		job_dist_step_list(steps, sizeof(steps), d, v->held, 12);
 		snprintf(held, sizeof(held), "in %zu of %zu steps: %s", v->nheld, v->k, steps);
 	} else {
 		snprintf(held, sizeof(held), "in %zu of %zu steps", v->nheld, v->k);
@@ -369,7 +329,7 @@ static void straggler_note(struct table *t, const struct job_dist *d, enum time_
 		uint8_t *o = xcalloc(d->k ? d->k : 1, 1);
 		for (size_t g = 0; g < d->k; g++)
 			o[g] = !v->in[g];
-		step_list(steps, sizeof(steps), d, o, 8);
+		job_dist_step_list(steps, sizeof(steps), d, o, 8);
 		free(o);
 		snprintf(out, sizeof(out), " (%zu outlier step%s left out: %s)", v->outliers,
 			 v->outliers == 1 ? "" : "s", steps);
