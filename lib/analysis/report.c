@@ -358,7 +358,7 @@ static void report_advice(const struct analysis *a, const char *path, FILE *out,
 		fprintf(out, "==%u== Advice: [%s] %s: %s", pid, adv_severity_name(f->severity),
 			f->rule->id, text_clean(safe, sizeof(safe), f->what));
 		if (f->saving_ns > 0)
-			fprintf(out, " (up to %s per step)", saving);
+			fprintf(out, " (saving %s per step, an estimate)", saving);
 		fputc('\n', out);
 	}
 	if (l.n)

@@ -226,7 +226,7 @@ static void wrap(FILE *out, const char *lead, const char *indent, const char *s,
 	free(safe);
 }
 
-static void time_words(char *buf, size_t size, double ns)
+const char *adv_time(char *buf, size_t size, double ns)
 {
 	if (ns >= 1e9)
 		snprintf(buf, size, "%.2f s", ns / 1e9);
@@ -234,6 +234,7 @@ static void time_words(char *buf, size_t size, double ns)
 		snprintf(buf, size, "%.2f ms", ns / 1e6);
 	else
 		snprintf(buf, size, "%.1f us", ns / 1e3);
+	return buf;
 }
 
 int adv_write_text(FILE *out, const struct adv_input *in, const struct adv_list *l, size_t top,
@@ -243,7 +244,7 @@ int adv_write_text(FILE *out, const struct adv_input *in, const struct adv_list 
 	if (width < 40)
 		width = 40;
 	if (in->step_ns) {
-		time_words(step, sizeof(step), (double)in->step_ns);
+		adv_time(step, sizeof(step), (double)in->step_ns);
 		snprintf(head, sizeof(head), "%zu finding%s, ranked by the time each costs per step "
 					     "(median step %s over %zu counted steps).",
 			 l->n, l->n == 1 ? "" : "s", step, in->steps);
@@ -262,13 +263,13 @@ int adv_write_text(FILE *out, const struct adv_input *in, const struct adv_list 
 	for (size_t i = 0; i < n; i++) {
 		const struct adv_finding *f = &l->v[i];
 		char lead[128];
-		time_words(saving, sizeof(saving), f->saving_ns);
+		adv_time(saving, sizeof(saving), f->saving_ns);
 		fputc('\n', out);
 		snprintf(lead, sizeof(lead), "%zu. [%s] %s: ", i + 1, adv_severity_name(f->severity),
 			 f->rule->id);
 		wrap(out, lead, "   ", f->what, width);
 		if (in->step_ns && f->saving_ns > 0)
-			fprintf(out, "   Saving (an estimate): up to %s per step, %.1f %% of the step.\n",
+			fprintf(out, "   Saving (an estimate): %s per step, %.1f %% of the step.\n",
 				saving, f->share);
 		else if (f->saving_ns <= 0)
 			fputs("   Saving: no time per step (a memory finding: what it risks is said "

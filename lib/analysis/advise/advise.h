@@ -102,6 +102,8 @@ int adv_write_text(FILE *out, const struct adv_input *in, const struct adv_list 
 int adv_write_json(FILE *out, const struct adv_input *in, const struct adv_list *l);
 /* --rules: every rule with its definition, threshold and reason. */
 int adv_write_rules(FILE *out, unsigned width);
+/* "0.40 ms", "120.0 us", "1.20 s": a time as the findings say it; buf. */
+const char *adv_time(char *buf, size_t size, double ns);
 /* "high", "medium", "low": 0 with *s set, -1 otherwise. */
 int adv_severity_parse(const char *name, enum adv_severity *s);
 

@@ -24,17 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "0.40 ms", "120.0 us", as the findings say times. */
-static const char *dr_time(char *buf, size_t size, double ns)
-{
-	if (ns >= 1e9)
-		snprintf(buf, size, "%.2f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, size, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, size, "%.1f us", ns / 1e3);
-	return buf;
-}
 
 /* ---- straggler ---------------------------------------------------------------------- */
 
@@ -73,8 +62,8 @@ static void straggler_run(const struct adv_input *in, struct adv_list *out)
 			rank, v->nheld, v->k, kind, dist_part_name(v->cause), v->cost_pct);
 	adv_evidence(f, "rank %d; cause: %s%s (+%s per step of its excess of +%s)", rank,
 		     dist_part_name(v->cause), v->by_contention ? ", named on busy time with contention" : "",
-		     dr_time(b1, sizeof(b1), v->part[v->cause]),
-		     dr_time(b2, sizeof(b2), fmax(v->excess, 0)));
+		     adv_time(b1, sizeof(b1), v->part[v->cause]),
+		     adv_time(b2, sizeof(b2), fmax(v->excess, 0)));
 	dist_p_words(pw, sizeof(pw), v->p);
 	adv_evidence(f, "%s straggler, %s (sign tests over %zu compared steps, Bonferroni over %u "
 			"ranks)",
@@ -83,10 +72,10 @@ static void straggler_run(const struct adv_input *in, struct adv_list *out)
 	adv_evidence(f, "held the job back in %zu of %zu steps: %s", v->nheld, v->k, steps);
 	adv_evidence(f, "busy %s per step against the others' median %s; the others wait %s per "
 			"step for it",
-		     dr_time(b1, sizeof(b1), v->busy), dr_time(b2, sizeof(b2), v->median),
-		     dr_time(b3, sizeof(b3), v->others_wait));
-	adv_evidence(f, "its cost: %s of the job's %s step (%.1f %%)", dr_time(b1, sizeof(b1), v->cost),
-		     dr_time(b2, sizeof(b2), v->job_step), v->cost_pct);
+		     adv_time(b1, sizeof(b1), v->busy), adv_time(b2, sizeof(b2), v->median),
+		     adv_time(b3, sizeof(b3), v->others_wait));
+	adv_evidence(f, "its cost: %s of the job's %s step (%.1f %%)", adv_time(b1, sizeof(b1), v->cost),
+		     adv_time(b2, sizeof(b2), v->job_step), v->cost_pct);
 	adv_try(f, "%s", straggler_try[v->cause < DIST_NPARTS ? v->cause : DIST_COMP]);
 	adv_command(f, in, "--view distributed");
 }
@@ -152,8 +141,8 @@ static void collective_evidence(struct adv_finding *f, const struct job_dist *d,
 					"%s of it waiting",
 				     c[op].v.text, c[be].v.text, (unsigned long long)c[group].v.count,
 				     (unsigned long long)c[calls].v.count, by,
-				     dr_time(b1, sizeof(b1), c[total].v.ns),
-				     c[wait].v.ns > 0 ? dr_time(b2, sizeof(b2), c[wait].v.ns) : b2);
+				     adv_time(b1, sizeof(b1), c[total].v.ns),
+				     c[wait].v.ns > 0 ? adv_time(b2, sizeof(b2), c[wait].v.ns) : b2);
 		}
 	table_free(t);
 }
@@ -205,7 +194,7 @@ static void kernel_evidence(struct adv_finding *f, const struct analysis *a, uns
 		char b[32];
 		adv_evidence(f, "%s: %llu runs, %s in all", store_name(s, rows[shown].name),
 			     (unsigned long long)rows[shown].calls,
-			     dr_time(b, sizeof(b), (double)rows[shown].ns));
+			     adv_time(b, sizeof(b), (double)rows[shown].ns));
 	}
 	free(rows);
 }
@@ -247,11 +236,11 @@ static void exposed_job(const struct adv_input *in, struct adv_list *out)
 		adv_add(out, &adv_rule_exposed_comm, in, median,
 			"communication not overlapped with computation takes %s per step (%.1f %% of "
 			"the step), the median over %u ranks",
-			dr_time(b1, sizeof(b1), median), 100.0 * median / step, n);
+			adv_time(b1, sizeof(b1), median), 100.0 * median / step, n);
 	adv_evidence(f, "exposed communication per step: median %s, from %s to %s over the ranks "
 			"(the Distributed view's Communication column: not overlapped, not waiting)",
-		     dr_time(b1, sizeof(b1), median), dr_time(b2, sizeof(b2), lo),
-		     dr_time(b3, sizeof(b3), hi));
+		     adv_time(b1, sizeof(b1), median), adv_time(b2, sizeof(b2), lo),
+		     adv_time(b3, sizeof(b3), hi));
 	adv_evidence(f, "overlap: %.1f %% of all communication ran while computation did",
 		     comm ? 100.0 * (double)overlap / (double)comm : 0.0);
 	collective_evidence(f, d, ADV_MAX_EVIDENCE - 3);
@@ -280,11 +269,11 @@ static void exposed_program(const struct adv_input *in, struct adv_list *out)
 		adv_add(out, &adv_rule_exposed_comm, in, exposed,
 			"communication not overlapped with computation takes %s per step (%.1f %% of "
 			"the step)",
-			dr_time(b1, sizeof(b1), exposed), 100.0 * exposed / step);
+			adv_time(b1, sizeof(b1), exposed), 100.0 * exposed / step);
 	adv_evidence(f, "over %llu steps: communication %s, computation %s, overlap %s (%.1f %% "
 			"of the communication)",
-		     (unsigned long long)a->steps, dr_time(b1, sizeof(b1), (double)comm),
-		     dr_time(b2, sizeof(b2), (double)comp), dr_time(b3, sizeof(b3), (double)overlap),
+		     (unsigned long long)a->steps, adv_time(b1, sizeof(b1), (double)comm),
+		     adv_time(b2, sizeof(b2), (double)comp), adv_time(b3, sizeof(b3), (double)overlap),
 		     100.0 * (double)overlap / (double)comm);
 	if (src.gpu_comp && !src.host_exec)
 		kernel_evidence(f, a, 3);

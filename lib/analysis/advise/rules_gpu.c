@@ -113,17 +113,6 @@ static const char *gr_name(const struct store *s, uint32_t name)
 	return name ? store_name(s, name) : "(no operator)";
 }
 
-/* "0.40 ms", "120.0 us", as the findings say times. */
-static const char *gr_time(char *buf, size_t size, double ns)
-{
-	if (ns >= 1e9)
-		snprintf(buf, size, "%.2f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, size, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, size, "%.1f us", ns / 1e3);
-	return buf;
-}
 
 /* Whether name is prefix itself, or prefix and a CUPTI version ("_v3020"). */
 static int gr_is(const char *name, const char *prefix)
@@ -143,7 +132,7 @@ static void gr_operators(struct adv_finding *f, const struct store *s, struct gr
 		char t[32];
 		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s %s %s (%llu call%s)",
 					 i ? "," : "", gr_name(s, ops->v[i].name),
-					 gr_time(t, sizeof(t), (double)ops->v[i].ns),
+					 adv_time(t, sizeof(t), (double)ops->v[i].ns),
 					 (unsigned long long)ops->v[i].calls, ops->v[i].calls == 1 ? "" : "s");
 	}
 	if (ops->n > 3 && used < sizeof(line))
@@ -214,19 +203,19 @@ static void sync_calls_run(const struct adv_input *in, struct adv_list *out)
 			adv_add(out, &adv_rule_sync_calls, in, per_step,
 				"%.1f synchronous CUDA calls per step hold the host %s per step "
 				"(%.1f %% of the step)",
-				calls_per_step, gr_time(b1, sizeof(b1), per_step),
+				calls_per_step, adv_time(b1, sizeof(b1), per_step),
 				100.0 * per_step / (double)in->step_ns);
 		qsort(calls.v, calls.n, sizeof(*calls.v), gr_row_cmp);
 		for (size_t i = 0; i < calls.n && f->nevidence < ADV_MAX_EVIDENCE - 2; i++)
 			adv_evidence(f, "%s: %.2f calls per step, %s in all (%s per step)",
 				     store_name(s, calls.v[i].name),
 				     (double)calls.v[i].calls / (double)in->steps,
-				     gr_time(b1, sizeof(b1), (double)calls.v[i].ns),
-				     gr_time(b2, sizeof(b2), (double)calls.v[i].ns / (double)in->steps));
+				     adv_time(b1, sizeof(b1), (double)calls.v[i].ns),
+				     adv_time(b2, sizeof(b2), (double)calls.v[i].ns / (double)in->steps));
 		gr_operators(f, s, &ops);
 		adv_evidence(f, "over %zu counted steps, median step %s; the time is the calls' own, "
 				"clipped to the steps: an upper bound of what the host gets back",
-			     in->steps, gr_time(b1, sizeof(b1), (double)in->step_ns));
+			     in->steps, adv_time(b1, sizeof(b1), (double)in->step_ns));
 		adv_try(f, "Keep .item(), .cpu(), .tolist() and printing tensors out of the step (log "
 			   "every N steps, or keep running sums on the GPU); copy with "
 			   "non_blocking=True from pinned memory; call torch.cuda.synchronize() only to "
@@ -332,20 +321,20 @@ static void pageable_copies_run(const struct adv_input *in, struct adv_list *out
 			adv_add(out, &adv_rule_pageable_copies, in, per_step,
 				"%.1f asynchronous copies per step from or to pageable host memory "
 				"(synchronous in effect): the calls take %s per step, the copies %s",
-				(double)n / steps, gr_time(b1, sizeof(b1), per_step),
-				gr_time(b2, sizeof(b2), gpu_per_step));
+				(double)n / steps, adv_time(b1, sizeof(b1), per_step),
+				adv_time(b2, sizeof(b2), gpu_per_step));
 		qsort(calls.v, calls.n, sizeof(*calls.v), gr_row_cmp);
 		for (size_t i = 0; i < calls.n && f->nevidence < ADV_MAX_EVIDENCE - 3; i++)
 			adv_evidence(f, "%s: %.2f calls per step, %llu bytes per call, calls %s and "
 					"copies %s in all",
 				     store_name(s, calls.v[i].name), (double)calls.v[i].calls / steps,
 				     (unsigned long long)(calls.v[i].bytes / calls.v[i].calls),
-				     gr_time(b1, sizeof(b1), (double)calls.v[i].ns),
-				     gr_time(b2, sizeof(b2), (double)calls.v[i].gpu_ns));
+				     adv_time(b1, sizeof(b1), (double)calls.v[i].ns),
+				     adv_time(b2, sizeof(b2), (double)calls.v[i].gpu_ns));
 		adv_evidence(f, "%llu copies, %llu bytes in all, over %zu counted steps (median step "
 				"%s)",
 			     (unsigned long long)n, (unsigned long long)bytes, in->steps,
-			     gr_time(b1, sizeof(b1), step));
+			     adv_time(b1, sizeof(b1), step));
 		gr_operators(f, s, &ops);
 		adv_try(f, "Pin the host memory: DataLoader(..., pin_memory=True), or "
 			   "tensor.pin_memory() once for a buffer reused every step; then "
