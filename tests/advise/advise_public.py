@@ -260,7 +260,7 @@ def case_data_parallel(g):
 
 def case_gate(g):
     path = os.path.join(DATA, "ns_resolution_rank-0.json.gz")
-    clean = os.path.join(DATA, "nccl_data.json.gz")
+    clean = os.path.join(DATA, "mi250_minitoy_train.json.gz")
     check(advise(g, path, "--fail-on", "high", status=(0, 1)).returncode == 1, "--fail-on high: exit 1")
     check(advise(g, path, "--fail-on", "fp32-matmul", status=(0, 1)).returncode == 1,
           "--fail-on fp32-matmul: exit 1")
