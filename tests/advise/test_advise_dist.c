@@ -268,7 +268,7 @@ static void test_exposed_job(void **state)
 			      "20.00 ms over the ranks (the Distributed view's Communication column: "
 			      "not overlapped, not waiting)");
 	assert_evidence(f, 1, "overlap: 0.0 % of all communication ran while computation did");
-	assert_evidence(f, 2, "all_reduce (gloo, group of 2): 8 calls, 4194304 bytes per call, "
+	assert_evidence(f, 2, "all_reduce (gloo, group of 2): 8 calls, 4.19 MB per call, "
 			      "160.00 ms per rank in all, none of it waiting");
 	assert_int_equal(f->nevidence, 3);
 	assert_non_null(strstr(f->try_this, "bucket_cap_mb"));

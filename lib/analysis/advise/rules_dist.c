@@ -133,14 +133,15 @@ static void collective_evidence(struct adv_finding *f, const struct job_dist *d,
 	     p++)
 		for (size_t i = 0; i < t->parts[p].nrows && shown < max; i++, shown++) {
 			const struct tcell *c = t->parts[p].rows[i].cells;
-			char b1[32], b2[48] = "none", by[48] = "bytes unknown";
+			char b1[32], b2[48] = "none", by[64] = "bytes unknown", bt[32];
 			if (c[bytes].set)
-				snprintf(by, sizeof(by), "%lld bytes per call",
-					 (long long)c[bytes].v.bytes);
-			adv_evidence(f, "%s (%s, group of %llu): %llu calls, %s, %s per rank in all, "
+				snprintf(by, sizeof(by), "%s per call",
+					 table_bytes_text(bt, sizeof(bt), c[bytes].v.bytes));
+			adv_evidence(f, "%s (%s, group of %llu): %llu call%s, %s, %s per rank in all, "
 					"%s of it waiting",
 				     c[op].v.text, c[be].v.text, (unsigned long long)c[group].v.count,
-				     (unsigned long long)c[calls].v.count, by,
+				     (unsigned long long)c[calls].v.count, c[calls].v.count == 1 ? "" : "s",
+				     by,
 				     adv_time(b1, sizeof(b1), c[total].v.ns),
 				     c[wait].v.ns > 0 ? adv_time(b2, sizeof(b2), c[wait].v.ns) : b2);
 		}
