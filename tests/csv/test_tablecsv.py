@@ -38,7 +38,7 @@ NUMERIC_DUCK = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT
                 "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL")
 DERIVED_NUMERIC = ("row", "depth", "parent", "mark", "pid", "tid")
 VIEWS = ("perf", "device", "overview", "model", "distributed", "operator", "kernel", "memory-manipulation",
-         "userdefined", "memory", "nvprof", "steps", "timeline")
+         "userdefined", "memory", "nvprof", "steps", "timeline", "advice")
 
 FAILED = []
 STATS = {"tables": 0, "rows": 0, "values": 0, "numeric_columns": 0, "empty_tables": 0}
