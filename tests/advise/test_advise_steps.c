@@ -336,6 +336,31 @@ static void test_jitter_mad_decides(void **state)
 	analysis_free(&a);
 }
 
+/* One slow step in 40 that costs 3 ms / 40 = 0.075 ms a step, 0.75 % of
+ * the 10 ms median: beyond 3 MADs and 5 %, but under the 1 % floor of the
+ * saving: nothing. At 5 ms over (1.25 %): a finding. */
+static void test_jitter_small_saving(void **state)
+{
+	(void)state;
+	double dur[40];
+	for (unsigned k = 0; k < 40; k++)
+		dur[k] = k == 20 ? 13 : 10;
+	struct analysis a;
+	struct adv_input in;
+	struct adv_list out;
+	run_rule(&adv_rule_jitter, jitter_trace("jit-small.gpdl", 40, dur, NULL), 0, &out, &in, &a);
+	assert_int_equal(out.n, 0);
+	adv_list_free(&out);
+	analysis_free(&a);
+	dur[20] = 15;
+	run_rule(&adv_rule_jitter, jitter_trace("jit-small2.gpdl", 40, dur, NULL), 0, &out, &in, &a);
+	assert_int_equal(out.n, 1);
+	assert_near(out.v[0].saving_ns, 5 * MS / 40, 1);
+	assert_evidence(&out.v[0], "the slow steps: 20 (15.00 ms)");
+	adv_list_free(&out);
+	analysis_free(&a);
+}
+
 /* Fewer than 8 counted steps: nothing, however slow one of them is. */
 static void test_jitter_too_few(void **state)
 {
@@ -378,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_jitter_periodic_data),
 		cmocka_unit_test(test_jitter_noise_clean),
 		cmocka_unit_test(test_jitter_mad_decides),
+		cmocka_unit_test(test_jitter_small_saving),
 		cmocka_unit_test(test_jitter_too_few),
 		cmocka_unit_test(test_rules_described),
 	};

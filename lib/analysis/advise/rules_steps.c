@@ -178,6 +178,7 @@ const struct adv_rule adv_rule_input_bound = {
 #define JITTER_MAD_SCALE 1.4826 /* MAD to a normal distribution's sigma */
 #define JITTER_FLOOR 0.05       /* of the median: beyond it at least */
 #define JITTER_MIN_STEPS 8
+#define JITTER_MIN_SAVING 0.01  /* of the median: what the slow steps cost at least */
 #define JITTER_SHOW 8
 
 enum { PH_OTHERS = VIEW_NPHASES, PH_N };
@@ -185,13 +186,24 @@ static const char *const phase_names[PH_N] = {"Dataloader", "Forward", "Backward
 					      "Optimization", "Others"};
 
 /* A counted step: its trace and number there (from 0, warm-up included, as
- * the Steps view numbers it), its length and its phases' times. */
+ * the Steps view numbers it), its length, the time it waited for a CPU
+ * (runnable, not running: schedstat, trace 2.1; 0 unknown) and its phases'
+ * times. */
 struct step_phases {
 	uint32_t file;
 	size_t number;
-	uint64_t dur;
+	uint64_t dur, runq;
 	uint64_t phase[PH_N];
 };
+
+/* The step's time as jitter judges it: its length less its wait for a CPU.
+ * Other processes taking the CPUs make steps slow at random (a shared
+ * machine, a CI runner); that is contention (its own figure), not the
+ * loop's jitter. */
+static uint64_t step_own(const struct step_phases *p)
+{
+	return p->dur > p->runq ? p->dur - p->runq : 0;
+}
 
 /* The phases' ranges of each file's host threads, merged: [k] phase k of
  * view_phases, [VIEW_NPHASES] all four (as view_steps.c). */
@@ -241,6 +253,7 @@ static size_t steps_with_phases(const struct analysis *a, unsigned skip, struct 
 			p->file = v[k].file;
 			p->number = k - first;
 			p->dur = v[k].dur;
+			p->runq = v[k].cpu_ns ? v[k].runq_ns : 0;
 			for (unsigned ph = 0; ph < VIEW_NPHASES; ph++)
 				p->phase[ph] = ivl_set_overlap(&set[ph], v[k].start, end);
 			uint64_t covered = ivl_set_overlap(&set[VIEW_NPHASES], v[k].start, end);
@@ -293,7 +306,7 @@ static void jitter_steps(struct adv_finding *f, const struct store *s,
 		char name[64];
 		step_label(name, sizeof(name), s, &st[slow[k]], several);
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s (%.2f ms)", k ? ", " : "",
-					name, (double)st[slow[k]].dur / MS);
+					name, (double)step_own(&st[slow[k]]) / MS);
 		if (len >= sizeof(line))
 			break;
 	}
@@ -382,11 +395,14 @@ static void jitter_run(const struct adv_input *in, struct adv_list *out)
 		return;
 	}
 	double *v = xmalloc(n * sizeof(*v));
-	for (size_t i = 0; i < n; i++)
-		v[i] = (double)st[i].dur;
+	int runq = 0;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = (double)step_own(&st[i]);
+		runq |= st[i].runq != 0;
+	}
 	double median = median_of(v, n);
 	for (size_t i = 0; i < n; i++)
-		v[i] = fabs((double)st[i].dur - median);
+		v[i] = fabs((double)step_own(&st[i]) - median);
 	double mad = JITTER_MAD_SCALE * median_of(v, n);
 	free(v);
 	double margin = JITTER_MADS * mad > JITTER_FLOOR * median ? JITTER_MADS * mad
@@ -394,12 +410,12 @@ static void jitter_run(const struct adv_input *in, struct adv_list *out)
 	size_t *slow = xmalloc(n * sizeof(*slow)), nslow = 0;
 	double excess = 0;
 	for (size_t i = 0; i < n; i++)
-		if ((double)st[i].dur > median + margin) {
+		if ((double)step_own(&st[i]) > median + margin) {
 			slow[nslow++] = i;
-			excess += (double)st[i].dur - median;
+			excess += (double)step_own(&st[i]) - median;
 		}
-	if (nslow) {
-		double saving = excess / (double)n;
+	double saving = excess / (double)n;
+	if (nslow && saving >= JITTER_MIN_SAVING * median) {
 		struct adv_finding *f = adv_add(out, &adv_rule_jitter, in, saving,
 						"%zu of %zu steps take longer than the median by more "
 						"than %.2f ms: %.2f ms per step on average",
@@ -407,6 +423,9 @@ static void jitter_run(const struct adv_input *in, struct adv_list *out)
 		adv_evidence(f, "median step %.2f ms, MAD %.3f ms (scaled by 1.4826); the slow steps "
 				"are over %.2f ms (median + max(3 MAD, 5 %% of the median))",
 			     median / MS, mad / MS, (median + margin) / MS);
+		if (runq)
+			adv_evidence(f, "step times less their wait for a CPU (runnable, not running: "
+					"other processes' share of the CPUs is not counted as jitter)");
 		jitter_steps(f, &in->a->store, st, slow, nslow, in->a->store.nfiles > 1);
 		adv_evidence(f, "their excess over the median: %.2f ms in all, over %zu counted steps",
 			     excess / MS, n);
@@ -423,14 +442,18 @@ const struct adv_rule adv_rule_jitter = {
 	.title = "Step-time jitter: steps far slower than the median",
 	.definition = "The counted steps longer than the median step by more than 3 MADs (the "
 		      "median absolute deviation of the step times, scaled by 1.4826) and by more "
-		      "than 5 % of the median; what ran longer in them: each Model phase's mean "
-		      "there against its median. Saving: their excess over the median, summed, "
-		      "per counted step.",
+		      "than 5 % of the median, a step's time less its wait for a CPU where the "
+		      "trace measures it (schedstat: other processes' share of the CPUs is "
+		      "contention, not the loop's jitter); what ran longer in them: each Model "
+		      "phase's mean there against its median. Saving: their excess over the "
+		      "median, summed, per counted step.",
 	.threshold = "a step beyond median + max(3 MAD, 5 % of the median), with 8 counted steps "
-		     "or more",
+		     "or more, the slow steps' excess at least 1 % of the median step per step",
 	.why = "3 MADs is a robust 3-sigma: a few slow steps do not widen it as they widen a "
 	       "standard deviation, and a normal step passes it about once in 700; the 5 % "
-	       "floor keeps a steady loop (a MAD of microseconds) from flagging noise, and "
-	       "fewer than 8 steps give no stable median",
+	       "floor keeps a steady loop (a MAD of microseconds) from flagging noise; slow "
+	       "steps that cost under 1 % of the step on average are within the run-to-run "
+	       "noise of the mean step, nothing to win; fewer than 8 steps give no stable "
+	       "median",
 	.run = jitter_run,
 };
