@@ -311,13 +311,13 @@ static void test_jitter_noise_clean(void **state)
 
 /* A noisy loop: 3 MADs, not the 5 % floor, decides. Deviations (ms) with
  * median 0 and median absolute deviation 0.75 (MAD 1.11195 ms scaled, 3
- * MADs 3.33585 ms): the step at +2 ms (+20 %) is within, the one at +8 ms
- * is not; saving 8 / 20 = 0.4 ms. */
+ * MADs 3.33585 ms): the step at +2 ms (+20 %) is within, the one at +12 ms
+ * is not; saving 12 / 20 = 0.6 ms (6 %). */
 static void test_jitter_mad_decides(void **state)
 {
 	(void)state;
 	static const double dev[20] = {-2, -1, -1, -1, -1, -0.5, -0.5, -0.5, 0, 0,
-				       0, 0, 0.5, 0.5, 0.5, 1, 1, 1, 2, 8};
+				       0, 0, 0.5, 0.5, 0.5, 1, 1, 1, 2, 12};
 	double dur[20];
 	for (unsigned k = 0; k < 20; k++)
 		dur[k] = 10 + dev[k];
@@ -330,21 +330,21 @@ static void test_jitter_mad_decides(void **state)
 	assert_non_null(strstr(f->what, "1 of 20 steps"));
 	assert_evidence(f, "median step 10.00 ms, MAD 1.112 ms");
 	assert_evidence(f, "over 13.34 ms");
-	assert_evidence(f, "the slow steps: 19 (18.00 ms)");
-	assert_near(f->saving_ns, 0.4 * MS, 1);
+	assert_evidence(f, "the slow steps: 19 (22.00 ms)");
+	assert_near(f->saving_ns, 0.6 * MS, 1);
 	adv_list_free(&out);
 	analysis_free(&a);
 }
 
-/* One slow step in 40 that costs 3 ms / 40 = 0.075 ms a step, 0.75 % of
- * the 10 ms median: beyond 3 MADs and 5 %, but under the 1 % floor of the
- * saving: nothing. At 5 ms over (1.25 %): a finding. */
+/* One slow step in 40 that costs 19 ms / 40 = 0.475 ms a step, 4.75 % of
+ * the 10 ms median: beyond 3 MADs and 5 %, but under the 5 % floor of the
+ * saving: nothing. At 20 ms over (5 %): a finding. */
 static void test_jitter_small_saving(void **state)
 {
 	(void)state;
 	double dur[40];
 	for (unsigned k = 0; k < 40; k++)
-		dur[k] = k == 20 ? 13 : 10;
+		dur[k] = k == 20 ? 29 : 10;
 	struct analysis a;
 	struct adv_input in;
 	struct adv_list out;
@@ -352,11 +352,11 @@ static void test_jitter_small_saving(void **state)
 	assert_int_equal(out.n, 0);
 	adv_list_free(&out);
 	analysis_free(&a);
-	dur[20] = 15;
+	dur[20] = 30;
 	run_rule(&adv_rule_jitter, jitter_trace("jit-small2.gpdl", 40, dur, NULL), 0, &out, &in, &a);
 	assert_int_equal(out.n, 1);
-	assert_near(out.v[0].saving_ns, 5 * MS / 40, 1);
-	assert_evidence(&out.v[0], "the slow steps: 20 (15.00 ms)");
+	assert_near(out.v[0].saving_ns, 20 * MS / 40, 1);
+	assert_evidence(&out.v[0], "the slow steps: 20 (30.00 ms)");
 	adv_list_free(&out);
 	analysis_free(&a);
 }

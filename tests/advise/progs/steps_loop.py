@@ -6,12 +6,13 @@ computes for some milliseconds, and a sleep after every Nth optimizer step
 
 Prints one line: the loop's wall time and its steps."""
 import argparse
+import gc
 import time
 
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-IN, HIDDEN, CLASSES = 256, 768, 10
+IN, CLASSES = 256, 10
 
 
 def parse():
@@ -23,6 +24,13 @@ def parse():
     ap.add_argument("--slow-every", type=int, default=0, metavar="N",
                     help="sleep --slow-ms after every Nth optimizer step (steps N-1, 2N-1, ...)")
     ap.add_argument("--slow-ms", type=float, default=100)
+    ap.add_argument("--hidden", type=int, default=768, help="the MLP's width")
+    ap.add_argument("--reps", type=int, default=4, help="forward and backward passes per step")
+    ap.add_argument("--gc", choices=("on", "off"), default="on",
+                    help="off: no cyclic garbage collection during the loop (gc.freeze(), gc.disable())")
+    ap.add_argument("--step-ms", type=float, default=0,
+                    help="instead of --reps: as many passes as take about MS, measured before the loop "
+                         "(so that a step lasts about as long with any torch)")
     return ap.parse_args()
 
 
@@ -40,19 +48,37 @@ class Samples(Dataset):
         return torch.randn(IN, generator=g), i % CLASSES
 
 
+def calibrate(model, a):
+    """The passes (forward and backward) that take about --step-ms: the
+    median of 7 timed passes, before any step (no optimizer step here)."""
+    x, y = torch.randn(a.batch_size, IN), torch.zeros(a.batch_size, dtype=torch.long)
+    times = []
+    for _ in range(7):
+        t = time.perf_counter()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        times.append(time.perf_counter() - t)
+    model.zero_grad()
+    one = sorted(times)[3] * 1e3
+    return max(1, round(a.step_ms / one))
+
+
 def main():
     a = parse()
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.ReLU(),
-                                torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
-                                torch.nn.Linear(HIDDEN, CLASSES))
+    h = a.hidden
+    model = torch.nn.Sequential(torch.nn.Linear(IN, h), torch.nn.ReLU(), torch.nn.Linear(h, h), torch.nn.ReLU(),
+                                torch.nn.Linear(h, CLASSES))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loader = DataLoader(Samples(a.steps * a.batch_size, a.sleep_ms), batch_size=a.batch_size,
                         num_workers=a.workers)
+    reps = calibrate(model, a) if a.step_ms else a.reps
+    if a.gc == "off":
+        gc.freeze()
+        gc.disable()
     t0 = time.perf_counter()
     for k, (x, y) in enumerate(loader):
         opt.zero_grad()
-        for _ in range(4):  # some milliseconds of compute per step
+        for _ in range(reps):  # some milliseconds of compute per step
             loss = torch.nn.functional.cross_entropy(model(x), y)
             loss.backward()
         opt.step()
