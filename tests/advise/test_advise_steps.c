@@ -140,7 +140,8 @@ static void test_input_bound_workers(void **state)
 	struct adv_input in;
 	struct adv_list out;
 	run_rule(&adv_rule_input_bound,
-		 input_trace("in-w2.gpdl", 20000, 2, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 1),
+		 input_trace("in-w2.gpdl", 20000, 2,
+			     "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 1),
 		 10, &out, &in, &a);
 	assert_int_equal(in.steps, 10);
 	assert_int_equal(out.n, 1);
@@ -268,8 +269,10 @@ static void test_jitter_periodic_data(void **state)
 	assert_int_equal(out.n, 1);
 	const struct adv_finding *f = &out.v[0];
 	assert_near(f->saving_ns, 3 * 8 * MS / 30, 1);
-	assert_evidence(f, "the slow steps, every 10 steps: 14 (18.00 ms), 24 (18.00 ms), 34 (18.00 ms)");
-	assert_evidence(f, "what ran longer: Dataloader +8.00 ms (9.00 ms in the slow steps, median 1.00 ms)");
+	assert_evidence(f, "the slow steps, every 10 steps: 14 (18.00 ms), 24 (18.00 ms), "
+			   "34 (18.00 ms)");
+	assert_evidence(f, "what ran longer: Dataloader +8.00 ms (9.00 ms in the slow steps, "
+			   "median 1.00 ms)");
 	assert_non_null(strstr(f->try_this, "prefetch"));
 	adv_list_free(&out);
 	analysis_free(&a);

@@ -111,20 +111,23 @@ static void loader_look(const struct analysis *a, const struct perf *p, struct l
 static void input_bound_loader(struct adv_finding *f, const struct loader_seen *l)
 {
 	if (l->single || l->multi)
-		adv_evidence(f, "DataLoader iterator: %s%s%s", l->single ? "_SingleProcessDataLoaderIter (num_workers=0)" : "",
+		adv_evidence(f, "DataLoader iterator: %s%s%s",
+			     l->single ? "_SingleProcessDataLoaderIter (num_workers=0)" : "",
 			     l->single && l->multi ? ", " : "",
 			     l->multi ? "_MultiProcessingDataLoaderIter (num_workers > 0)" : "");
 	if (l->workers)
-		adv_evidence(f, "worker processes: %u child process(es) of the training process alive "
-				"at once during the steps (num_workers=%u, if all are DataLoader workers)",
+		adv_evidence(f, "worker processes: %u child process(es) of the training process "
+				"alive at once during the steps (num_workers=%u, if all are "
+				"DataLoader workers)",
 			     l->workers, l->workers);
 	else if (l->recorded && !l->multi)
-		adv_evidence(f, "worker processes: none in the trace (num_workers=0: every batch is "
-				"loaded inside the training loop)");
+		adv_evidence(f, "worker processes: none in the trace (num_workers=0: every batch "
+				"is loaded inside the training loop)");
 	if (l->pin_thread)
 		adv_evidence(f, "pin_memory=True (torch's pin-memory thread is in the trace)");
 	else if (l->gpu && l->recorded)
-		adv_evidence(f, "pin_memory: no pin-memory thread in the trace (pin_memory=False?)");
+		adv_evidence(f, "pin_memory: no pin-memory thread in the trace "
+				"(pin_memory=False?)");
 }
 
 static void input_bound_run(const struct adv_input *in, struct adv_list *out)
@@ -150,8 +153,9 @@ static void input_bound_run(const struct adv_input *in, struct adv_list *out)
 	int no_workers = !l.workers && !l.multi && (l.recorded || l.single);
 	adv_try(f, "%s; pin_memory=True when batches go to a GPU; or move decoding and "
 		   "augmentation out of the step (pre-process once, cache the results)",
-		no_workers ? "DataLoader(num_workers > 0, e.g. 2 to 4 per GPU, persistent_workers=True, "
-			     "prefetch_factor=2 or more) so that batches load while the step runs"
+		no_workers ? "DataLoader(num_workers > 0, e.g. 2 to 4 per GPU, "
+			     "persistent_workers=True, prefetch_factor=2 or more) so that batches "
+			     "load while the step runs"
 			   : "more DataLoader workers (num_workers), a larger prefetch_factor, "
 			     "persistent_workers=True");
 	adv_command(f, in, "--view perf --view steps --sorted-by dataloader");
@@ -220,7 +224,8 @@ static void phase_range(void *ctx, uint32_t track, size_t i, unsigned type)
 	for (unsigned k = 0; k < VIEW_NPHASES; k++)
 		if (view_phases[k] == type) {
 			ivl_set_add(&w->set[t->file][k], t->start[i], store_ev_end(t, i));
-			ivl_set_add(&w->set[t->file][VIEW_NPHASES], t->start[i], store_ev_end(t, i));
+			ivl_set_add(&w->set[t->file][VIEW_NPHASES], t->start[i],
+				    store_ev_end(t, i));
 		}
 }
 
@@ -306,8 +311,8 @@ static void jitter_steps(struct adv_finding *f, const struct store *s,
 	for (size_t k = 0; k < nslow && k < JITTER_SHOW; k++) {
 		char name[64];
 		step_label(name, sizeof(name), s, &st[slow[k]], several);
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s (%.2f ms)", k ? ", " : "",
-					name, (double)step_own(&st[slow[k]]) / MS);
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s (%.2f ms)",
+					k ? ", " : "", name, (double)step_own(&st[slow[k]]) / MS);
 		if (len >= sizeof(line))
 			break;
 	}
@@ -451,7 +456,8 @@ static void jitter_run(const struct adv_input *in, struct adv_list *out)
 					"CPUs is not the loop's jitter",
 				     j.runq / MS);
 		jitter_steps(f, &in->a->store, st, slow, nslow, in->a->store.nfiles > 1);
-		adv_evidence(f, "their excess over the median: %.2f ms in all, over %zu counted steps",
+		adv_evidence(f, "their excess over the median: %.2f ms in all, over %zu counted "
+				"steps",
 			     excess / MS, n);
 		unsigned phase = jitter_phases(f, st, n, slow, nslow, j.median);
 		adv_try(f, "%s", jitter_advice(phase));
