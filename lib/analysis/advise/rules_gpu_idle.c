@@ -231,7 +231,7 @@ const struct adv_rule adv_rule_gpu_starved = {
 
 const struct adv_rule adv_rule_launch_bound = {
 	.id = "launch-bound",
-	.title = "launch-bound steps: many kernels shorter than their launch",
+	.title = "Launch-bound steps: many kernels shorter than their launch",
 	.definition = "the counted kernels tied to their launching call: how many ran shorter than "
 		      "the call took on the host; saving: those calls' time per step (the window's "
 		      "time / its steps), an upper bound",

@@ -172,7 +172,7 @@ static void growth_run(const struct adv_input *in, struct adv_list *out)
 
 const struct adv_rule adv_rule_memory_peak = {
 	.id = "memory-peak",
-	.title = "peak GPU memory near the device's",
+	.title = "Peak GPU memory near the device's",
 	.definition = "per GPU, the Memory Summary's peak in use in the window against the device's "
 		      "total memory (its properties in the trace); severity high from 95 %, medium "
 		      "below; no time saving",
@@ -185,7 +185,7 @@ const struct adv_rule adv_rule_memory_peak = {
 
 const struct adv_rule adv_rule_memory_growth = {
 	.id = "memory-growth",
-	.title = "memory in use growing step over step (a leak)",
+	.title = "Memory in use growing step over step (a leak)",
 	.definition = "per memory pool (each GPU, the host), the bytes in use at the end of each "
 		      "counted step of a trace; the median of the step-to-step changes, and how many "
 		      "are rises; the operators that allocated the most that they did not free; "

@@ -98,7 +98,7 @@ static void fp32_matmul_run(const struct adv_input *in, struct adv_list *out)
 
 const struct adv_rule adv_rule_fp32_matmul = {
 	.id = "fp32-matmul",
-	.title = "fp32 matrix multiplies on a GPU with Tensor Cores (no AMP)",
+	.title = "FP32 matrix multiplies on a GPU with Tensor Cores (no AMP)",
 	.definition = "the counted kernels, on GPUs of compute capability 7.0 or later, whose names "
 		      "say single-precision GEMM or convolution on the CUDA cores (sgemm, scudnn; "
 		      "not tensorop, hmma, xmma, 1688, 884, 16816, wmma: Tensor Core kernels), "
