@@ -24,7 +24,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data", "kineto-public")
 sys.path.insert(0, os.path.join(HERE, "..", "pylib"))
-from kineto import load, ns  # noqa: E402
+from kineto import load, merge, ns  # noqa: E402
 
 TC = ("tensorop", "hmma", "xmma", "1688", "884", "16816", "wmma")
 failed = []
@@ -107,16 +107,6 @@ def case_fp32(g):
               f"{clean}: no fp32-matmul ({mine} of {total} ns on the CUDA cores)")
 
 
-def union(iv):
-    out = []
-    for a, b in sorted(iv):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return out
-
-
 def measure(iv):
     return sum(b - a for a, b in iv)
 
@@ -155,12 +145,12 @@ def starvation(path):
     ev = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
     steps = sorted([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])] for e in ev
                    if e["name"].startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation")
-    counted = union(steps[min(10, len(steps) // 2):])
-    gpu = union([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])] for e in ev
+    counted = merge(steps[min(10, len(steps) // 2):])
+    gpu = merge([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])] for e in ev
                 if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and ns(e["dur"]) > 0)
     # the importer's operators, CUDA calls, data loading and Python ranges: torch's
     # optimizer and DataLoader record_functions are operators and data loading
-    host = union([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])] for e in ev
+    host = merge([ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])] for e in ev
                  if (e.get("cat") in ("cpu_op", "cuda_runtime", "cuda_driver", "python_function") or
                      (e.get("cat") == "user_annotation" and e["name"].startswith(
                          ("Optimizer.step#", "Optimizer.zero_grad#", "enumerate(DataLoader)#"))))
