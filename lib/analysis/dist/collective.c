@@ -233,9 +233,12 @@ static void note_mismatch(struct coll_set *c, const struct coll_call *k, uint32_
 		snprintf(at, sizeof(at), "%llu in order", (unsigned long long)ordinal + 1);
 	if (*pg)
 		snprintf(group, sizeof(group), " (in group '%s')", pg);
-	snprintf(c->mismatch_note, sizeof(c->mismatch_note),
-		 "rank %d's call %s%s is %s where rank %d's is %s", c->ranks[r].rank, at, group, names_get(&c->names, k->op), c->ranks[m->first].rank,
-		 names_get(&c->names, m->op));
+	size_t size = sizeof(c->mismatch_note);
+	int n = snprintf(c->mismatch_note, size, "rank %d's call %s%s is %s where rank %d's is %s",
+			 c->ranks[r].rank, at, group, names_get(&c->names, k->op),
+			 c->ranks[m->first].rank, names_get(&c->names, m->op));
+	if (n > 0 && (size_t)n >= size) /* long names: the note is cut, and says so */
+		memcpy(c->mismatch_note + size - 4, "...", 4);
 }
 
 void coll_match(struct coll_set *c)
