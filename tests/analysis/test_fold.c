@@ -298,6 +298,37 @@ static void test_kineto_import(void **state)
 	analysis_free(&a);
 }
 
+/* torch 1.13 writes whole microseconds: a short call of 1 us and the next
+ * sibling call of the same name, of no length, right at its end, are two
+ * calls, not a redispatch (the second starts after the first: ranges are
+ * half-open). */
+static void test_zero_length_siblings(void **state)
+{
+	(void)state;
+	const char *path = tb_path("fold-zero.json");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"schemaVersion\": 1, \"traceEvents\": [\n", f);
+	for (int k = 0; k < 3; k++)
+		fprintf(f,
+			"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 7, "
+			"\"tid\": 7, \"ts\": %d, \"dur\": 50},\n"
+			"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::resolve_conj\", "
+			"\"pid\": 7, \"tid\": 7, \"ts\": %d, \"dur\": 1},\n"
+			"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::resolve_conj\", "
+			"\"pid\": 7, \"tid\": 7, \"ts\": %d, \"dur\": 0}%s\n",
+			1000 + 100 * k, 1010 + 100 * k, 1011 + 100 * k, k == 2 ? "" : ",");
+	fputs("]}\n", f);
+	assert_int_equal(fclose(f), 0);
+	struct analysis a;
+	prepare(&a, path);
+	struct table *t = build("operator", &a, 0, 0);
+	expect(must(t, 0, "aten::resolve_conj"), 6, 3, 1, 0, -1);
+	expect(must(t, 0, "aten::mm"), 3, 150, 50, 50, -1);
+	table_free(t);
+	analysis_free(&a);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -315,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_overview),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_kineto_import),
+		cmocka_unit_test(test_zero_length_siblings),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -479,7 +479,15 @@ void store_nest_track(struct store_track *t)
 		 * i does not, so it can go too. */
 		while (sp && store_ev_end(t, stack[sp - 1]) < end)
 			sp--;
-		t->parent[i] = sp ? stack[sp - 1] : STORE_NONE;
+		/* A range of no duration right at a range's end starts after it
+		 * (ranges are half-open): torch 1.13's whole microseconds put the
+		 * next short call of a sibling there, no call of it. */
+		size_t k = sp;
+		if (t->dur[i] == 0 && !store_ev_is_instant(t, i))
+			while (k && store_ev_end(t, stack[k - 1]) <= t->start[i] &&
+			       t->dur[stack[k - 1]] > 0)
+				k--;
+		t->parent[i] = k ? stack[k - 1] : STORE_NONE;
 		/* A range of no duration contains nothing (torch's rule): torch
 		 * 1.13 writes whole microseconds, and short siblings that share
 		 * a timestamp with duration 0 are not each other's calls. */
