@@ -29,7 +29,8 @@ const struct adv_rule *const adv_rules[] = {
 	&adv_rule_data_parallel,
 	&adv_rule_memory_peak,
 	&adv_rule_memory_growth,
-	&adv_rule_jitter,
+	/* adv_rule_jitter (rules_steps.c) is left out: on a real loop it named
+	 * slow steps in 1 of 5 clean runs and missed 2 of 5 (issue 27) */
 	NULL,
 };
 
