@@ -97,8 +97,13 @@ class Browser:
         self.reader.start()
 
     def _expire(self):
+        # every wait ends now, not when the pipe reads end of file: a child
+        # of the browser that outlives the kill (or a loaded machine slow to
+        # reap it) can hold the pipe open for many more seconds
         with self.cond:
             self.expired = True
+            self.closed = True
+            self.cond.notify_all()
         self.kill()
 
     def kill(self):
@@ -183,7 +188,7 @@ class Browser:
             while i not in self.replies:
                 left = end - time.monotonic()
                 if self.closed or left <= 0:
-                    why = "the browser went away" if self.closed else f"no reply in {timeout} s"
+                    why = self._gone() if self.closed else f"no reply in {timeout} s"
                     raise CdpError(f"{method}: {why} ({self.tail()})")
                 self.cond.wait(left)
             m = self.replies.pop(i)
@@ -204,9 +209,14 @@ class Browser:
                 seen = len(self.events)
                 left = end - time.monotonic()
                 if self.closed or left <= 0:
-                    why = "the browser went away" if self.closed else f"not within {timeout} s"
+                    why = self._gone() if self.closed else f"not within {timeout} s"
                     raise CdpError(f"waiting for {what}: {why} ({self.tail()})")
                 self.cond.wait(left)
+
+    def _gone(self):
+        if self.expired:
+            return f"the browser was killed at the end of its lifetime of {self.lifetime} s"
+        return "the browser went away"
 
     def tail(self):
         try:
