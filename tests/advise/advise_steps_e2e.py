@@ -19,11 +19,14 @@ back with `gprof-dl advise --format json`:
 - jitter: steps of about 40 ms of compute; every 10th step sleeps 100 ms
   after its optimizer step: jitter
   fires naming steps 19, 29 and 39 (the counted ones: the first 10 of 40 are
-  warm-up), "every 10 steps" (one or two more steps slow by the machine's noise
-  is let pass, without the period then), saving 300 ms / 30 steps = 10 ms
+  warm-up), "every 10 steps" (one more step slow by the machine's noise is
+  let pass, without the period then), saving 300 ms / 30 steps = 10 ms
   within 25 %, the time in Others;
 - jitter_clean: the same loop without the sleeps, three runs: jitter never
-  fires.
+  fires;
+- jitter_loaded: both beside 3 processes of bursty CPU load
+  (tests/pylib/load.py) on the 2 cores: the trigger fires as above, the
+  clean loop does not (cpu-contention may: that is a true claim).
 
 --advise names the command that prints the findings (default: the
 gprof-dl under test's `advise`); a gprof-dl without the advise command makes
@@ -38,6 +41,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pylib"))
 from checks import Failure, Skip, check, eq, must, near, run_bounded, text  # noqa: E402
+from load import BurstyLoad  # noqa: E402
 from torchharness import torch_main  # noqa: E402
 
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs", "steps_loop.py")
@@ -140,18 +144,17 @@ def case_input_clean(c):
         eq(got, [], f"num_workers=2 run {k + 1}: input-bound findings")
 
 
-def case_jitter(c):
-    adv = c.advise(c.record("--slow-every", "10", "--slow-ms", "100", "--step-ms", str(JITTER_STEP_MS)))
+def jitter_fires(c, adv):
     got = findings(adv, "jitter")
     must(len(got) == 1, f"jitter: expected one finding, got {json.dumps(adv, indent=1)[:3000]}")
     f = got[0]
     saving = f["saving_ns"] / 1e6
     print(f"jitter: saving {saving:.2f} ms a step, {f['what']}; {f['evidence']}")
-    # steps 19, 29 and 39 slow; on a shared machine one or two more may be
+    # steps 19, 29 and 39 slow; on a shared machine one more may be
     # (its own noise), which hides the period
     slow = next((e for e in f["evidence"] if e.startswith("the slow steps")), "")
     named = [int(m) for m in re.findall(r"(?:: |, )(\d+) \(", slow)]
-    check(all(k in named for k in (19, 29, 39)) and len(named) <= 5, f"evidence: the slow steps: {slow}")
+    check(all(k in named for k in (19, 29, 39)) and len(named) <= 4, f"evidence: the slow steps: {slow}")
     if len(named) == 3:
         check(slow.startswith("the slow steps, every 10 steps: 19 ("), f"evidence: the period: {slow}")
     check(has(f, "what ran longer: Others +"), f"evidence: phase: {f['evidence']}")
@@ -160,10 +163,26 @@ def case_jitter(c):
     check("--view steps --sorted-by duration --top 10" in f["command"], f"command: {f['command']}")
 
 
+def jitter_trigger(c):
+    return c.advise(c.record("--slow-every", "10", "--slow-ms", "100", "--step-ms", str(JITTER_STEP_MS)))
+
+
+def case_jitter(c):
+    jitter_fires(c, jitter_trigger(c))
+
+
 def case_jitter_clean(c):
     for k in range(CLEAN_RUNS):
         adv = c.advise(c.record("--step-ms", str(JITTER_STEP_MS)))
         eq(findings(adv, "jitter"), [], f"steady loop run {k + 1}: jitter findings")
+
+
+def case_jitter_loaded(c):
+    with BurstyLoad(procs=3, seed=27):
+        trig = jitter_trigger(c)
+        clean = c.advise(c.record("--step-ms", str(JITTER_STEP_MS)))
+    jitter_fires(c, trig)
+    eq(findings(clean, "jitter"), [], "steady loop beside the load: jitter findings")
 
 
 def add_args(ap):

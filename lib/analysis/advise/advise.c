@@ -18,6 +18,7 @@
 
 const struct adv_rule *const adv_rules[] = {
 	&adv_rule_input_bound,
+	&adv_rule_jitter,
 	&adv_rule_straggler,
 	&adv_rule_exposed_comm,
 	&adv_rule_gpu_starved,
@@ -29,8 +30,6 @@ const struct adv_rule *const adv_rules[] = {
 	&adv_rule_data_parallel,
 	&adv_rule_memory_peak,
 	&adv_rule_memory_growth,
-	/* adv_rule_jitter (rules_steps.c) is left out: on a real loop it named
-	 * slow steps in 1 of 5 clean runs and missed 2 of 5 (issue 27) */
 	NULL,
 };
 

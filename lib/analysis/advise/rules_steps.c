@@ -180,10 +180,10 @@ const struct adv_rule adv_rule_input_bound = {
 
 #define JITTER_MADS 3.0
 #define JITTER_MAD_SCALE 1.4826 /* MAD to a normal distribution's sigma */
-#define JITTER_FLOOR 0.05       /* of the median: beyond it at least */
+#define JITTER_FLOOR 0.40       /* of the median: beyond its neighbours by it at least */
+#define JITTER_NEIGHBOURS 2     /* steps on each side: the level a step is judged against */
 #define JITTER_MIN_STEPS 8
 #define JITTER_MIN_SAVING 0.05  /* of the median: what the slow steps cost at least */
-#define JITTER_RUNQ_TIMES 2.0   /* the median wait for a CPU: beyond it at least */
 #define JITTER_SHOW 8
 
 enum { PH_OTHERS = VIEW_NPHASES, PH_N };
@@ -199,6 +199,8 @@ struct step_phases {
 	size_t number;
 	uint64_t dur, runq;
 	uint64_t phase[PH_N];
+	int known;    /* runq measured (else 0, unknown) */
+	double level; /* its neighbours' median step_own (jitter_levels); 0: none */
 };
 
 /* The step's time as jitter judges it: its length less its wait for a CPU.
@@ -259,7 +261,8 @@ static size_t steps_with_phases(const struct analysis *a, unsigned skip, struct 
 			p->file = v[k].file;
 			p->number = k - first;
 			p->dur = v[k].dur;
-			p->runq = v[k].cpu_ns ? v[k].runq_ns : 0;
+			p->known = v[k].cpu_ns != 0;
+			p->runq = p->known ? v[k].runq_ns : 0;
 			for (unsigned ph = 0; ph < VIEW_NPHASES; ph++)
 				p->phase[ph] = ivl_set_overlap(&set[ph], v[k].start, end);
 			uint64_t covered = ivl_set_overlap(&set[VIEW_NPHASES], v[k].start, end);
@@ -311,8 +314,10 @@ static void jitter_steps(struct adv_finding *f, const struct store *s,
 	for (size_t k = 0; k < nslow && k < JITTER_SHOW; k++) {
 		char name[64];
 		step_label(name, sizeof(name), s, &st[slow[k]], several);
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s (%.2f ms)",
-					k ? ", " : "", name, (double)step_own(&st[slow[k]]) / MS);
+		const struct step_phases *p = &st[slow[k]];
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s (%.2f ms, +%.2f ms)",
+					k ? ", " : "", name, (double)step_own(p) / MS,
+					((double)step_own(p) - p->level) / MS);
 		if (len >= sizeof(line))
 			break;
 	}
@@ -390,9 +395,35 @@ static const char *jitter_advice(unsigned phase)
 	}
 }
 
+/* Each counted step's level: the median step_own of the JITTER_NEIGHBOURS
+ * steps on each side of it in its trace (fewer at the trace's ends; 0 with
+ * fewer than 2 such steps). A step is judged against its neighbours, not
+ * against the whole run: a machine busy for a few seconds slows every step
+ * in them alike, and a drift in pace moves the level with it, while work
+ * done every N steps (logging, checkpointing, evaluation, a collection)
+ * stands out of the steps around it. st[] holds each trace's steps
+ * together, in start order (steps_with_phases). */
+static void jitter_levels(struct step_phases *st, size_t n)
+{
+	double nb[2 * JITTER_NEIGHBOURS];
+	for (size_t first = 0, end; first < n; first = end) {
+		for (end = first; end < n && st[end].file == st[first].file; end++)
+			;
+		for (size_t i = first; i < end; i++) {
+			size_t lo = i - first >= JITTER_NEIGHBOURS ? i - JITTER_NEIGHBOURS : first;
+			size_t hi = end - i > JITTER_NEIGHBOURS ? i + JITTER_NEIGHBOURS + 1 : end;
+			size_t m = 0;
+			for (size_t j = lo; j < hi; j++)
+				if (j != i)
+					nb[m++] = (double)step_own(&st[j]);
+			st[i].level = m >= 2 ? median_of(nb, m) : 0;
+		}
+	}
+}
+
 /* The counted steps' spread: the median step (less its wait for a CPU),
  * the scaled MAD, the median wait for a CPU (0: not measured) and the
- * margin a step must exceed the median by to be slow. */
+ * margin a step must exceed its neighbours by to be slow. */
 struct jitter_stats {
 	double median, mad, runq, margin;
 	int measured_runq;
@@ -404,7 +435,7 @@ static void jitter_stats(const struct step_phases *st, size_t n, struct jitter_s
 	j->measured_runq = 0;
 	for (size_t i = 0; i < n; i++) {
 		v[i] = (double)st[i].runq;
-		j->measured_runq |= st[i].runq != 0;
+		j->measured_runq |= st[i].known;
 	}
 	j->runq = median_of(v, n);
 	for (size_t i = 0; i < n; i++)
@@ -417,8 +448,25 @@ static void jitter_stats(const struct step_phases *st, size_t n, struct jitter_s
 	j->margin = JITTER_MADS * j->mad;
 	if (j->margin < JITTER_FLOOR * j->median)
 		j->margin = JITTER_FLOOR * j->median;
-	if (j->margin < JITTER_RUNQ_TIMES * j->runq)
-		j->margin = JITTER_RUNQ_TIMES * j->runq;
+}
+
+/* Where the trace measures the steps' wait for a CPU, the steps whose wait
+ * is unknown (no sample near enough to an end: their thread was kept off
+ * the CPU right there) are left out: their time may be mostly waiting.
+ * Moves the others to the front of st[] in order; returns their count and
+ * the number left out in *unknown. */
+static size_t jitter_known(struct step_phases *st, size_t n, size_t *unknown)
+{
+	size_t known = 0, m = 0;
+	for (size_t i = 0; i < n; i++)
+		known += st[i].known;
+	*unknown = known ? n - known : 0;
+	if (!known)
+		return n;
+	for (size_t i = 0; i < n; i++)
+		if (st[i].known)
+			st[m++] = st[i];
+	return m;
 }
 
 static void jitter_run(const struct adv_input *in, struct adv_list *out)
@@ -431,33 +479,43 @@ static void jitter_run(const struct adv_input *in, struct adv_list *out)
 		free(st);
 		return;
 	}
+	size_t unknown;
+	n = jitter_known(st, n, &unknown);
+	if (n < JITTER_MIN_STEPS) {
+		free(st);
+		return;
+	}
 	struct jitter_stats j;
 	jitter_stats(st, n, &j);
+	jitter_levels(st, n);
 	size_t *slow = xmalloc(n * sizeof(*slow)), nslow = 0;
 	double excess = 0;
 	for (size_t i = 0; i < n; i++)
-		if ((double)step_own(&st[i]) > j.median + j.margin) {
+		if (st[i].level > 0 && (double)step_own(&st[i]) > st[i].level + j.margin) {
 			slow[nslow++] = i;
-			excess += (double)step_own(&st[i]) - j.median;
+			excess += (double)step_own(&st[i]) - st[i].level;
 		}
 	double saving = excess / (double)n;
 	if (nslow && saving >= JITTER_MIN_SAVING * j.median) {
 		struct adv_finding *f = adv_add(out, &adv_rule_jitter, in, saving,
-						"%zu of %zu steps take longer than the median by more "
-						"than %.2f ms: %.2f ms per step on average",
+						"%zu of %zu steps take longer than the steps around them "
+						"by more than %.2f ms: %.2f ms per step on average",
 						nslow, n, j.margin / MS, saving / MS);
-		adv_evidence(f, "median step %.2f ms, MAD %.3f ms (scaled by 1.4826); the slow steps "
-				"are over %.2f ms (median + max(3 MAD, 5 %% of the median%s))",
-			     j.median / MS, j.mad / MS, (j.median + j.margin) / MS,
-			     j.measured_runq ? ", twice the median wait for a CPU" : "");
+		adv_evidence(f, "median step %.2f ms, MAD %.3f ms (scaled by 1.4826); a step is slow "
+				"when it exceeds its neighbours (the median of the %d steps each "
+				"side of it) by over %.2f ms (max(3 MAD, 40 %% of the median))",
+			     j.median / MS, j.mad / MS, JITTER_NEIGHBOURS, j.margin / MS);
 		if (j.measured_runq)
 			adv_evidence(f, "step times less their wait for a CPU (runnable, not running; "
 					"median wait %.2f ms a step): other processes' share of the "
 					"CPUs is not the loop's jitter",
 				     j.runq / MS);
+		if (unknown)
+			adv_evidence(f, "%zu counted steps left out: their wait for a CPU is unknown",
+				     unknown);
 		jitter_steps(f, &in->a->store, st, slow, nslow, in->a->store.nfiles > 1);
-		adv_evidence(f, "their excess over the median: %.2f ms in all, over %zu counted "
-				"steps",
+		adv_evidence(f, "their excess over their neighbours: %.2f ms in all, over %zu "
+				"counted steps",
 			     excess / MS, n);
 		unsigned phase = jitter_phases(f, st, n, slow, nslow, j.median);
 		adv_try(f, "%s", jitter_advice(phase));
@@ -469,27 +527,28 @@ static void jitter_run(const struct adv_input *in, struct adv_list *out)
 
 const struct adv_rule adv_rule_jitter = {
 	.id = "jitter",
-	.title = "Step-time jitter: steps far slower than the median",
-	.definition = "The counted steps longer than the median step by more than 3 MADs (the "
-		      "median absolute deviation of the step times, scaled by 1.4826) and by more "
-		      "than 5 % of the median, a step's time less its wait for a CPU where the "
-		      "trace measures it (schedstat: other processes' share of the CPUs is "
-		      "contention, not the loop's jitter), and then by more than twice the "
-		      "median wait for a CPU too; what ran longer in them: each Model "
-		      "phase's mean there against its median. Saving: their excess over the "
-		      "median, summed, per counted step.",
-	.threshold = "a step beyond median + max(3 MAD, 5 % of the median, twice the median wait "
-		     "for a CPU), with 8 counted steps or more, the slow steps' excess at least 5 % of "
-		     "the median step per step",
-	.why = "3 MADs is a robust 3-sigma: a few slow steps do not widen it as they widen a "
-	       "standard deviation, and a normal step passes it about once in 700; the 5 % "
-	       "floor keeps a steady loop (a MAD of microseconds) from flagging noise; a loop "
-	       "that waits for a CPU is preempted, and each preemption also costs it its "
-	       "caches, so that on a busy machine its steps vary with the wait (measured: "
-	       "steps 30 % over the median on a 2-core machine at load 3); slow "
-	       "steps must cost 5 % of the step on average, beyond what a shared machine's "
-	       "own noise does to a steady loop (measured: up to 3.3 % on a 2-core VM, in "
-	       "bursts the trace cannot tell from the loop's); fewer than 8 steps give no "
-	       "stable median",
+	.title = "Step-time jitter: steps far slower than the steps around them",
+	.definition = "The counted steps whose time, less their wait for a CPU where the trace "
+		      "measures it (schedstat: other processes' share of the CPUs is contention, "
+		      "not the loop's jitter; steps whose wait is unknown are then left out), "
+		      "exceeds their neighbours' (the median of the 2 steps on each side in the "
+		      "same trace) by more than max(3 MADs of the step times (median absolute "
+		      "deviation, scaled by 1.4826), 40 % of the median step); what ran longer in "
+		      "them: each Model phase's mean there against its median. Saving: their "
+		      "excess over their neighbours, summed, per counted step.",
+	.threshold = "a step beyond its neighbours by max(3 MAD, 40 % of the median), with 8 "
+		     "counted steps or more, the slow steps' excess at least 5 % of the median "
+		     "step per step",
+	.why = "judged against the steps around it, a step is slow by what it did, not by the "
+	       "machine's mood: a shared machine slows several seconds of steps alike (on a "
+	       "2-core VM beside other work, runs of 5 to 10 steps up to 50 % slower, their "
+	       "time on the CPU grown, not only their wait), which moves the neighbours too, "
+	       "whereas work done every N steps stands out of them; 40 % of the step is above "
+	       "the step-to-neighbours excess of all but one in 600 steps of a steady loop on "
+	       "that machine, beside a test suite or CPU burners (the largest: 60 %), and one such "
+	       "step costs under 5 % of a 30-step run; 3 MADs is a robust 3-sigma for a loop "
+	       "noisier than that; slow steps must cost 5 % of the step on average to be worth "
+	       "a change; fewer than 8 steps give no stable median; a slowdown lasting 3 or "
+	       "more steps in a row is a change of pace (see the Steps view), not jitter",
 	.run = jitter_run,
 };
