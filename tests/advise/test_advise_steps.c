@@ -220,6 +220,39 @@ static const char *jitter_trace(const char *file, unsigned n, const double *dur_
 	return tb_close(&b, s + TB_MS);
 }
 
+/* Loading that stalls a few steps: 30 steps of 40 ms with 1 ms of
+ * Dataloader (2.5 %), 4 of them (5, 12, 19, 26) 20 ms longer in loading:
+ * Reader Ratio 110 / 1280 = 8.6 %, over 5 %, but the median step loads
+ * 2.5 %: no input-bound finding; jitter names the steps (20 ms over their
+ * neighbours, beyond 40 % of 40 ms; 80 / 30 = 2.67 ms a step). */
+static void test_input_bound_stalls(void **state)
+{
+	(void)state;
+	double dur[30], extra[30];
+	for (unsigned k = 0; k < 30; k++) {
+		extra[k] = k % 7 == 5 ? 20 : 0;
+		dur[k] = 40 + extra[k];
+	}
+	struct analysis a;
+	struct adv_input in;
+	struct adv_list out;
+	run_rule(&adv_rule_input_bound, jitter_trace("in-stalls.gpdl", 30, dur, extra), 0, &out, &in,
+		 &a);
+	assert_int_equal(in.steps, 30);
+	assert_int_equal(out.n, 0);
+	adv_list_free(&out);
+	analysis_free(&a);
+	run_rule(&adv_rule_jitter, jitter_trace("in-stalls2.gpdl", 30, dur, extra), 0, &out, &in, &a);
+	assert_int_equal(out.n, 1);
+	assert_evidence(&out.v[0], "the slow steps, every 7 steps: 5 (60.00 ms, +20.00 ms), 12 "
+				   "(60.00 ms, +20.00 ms), 19 (60.00 ms, +20.00 ms), 26 (60.00 ms, "
+				   "+20.00 ms)");
+	assert_near(out.v[0].saving_ns, 80.0 * MS / 30, 1);
+	assert_non_null(strstr(out.v[0].try_this, "prefetch"));
+	adv_list_free(&out);
+	analysis_free(&a);
+}
+
 /* 20 steps of 10 ms, steps 9 and 19 of 30 ms (their extra 20 ms in
  * Others): 2 slow steps, saving (2 * 20 ms) / 20 = 2 ms a step. */
 static void test_jitter_two_slow(void **state)
@@ -440,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_input_bound_workers),
 		cmocka_unit_test(test_input_bound_single_iter),
 		cmocka_unit_test(test_input_bound_no_data),
+		cmocka_unit_test(test_input_bound_stalls),
 		cmocka_unit_test(test_jitter_two_slow),
 		cmocka_unit_test(test_jitter_periodic_data),
 		cmocka_unit_test(test_jitter_noise_clean),
