@@ -156,6 +156,17 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	va_list copy;
+	va_copy(copy, ap);
+	int n = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
+	char *s = xmalloc(n > 0 ? (size_t)n + 1 : 1);
+	vsnprintf(s, n > 0 ? (size_t)n + 1 : 1, fmt, ap);
+	return s;
+}
+
 void *xgrow_zeroed(void *p, uint32_t *n, uint32_t index, unsigned long size)
 {
 	if (index < *n)

@@ -13,6 +13,7 @@
 #ifndef GPDL_COMMON_ERROR_H
 #define GPDL_COMMON_ERROR_H
 
+#include <stdarg.h>
 #include <stdint.h>
 
 #define GPDL_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -34,6 +35,8 @@ void *xmalloc(unsigned long n);
 void *xcalloc(unsigned long n, unsigned long size);
 void *xrealloc(void *p, unsigned long n);
 char *xstrdup(const char *s);
+/* fmt formatted with ap into memory from xmalloc (ap is consumed). */
+char *xvasprintf(const char *fmt, va_list ap) GPDL_PRINTF(1, 0);
 /* A copy of len bytes with a NUL after them (the bytes may hold NULs). */
 char *xmemdup0(const void *p, unsigned long len);
 /* An array of *n elements of size bytes grown, where index is beyond it, to

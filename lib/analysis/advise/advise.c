@@ -58,17 +58,6 @@ int adv_severity_parse(const char *name, enum adv_severity *s)
 	return -1;
 }
 
-static char *vformat(const char *fmt, va_list ap)
-{
-	va_list aq;
-	va_copy(aq, ap);
-	int n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	char *s = xmalloc(n > 0 ? (size_t)n + 1 : 1);
-	vsnprintf(s, n > 0 ? (size_t)n + 1 : 1, fmt, ap);
-	return s;
-}
-
 struct adv_finding *adv_add(struct adv_list *out, const struct adv_rule *r,
 			    const struct adv_input *in, double saving_ns, const char *fmt, ...)
 {
@@ -84,7 +73,7 @@ struct adv_finding *adv_add(struct adv_list *out, const struct adv_rule *r,
 	f->severity = f->share >= 10.0 ? ADV_HIGH : f->share >= 3.0 ? ADV_MEDIUM : ADV_LOW;
 	va_list ap;
 	va_start(ap, fmt);
-	f->what = vformat(fmt, ap);
+	f->what = xvasprintf(fmt, ap);
 	va_end(ap);
 	return f;
 }
@@ -95,7 +84,7 @@ void adv_evidence(struct adv_finding *f, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	f->evidence[f->nevidence++] = vformat(fmt, ap);
+	f->evidence[f->nevidence++] = xvasprintf(fmt, ap);
 	va_end(ap);
 }
 
@@ -104,7 +93,7 @@ void adv_try(struct adv_finding *f, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	free(f->try_this);
-	f->try_this = vformat(fmt, ap);
+	f->try_this = xvasprintf(fmt, ap);
 	va_end(ap);
 }
 

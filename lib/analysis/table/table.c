@@ -106,23 +106,12 @@ struct trow *tpart_add_row(struct table *t, struct tpart *p, unsigned depth)
 	return r;
 }
 
-static char *vformat(const char *fmt, va_list ap)
-{
-	va_list copy;
-	va_copy(copy, ap);
-	int n = vsnprintf(NULL, 0, fmt, copy);
-	va_end(copy);
-	char *s = xmalloc(n > 0 ? (size_t)n + 1 : 1);
-	vsnprintf(s, n > 0 ? (size_t)n + 1 : 1, fmt, ap);
-	return s;
-}
-
 void table_note(struct table *t, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	t->notes = xrealloc(t->notes, (t->nnotes + 1) * sizeof(*t->notes));
-	t->notes[t->nnotes++] = vformat(fmt, ap);
+	t->notes[t->nnotes++] = xvasprintf(fmt, ap);
 	va_end(ap);
 }
 
@@ -131,7 +120,7 @@ void table_set_empty(struct table *t, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	free(t->empty);
-	t->empty = vformat(fmt, ap);
+	t->empty = xvasprintf(fmt, ap);
 	va_end(ap);
 }
 
