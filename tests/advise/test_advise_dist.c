@@ -345,13 +345,6 @@ static void test_exposed_golden(void **state)
 	analysis_free(&a);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,5 +357,5 @@ int main(void)
 		cmocka_unit_test(test_exposed_program),
 		cmocka_unit_test(test_exposed_golden),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

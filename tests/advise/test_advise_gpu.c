@@ -311,13 +311,6 @@ static void test_no_steps(void **state)
 	analysis_free(&a);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,5 +324,5 @@ int main(void)
 		cmocka_unit_test(test_clean_loop),
 		cmocka_unit_test(test_no_steps),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -185,13 +185,6 @@ static void test_mixed_jobs(void **state)
 	cmd_result_free(&r);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,5 +192,5 @@ int main(void)
 		cmocka_unit_test(test_text_and_errors),
 		cmocka_unit_test(test_mixed_jobs),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

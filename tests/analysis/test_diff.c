@@ -641,13 +641,6 @@ static void test_real_views(void **state)
 	analysis_free(&b);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,5 +655,5 @@ int main(void)
 		cmocka_unit_test(test_default_views),
 		cmocka_unit_test(test_real_views),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -592,13 +592,6 @@ static void test_one_rank(void **state)
 	analysis_free(&a);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -618,5 +611,5 @@ int main(void)
 		cmocka_unit_test(test_ended_first),
 		cmocka_unit_test(test_one_rank),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -329,13 +329,6 @@ static void test_zero_length_siblings(void **state)
 	analysis_free(&a);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,5 +341,5 @@ int main(void)
 		cmocka_unit_test(test_kineto_import),
 		cmocka_unit_test(test_zero_length_siblings),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

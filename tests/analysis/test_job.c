@@ -413,13 +413,6 @@ static void test_not_distributed(void **state)
 	job_free(&j);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,5 +424,5 @@ int main(void)
 		cmocka_unit_test(test_exec_images),
 		cmocka_unit_test(test_not_distributed),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -594,13 +594,6 @@ static void test_gpu_json(void **state)
 	free(text);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,5 +603,5 @@ int main(void)
 		cmocka_unit_test(test_gpu_csv),
 		cmocka_unit_test(test_gpu_json),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

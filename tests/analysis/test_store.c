@@ -475,13 +475,6 @@ static void test_damaged_and_bad_files(void **state)
 	store_free(&s);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,5 +489,5 @@ int main(void)
 		cmocka_unit_test(test_several_files_one_clock),
 		cmocka_unit_test(test_damaged_and_bad_files),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

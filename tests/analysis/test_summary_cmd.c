@@ -193,13 +193,6 @@ static void test_options(void **state)
 	result_free(&r);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -209,5 +202,5 @@ int main(void)
 		cmocka_unit_test(test_damaged_file),
 		cmocka_unit_test(test_options),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

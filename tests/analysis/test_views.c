@@ -712,13 +712,6 @@ static void test_empty_trace(void **state)
 	analysis_free(&a);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -736,5 +729,5 @@ int main(void)
 		cmocka_unit_test(test_report_steps),
 		cmocka_unit_test(test_empty_trace),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -42,6 +42,13 @@ void tb_cleanup(void)
 	dir[0] = '\0';
 }
 
+int tb_group_teardown(void **state)
+{
+	(void)state;
+	tb_cleanup();
+	return 0;
+}
+
 const char *tb_path(const char *name)
 {
 	static char buf[4][600];

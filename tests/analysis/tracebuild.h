@@ -19,6 +19,8 @@ struct tb {
 /* The directory the tests' files go to, made on first use, removed by tb_cleanup(). */
 const char *tb_dir(void);
 void tb_cleanup(void);
+/* tb_cleanup() as a cmocka group teardown. */
+int tb_group_teardown(void **state);
 const char *tb_path(const char *name);
 
 /* A trace of process pid on host, starting at start_ns. */

@@ -469,13 +469,6 @@ static void test_usage(void **state)
 	cmd_result_free(&r);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,5 +477,5 @@ int main(void)
 		cmocka_unit_test(test_csv),	   cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_usage),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

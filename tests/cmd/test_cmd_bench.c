@@ -690,13 +690,6 @@ static void test_gate_bad_baselines(void **state)
 	free(path);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,5 +706,5 @@ int main(void)
 		cmocka_unit_test(test_gate_github),
 		cmocka_unit_test(test_gate_bad_baselines),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -573,13 +573,6 @@ static void test_imported_json(void **state)
 	cmd_result_free(&r);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -592,5 +585,5 @@ int main(void)
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_imported_json),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -220,13 +220,6 @@ static void test_fold_diff(void **state)
 	}
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,5 +227,5 @@ int main(void)
 		cmocka_unit_test(test_fold_summary),
 		cmocka_unit_test(test_fold_diff),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

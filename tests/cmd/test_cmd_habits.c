@@ -496,13 +496,6 @@ static void test_progress(void **state)
 	cmd_result_free(&r);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,5 +507,5 @@ int main(void)
 		cmocka_unit_test(test_export_window),
 		cmocka_unit_test(test_progress),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

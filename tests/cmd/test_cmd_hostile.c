@@ -335,13 +335,6 @@ static void test_errors(void **state)
 	cmd_result_free(&r);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,5 +343,5 @@ int main(void)
 		cmocka_unit_test(test_export),	     cmocka_unit_test(test_run_report),
 		cmocka_unit_test(test_run),	     cmocka_unit_test(test_errors),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

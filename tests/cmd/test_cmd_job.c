@@ -747,13 +747,6 @@ static void test_diff_usage(void **state)
 	cmd_result_free(&r);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -765,5 +758,5 @@ int main(void)
 		cmocka_unit_test(test_diff_jobs),
 		cmocka_unit_test(test_diff_usage),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -361,13 +361,6 @@ static void test_escaping(void **state)
 	free(page);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,5 +370,5 @@ int main(void)
 		cmocka_unit_test(test_job_title),
 		cmocka_unit_test(test_escaping),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }

@@ -308,13 +308,6 @@ static void test_fifo_no_writer(void **state)
 	unlink(fifo);
 }
 
-static int teardown(void **state)
-{
-	(void)state;
-	tb_cleanup();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,5 +317,5 @@ int main(void)
 		cmocka_unit_test(test_fifo),
 		cmocka_unit_test(test_fifo_no_writer),
 	};
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }
