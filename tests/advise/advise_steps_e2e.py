@@ -6,7 +6,7 @@ back with `gprof-dl advise --format json`:
 - input_bound: __getitem__ sleeps 2 ms a sample, batch 8, num_workers=0, a
   small MLP (about 1 ms of compute a step, so that the machine's noise stays
   small against the 16 ms slept):
-  input-bound fires, its saving within 25 % of the 16 ms slept per step, its
+  input-bound fires, its saving at least the 16 ms slept per step less 25 %, its
   evidence the counted steps and num_workers=0; and the issue's check of the
   saving: the same program without the sleep is faster per step (mean
   batch_cost, `gprof-dl bench`) by the estimated saving within 25 %;
@@ -124,7 +124,10 @@ def case_input_bound(c):
     f = got[0]
     saving = f["saving_ns"] / 1e6
     print(f"input-bound: saving {saving:.2f} ms a step (slept 16 ms), {f['what']}")
-    near(saving, 16.0, TOL, "input-bound: saving (ms) against the 2 ms x 8 slept per step")
+    # the loading takes at least its sleeps (a busy machine wakes sleepers
+    # late: 21 to 23 ms at load 10); the estimate itself is checked below,
+    # against the time the step gains without the sleep
+    check(saving >= 16.0 * (1 - TOL), f"input-bound: saving {saving:.2f} ms, under the 16 ms slept per step less 25 %")
     check(has(f, f"over {STEPS - SKIP_STEPS} counted steps"), f"evidence: counted steps: {f['evidence']}")
     check(has(f, "num_workers=0"), f"evidence: num_workers=0: {f['evidence']}")
     check("num_workers" in f["try"], f"try: {f['try']}")

@@ -221,6 +221,22 @@ void perf_compute(struct perf *p, const struct analysis *a, unsigned skip)
 	perf_finish(p);
 }
 
+void perf_runq(const struct perf *p, struct perf_runq *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < p->counted; i++) {
+		const struct perf_step *s = &p->step[i];
+		if (!s->cpu_ns)
+			continue;
+		out->known++;
+		out->runq += s->runq_ns;
+		out->cpu += s->cpu_ns;
+		out->time += s->batch_ns;
+		out->max = s->runq_ns > out->max ? s->runq_ns : out->max;
+		out->over += 20 * s->runq_ns >= s->batch_ns;
+	}
+}
+
 void perf_free(struct perf *p)
 {
 	free(p->step);

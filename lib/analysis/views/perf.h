@@ -103,6 +103,15 @@ static inline size_t perf_skipped_of(unsigned skip, size_t n)
  * of each file (capped as above). p->counted is 0 when there is no step. */
 void perf_compute(struct perf *p, const struct analysis *a, unsigned skip);
 void perf_free(struct perf *p);
+
+/* The counted steps' wait for a CPU (their thread runnable, not running:
+ * perf_step's runq_ns), over those that know it (cpu_ns set). */
+struct perf_runq {
+	size_t known;        /* steps that know it */
+	size_t over;         /* of them, those that waited over 5 % of the step */
+	uint64_t runq, cpu, time, max; /* summed over them; max: the longest wait */
+};
+void perf_runq(const struct perf *p, struct perf_runq *out);
 /* (Re)computes the figures (totals, avg / max / min, reader ratio, unit)
  * from the counted steps p->step[0 .. p->counted): what perf_compute() ends
  * with, for steps put together otherwise (a job's), or changed (a rank's
