@@ -6,7 +6,9 @@
            floats), and memory-growth must fire on the host's memory with a
            median of 2 MiB a step (within 10 %) over every counted step; run
            bare of the leak twice, there must be no finding at all (the
-           clean run: no rule may fire on it).
+           clean run: no rule may fire on it) but cpu-contention, which is a
+           claim about the machine (the test's neighbours, when the machine
+           is busy), not the program, and has its own test (advise_cpu.py).
   peak     made-up Kineto traces of a GPU of 1 GiB whose [memory] instants
            reach 980 MiB (memory-peak fires, high: 95.7 %) and 500 MiB (no
            finding).
@@ -52,7 +54,7 @@ def case_growth(g, py, tmp):
         if r.returncode != 0:
             sys.exit(f"FAIL: {args}: exit {r.returncode}: {r.stderr[-2000:]}")
         doc = advise(g, t)
-        found = [f for f in doc["findings"]]
+        found = [f for f in doc["findings"] if f["rule"] != "cpu-contention"]
         if not leak:
             check(found == [], f"the clean run: no finding ({[f['rule'] + ': ' + f['what'] for f in found]})")
             continue
