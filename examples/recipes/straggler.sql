@@ -49,7 +49,8 @@
 --            ranks (a collective's transfer goes at its slowest rank's pace:
 --            the rest is waiting); the rule and the cost run on it
 --   CPU contention first: the rule runs on b = paced - contention, leaving
---            out of the tests the steps where some rank's contention is as
+--            out of the tests the steps where some rank's contention, up
+--            to half of that rank's own work (b), is as
 --            large as |e| (and not 0), or 1.5 x the largest whole run-queue
 --            time of the other ranks in the step (runq_all, in their waits
 --            too) is, and a rank it names is slow by the
@@ -116,7 +117,14 @@ obs AS (
          MIN(c.start_ns) OVER (PARTITION BY x.pass, c.step) AS g_start,
          MAX(c.start_ns + c.dur_ns) OVER (PARTITION BY x.pass, c.step) AS g_end,
          SUM(c.wait_ns) OVER (PARTITION BY x.pass, c.step) AS g_wait,
-         MAX(c.contention_part) OVER (PARTITION BY x.pass, c.step) AS g_cont
+         MAX(CASE WHEN c.contention_part
+                       <= 0.5E0 * (CAST(c.busy_ns AS DOUBLE) - (c.comm_part - c.least_comm)
+                                   - c.contention_part)
+                  THEN c.contention_part
+                  WHEN CAST(c.busy_ns AS DOUBLE) - (c.comm_part - c.least_comm) - c.contention_part > 0
+                  THEN 0.5E0 * (CAST(c.busy_ns AS DOUBLE) - (c.comm_part - c.least_comm)
+                                - c.contention_part)
+                  ELSE 0 END) OVER (PARTITION BY x.pass, c.step) AS g_cont
   FROM sp c CROSS JOIN (SELECT 1 AS pass UNION ALL SELECT 2 AS pass) x
   WHERE c.step >= c.g0 AND c.step <= c.g1
 ),

@@ -157,16 +157,20 @@ static void others_middle(const struct ranked *s, uint32_t n, uint32_t p, const 
 
 /* ---- the rule on one measure of busy time ------------------------------------ */
 
-/* The largest contention of any rank in step g (the part of it in busy
- * time), but rank `but`'s (UINT32_MAX: none), and the largest whole
- * run-queue time of any other rank where known. */
-static void step_contention(const struct dist_steps_in *in, size_t g, uint32_t but, double *cont,
-			    double *runq)
+/* The largest effect of any rank's contention in step g on its own work
+ * (b: busy time less contention): its contention (the part of it in busy
+ * time), and no more than DIST_CONTENTION_EFFECT of the work it slowed;
+ * and the largest whole run-queue time of any rank but `but` where
+ * known. */
+static void step_contention(const struct dist_steps_in *in, const double *b, size_t g,
+			    uint32_t but, double *cont, double *runq)
 {
 	*cont = *runq = 0;
 	for (uint32_t r = 0; r < in->n; r++) {
 		size_t at = (size_t)r * in->k + g;
-		*cont = fmax(*cont, in->part[at * DIST_NPARTS + DIST_CONTENTION]);
+		double effect = fmin(in->part[at * DIST_NPARTS + DIST_CONTENTION],
+				     DIST_CONTENTION_EFFECT * fmax(b[at], 0));
+		*cont = fmax(*cont, effect);
 		if (in->runq && r != but)
 			*runq = fmax(*runq, in->runq[at]);
 	}
@@ -178,10 +182,11 @@ static void step_contention(const struct dist_steps_in *in, size_t g, uint32_t b
  * off the CPU while in a collective (in what reads as its wait) held the
  * transfer back as long, and its own work, carved of that contention,
  * reads as less than it was (DIST_STARVED of its whole run-queue time). */
-static int contended(const struct dist_steps_in *in, size_t g, uint32_t c, double e)
+static int contended(const struct dist_steps_in *in, const double *b, size_t g, uint32_t c,
+		     double e)
 {
 	double cont, runq;
-	step_contention(in, g, c, &cont, &runq);
+	step_contention(in, b, g, c, &cont, &runq);
 	return (cont > 0 && DIST_CONTENTION_MISSED * cont >= fabs(e)) ||
 	       (runq > 0 && DIST_STARVED * runq >= fabs(e));
 }
@@ -206,7 +211,8 @@ static void rule_free(struct rule *u)
 }
 
 /* The rule on busy times b. own: b is busy time less contention, and a
- * step where half of some rank's contention is as large as the candidate's
+ * step where some rank's contention (up to half its own work) is as large
+ * as the candidate's
  * excess says nothing of its own work (what contention the sampling missed,
  * of it or of the others, could make that excess): the sign tests leave it
  * out. */
@@ -276,7 +282,7 @@ static void rule_run(struct rule *u, const double *b, const struct dist_steps_in
 		s_all += u->sav[at];
 		s_big += e[g] > u->theta ? u->sav[at] : 0;
 		s_max = u->sav[at] > s_max ? u->sav[at] : s_max;
-		if (own && contended(in, g, (uint32_t)u->cand, e[g]))
+		if (own && contended(in, b, g, (uint32_t)u->cand, e[g]))
 			continue;
 		seen++;
 		pos_n += e[g] > 0;

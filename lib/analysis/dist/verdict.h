@@ -91,6 +91,9 @@ enum dist_part {
 #define DIST_MIN_STEPS 3        /* fewer compared steps: no verdict */
 #define DIST_CONTENTION_MISSED 1.0 /* how much of a step's contention its effects may exceed
 				    * what the sampling saw by (see below) */
+#define DIST_CONTENTION_EFFECT 0.5 /* ... and at most this share of the work it slowed: a
+				    * preempted thread's time on the CPU grows by the caches
+				    * it refills (up to 50 % measured on a 2-core VM) */
 #define DIST_STARVED 1.5 /* how much a rank kept off the CPU in a collective may make another's
 			  * excess, of its whole run-queue time (verdict.c) */
 
