@@ -279,6 +279,7 @@ def model_job(ranks, steps, slow_rank, slow_ms, jitter, gpu=0, skip=10):
 
 ALPHA, MATERIAL, THETA_REL, THETA_SIGMAS, OUTLIER_SIGMAS, MIN_STEPS = 0.05, 0.05, 0.05, 4.0, 5.0, 3
 CONTENTION_MISSED = 1.0
+CONTENTION_EFFECT = 0.5  # of a rank's own work, the most its contention counts for
 STARVED = 1.5
 PLAIN_SHARE, PLAIN_REL = 0.9, 0.5
 COMP, DATA, HOST, COMM, CONT = range(5)
@@ -350,7 +351,8 @@ def _rule(b, part, job_step, own, runq):
     cost = [sum(sav[r]) / k for r in range(n)]
     c = max(range(n), key=lambda r: (cost[r], -r))
     ec, sc = e[c], sav[c]
-    step_cont = [max(part[r][g][CONT] for r in range(n)) for g in range(k)]
+    step_cont = [max(min(part[r][g][CONT], CONTENTION_EFFECT * max(b[r][g], 0.0)) for r in range(n))
+                 for g in range(k)]
     others_runq = [max([runq[r][g] for r in range(n) if r != c] or [0.0]) for g in range(k)]
 
     def contended(g):
