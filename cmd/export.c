@@ -1312,9 +1312,21 @@ static int agg_sets(const struct ivl_set *set, const char *part, int64_t off, ag
 
 /* The rows of rank m (measured by dist_map_rank()), times moved by off to
  * the job clock of the SQL exports. */
-static int agg_rows(const struct dist_map *m, int64_t off, agg_emit_fn emit, void *ctx)
+static int agg_rows(const struct dist_map *m, const char *host, int32_t world_size, int64_t off,
+		    agg_emit_fn emit, void *ctx)
 {
 	const struct dist_rank *r = &m->r;
+	const struct coll_rank *cr = &m->cs.ranks[0];
+	struct csv_agg_value rv[] = {
+		AGG_TEXT(host),
+		AGG_KNOWN(world_size > 0, world_size),
+		AGG_INT(r->src.gpu_comp != 0),
+		AGG_INT(r->src.gpu_comm != 0),
+		AGG_INT(r->counted),
+		AGG_INT(cr->n),
+	};
+	if (emit(ctx, CSV_AGG_RANKS, rv, sizeof(rv) / sizeof(rv[0])) != 0)
+		return -1;
 	for (size_t k = 0; k < r->counted; k++) {
 		const struct dist_step *st = &r->step[k];
 		const struct dist_map_step *u = &m->u[k];
@@ -1333,12 +1345,10 @@ static int agg_rows(const struct dist_map *m, int64_t off, agg_emit_fn emit, voi
 			AGG_INT(st->comm),
 			AGG_INT(dist_sub0(st->len, st->data + st->comp + st->comm)),
 			AGG_KNOWN(st->sched_known, st->runq),
-			AGG_INT(r->src.gpu_comp != 0),
 		};
 		if (emit(ctx, CSV_AGG_STEPS, v, sizeof(v) / sizeof(v[0])) != 0)
 			return -1;
 	}
-	const struct coll_rank *cr = &m->cs.ranks[0];
 	struct call_order *ord = xcalloc(cr->n ? cr->n : 1, sizeof(*ord));
 	for (size_t i = 0; i < cr->n; i++)
 		ord[i] = (struct call_order){&cr->calls[i], i};
@@ -1391,7 +1401,7 @@ static int agg_part(const struct job *j, uint32_t p, agg_emit_fn emit, void *ctx
 	analysis_free(&a);
 	/* the job clock of the SQL exports: Unix wall time (sql_opts()) */
 	int64_t off = j->wall_clock ? 0 : j->files[jr->file].wall_offset_ns;
-	int rc = agg_rows(&m, off, emit, ctx);
+	int rc = agg_rows(&m, j->files[jr->file].host, ws, off, emit, ctx);
 	dist_map_free(&m);
 	return rc;
 }

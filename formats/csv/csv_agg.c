@@ -13,7 +13,12 @@ static const struct csv_column step_cols[] = {
 	{"overlap_ns", CSV_COL_INT},   {"exposed_ns", CSV_COL_INT},
 	{"data_ns", CSV_COL_INT},      {"comp_ns", CSV_COL_INT},
 	{"comm_ns", CSV_COL_INT},      {"host_ns", CSV_COL_INT},
-	{"runq_ns", CSV_COL_INT},      {"gpu", CSV_COL_INT},
+	{"runq_ns", CSV_COL_INT},
+};
+
+static const struct csv_column rank_cols[] = {
+	{"host", CSV_COL_TEXT},  {"world_size", CSV_COL_INT}, {"gpu", CSV_COL_INT},
+	{"gpu_comm", CSV_COL_INT}, {"steps", CSV_COL_INT},     {"calls", CSV_COL_INT},
 };
 
 static const struct csv_column call_cols[] = {
@@ -32,6 +37,9 @@ static const struct csv_column set_cols[] = {
 size_t csv_agg_columns(enum csv_agg_table t, const struct csv_column **cols)
 {
 	switch (t) {
+	case CSV_AGG_RANKS:
+		*cols = rank_cols;
+		return sizeof(rank_cols) / sizeof(rank_cols[0]);
 	case CSV_AGG_STEPS:
 		*cols = step_cols;
 		return sizeof(step_cols) / sizeof(step_cols[0]);
@@ -49,7 +57,7 @@ size_t csv_agg_columns(enum csv_agg_table t, const struct csv_column **cols)
 
 const char *csv_agg_table_name(enum csv_agg_table t)
 {
-	static const char *const names[CSV_AGG_COUNT] = {"agg_steps", "agg_calls",
+	static const char *const names[CSV_AGG_COUNT] = {"agg_ranks", "agg_steps", "agg_calls",
 							 "agg_call_sets"};
 	if ((unsigned)t >= CSV_AGG_COUNT)
 		BUG("csv_agg_table_name(%d)", (int)t);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 enum csv_agg_table {
+	CSV_AGG_RANKS,     /* "agg_ranks": one row, the rank's */
 	CSV_AGG_STEPS,     /* "agg_steps": a row per step of the rank */
 	CSV_AGG_CALLS,     /* "agg_calls": a row per communication call */
 	CSV_AGG_CALL_SETS, /* "agg_call_sets": the steps' parts inside the calls */

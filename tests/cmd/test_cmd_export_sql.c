@@ -49,10 +49,10 @@ static const char *const tables[] = {
 	"ranks",   "processes", "threads", "devices", "counters", "ranges", "operators", "runtime",
 	"marks",   "kernels",   "memcpy",  "memset",  "memory",   "communication", "steps",
 	/* the aggregate tables (formats/SQL-SCHEMA.md), after the events' */
-	"agg_steps", "agg_calls", "agg_call_sets",
+	"agg_ranks", "agg_steps", "agg_calls", "agg_call_sets",
 };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
-#define NEVENT_TABLES (NTABLES - 3) /* the tables of the events, as the plain export's */
+#define NEVENT_TABLES (NTABLES - 4) /* the tables of the events, as the plain export's */
 
 static struct cmd_result export(const char *const *args)
 {
@@ -308,8 +308,9 @@ static void test_partitioned_no_events(void **state)
 	assert_int_equal(r.status, 0);
 	assert_contains(r.err, "wrote the aggregate tables of 4 ranks to ");
 	cmd_result_free(&r);
-	assert_int_equal(entries(dir), 3 + 1); /* and _schema.json */
+	assert_int_equal(entries(dir), 4 + 1); /* and _schema.json */
 	for (int k = 0; k < RANKS; k++) {
+		assert_int_equal(rows_of(dir, "agg_ranks", k), 1);
 		assert_int_equal(rows_of(dir, "agg_steps", k), STEPS);
 		assert_int_equal(rows_of(dir, "agg_calls", k), STEPS);
 	}
@@ -936,7 +937,7 @@ static void test_sqlite(void **state)
 		if (strcmp(tables[t], "ranks") == 0 || strcmp(tables[t], "processes") == 0 ||
 		    strcmp(tables[t], "threads") == 0 || strcmp(tables[t], "ranges") == 0 ||
 		    strcmp(tables[t], "steps") == 0 || strcmp(tables[t], "operators") == 0 ||
-		    strcmp(tables[t], "communication") == 0 || strcmp(tables[t], "agg_steps") == 0 ||
+		    strcmp(tables[t], "communication") == 0 || strcmp(tables[t], "agg_steps") == 0 || strcmp(tables[t], "agg_ranks") == 0 ||
 		    strcmp(tables[t], "agg_calls") == 0 || strcmp(tables[t], "agg_call_sets") == 0)
 			want = RANKS;
 		assert_int_equal(sql_count(db, sql), want);
