@@ -17,7 +17,7 @@ CREATE TEMPORARY VIEW ranks AS
 -- run-queue time is known (views.sql reads it so: cpu_ns > 0)
 CREATE TEMPORARY VIEW steps AS
   SELECT rank, step, start_ns, start_ns + dur_ns AS end_ns, dur_ns,
-         CAST(CASE WHEN runq_ns IS NULL THEN 0 ELSE 1 END AS BIGINT) AS cpu_ns, runq_ns
+         CAST(CASE WHEN runq_ns IS NULL THEN 0 ELSE 1 END AS BIGINT) AS cpu_ns, runq_ns, samples
   FROM agg_steps WHERE rank >= 0;
 
 CREATE TEMPORARY VIEW src AS

@@ -471,7 +471,43 @@ def check_ddp(rows, facts):
     fail([f"ddp: {m}" for m in bad])
 
 
-AGG_RECIPES = ("rank_time", "straggler", "step_time")
+AGG_RECIPES = ("rank_time", "straggler", "step_time", "job_ips")
+
+
+def close_to(got, want):
+    """got equals want as the view prints it: within 1e-9 of it, or equal
+    once rounded to the decimals it was printed with."""
+    if got is None or want is None:
+        return got is None and want is None
+    got, want = float(got), float(want)
+    if abs(got - want) <= 1e-9 * max(1.0, abs(want)):
+        return True
+    dec = len(repr(want).split(".")[1]) if "." in repr(want) and "e" not in repr(want) else 0
+    return dec < 9 and round(got, dec) == round(want, dec)
+
+
+def check_job_ips(job, gpdl, files, res):
+    """job_ips.sql against the job's Perf Summary (summary --view perf)."""
+    perf = rl.view(gpdl, files, "perf")["tables"]["perf"]
+    facts = perf["sections"][0]["facts"]
+    rows = {r["name"]: r for sec in perf["sections"] for r in sec["rows"]}
+    by_samples = 1 if any("samples/s" in (sec.get("label") or "") for sec in perf["sections"]) else 0
+    for ename, got in res.get("job_ips", {}).items():
+        bad = []
+        if len(got) != 1:
+            fail([f"{job} job_ips on {ename}: {len(got)} rows"])
+            continue
+        g = got[0]
+        if g["job_steps"] != facts["counted"] or g["by_samples"] != by_samples:
+            bad.append(f"job steps {g['job_steps']} by_samples {g['by_samples']}, view "
+                       f"{facts['counted']} {by_samples}")
+        b = rows["batch_cost"]
+        for k in ("avg", "max", "min"):
+            if round(float(g[f"batch_cost_{k}_ns"])) != b[f"{k}_ns"]:
+                bad.append(f"batch_cost {k}: {g[f'batch_cost_{k}_ns']}, view {b[f'{k}_ns']}")
+            if not close_to(g[f"ips_{k}"], rows["ips"][k]):
+                bad.append(f"ips {k}: {g[f'ips_{k}']!r}, view {rows['ips'][k]!r}")
+        fail([f"{job} job_ips on {ename}: {m}" for m in bad])
 
 
 def du(path):
@@ -521,6 +557,7 @@ def check_aggregates(drv, gpdl, files, out, job, events=None, spark=(), gzip=Tru
     check_engines_agree(jname, res)
     _, facts = check_views(jname, gpdl, files, res)
     check_steps_verdict(jname, res, facts)
+    check_job_ips(jname, gpdl, files, res)
     for ename, e in engines:
         if ename != "spark":
             e.close()
