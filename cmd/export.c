@@ -1381,7 +1381,7 @@ static int agg_rows(const struct dist_map *m, const char *host, int32_t world_si
 
 /* Part p's aggregate rows (none for a part of no rank): 0, 1 when its
  * trace cannot be read (said), -1 when a row could not be written. */
-static int agg_part(const struct job *j, uint32_t p, agg_emit_fn emit, void *ctx)
+static int agg_part(struct job *j, uint32_t p, agg_emit_fn emit, void *ctx)
 {
 	if (p >= j->nranks)
 		return 0;
@@ -1389,8 +1389,7 @@ static int agg_part(const struct job *j, uint32_t p, agg_emit_fn emit, void *ctx
 	char err[1024];
 	struct analysis a;
 	analysis_init(&a);
-	/* job_load() notes the rank's end in the job: nothing the export reads */
-	if (job_load((struct job *)j, p, &a, err, sizeof(err)) != 0) {
+	if (job_load(j, p, &a, err, sizeof(err)) != 0) {
 		analysis_free(&a);
 		error("%s", err);
 		return 1;
@@ -1632,7 +1631,7 @@ static int partition_close(struct partition *pt, uint32_t k)
 /* Part p's files: 0, 1 when its trace cannot be read, -1 when a file could
  * not be made or written (said). */
 static int partition_part(struct partition *pt, const struct export_opts *o,
-			  const struct job *j, uint32_t p, uint64_t *events)
+			  struct job *j, uint32_t p, uint64_t *events)
 {
 	FILE *outs[CSV_PARTITION_TABLES] = {0};
 	uint32_t k0 = p * CSV_PARTITION_TABLES;
@@ -1671,7 +1670,7 @@ static int partition_part(struct partition *pt, const struct export_opts *o,
 	return rc;
 }
 
-static int export_partitioned(const struct export_opts *o, const struct job *j)
+static int export_partitioned(const struct export_opts *o, struct job *j)
 {
 	struct partition pt = {0};
 	char err[1024];
@@ -1711,7 +1710,7 @@ out:
 /* --sqlite: the job into one file, made as a temporary file beside OUT and
  * renamed OUT once complete (cmd/output.h), so that a failed or interrupted
  * export leaves an existing OUT (--force) as it was, or no OUT. */
-static int export_sqlite(const struct export_opts *o, const struct job *j)
+static int export_sqlite(const struct export_opts *o, struct job *j)
 {
 	char *defname = o->output ? NULL : default_output(o->inputs[0], ".sqlite");
 	const char *out = o->output ? o->output : defname;
