@@ -572,6 +572,7 @@ def do_job(drv, args, tmp, job, files):
     check_engines_agree(job, res)
     rows, facts = check_views(job, args.gprof_dl, files, res)
     check_steps_verdict(job, res, facts)
+    check_job_ips(job, args.gprof_dl, files, res)
     check_ops_recipes(job, args.gprof_dl, files, res)
     # the params CTE: another skip, as --skip-steps
     vrows, vfacts = rl.dist_of(rl.view(args.gprof_dl, files, "distributed", "--skip-steps", "4"))
