@@ -52,6 +52,7 @@
 #include "formats/sqlite/sqlite_export.h"
 #include "lib/analysis/store/analysis.h"
 #include "lib/analysis/dist/collective.h"
+#include "lib/analysis/dist/dist.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/store/names.h"
 #include "lib/analysis/table/table_csv.h"
@@ -77,8 +78,8 @@ static const char export_usage[] =
 	"usage: gprof-dl export --chrome FILE [-o OUT] [--force]\n"
 	"   or: gprof-dl export --csv FILE [-o DIR] [--force] [--no-summary]\n"
 	"   or: gprof-dl export --chrome|--csv FILE FILE... -o OUT [...]  (a job: a trace per rank)\n"
-	"   or: gprof-dl export --csv --partitioned FILE... -o DIR [--gzip] [--force]\n"
-	"   or: gprof-dl export --sqlite FILE... -o OUT [--force]\n"
+	"   or: gprof-dl export --csv --partitioned FILE... -o DIR [--gzip] [--no-events] [--force]\n"
+	"   or: gprof-dl export --sqlite FILE... -o OUT [--no-events] [--force]\n"
 	"\n"
 	"    --chrome       write chrome-trace JSON, for Perfetto, chrome://tracing and\n"
 	"                   tools made for PyTorch profiler traces; a job's traces (one\n"
@@ -91,6 +92,9 @@ static const char export_usage[] =
 	"                   DIR/<table>/rank=N/part-<host>-<pid>.csv, and DIR/_schema.json;\n"
 	"                   times on the job clock (Unix ns); hosts may share DIR\n"
 	"    --gzip         --partitioned: gzip each file (.csv.gz)\n"
+	"    --events, --no-events\n"
+	"                   --partitioned, --sqlite: with the event tables (the\n"
+	"                   default), or the per-rank aggregate tables alone\n"
 	"    --sqlite       write the job's tables into one sqlite file (the same tables\n"
 	"                   and columns as --partitioned, rank first)\n"
 	"    -o, --output OUT\n"
@@ -115,6 +119,7 @@ static const char export_usage[] =
 struct export_opts {
 	int chrome, csv, sqlite;
 	int partitioned, gzip;
+	int no_events; /* --no-events: the aggregate tables only */
 	int force;
 	int no_summary;
 	int mixed_jobs; /* --mixed-jobs: job_open()'s JOB_OPEN_MIXED */
@@ -184,6 +189,8 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 		{"sqlite", no_argument, &o->sqlite, 1},
 		{"partitioned", no_argument, &o->partitioned, 1},
 		{"gzip", no_argument, &o->gzip, 1},
+		{"events", no_argument, &o->no_events, 0},
+		{"no-events", no_argument, &o->no_events, 1},
 		{"no-summary", no_argument, &o->no_summary, 1},
 		{"mixed-jobs", no_argument, &o->mixed_jobs, 1},
 		{"output", required_argument, NULL, 'o'},
@@ -242,6 +249,8 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 		usage_error("--partitioned goes with --csv");
 	if (o->gzip && !o->partitioned)
 		usage_error("--gzip goes with --csv --partitioned");
+	if (o->no_events && !o->partitioned && !o->sqlite)
+		usage_error("--no-events goes with --csv --partitioned or --sqlite");
 	if (o->steps_arg && o->window_arg)
 		usage_error("--steps or --window, not both");
 	if ((o->steps_arg || o->window_arg) && (o->sqlite || o->partitioned))
@@ -1264,6 +1273,182 @@ out:
 
 /* ---- the SQL exports: --csv --partitioned and --sqlite ---------------------- */
 
+
+/* ---- the aggregate tables (csv_agg.h) ------------------------------------------------ */
+
+/* Where a part's aggregate rows go: a row of table t, n values. 0, or -1. */
+typedef int (*agg_emit_fn)(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v,
+			   size_t n);
+
+#define AGG_INT(x) ((struct csv_agg_value){.kind = CSV_AGG_INT, .i = (int64_t)(x)})
+#define AGG_TEXT(x) ((struct csv_agg_value){.kind = CSV_AGG_TEXT, .s = (x)})
+#define AGG_NULL ((struct csv_agg_value){.kind = CSV_AGG_NULL})
+#define AGG_KNOWN(known, x) ((known) ? AGG_INT(x) : AGG_NULL)
+
+struct call_order {
+	const struct coll_call *c;
+	size_t at;
+};
+
+static int call_by_start(const void *x, const void *y)
+{
+	const struct call_order *a = x, *b = y;
+	if (a->c->start_ns != b->c->start_ns)
+		return a->c->start_ns < b->c->start_ns ? -1 : 1;
+	return a->at < b->at ? -1 : a->at > b->at;
+}
+
+static int agg_sets(const struct ivl_set *set, const char *part, int64_t off, agg_emit_fn emit,
+		    void *ctx)
+{
+	for (size_t k = 0; k < set->n; k++) {
+		struct csv_agg_value v[] = {AGG_TEXT(part), AGG_INT((int64_t)set->v[k].start + off),
+					    AGG_INT((int64_t)set->v[k].end + off)};
+		if (emit(ctx, CSV_AGG_CALL_SETS, v, 3) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The rows of rank m (measured by dist_map_rank()), times moved by off to
+ * the job clock of the SQL exports. */
+static int agg_rows(const struct dist_map *m, const char *host, int32_t world_size, int64_t off,
+		    agg_emit_fn emit, void *ctx)
+{
+	const struct dist_rank *r = &m->r;
+	const struct coll_rank *cr = &m->cs.ranks[0];
+	struct csv_agg_value rv[] = {
+		AGG_TEXT(host),
+		AGG_KNOWN(world_size > 0, world_size),
+		AGG_INT(r->src.gpu_comp != 0),
+		AGG_INT(r->src.gpu_comm != 0),
+		AGG_INT(r->counted),
+		AGG_INT(cr->n),
+	};
+	if (emit(ctx, CSV_AGG_RANKS, rv, sizeof(rv) / sizeof(rv[0])) != 0)
+		return -1;
+	for (size_t k = 0; k < r->counted; k++) {
+		const struct dist_step *st = &r->step[k];
+		const struct dist_map_step *u = &m->u[k];
+		uint64_t overlap = dist_sub0(u->comp + u->comm, u->both);
+		struct csv_agg_value v[] = {
+			AGG_INT(m->first_step + k),
+			AGG_INT((int64_t)st->start + off),
+			AGG_INT(st->len),
+			AGG_KNOWN(st->samples, st->samples),
+			AGG_INT(u->comp),
+			AGG_INT(u->comm),
+			AGG_INT(overlap),
+			AGG_INT(dist_sub0(u->comm, overlap)),
+			AGG_INT(st->data),
+			AGG_INT(st->comp),
+			AGG_INT(st->comm),
+			AGG_INT(dist_sub0(st->len, st->data + st->comp + st->comm)),
+			AGG_KNOWN(st->sched_known, st->runq),
+		};
+		if (emit(ctx, CSV_AGG_STEPS, v, sizeof(v) / sizeof(v[0])) != 0)
+			return -1;
+	}
+	struct call_order *ord = xcalloc(cr->n ? cr->n : 1, sizeof(*ord));
+	for (size_t i = 0; i < cr->n; i++)
+		ord[i] = (struct call_order){&cr->calls[i], i};
+	qsort(ord, cr->n, sizeof(*ord), call_by_start);
+	int rc = 0;
+	for (size_t i = 0; i < cr->n && rc == 0; i++) {
+		const struct coll_call *c = ord[i].c;
+		int in_step = c->step >= 0 && r->counted;
+		struct csv_agg_value v[] = {
+			AGG_INT(i),
+			AGG_TEXT(names_get(&m->cs.names, c->pg)),
+			AGG_KNOWN(c->seq1, c->seq1 - 1),
+			AGG_TEXT(names_get(&m->cs.names, c->op)),
+			AGG_KNOWN(c->bytes, c->bytes),
+			AGG_KNOWN(c->group_size, c->group_size),
+			AGG_KNOWN(c->peer >= 0, c->peer),
+			AGG_KNOWN(in_step, m->first_step + (uint64_t)c->step),
+			AGG_INT((int64_t)c->start_ns + off),
+			AGG_INT((int64_t)(c->start_ns + c->dur_ns) + off),
+		};
+		rc = emit(ctx, CSV_AGG_CALLS, v, sizeof(v) / sizeof(v[0]));
+	}
+	free(ord);
+	if (rc == 0 && r->counted)
+		rc = agg_sets(&r->in_calls.data, "data", off, emit, ctx) ||
+		     agg_sets(&r->in_calls.comp, "comp", off, emit, ctx) ||
+		     agg_sets(&r->in_calls.comm, "comm", off, emit, ctx) ? -1 : 0;
+	return rc;
+}
+
+/* Part p's aggregate rows (none for a part of no rank): 0, 1 when its
+ * trace cannot be read (said), -1 when a row could not be written. */
+static int agg_part(struct job *j, uint32_t p, agg_emit_fn emit, void *ctx)
+{
+	if (p >= j->nranks)
+		return 0;
+	const struct job_rank *jr = &j->ranks[p];
+	char err[1024];
+	struct analysis a;
+	analysis_init(&a);
+	if (job_load(j, p, &a, err, sizeof(err)) != 0) {
+		analysis_free(&a);
+		error("%s", err);
+		return 1;
+	}
+	int32_t ws = j->world_size > 0 ? j->world_size : jr->world_size;
+	struct dist_map m;
+	dist_map_rank(&m, &a, jr->rank, ws > 0 ? (uint32_t)ws : j->nranks);
+	analysis_free(&a);
+	/* the job clock of the SQL exports: Unix wall time (sql_opts()) */
+	int64_t off = j->wall_clock ? 0 : j->files[jr->file].wall_offset_ns;
+	int rc = agg_rows(&m, j->files[jr->file].host, ws, off, emit, ctx);
+	dist_map_free(&m);
+	return rc;
+}
+
+/* The CSV files of a part's aggregate tables. */
+struct agg_csv {
+	struct csv_out out[CSV_AGG_COUNT];
+};
+
+static int agg_csv_emit(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v, size_t n)
+{
+	struct csv_out *c = &((struct agg_csv *)ctx)->out[t];
+	for (size_t k = 0; k < n; k++) {
+		if (v[k].kind == CSV_AGG_INT)
+			csv_out_int(c, v[k].i);
+		else if (v[k].kind == CSV_AGG_TEXT)
+			csv_out_text(c, v[k].s);
+		else
+			csv_out_empty(c);
+	}
+	csv_out_end_row(c);
+	return csv_out_error(c) ? -1 : 0;
+}
+
+static void agg_csv_header(struct csv_out *c, enum csv_agg_table t)
+{
+	const struct csv_column *cols;
+	size_t n = csv_agg_columns(t, &cols);
+	const char *names[32];
+	for (size_t k = 0; k < n && k < 32; k++)
+		names[k] = cols[k].name;
+	csv_out_header(c, names, n);
+}
+
+struct agg_sqlite {
+	struct sqlite_export *s;
+	int32_t rank;
+};
+
+static int agg_sqlite_emit(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v,
+			   size_t n)
+{
+	struct agg_sqlite *x = ctx;
+	return sqlite_export_agg_row(x->s, t, x->rank, v, n);
+}
+
+/* ---- the SQL exports ------------------------------------------------------------ */
+
 /* gzip level 1: on the 593 MB of CSV of a 5 M event trace, level 1 made
  * 91 MB in 26 s, level 3 89 MB in 35 s, level 6 77 MB in 90 s: 3.5 times
  * the time for 15% fewer bytes, where compression is already the export's
@@ -1301,13 +1486,17 @@ static int sql_part(struct export_writer *w, const struct job *j, uint32_t p, ui
 	return rc;
 }
 
-/* "wrote 1200 events of 2 ranks and 1 more part to 'DIR'" on stderr; a
- * job of no rank is "of 1 trace". */
-static void sql_said(const struct job *j, uint64_t events, const char *out)
+/* "wrote 1200 events of 2 ranks and 1 more part to 'DIR'" on stderr ("wrote
+ * the aggregate tables of ..." without the events); a job of no rank is "of
+ * 1 trace". */
+static void sql_said(const struct job *j, uint64_t events, const char *out, int no_events)
 {
 	char safe[TEXT_CLEAN_SIZE];
 	uint32_t others = j->nparts - j->nranks;
-	fprintf(stderr, "gprof-dl: wrote %llu events of ", (unsigned long long)events);
+	if (no_events)
+		fputs("gprof-dl: wrote the aggregate tables of ", stderr);
+	else
+		fprintf(stderr, "gprof-dl: wrote %llu events of ", (unsigned long long)events);
 	if (j->nranks)
 		fprintf(stderr, "%u rank%s", j->nranks, j->nranks == 1 ? "" : "s");
 	if (j->nranks && others)
@@ -1317,8 +1506,9 @@ static void sql_said(const struct job *j, uint64_t events, const char *out)
 	fprintf(stderr, " to '%s'\n", text_clean(safe, sizeof(safe), out));
 }
 
-/* The files of --partitioned: path[p * CSV_FILE_COUNT + i] is part p's
- * file i; other[] the same name with the other suffix (.csv for .csv.gz),
+/* The files of --partitioned: path[p * CSV_PARTITION_TABLES + k] is part
+ * p's file of table k (csv_partition.h: the event tables, then the
+ * aggregate ones; without the events, only the latter are written); other[] the same name with the other suffix (.csv for .csv.gz),
  * which an engine reading DIR/<table>/ would count twice; made[] says which
  * this run has created or truncated, the ones a failure removes. */
 /* Each file written to a temporary file beside it (cmd/output.h), all
@@ -1336,15 +1526,17 @@ struct partition {
 static void partition_names(struct partition *pt, const struct export_opts *o,
 			    const struct job *j)
 {
-	pt->nfiles = j->nparts * CSV_FILE_COUNT;
+	pt->nfiles = j->nparts * CSV_PARTITION_TABLES;
 	pt->path = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->path));
 	pt->other = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->other));
 	pt->of = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->of));
 	for (uint32_t p = 0; p < j->nparts; p++) {
 		const struct job_rank *r = &j->ranks[p];
 		const char *host = j->files[r->file].host;
-		for (unsigned i = 0; i < CSV_FILE_COUNT; i++) {
-			uint32_t k = p * CSV_FILE_COUNT + i;
+		for (unsigned i = 0; i < CSV_PARTITION_TABLES; i++) {
+			uint32_t k = p * CSV_PARTITION_TABLES + i;
+			if (o->no_events && i < CSV_FILE_COUNT)
+				continue; /* not this export's */
 			pt->path[k] = csv_partition_path(pt->dir, i, r->rank, host, r->pid, o->gzip);
 			pt->other[k] = csv_partition_path(pt->dir, i, r->rank, host, r->pid, !o->gzip);
 			pt->of[k] = (struct outfile){.fd = -1, .slot = -1};
@@ -1374,15 +1566,18 @@ static int partition_check(const struct partition *pt, const struct export_opts 
 {
 	struct stat st;
 	char err[2048];
+	unsigned k0 = o->no_events ? CSV_FILE_COUNT : 0; /* a file every part writes */
 	for (uint32_t p = 0; p < j->nparts; p++)
 		for (uint32_t q = p + 1; q < j->nparts; q++)
 			if (j->ranks[p].rank == j->ranks[q].rank && /* only -1 repeats */
-			    strcmp(pt->path[p * CSV_FILE_COUNT], pt->path[q * CSV_FILE_COUNT]) == 0)
+			    strcmp(pt->path[p * CSV_PARTITION_TABLES], pt->path[q * CSV_PARTITION_TABLES]) == 0)
 				return error("'%s' and '%s' would both write '%s'",
 					     j->files[j->ranks[p].file].path,
 					     j->files[j->ranks[q].file].path,
-					     pt->path[p * CSV_FILE_COUNT]);
+					     pt->path[p * CSV_PARTITION_TABLES + k0]);
 	for (uint32_t k = 0; k < pt->nfiles; k++) {
+		if (!pt->path[k])
+			continue;
 		for (int other = 0; other < 2; other++) {
 			const char *path = other ? pt->other[k] : pt->path[k];
 			if (outfile_check_inputs(path, (const char *const *)o->inputs, o->ninputs,
@@ -1436,22 +1631,35 @@ static int partition_close(struct partition *pt, uint32_t k)
 /* Part p's files: 0, 1 when its trace cannot be read, -1 when a file could
  * not be made or written (said). */
 static int partition_part(struct partition *pt, const struct export_opts *o,
-			  const struct job *j, uint32_t p, uint64_t *events)
+			  struct job *j, uint32_t p, uint64_t *events)
 {
-	FILE *outs[CSV_FILE_COUNT] = {0};
-	uint32_t k0 = p * CSV_FILE_COUNT;
+	FILE *outs[CSV_PARTITION_TABLES] = {0};
+	uint32_t k0 = p * CSV_PARTITION_TABLES;
 	int rc = 0, said = 0;
-	for (unsigned i = 0; i < CSV_FILE_COUNT && rc == 0; i++)
+	for (unsigned i = o->no_events ? CSV_FILE_COUNT : 0; i < CSV_PARTITION_TABLES && rc == 0;
+	     i++)
 		if (!(outs[i] = partition_open(pt, k0 + i, o)))
 			rc = -1, said = 1;
-	if (rc == 0) {
+	if (rc == 0 && !o->no_events) {
 		struct csv_export_opts eo = sql_opts(j, p);
 		struct export_writer *w = csv_export_new_opts(outs, &eo);
 		rc = sql_part(w, j, p, events);
 		said |= rc > 0;
 		export_writer_destroy(w);
 	}
-	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
+	if (rc == 0) {
+		struct agg_csv ac;
+		for (unsigned t = 0; t < CSV_AGG_COUNT; t++) {
+			csv_out_init(&ac.out[t], outs[CSV_FILE_COUNT + t]);
+			agg_csv_header(&ac.out[t], (enum csv_agg_table)t);
+		}
+		rc = agg_part(j, p, agg_csv_emit, &ac);
+		said |= rc > 0;
+		for (unsigned t = 0; t < CSV_AGG_COUNT && rc == 0; t++)
+			if (csv_out_error(&ac.out[t]))
+				rc = -1;
+	}
+	for (unsigned i = 0; i < CSV_PARTITION_TABLES; i++)
 		if (outs[i] && partition_close(pt, k0 + i) != 0) {
 			said = 1;
 			if (rc == 0)
@@ -1462,7 +1670,7 @@ static int partition_part(struct partition *pt, const struct export_opts *o,
 	return rc;
 }
 
-static int export_partitioned(const struct export_opts *o, const struct job *j)
+static int export_partitioned(const struct export_opts *o, struct job *j)
 {
 	struct partition pt = {0};
 	char err[1024];
@@ -1484,8 +1692,9 @@ static int export_partitioned(const struct export_opts *o, const struct job *j)
 		/* the other suffix's files of these parts are replaced too: the
 		 * engines read DIR/<table>/ whole */
 		for (uint32_t k = 0; k < pt.nfiles; k++)
-			unlink(pt.other[k]);
-		sql_said(j, events, pt.dir);
+			if (pt.other[k])
+				unlink(pt.other[k]);
+		sql_said(j, events, pt.dir, o->no_events);
 	} else {
 		/* no half a job on disk: the temporary files, and the
 		 * directories this run made where no other host's files are */
@@ -1501,7 +1710,7 @@ out:
 /* --sqlite: the job into one file, made as a temporary file beside OUT and
  * renamed OUT once complete (cmd/output.h), so that a failed or interrupted
  * export leaves an existing OUT (--force) as it was, or no OUT. */
-static int export_sqlite(const struct export_opts *o, const struct job *j)
+static int export_sqlite(const struct export_opts *o, struct job *j)
 {
 	char *defname = o->output ? NULL : default_output(o->inputs[0], ".sqlite");
 	const char *out = o->output ? o->output : defname;
@@ -1526,9 +1735,14 @@ static int export_sqlite(const struct export_opts *o, const struct job *j)
 	rc = 0;
 	for (uint32_t p = 0; p < j->nparts && rc == 0; p++) {
 		struct csv_export_opts eo = sql_opts(j, p);
-		struct export_writer *w = sqlite_export_part(s, &eo);
-		rc = w ? sql_part(w, j, p, &events) : -1;
-		export_writer_destroy(w);
+		if (!o->no_events) {
+			struct export_writer *w = sqlite_export_part(s, &eo);
+			rc = w ? sql_part(w, j, p, &events) : -1;
+			export_writer_destroy(w);
+		}
+		struct agg_sqlite as = {s, eo.rank};
+		if (rc == 0)
+			rc = agg_part(j, p, agg_sqlite_emit, &as);
 		if (rc < 0)
 			error("%s", *sqlite_export_error(s) ? sqlite_export_error(s)
 							    : "cannot write the database");
@@ -1549,7 +1763,7 @@ static int export_sqlite(const struct export_opts *o, const struct job *j)
 	else
 		outfile_abort(&of);
 	if (rc == 0)
-		sql_said(j, events, out);
+		sql_said(j, events, out, o->no_events);
 out:
 	free(defname);
 	return rc == 0 ? 0 : 1;

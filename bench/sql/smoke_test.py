@@ -6,7 +6,8 @@ export measured with status 0 and its bytes on disk, gzip smaller than plain,
 the sqlite file's row count at least the events, each recipe on each engine
 run (a row per rank from rank_time, per step from step_time), the engines
 agreeing and the straggler recipe finding rank 3, the estimate's storage equal to its
-arithmetic. Nothing about time. Without the engines' Python, the recipes'
+arithmetic; the aggregate tables' export and the recipes over them (run
+--aggregates) run, and find rank 3. Nothing about time. Without the engines' Python, the recipes'
 part is left out (and said); --engines picks them (default duckdb,sqlite:
 Spark's start-up is 15 s a recipe).
 
@@ -84,7 +85,7 @@ def main():
             check(abs(est.get("bytes_csv_gz", 0) - want) < 1, "the estimate's gzip storage is "
                   "bytes/event x events x 4096 (%s vs %s)" % (est.get("bytes_csv_gz"), want))
         recipes = sorted(os.path.basename(x)[:-4] for x in glob.glob(os.path.join(ROOT, "examples", "recipes", "*.sql"))
-                         if os.path.basename(x) != "views.sql")
+                         if os.path.basename(x) not in ("views.sql", "agg_views.sql"))
         for e in engines:
             labels = ("sqlite",) if e == "sqlite" else ("csv", "csv.gz")
             for name in recipes:
@@ -102,6 +103,15 @@ def main():
                 label = "sqlite" if e == "sqlite" else "csv.gz"
                 check("straggler on %s over %s: rank 3 (the same)" % (e, label) in r.stdout,
                       "the straggler recipe on %s finds rank 3" % e)
+        # the aggregate tables' path (export --no-events, run --aggregates)
+        for key in ("agg_rank", "agg_csv", "agg_sqlite"):
+            check(key in F and F[key].get("status") == 0, "%s measured (status 0)" % key)
+        for e in engines:
+            for name in ("step_time", "rank_time", "straggler", "job_ips"):
+                key = "agg_recipe:%s:%s" % (name, e)
+                check(key in F, "%s ran (status 0)" % key)
+            check("straggler on %s over aggregates: rank 3 (the same)" % e in r.stdout,
+                  "the straggler recipe over the aggregates on %s finds rank 3" % e)
         check(("Estimate for 4096 ranks" in r.stdout) and ("Where each is the better choice" in r.stdout),
               "the verdicts and the estimate are printed")
     print("%d check(s) failed" % len(bad) if bad else "all checks passed")

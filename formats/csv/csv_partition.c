@@ -32,11 +32,23 @@ char *csv_partition_host(char *buf, size_t size, const char *host)
 	return buf;
 }
 
-char *csv_partition_path(const char *dir, enum csv_export_file i, int32_t rank,
-			 const char *host, uint32_t pid, int gzip)
+const char *csv_partition_table(unsigned k)
+{
+	return k < CSV_FILE_COUNT ? csv_export_table_name((enum csv_export_file)k, 1)
+				  : csv_agg_table_name((enum csv_agg_table)(k - CSV_FILE_COUNT));
+}
+
+size_t csv_partition_columns(unsigned k, const struct csv_column **cols)
+{
+	return k < CSV_FILE_COUNT ? csv_export_columns((enum csv_export_file)k, 1, cols)
+				  : csv_agg_columns((enum csv_agg_table)(k - CSV_FILE_COUNT), cols);
+}
+
+char *csv_partition_path(const char *dir, unsigned k, int32_t rank, const char *host,
+			 uint32_t pid, int gzip)
 {
 	char h[CSV_PARTITION_HOST_MAX + 1];
-	const char *table = csv_export_table_name(i, 1);
+	const char *table = csv_partition_table(k);
 	size_t n = strlen(dir) + strlen(table) + sizeof(h) + 64;
 	char *p = xmalloc(n);
 	snprintf(p, n, "%s/%s/rank=%d/part-%s-%u.csv%s", dir, table, (int)rank,
@@ -230,10 +242,10 @@ int csv_partition_schema_to(FILE *out)
 	json_end_array(&w);
 	json_key(&w, "tables");
 	json_begin_object(&w);
-	for (unsigned i = 0; i < CSV_FILE_COUNT; i++) {
+	for (unsigned i = 0; i < CSV_PARTITION_TABLES; i++) {
 		const struct csv_column *cols;
-		size_t n = csv_export_columns(i, 1, &cols);
-		json_key(&w, csv_export_table_name(i, 1));
+		size_t n = csv_partition_columns(i, &cols);
+		json_key(&w, csv_partition_table(i));
 		json_begin_object(&w);
 		json_key(&w, "columns");
 		json_begin_array(&w);

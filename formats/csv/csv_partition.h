@@ -20,6 +20,7 @@
 #ifndef GPDL_FORMATS_CSV_PARTITION_H
 #define GPDL_FORMATS_CSV_PARTITION_H
 
+#include "formats/csv/csv_agg.h"
 #include "formats/csv/csv_export.h"
 
 #include <stddef.h>
@@ -34,10 +35,17 @@
  * CSV_PARTITION_HOST_MAX + 1 bytes); returns buf. */
 char *csv_partition_host(char *buf, size_t size, const char *host);
 
-/* "DIR/<table>/rank=<N>/part-<host>-<pid>.csv" (".csv.gz" with gzip), to
- * free. */
-char *csv_partition_path(const char *dir, enum csv_export_file i, int32_t rank,
-			 const char *host, uint32_t pid, int gzip);
+/* The layout's tables: k < CSV_FILE_COUNT the event table k (enum
+ * csv_export_file), else the aggregate table k - CSV_FILE_COUNT (enum
+ * csv_agg_table, csv_agg.h). */
+#define CSV_PARTITION_TABLES (CSV_FILE_COUNT + CSV_AGG_COUNT)
+const char *csv_partition_table(unsigned k);
+size_t csv_partition_columns(unsigned k, const struct csv_column **cols);
+
+/* "DIR/<table>/rank=<N>/part-<host>-<pid>.csv" (".csv.gz" with gzip) of
+ * table k, to free. */
+char *csv_partition_path(const char *dir, unsigned k, int32_t rank, const char *host,
+			 uint32_t pid, int gzip);
 
 /* The directories an export made, to remove again after a failure. */
 struct csv_partition_dirs {

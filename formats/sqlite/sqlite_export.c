@@ -73,6 +73,7 @@ struct sqlite_export {
 	char *path;
 	char *name; /* the file's name in messages: the final one, not the temporary file */
 	sqlite3_stmt *insert[CSV_FILE_COUNT], *nesting;
+	sqlite3_stmt *agg[CSV_AGG_COUNT]; /* the aggregate tables' INSERT, one row */
 	struct bound *bound[CSV_FILE_COUNT]; /* by parameter number */
 	int per_row[CSV_FILE_COUNT];         /* parameters of one row */
 	unsigned pending[CSV_FILE_COUNT];    /* rows bound in the batch */
@@ -200,6 +201,62 @@ static void capture_find(struct sqlite_export *s)
 	}
 }
 
+static int begin(struct sqlite_export *s);
+
+/* The aggregate tables (csv_agg.h) and their INSERTs. */
+static int agg_create(struct sqlite_export *s)
+{
+	for (int t = 0; t < CSV_AGG_COUNT; t++) {
+		const struct csv_column *cols;
+		size_t n = csv_agg_columns((enum csv_agg_table)t, &cols), lc = 0, li = 0;
+		char *create = NULL, *insert = NULL;
+		FILE *c = open_memstream(&create, &lc), *i = open_memstream(&insert, &li);
+		if (!c || !i)
+			BUG("open_memstream");
+		const char *name = csv_agg_table_name((enum csv_agg_table)t);
+		fprintf(c, "CREATE TABLE \"%s\" (\"rank\" INTEGER NOT NULL", name);
+		fprintf(i, "INSERT INTO \"%s\" VALUES (?", name);
+		for (size_t k = 0; k < n; k++) {
+			fprintf(c, ", \"%s\" %s", cols[k].name, sql_type(cols[k].type));
+			fputs(", ?", i);
+		}
+		fputs(")", c);
+		fputs(")", i);
+		fclose(c);
+		fclose(i);
+		int rc = exec(s, create);
+		if (rc == 0 && sqlite3_prepare_v3(s->db, insert, -1, SQLITE_PREPARE_PERSISTENT,
+						  &s->agg[t], NULL) != SQLITE_OK)
+			rc = fail(s, "write");
+		free(create);
+		free(insert);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sqlite_export_agg_row(struct sqlite_export *s, enum csv_agg_table t, int32_t rank,
+			  const struct csv_agg_value *v, size_t n)
+{
+	if (s->failed || !s->agg[t] || begin(s) != 0)
+		return -1;
+	sqlite3_stmt *st = s->agg[t];
+	sqlite3_bind_int64(st, 1, rank);
+	for (size_t k = 0; k < n; k++) {
+		int at = (int)k + 2;
+		if (v[k].kind == CSV_AGG_INT)
+			sqlite3_bind_int64(st, at, v[k].i);
+		else if (v[k].kind == CSV_AGG_TEXT)
+			sqlite3_bind_text(st, at, v[k].s, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, at);
+	}
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "write");
+}
+
 static int schema_create(struct sqlite_export *s)
 {
 	if (exec(s, "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; "
@@ -231,7 +288,7 @@ static int schema_create(struct sqlite_export *s)
 			       SQLITE_PREPARE_PERSISTENT, &s->nesting, NULL) != SQLITE_OK)
 		return fail(s, "write");
 	capture_find(s);
-	return 0;
+	return agg_create(s);
 }
 
 struct sqlite_export *sqlite_export_open(const char *path, char *err, size_t errlen)
@@ -602,7 +659,9 @@ static int indices_create(struct sqlite_export *s)
 		       "CREATE INDEX communication_rank_group_seq ON communication "
 		       "(rank, process_group, coll_seq);"
 		       "CREATE INDEX steps_rank_step ON steps (rank, step);"
-		       "CREATE INDEX threads_rank_thread ON threads (rank, thread);");
+		       "CREATE INDEX threads_rank_thread ON threads (rank, thread);"
+		       "CREATE INDEX agg_steps_rank_step ON agg_steps (rank, step);"
+		       "CREATE INDEX agg_calls_rank_pg ON agg_calls (rank, pg, seq);");
 }
 
 static void statements_free(struct sqlite_export *s)
@@ -615,6 +674,10 @@ static void statements_free(struct sqlite_export *s)
 	}
 	sqlite3_finalize(s->nesting);
 	s->nesting = NULL;
+	for (int t = 0; t < CSV_AGG_COUNT; t++) {
+		sqlite3_finalize(s->agg[t]);
+		s->agg[t] = NULL;
+	}
 }
 
 int sqlite_export_finish(struct sqlite_export *s, char *err, size_t errlen)

@@ -21,6 +21,7 @@
 #ifndef GPDL_FORMATS_SQLITE_EXPORT_H
 #define GPDL_FORMATS_SQLITE_EXPORT_H
 
+#include "formats/csv/csv_agg.h"
 #include "formats/csv/csv_export.h"
 
 #include <stddef.h>
@@ -38,6 +39,12 @@ struct sqlite_export *sqlite_export_open_as(const char *path, const char *name, 
 /* A writer for one part (o->sql is implied); export_writer_run_part() drives
  * it, export_writer_destroy() frees it. NULL after a failed earlier part. */
 struct export_writer *sqlite_export_part(struct sqlite_export *s, const struct csv_export_opts *o);
+
+/* One row of aggregate table t (csv_agg.h) of rank: n values in the order
+ * of csv_agg_columns(t). 0, or -1 (sqlite_export_error() says why). Between
+ * sqlite_export_open() and sqlite_export_finish(). */
+int sqlite_export_agg_row(struct sqlite_export *s, enum csv_agg_table t, int32_t rank,
+			  const struct csv_agg_value *v, size_t n);
 
 /* The last error of the parts' writers ("" if none), for the caller's message. */
 const char *sqlite_export_error(const struct sqlite_export *s);

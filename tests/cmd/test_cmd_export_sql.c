@@ -48,8 +48,11 @@
 static const char *const tables[] = {
 	"ranks",   "processes", "threads", "devices", "counters", "ranges", "operators", "runtime",
 	"marks",   "kernels",   "memcpy",  "memset",  "memory",   "communication", "steps",
+	/* the aggregate tables (formats/SQL-SCHEMA.md), after the events' */
+	"agg_ranks", "agg_steps", "agg_calls", "agg_call_sets",
 };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
+#define NEVENT_TABLES (NTABLES - 4) /* the tables of the events, as the plain export's */
 
 static struct cmd_result export(const char *const *args)
 {
@@ -293,6 +296,30 @@ static long rows_of(const char *dir, const char *table, int rank)
 	return n;
 }
 
+/* --no-events: the aggregate tables alone, a row per step and per call;
+ * --events is the default */
+static void test_partitioned_no_events(void **state)
+{
+	(void)state;
+	write_job();
+	char *dir = fresh_dir("part-noev");
+	struct cmd_result r = EXPORT("--csv", "--partitioned", "--no-events", job[0], job[1],
+				     job[2], job[3], "-o", dir);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.err, "wrote the aggregate tables of 4 ranks to ");
+	cmd_result_free(&r);
+	assert_int_equal(entries(dir), 4 + 1); /* and _schema.json */
+	for (int k = 0; k < RANKS; k++) {
+		assert_int_equal(rows_of(dir, "agg_ranks", k), 1);
+		assert_int_equal(rows_of(dir, "agg_steps", k), STEPS);
+		assert_int_equal(rows_of(dir, "agg_calls", k), STEPS);
+	}
+	r = EXPORT("--csv", "--no-events", job[0], "-o", dir);
+	assert_int_equal(r.status, 2);
+	cmd_result_free(&r);
+	free(dir);
+}
+
 static void test_partitioned_layout(void **state)
 {
 	(void)state;
@@ -329,7 +356,7 @@ static void test_partitioned_rows_equal_plain(void **state)
 	struct cmd_result r = export_job(dir, 0);
 	assert_int_equal(r.status, 0);
 	cmd_result_free(&r);
-	static const char *const plain_name[NTABLES] = {
+	static const char *const plain_name[NEVENT_TABLES] = {
 		"trace.csv",  "processes.csv", "threads.csv", "devices.csv", "counters.csv",
 		"ranges.csv", "operators.csv", "runtime.csv", "marks.csv",   "kernels.csv",
 		"memcpy.csv", "memset.csv",    "memory.csv",  "communication.csv", "steps.csv",
@@ -338,7 +365,7 @@ static void test_partitioned_rows_equal_plain(void **state)
 		r = EXPORT("--csv", "--no-summary", job[k], "-o", plain);
 		assert_int_equal(r.status, 0);
 		cmd_result_free(&r);
-		for (size_t t = 0; t < NTABLES; t++) {
+		for (size_t t = 0; t < NEVENT_TABLES; t++) {
 			char *pp = path_of(plain, plain_name[t]);
 			assert_int_equal(rows_of(dir, tables[t], k), data_rows(pp));
 			free(pp);
@@ -910,7 +937,8 @@ static void test_sqlite(void **state)
 		if (strcmp(tables[t], "ranks") == 0 || strcmp(tables[t], "processes") == 0 ||
 		    strcmp(tables[t], "threads") == 0 || strcmp(tables[t], "ranges") == 0 ||
 		    strcmp(tables[t], "steps") == 0 || strcmp(tables[t], "operators") == 0 ||
-		    strcmp(tables[t], "communication") == 0)
+		    strcmp(tables[t], "communication") == 0 || strcmp(tables[t], "agg_steps") == 0 || strcmp(tables[t], "agg_ranks") == 0 ||
+		    strcmp(tables[t], "agg_calls") == 0 || strcmp(tables[t], "agg_call_sets") == 0)
 			want = RANKS;
 		assert_int_equal(sql_count(db, sql), want);
 	}
@@ -920,13 +948,16 @@ static void test_sqlite(void **state)
 			long long rows;
 		} want[] = {{"ranks", 1},     {"processes", 1},     {"threads", 2},
 			    {"ranges", STEPS}, {"steps", STEPS},    {"operators", 2 * STEPS},
-			    {"communication", STEPS}, {"kernels", 0}, {"memory", 0}};
+			    {"communication", STEPS}, {"kernels", 0}, {"memory", 0},
+			    {"agg_steps", STEPS}, {"agg_calls", STEPS}};
 		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 			snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE rank = %d", want[i].table, k);
 			assert_int_equal(sql_count(db, sql), want[i].rows);
 		}
 		/* the job clock, as in the partitions */
 		snprintf(sql, sizeof(sql), "SELECT min(start_ns) FROM steps WHERE rank = %d", k);
+		assert_int_equal(sql_count(db, sql), WALL);
+		snprintf(sql, sizeof(sql), "SELECT min(start_ns) FROM agg_steps WHERE rank = %d", k);
 		assert_int_equal(sql_count(db, sql), WALL);
 	}
 	sqlite3_close(db);
@@ -989,6 +1020,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_partitioned_layout),
+		cmocka_unit_test(test_partitioned_no_events),
 		cmocka_unit_test(test_partitioned_rows_equal_plain),
 		cmocka_unit_test(test_partitioned_job_clock),
 		cmocka_unit_test(test_partitioned_merged),

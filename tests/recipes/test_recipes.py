@@ -24,7 +24,11 @@ Jobs:
              (the same SQL as on Spark), each against the view and what it
              is expected to say.
 For each: `export --csv --partitioned`, the same with --gzip, and `export
---sqlite`; every recipe on DuckDB (plain and gzip partitions), on sqlite and
+--sqlite`; the same three with --no-events (the aggregate tables alone),
+on which step_time, rank_time and straggler run with `run --aggregates`
+(check_aggregates: DuckDB, sqlite; Spark for rank_time on the first job)
+and equal the view as below (--aggregates-only: that alone, Spark for all
+three); every recipe on DuckDB (plain and gzip partitions), on sqlite and
 on Spark (one local[2] session for all, the plain partitions, and the gzip
 ones of the first job for rank_time); every engine's rows equal DuckDB's; step_time,
 rank_time and straggler equal `summary --view distributed --format json`
@@ -404,6 +408,7 @@ def verdict_jobs(drv, args, tmp):
             e.close()
         log(f"verdict {sc}: 3 recipes on duckdb and sqlite, {time.monotonic() - t:.1f}s")
         job = f"verdict {sc}"
+        check_aggregates(drv, args.gprof_dl, files, os.path.join(d, "agg"), job, gzip=False)
         check_engines_agree(job, res)
         _, facts = check_views(job, args.gprof_dl, files, res)
         check_steps_verdict(job, res, facts)
@@ -466,6 +471,99 @@ def check_ddp(rows, facts):
     fail([f"ddp: {m}" for m in bad])
 
 
+AGG_RECIPES = ("rank_time", "straggler", "step_time", "job_ips")
+
+
+def close_to(got, want):
+    """got equals want as the view prints it: within 1e-9 of it, or equal
+    once rounded to the decimals it was printed with."""
+    if got is None or want is None:
+        return got is None and want is None
+    got, want = float(got), float(want)
+    if abs(got - want) <= 1e-9 * max(1.0, abs(want)):
+        return True
+    dec = len(repr(want).split(".")[1]) if "." in repr(want) and "e" not in repr(want) else 0
+    return dec < 9 and round(got, dec) == round(want, dec)
+
+
+def check_job_ips(job, gpdl, files, res):
+    """job_ips.sql against the job's Perf Summary (summary --view perf)."""
+    perf = rl.view(gpdl, files, "perf")["tables"]["perf"]
+    facts = perf["sections"][0]["facts"]
+    rows = {r["name"]: r for sec in perf["sections"] for r in sec["rows"]}
+    by_samples = 1 if any("samples/s" in (sec.get("label") or "") for sec in perf["sections"]) else 0
+    for ename, got in res.get("job_ips", {}).items():
+        bad = []
+        if len(got) != 1:
+            fail([f"{job} job_ips on {ename}: {len(got)} rows"])
+            continue
+        g = got[0]
+        if g["job_steps"] != facts["counted"] or g["by_samples"] != by_samples:
+            bad.append(f"job steps {g['job_steps']} by_samples {g['by_samples']}, view "
+                       f"{facts['counted']} {by_samples}")
+        b = rows["batch_cost"]
+        for k in ("avg", "max", "min"):
+            if round(float(g[f"batch_cost_{k}_ns"])) != b[f"{k}_ns"]:
+                bad.append(f"batch_cost {k}: {g[f'batch_cost_{k}_ns']}, view {b[f'{k}_ns']}")
+            if not close_to(g[f"ips_{k}"], rows["ips"][k]):
+                bad.append(f"ips {k}: {g[f'ips_{k}']!r}, view {rows['ips'][k]!r}")
+        fail([f"{job} job_ips on {ename}: {m}" for m in bad])
+
+
+def du(path):
+    """The bytes of a file, or of the files under a directory."""
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def check_aggregates(drv, gpdl, files, out, job, events=None, spark=(), gzip=True):
+    """The Distributed view's recipes over the aggregate tables alone
+    (`export --no-events`, `run --aggregates`: agg_views.sql in the place of
+    the views that read events), on DuckDB (plain and gzip partitions),
+    sqlite and Spark for the recipes named in spark (each Spark query plans
+    for tens of seconds on 2 cores): every engine's rows equal DuckDB's, and
+    the view's (check_views), and the view's straggler verdict() on
+    step_time's; events: the export with the events, whose size is logged
+    beside the aggregates'."""
+    os.makedirs(out)
+    part, gz, db = (os.path.join(out, n) for n in ("agg", "agg-gz", "agg.sqlite"))
+    rl.gprof(gpdl, "export", "--csv", "--partitioned", "--no-events", *files, "-o", part)
+    rl.gprof(gpdl, "export", "--sqlite", "--no-events", *files, "-o", db)
+    engines = [("duckdb", drv.DuckDB(part)), ("sqlite", drv.SQLite(db))]
+    if gzip:
+        rl.gprof(gpdl, "export", "--csv", "--partitioned", "--gzip", "--no-events", *files, "-o", gz)
+        engines.append(("duckdb-gzip", drv.DuckDB(gz)))
+    if spark:
+        engines.append(("spark", drv.Spark(part, cache=True)))
+    res = {}
+    t = time.monotonic()
+    for name in AGG_RECIPES:
+        res[name] = {}
+        for ename, e in engines:
+            if ename == "spark" and name not in spark:
+                continue
+            try:
+                res[name][ename] = rl.as_dicts(*drv.run_recipe(e, rl.recipes()[name], {},
+                                                               aggregates=True))
+            except drv.RecipeError as err:
+                fail([f"{job} aggregates: {err}"])
+    sizes = ""
+    if events:
+        sizes = f"; {du(part)} bytes of aggregates, {du(events)} with the events"
+    log(f"{job} aggregates: {len(AGG_RECIPES)} recipes on {len(engines)} engines, "
+        f"{time.monotonic() - t:.1f}s{sizes}")
+    jname = f"{job} aggregates"
+    check_engines_agree(jname, res)
+    _, facts = check_views(jname, gpdl, files, res)
+    check_steps_verdict(jname, res, facts)
+    check_job_ips(jname, gpdl, files, res)
+    for ename, e in engines:
+        if ename != "spark":
+            e.close()
+    return res, facts
+
+
 def do_job(drv, args, tmp, job, files):
     ex = rl.exports(args.gprof_dl, files, os.path.join(tmp, job))
     log(f"{job}: exported")
@@ -474,6 +572,7 @@ def do_job(drv, args, tmp, job, files):
     check_engines_agree(job, res)
     rows, facts = check_views(job, args.gprof_dl, files, res)
     check_steps_verdict(job, res, facts)
+    check_job_ips(job, args.gprof_dl, files, res)
     check_ops_recipes(job, args.gprof_dl, files, res)
     # the params CTE: another skip, as --skip-steps
     vrows, vfacts = rl.dist_of(rl.view(args.gprof_dl, files, "distributed", "--skip-steps", "4"))
@@ -486,7 +585,38 @@ def do_job(drv, args, tmp, job, files):
         if name in ("duckdb", "sqlite"):
             check_counts(job, args.gprof_dl, files, e)
     engines.close()
+    check_aggregates(drv, args.gprof_dl, files, os.path.join(tmp, job + "-agg"), job,
+                     events=ex["csv"], spark=("rank_time",) if job == "synthetic" else ())
     return res, rows, facts
+
+
+def aggregates_only(drv, args, tmp):
+    """check_aggregates() alone, on the synthetic jobs, the verdict jobs and
+    the real DDP job (with their events' export for the sizes)."""
+    for job, spec, spark in (("synthetic", SYN, AGG_RECIPES), ("synthetic-gpu", SYN_GPU, ())):
+        files = synthetic(args, tmp, job, spec)
+        ev = os.path.join(tmp, job + "-events")
+        rl.gprof(args.gprof_dl, "export", "--csv", "--partitioned", *files, "-o", ev)
+        check_aggregates(drv, args.gprof_dl, files, os.path.join(tmp, job + "-agg"), job,
+                         events=ev, spark=spark)
+    if args.gen_verdict:
+        for sc, (steps, _) in VERDICT_JOBS.items():
+            d = os.path.join(tmp, "v-" + sc)
+            os.makedirs(d)
+            p = subprocess.run([args.gen_verdict, sc, "8", str(steps), "7", sc, "2"],
+                               capture_output=True, check=True, cwd=d)
+            files = [shutil.copy(f, d) for f in p.stdout.decode().split()]
+            check_aggregates(drv, args.gprof_dl, files, os.path.join(d, "agg"), f"verdict {sc}",
+                             gzip=False)
+    if not args.no_real:
+        ddp = ddp_job(args, tmp)
+        if ddp:
+            ev = os.path.join(tmp, "ddp-events")
+            rl.gprof(args.gprof_dl, "export", "--csv", "--partitioned", *ddp, "-o", ev)
+            check_aggregates(drv, args.gprof_dl, ddp, os.path.join(tmp, "ddp-agg"), "ddp",
+                             events=ev)
+    log(f"{len(FAILED)} failures")
+    return 1 if FAILED else 0
 
 
 def main():
@@ -500,6 +630,8 @@ def main():
     ap.add_argument("--cache-dir", default="")
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--aggregates-only", action="store_true",
+                    help="only the recipes over the aggregate tables (check_aggregates)")
     args = ap.parse_args()
     args.gprof_dl, args.gen = os.path.abspath(args.gprof_dl), os.path.abspath(args.gen)
     args.gen_verdict = os.path.abspath(args.gen_verdict) if args.gen_verdict else ""
@@ -516,6 +648,12 @@ def main():
     spark_for_small_jobs(drv)
     log("spark: started")
     tmp = tempfile.mkdtemp(prefix="gpdl-recipes-")
+    if args.aggregates_only:
+        try:
+            return aggregates_only(drv, args, tmp)
+        finally:
+            if not args.keep:
+                shutil.rmtree(tmp, ignore_errors=True)
     try:
         files = synthetic(args, tmp, "syn", SYN)
         res, rows, facts = do_job(drv, args, tmp, "synthetic", files)

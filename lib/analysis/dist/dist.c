@@ -71,6 +71,9 @@ static void rank_step_sets(struct dist_rank *r, struct dist_sets *sets, const st
 	ivl_set_normalize(&q);
 	ivl_set_seal(&q);
 	ivl_set_intersect(&q, w, &qw);
+	ivl_set_init(&r->in_calls.comp_all);
+	ivl_set_init(&r->in_calls.comm_all);
+	ivl_set_init(&r->in_calls.both_all);
 	ivl_set_intersect(&sets->data, &qw, &r->in_calls.data);
 	ivl_set_intersect(&sets->comp, &qw, &r->in_calls.comp);
 	ivl_set_intersect(&sets->comm, &qw, &r->in_calls.comm);
@@ -78,22 +81,24 @@ static void rank_step_sets(struct dist_rank *r, struct dist_sets *sets, const st
 	ivl_set_free(&qw);
 }
 
-static void dist_rank_measure(struct job_dist *d, uint32_t ri, const struct analysis *a)
+/* Measures rank r (index ri in cs) alone: its counted steps (perf_compute()
+ * with skip, into *pf), their sets, its calls (into cs) and its sets inside
+ * them; *u (u NULL: not wanted) gets, per counted step, the unions of its
+ * computation, of its communication and of both inside the step, to free. */
+static void rank_measure(struct dist_rank *r, struct coll_set *cs, uint32_t ri,
+			 const struct analysis *a, unsigned skip, uint32_t group_size,
+			 struct perf *pf, struct dist_map_step **pu)
 {
-	const struct job *j = d->j;
-	const struct job_rank *jr = &j->ranks[ri];
-	struct dist_rank *r = &d->r[ri];
-	struct perf pf;
-	perf_compute(&pf, a, d->skip);
-	r->steps = pf.steps;
-	r->skipped = pf.skipped;
-	r->counted = pf.counted;
-	r->nslots = pf.counted ? pf.counted : 1;
+	perf_compute(pf, a, skip);
+	r->steps = pf->steps;
+	r->skipped = pf->skipped;
+	r->counted = pf->counted;
+	r->nslots = pf->counted ? pf->counted : 1;
 	r->step = xcalloc(r->nslots, sizeof(*r->step));
 	struct ivl_set w;
 	ivl_set_init(&w);
-	for (size_t k = 0; k < pf.counted; k++) {
-		const struct perf_step *ps = &pf.step[k];
+	for (size_t k = 0; k < pf->counted; k++) {
+		const struct perf_step *ps = &pf->step[k];
 		struct dist_step *st = &r->step[k];
 		st->start = ps->start_ns;
 		st->len = ps->batch_ns;
@@ -102,37 +107,76 @@ static void dist_rank_measure(struct job_dist *d, uint32_t ri, const struct anal
 		r->sched_steps += st->sched_known;
 		ivl_set_add(&w, st->start, st->start + st->len);
 	}
-	for (size_t k = 0; !pf.counted && k < a->window.n; k++)
+	for (size_t k = 0; !pf->counted && k < a->window.n; k++)
 		ivl_set_add(&w, a->window.v[k].start, a->window.v[k].end);
 	ivl_set_normalize(&w);
 	ivl_set_seal(&w);
-	if (!pf.counted) { /* the whole run, as one slot */
+	if (!pf->counted) { /* the whole run, as one slot */
 		r->step[0].len = ivl_set_measure(&w);
 		r->step[0].start = w.n ? w.v[0].start : 0;
 	}
-	d->from_steps |= pf.counted > 0;
 	dist_sources(a, &r->src);
 	struct dist_sets sets;
 	dist_walk(a, &w, &r->src, &r->f, &sets);
+	struct dist_map_step *u = pu ? xcalloc(r->nslots, sizeof(*u)) : NULL;
+	if (pu)
+		*pu = u;
+	for (size_t k = 0; u && k < pf->counted; k++) {
+		uint64_t s0 = r->step[k].start, s1 = s0 + r->step[k].len;
+		u[k].comp = ivl_set_overlap(&sets.comp_all, s0, s1);
+		u[k].comm = ivl_set_overlap(&sets.comm_all, s0, s1);
+		u[k].both = ivl_set_overlap(&sets.both_all, s0, s1);
+	}
 
 	struct slot_ctx sc = {r, &w};
-	dist_rank_calls(&d->cs, ri, a, &r->src,
-			jr->world_size > 0 ? (uint32_t)jr->world_size : j->nranks, slot_of, &sc);
-	rank_step_sets(r, &sets, &d->cs.ranks[ri], &w);
+	dist_rank_calls(cs, ri, a, &r->src, group_size, slot_of, &sc);
+	rank_step_sets(r, &sets, &cs->ranks[ri], &w);
 	dist_sets_free(&sets);
+	ivl_set_free(&w);
+}
+
+static void dist_rank_measure(struct job_dist *d, uint32_t ri, const struct analysis *a)
+{
+	const struct job *j = d->j;
+	const struct job_rank *jr = &j->ranks[ri];
+	struct dist_rank *r = &d->r[ri];
+	struct perf pf;
+	rank_measure(r, &d->cs, ri, a, d->skip,
+		     jr->world_size > 0 ? (uint32_t)jr->world_size : j->nranks, &pf, NULL);
+	d->from_steps |= pf.counted > 0;
 
 	const struct store_file *f = &a->store.files[0];
 	r->start_ns = f->start_ns;
 	r->end_ns = jr->end_ns ? jr->end_ns : f->events_end_ns;
 	r->exit_status = jr->exit_status;
 	r->exit_signal = jr->exit_signal;
-	ivl_set_free(&w);
 	struct jobperf_rank *pr = &d->jp.ranks[ri];
 	pr->rank = jr->rank;
 	pr->part = ri;
 	pr->file = xstrdup(j->files[jr->file].path);
 	pr->pid = jr->pid;
 	pr->perf = pf; /* moved */
+}
+
+void dist_map_rank(struct dist_map *m, const struct analysis *a, int32_t rank,
+		   uint32_t group_size)
+{
+	memset(m, 0, sizeof(*m));
+	coll_set_init(&m->cs, 1);
+	m->cs.ranks[0].rank = rank;
+	struct perf pf;
+	rank_measure(&m->r, &m->cs, 0, a, 0, group_size, &pf, &m->u);
+	m->first_step = pf.skipped;
+	perf_free(&pf);
+}
+
+void dist_map_free(struct dist_map *m)
+{
+	free(m->r.step);
+	dist_sets_free(&m->r.in_calls);
+	coll_set_free(&m->cs);
+	free(m->u);
+	memset(m, 0, sizeof(*m));
 }
 
 /* ---- the parts, once the waits are known ---------------------------------------------- */

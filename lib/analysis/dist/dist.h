@@ -79,6 +79,7 @@ struct dist_fig {
  * when asked. */
 struct dist_sets {
 	struct ivl_set data, comp, comm; /* D, C \ D, M \ (D u C), sealed */
+	struct ivl_set comp_all, comm_all, both_all; /* C, M, C u M (dist_walk() only) */
 };
 
 void dist_sources(const struct analysis *a, struct dist_src *src);
@@ -173,6 +174,30 @@ static inline ptrdiff_t job_dist_slot(const struct job_dist *d, uint32_t ri, siz
 		return -1;
 	return (ptrdiff_t)(at - r->skipped);
 }
+
+/* ---- one rank's map for an engine (export --partitioned, --sqlite) -------------- */
+
+/* The unions inside one step: C, M and C u M (overlap = comp + comm - both). */
+struct dist_map_step {
+	uint64_t comp, comm, both;
+};
+
+/* What a rank gives an engine to finish the Distributed view without its
+ * events (formats/SQL-SCHEMA.md, the aggregate tables): the rank measured
+ * alone as job_dist_measure() measures each, with no step skipped: its
+ * steps (r.step[0 .. r.counted): start, len, samples, runq, data, comp,
+ * comm before the wait; none when it has no steps), their unions (u), its
+ * sets inside its calls' windows (r.in_calls) and its calls (cs, one rank,
+ * in start order). Times on the job clock of the analysis. */
+struct dist_map {
+	struct dist_rank r;
+	struct dist_map_step *u; /* [r.nslots] */
+	struct coll_set cs;
+	uint64_t first_step;     /* the number of r.step[0] (perf.h's skipped) */
+};
+void dist_map_rank(struct dist_map *m, const struct analysis *a, int32_t rank,
+		   uint32_t group_size);
+void dist_map_free(struct dist_map *m);
 
 /* ---- one rank, while it is loaded (rank.c) ----------------------------------- */
 

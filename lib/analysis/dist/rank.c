@@ -164,8 +164,9 @@ void dist_walk(const struct analysis *a, const struct ivl_set *clip, const struc
 	ivl_set_union(&sets->data, &sets->comp, &data_comp);
 	ivl_set_subtract(&raw.comm, &data_comp, &sets->comm);
 	ivl_set_free(&data_comp);
-	ivl_set_free(&raw.comp);
-	ivl_set_free(&raw.comm);
+	ivl_set_union(&raw.comp, &raw.comm, &sets->both_all);
+	sets->comp_all = raw.comp; /* moved */
+	sets->comm_all = raw.comm;
 }
 
 void dist_sets_free(struct dist_sets *s)
@@ -173,6 +174,9 @@ void dist_sets_free(struct dist_sets *s)
 	ivl_set_free(&s->data);
 	ivl_set_free(&s->comp);
 	ivl_set_free(&s->comm);
+	ivl_set_free(&s->comp_all);
+	ivl_set_free(&s->comm_all);
+	ivl_set_free(&s->both_all);
 }
 
 /* ---- communication calls ----------------------------------------------------------- */
