@@ -7,7 +7,8 @@ collection walks. Every step makes --cycles pairs of lists that refer to each
 other (cyclic garbage, freed only by a collection) and keeps them in a ring
 of the last --keep steps: they outlive the young generations, so that
 generation 2 fills and is collected every few steps, walking the graph. The
-MLP's step computes for about --step-ms.
+MLP's step makes --reps forward and backward passes (or as many as take
+about --step-ms).
 
 --gc off: gc.freeze() and gc.disable() before the loop, the fix the rule
 proposes (the garbage then stays).
@@ -29,7 +30,10 @@ def parse():
     ap.add_argument("--graph", type=int, default=400000, help="live objects walked by a full collection")
     ap.add_argument("--cycles", type=int, default=2000, help="reference cycles made per step")
     ap.add_argument("--keep", type=int, default=4, help="steps whose cycles stay alive")
-    ap.add_argument("--step-ms", type=float, default=20, help="compute per step, about")
+    ap.add_argument("--reps", type=int, default=0,
+                    help="forward and backward passes per step (0: as many as take about --step-ms, "
+                         "measured before the loop)")
+    ap.add_argument("--step-ms", type=float, default=20, help="without --reps: compute per step, about")
     ap.add_argument("--gc", choices=("on", "off"), default="on")
     return ap.parse_args()
 
@@ -51,7 +55,7 @@ def main():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(IN, 512), torch.nn.ReLU(), torch.nn.Linear(512, CLASSES))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    reps = passes_for(model, a.step_ms)
+    reps = a.reps or passes_for(model, a.step_ms)
     graph = [[i] for i in range(a.graph)]  # noqa: F841 (alive to the end: the collector walks it)
     ring = collections.deque(maxlen=a.keep)
     x, y = torch.randn(BATCH, IN), torch.randint(0, CLASSES, (BATCH,))
@@ -74,7 +78,7 @@ def main():
         ring.append(made)
     wall = time.perf_counter() - t0
     after = [s["collections"] for s in gc.get_stats()]
-    print(f"wall {wall:.3f} s, {a.steps} steps, collections by generation "
+    print(f"wall {wall:.3f} s, {a.steps} steps of {reps} passes, collections by generation "
           f"{[b - c for b, c in zip(after, before)]}")
 
 
