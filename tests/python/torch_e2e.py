@@ -578,6 +578,39 @@ def case_timer_only(c):
     check(b["ips"]["avg"] > 0, "--timer-only: bench ips")
 
 
+def case_gc(c):
+    """Python's garbage collections as PythonOp ranges "Python GC (generation
+    N)" on the thread that ran each (progs/gccollect.py, automatic collection
+    off): 4 steps, each with 3 collections of the main thread inside
+    (generations 0, 0 and 1; step 2 a fourth, generation 2), one of the
+    thread "collector",
+    none of the DataLoader workers; the program's own callbacks still see
+    every collection, in their order; its stdout and exit status unchanged.
+    --timer-only records none."""
+    args = [c.prog("gccollect.py")]
+    bare = c.bare(args, status=3)
+    trace, p = c.record(args, status=3)
+    c.same_output(bare, p, "gc loop")
+    check("order kept: True" in text(p.stdout), f"the program's callbacks in order: {text(p.stdout)}")
+    ch = c.chrome(trace)
+    steps = ch.steps()
+    eq(len(steps), 4, "gc loop: ProfileStep ranges")
+    main_pid = steps[0]["pid"]
+    gcs = [e for e in ch.of_type("PythonOp") if e["name"].startswith("Python GC (generation ")]
+    for k, st in enumerate(steps):
+        names = sorted(e["name"][-2] for e in gcs if inside(e, st))
+        eq(names, ["0", "0", "1"] + (["2"] if k == 2 else []), f"gc loop: collections in step {k}, by generation")
+    other = [e for e in gcs if e["pid"] == main_pid and e["tid"] != steps[0]["tid"]]
+    eq([e["name"] for e in other], ["Python GC (generation 1)"], "gc loop: the thread's collections")
+    eq([e for e in gcs if e["pid"] != main_pid], [], "gc loop: collections recorded in DataLoader workers")
+    # and the collections torch's import made before gc.disable(), before the steps
+    after = [e["name"] for e in gcs if e["ts"] >= steps[0]["ts"]]
+    eq(len(after), 4 * 3 + 1 + 1, f"gc loop: collections recorded from the first step on: {after}")
+    trace, p = c.record(args, opts=["--timer-only"], status=3)
+    c.same_output(bare, p, "gc loop, --timer-only")
+    eq(len(c.chrome(trace).of_type("PythonOp")), 0, "gc loop, --timer-only: PythonOp ranges")
+
+
 def case_sched(c):
     """Trace 2.1: every step carries its thread's time on a CPU and time
     runnable but waiting (schedstat), sampled at the step's boundaries: in

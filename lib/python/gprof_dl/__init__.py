@@ -31,8 +31,10 @@ _on = _native is not None and _native.available()
 if _on:
     from ._steps import state as _state
     from ._threads import install as _name_threads
+    from ._gc import install as _record_gc
 
     _name_threads()  # Python's thread names in the trace ("MainThread", "loader")
+    _record_gc()  # garbage collections as PythonOp ranges
 
     _push, _pop, _string = _native.push, _native.pop, _native.string
 _ids = {}  # name -> the collector's id

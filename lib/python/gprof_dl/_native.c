@@ -325,6 +325,7 @@ static int native_exec(PyObject *m)
 		{"CAT_BACKWARD", GPROF_DL_CAT_BACKWARD},
 		{"CAT_OPTIMIZATION", GPROF_DL_CAT_OPTIMIZATION},
 		{"CAT_OPERATOR", GPROF_DL_CAT_OPERATOR},
+		{"CAT_PYTHON_OP", GPROF_DL_CAT_PYTHON_OP},
 		{"TORCH_NVTX_NO_COMM", GPROF_DL_TORCH_NVTX_NO_COMM},
 	};
 	for (size_t i = 0; i < sizeof(consts) / sizeof(consts[0]); i++)

@@ -170,6 +170,9 @@ def _enter_worker():
     if _memory is not None:
         _memory.close()
     _unpatch_all()
+    from . import _gc
+
+    _gc.uninstall()
 
 
 def _backward_wrapper(orig, compiling, on_start):
