@@ -137,7 +137,7 @@ static void test_straggler_named(void **state)
 	assert_near(f->share, 20.0);
 	assert_int_equal(f->severity, ADV_HIGH);
 	assert_string_equal(f->what, "rank 1 held the job back in 12 of 12 steps (consistent), by "
-				     "computation: the job would take 20.0 % less time per step "
+				     "computation: the job would take 20.00 ms less per step "
 				     "were it as fast as the others' median");
 	assert_evidence(f, 0, "rank 1; cause: computation (+20.00 ms per step of its excess of "
 			      "+20.00 ms)");
@@ -147,7 +147,7 @@ static void test_straggler_named(void **state)
 			      "10, 11");
 	assert_evidence(f, 3, "busy 100.00 ms per step against the others' median 80.00 ms; the "
 			      "others wait 20.00 ms per step for it");
-	assert_evidence(f, 4, "its cost: 20.00 ms of the job's 100.00 ms step (20.0 %)");
+	assert_evidence(f, 4, "its cost: 20.00 ms of the job's mean step of 100.00 ms (20.0 %)");
 	assert_non_null(strstr(f->try_this, "computes longer"));
 	assert_non_null(strstr(f->command, "--view distributed"));
 	assert_text_fits(&m.in, &m.l, "straggler");

@@ -55,11 +55,16 @@ static void straggler_run(const struct adv_input *in, struct adv_list *out)
 	int32_t rank = d->j->ranks[v->cand].rank;
 	char b1[32], b2[32], b3[32], pw[32], steps[160];
 	const char *kind = v->kind == DIST_KIND_INTERMITTENT ? "intermittent" : "consistent";
+	/* the time, not a share: the finding's share is of advise's median
+	 * step (the Saving line), the verdict's of the job's mean step (the
+	 * cost line below, which names it) */
+	char cost[32];
 	struct adv_finding *f =
 		adv_add(out, &adv_rule_straggler, in, v->cost,
 			"rank %d held the job back in %zu of %zu steps (%s), by %s: the job would "
-			"take %.1f %% less time per step were it as fast as the others' median",
-			rank, v->nheld, v->k, kind, dist_part_name(v->cause), v->cost_pct);
+			"take %s less per step were it as fast as the others' median",
+			rank, v->nheld, v->k, kind, dist_part_name(v->cause),
+			adv_time(cost, sizeof(cost), v->cost));
 	adv_evidence(f, "rank %d; cause: %s%s (+%s per step of its excess of +%s)", rank,
 		     dist_part_name(v->cause), v->by_contention ? ", named on busy time with contention" : "",
 		     adv_time(b1, sizeof(b1), v->part[v->cause]),
@@ -74,7 +79,8 @@ static void straggler_run(const struct adv_input *in, struct adv_list *out)
 			"step for it",
 		     adv_time(b1, sizeof(b1), v->busy), adv_time(b2, sizeof(b2), v->median),
 		     adv_time(b3, sizeof(b3), v->others_wait));
-	adv_evidence(f, "its cost: %s of the job's %s step (%.1f %%)", adv_time(b1, sizeof(b1), v->cost),
+	adv_evidence(f, "its cost: %s of the job's mean step of %s (%.1f %%)",
+		     adv_time(b1, sizeof(b1), v->cost),
 		     adv_time(b2, sizeof(b2), v->job_step), v->cost_pct);
 	adv_try(f, "%s", straggler_try[v->cause < DIST_NPARTS ? v->cause : DIST_COMP]);
 	adv_command(f, in, "--view distributed");
