@@ -26,6 +26,7 @@ const struct adv_rule *const adv_rules[] = {
 	&adv_rule_sync_calls,
 	&adv_rule_pageable_copies,
 	&adv_rule_cpu_contention,
+	&adv_rule_oversubscription,
 	&adv_rule_gc_pauses,
 	&adv_rule_fp32_matmul,
 	&adv_rule_data_parallel,

@@ -5,8 +5,8 @@
  * exposed-communication), rules_model.c (how the model runs on the GPU:
  * fp32-matmul, data-parallel), rules_memory.c (memory in use: memory-peak, memory-growth).
  * rules_gpu_idle.c (a GPU waiting for its host: gpu-starved, launch-bound).
- * rules_cpu.c (the host's CPU: cpu-contention). rules_gc.c (Python's garbage
- * collector: gc-pauses). advise.c lists them (adv_rules[]).
+ * rules_cpu.c (the host's CPU: cpu-contention, oversubscription). rules_gc.c
+ * (Python's garbage collector: gc-pauses). advise.c lists them (adv_rules[]).
  */
 #ifndef GPDL_ANALYSIS_ADVISE_RULES_H
 #define GPDL_ANALYSIS_ADVISE_RULES_H
@@ -26,6 +26,7 @@ extern const struct adv_rule adv_rule_memory_growth;
 extern const struct adv_rule adv_rule_gpu_starved;
 extern const struct adv_rule adv_rule_launch_bound;
 extern const struct adv_rule adv_rule_cpu_contention;
+extern const struct adv_rule adv_rule_oversubscription;
 extern const struct adv_rule adv_rule_gc_pauses;
 
 #endif
