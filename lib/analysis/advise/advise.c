@@ -35,6 +35,17 @@ const struct adv_rule *const adv_rules[] = {
 	NULL,
 };
 
+void adv_step_label(char *buf, size_t size, const struct store *s, uint32_t file, size_t number,
+		    int several)
+{
+	if (!several)
+		snprintf(buf, size, "%zu", number);
+	else if (s->files[file].rank >= 0)
+		snprintf(buf, size, "rank %d step %zu", s->files[file].rank, number);
+	else
+		snprintf(buf, size, "trace %u step %zu", file, number);
+}
+
 const struct adv_rule *adv_rule_find(const char *id)
 {
 	for (size_t i = 0; adv_rules[i]; i++)

@@ -13,6 +13,17 @@
 
 #include "lib/analysis/advise/advise.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+
+/* A step's name in evidence: "12", or "rank 1 step 12" / "trace 2 step 12"
+ * when the traces are several (file: its index in the store; number: from
+ * 0 in its trace). */
+void adv_step_label(char *buf, size_t size, const struct store *s, uint32_t file, size_t number,
+		    int several);
+
 extern const struct adv_rule adv_rule_input_bound;
 extern const struct adv_rule adv_rule_jitter;
 extern const struct adv_rule adv_rule_sync_calls;

@@ -35,16 +35,6 @@ struct cpu_judge {
 #define OVERSUB_RATIO 1.25
 #define OVERSUB_BUSY_PCT 75.0
 
-static int ctr_cmp(const void *x, const void *y)
-{
-	const struct store_counter *a = x, *b = y;
-	if (a->file != b->file)
-		return a->file < b->file ? -1 : 1;
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	return (a->ts_ns > b->ts_ns) - (a->ts_ns < b->ts_ns);
-}
-
 /* The integral of one series (sorted by time; a sample covers the time
  * since the one before it, the first since its file's start) over w, in
  * value x ns, and the part of w it covers. */
@@ -80,7 +70,7 @@ static int judge_counters(const struct analysis *a, const struct ivl_set *w, str
 	for (size_t i = 0; i < s->ncounters; i++)
 		if (s->counters[i].id == TRACE_CTR_CPU_PROCESS || s->counters[i].id == TRACE_CTR_CPU_SYSTEM)
 			c[n++] = s->counters[i];
-	qsort(c, n, sizeof(*c), ctr_cmp);
+	qsort(c, n, sizeof(*c), store_counter_cmp);
 	/* per file: its system series' integral and cover; the process series'
 	 * integral and the least cover among them */
 	double *sys = xcalloc(s->nfiles, sizeof(*sys));

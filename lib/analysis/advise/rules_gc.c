@@ -104,17 +104,6 @@ static int by_gc(const void *x, const void *y)
 	return (a->number > b->number) - (a->number < b->number);
 }
 
-static void gc_step_label(char *buf, size_t size, const struct store *s, const struct gc_step *p,
-			  int several)
-{
-	if (!several)
-		snprintf(buf, size, "%zu", p->number);
-	else if (s->files[p->file].rank >= 0)
-		snprintf(buf, size, "rank %d step %zu", s->files[p->file].rank, p->number);
-	else
-		snprintf(buf, size, "trace %u step %zu", p->file, p->number);
-}
-
 /* Totals over the counted steps. */
 struct gc_total {
 	size_t steps, hit;           /* counted steps; those with a collection */
@@ -225,7 +214,7 @@ static void gc_run(const struct adv_input *in, struct adv_list *out)
 			     (double)tot.ns[1] / (double)tot.steps / MS,
 			     (double)tot.ns[2] / (double)tot.steps / MS);
 		char name[64];
-		gc_step_label(name, sizeof(name), s, &tot.longest_in, several);
+		adv_step_label(name, sizeof(name), s, tot.longest_in.file, tot.longest_in.number, several);
 		adv_evidence(f, "the longest pause: %.2f ms (generation %u), in step %s of %.2f ms",
 			     (double)tot.longest / MS, tot.longest_gen, name,
 			     (double)tot.longest_in.dur / MS);
@@ -233,7 +222,7 @@ static void gc_run(const struct adv_input *in, struct adv_list *out)
 		char line[1024];
 		size_t len = 0;
 		for (size_t k = 0; k < tot.hit && k < GC_SHOW && len < sizeof(line); k++) {
-			gc_step_label(name, sizeof(name), s, &st[k], several);
+			adv_step_label(name, sizeof(name), s, st[k].file, st[k].number, several);
 			len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s (%.2f ms of %.2f ms)",
 						k ? ", " : "", name, (double)st[k].gc / MS,
 						(double)st[k].dur / MS);

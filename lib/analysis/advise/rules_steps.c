@@ -335,19 +335,6 @@ static size_t steps_with_phases(const struct analysis *a, unsigned skip, struct 
 	return m;
 }
 
-/* A step's name in evidence: "12", or "rank 1 step 12" / "trace 2 step 12"
- * when the traces are several. */
-static void step_label(char *buf, size_t size, const struct store *s, const struct step_phases *p,
-		       int several)
-{
-	if (!several)
-		snprintf(buf, size, "%zu", p->number);
-	else if (s->files[p->file].rank >= 0)
-		snprintf(buf, size, "rank %d step %zu", s->files[p->file].rank, p->number);
-	else
-		snprintf(buf, size, "trace %u step %zu", p->file, p->number);
-}
-
 /* The slow steps' numbers (and lengths), the first JITTER_SHOW; and
  * "every N steps" when they fall at a fixed period in one trace. */
 static void jitter_steps(struct adv_finding *f, const struct store *s,
@@ -357,7 +344,7 @@ static void jitter_steps(struct adv_finding *f, const struct store *s,
 	size_t len = 0;
 	for (size_t k = 0; k < nslow && k < JITTER_SHOW; k++) {
 		char name[64];
-		step_label(name, sizeof(name), s, &st[slow[k]], several);
+		adv_step_label(name, sizeof(name), s, st[slow[k]].file, st[slow[k]].number, several);
 		const struct step_phases *p = &st[slow[k]];
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s (%.2f ms, +%.2f ms)",
 					k ? ", " : "", name, (double)step_own(p) / MS,

@@ -902,3 +902,13 @@ uint64_t store_drops_not_ring(const struct store *s)
 				n += s->files[i].drop_reasons[why];
 	return n;
 }
+
+int store_counter_cmp(const void *x, const void *y)
+{
+	const struct store_counter *a = x, *b = y;
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return (a->ts_ns > b->ts_ns) - (a->ts_ns < b->ts_ns);
+}

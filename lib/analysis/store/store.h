@@ -245,6 +245,10 @@ struct store_counter {
 	double value;
 };
 
+/* qsort order of counters: by file, process, then time (a series at a
+ * time, in order). */
+int store_counter_cmp(const void *x, const void *y);
+
 struct store {
 	struct names names;
 	struct store_desc *descs;

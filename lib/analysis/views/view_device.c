@@ -23,16 +23,6 @@ static const struct tcol device_cols[] = {
 	{"Utilization (%)", "utilization", TCOL_PERCENT, NULL, 20, NULL},
 };
 
-static int counter_cmp(const void *x, const void *y)
-{
-	const struct store_counter *a = x, *b = y;
-	if (a->file != b->file)
-		return a->file < b->file ? -1 : 1;
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	return (a->ts_ns > b->ts_ns) - (a->ts_ns < b->ts_ns);
-}
-
 /* The average of one series (sorted by time) over the window. */
 static double series_average(const struct analysis *a, const struct store_counter *c, size_t n)
 {
@@ -60,7 +50,7 @@ static int counter_average(const struct analysis *a, unsigned id, int sum, doubl
 	for (size_t i = 0; i < s->ncounters; i++)
 		if (s->counters[i].id == id)
 			c[n++] = s->counters[i];
-	qsort(c, n, sizeof(*c), counter_cmp);
+	qsort(c, n, sizeof(*c), store_counter_cmp);
 	double total = 0.0;
 	unsigned series = 0;
 	for (size_t i = 0; i < n;) {
