@@ -54,6 +54,7 @@
 #include "lib/analysis/dist/collective.h"
 #include "lib/analysis/dist/dist.h"
 #include "lib/analysis/dist/job.h"
+#include "lib/analysis/dist/rankagg.h"
 #include "lib/analysis/store/names.h"
 #include "lib/analysis/table/table_csv.h"
 #include "lib/analysis/views/view.h"
@@ -1274,167 +1275,6 @@ out:
 /* ---- the SQL exports: --csv --partitioned and --sqlite ---------------------- */
 
 
-/* ---- the aggregate tables (csv_agg.h) ------------------------------------------------ */
-
-/* Where a part's aggregate rows go: a row of table t, n values. 0, or -1. */
-typedef int (*agg_emit_fn)(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v,
-			   size_t n);
-
-#define AGG_INT(x) ((struct csv_agg_value){.kind = CSV_AGG_INT, .i = (int64_t)(x)})
-#define AGG_TEXT(x) ((struct csv_agg_value){.kind = CSV_AGG_TEXT, .s = (x)})
-#define AGG_NULL ((struct csv_agg_value){.kind = CSV_AGG_NULL})
-#define AGG_KNOWN(known, x) ((known) ? AGG_INT(x) : AGG_NULL)
-
-struct call_order {
-	const struct coll_call *c;
-	size_t at;
-};
-
-static int call_by_start(const void *x, const void *y)
-{
-	const struct call_order *a = x, *b = y;
-	if (a->c->start_ns != b->c->start_ns)
-		return a->c->start_ns < b->c->start_ns ? -1 : 1;
-	return a->at < b->at ? -1 : a->at > b->at;
-}
-
-static int agg_sets(const struct ivl_set *set, const char *part, int64_t off, agg_emit_fn emit,
-		    void *ctx)
-{
-	for (size_t k = 0; k < set->n; k++) {
-		struct csv_agg_value v[] = {AGG_TEXT(part), AGG_INT((int64_t)set->v[k].start + off),
-					    AGG_INT((int64_t)set->v[k].end + off)};
-		if (emit(ctx, CSV_AGG_CALL_SETS, v, 3) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* The rows of rank m (measured by dist_map_rank()), times moved by off to
- * the job clock of the SQL exports. */
-static int agg_rows(const struct dist_map *m, const char *host, int32_t world_size, int64_t off,
-		    agg_emit_fn emit, void *ctx)
-{
-	const struct dist_rank *r = &m->r;
-	const struct coll_rank *cr = &m->cs.ranks[0];
-	struct csv_agg_value rv[] = {
-		AGG_TEXT(host),
-		AGG_KNOWN(world_size > 0, world_size),
-		AGG_INT(r->src.gpu_comp != 0),
-		AGG_INT(r->src.gpu_comm != 0),
-		AGG_INT(r->counted),
-		AGG_INT(cr->n),
-	};
-	if (emit(ctx, CSV_AGG_RANKS, rv, sizeof(rv) / sizeof(rv[0])) != 0)
-		return -1;
-	for (size_t k = 0; k < r->counted; k++) {
-		const struct dist_step *st = &r->step[k];
-		const struct dist_map_step *u = &m->u[k];
-		uint64_t overlap = dist_sub0(u->comp + u->comm, u->both);
-		struct csv_agg_value v[] = {
-			AGG_INT(m->first_step + k),
-			AGG_INT((int64_t)st->start + off),
-			AGG_INT(st->len),
-			AGG_KNOWN(st->samples, st->samples),
-			AGG_INT(u->comp),
-			AGG_INT(u->comm),
-			AGG_INT(overlap),
-			AGG_INT(dist_sub0(u->comm, overlap)),
-			AGG_INT(st->data),
-			AGG_INT(st->comp),
-			AGG_INT(st->comm),
-			AGG_INT(dist_sub0(st->len, st->data + st->comp + st->comm)),
-			AGG_KNOWN(st->sched_known, st->runq),
-		};
-		if (emit(ctx, CSV_AGG_STEPS, v, sizeof(v) / sizeof(v[0])) != 0)
-			return -1;
-	}
-	struct call_order *ord = xcalloc(cr->n ? cr->n : 1, sizeof(*ord));
-	for (size_t i = 0; i < cr->n; i++)
-		ord[i] = (struct call_order){&cr->calls[i], i};
-	qsort(ord, cr->n, sizeof(*ord), call_by_start);
-	int rc = 0;
-	for (size_t i = 0; i < cr->n && rc == 0; i++) {
-		const struct coll_call *c = ord[i].c;
-		int in_step = c->step >= 0 && r->counted;
-		struct csv_agg_value v[] = {
-			AGG_INT(i),
-			AGG_TEXT(names_get(&m->cs.names, c->pg)),
-			AGG_KNOWN(c->seq1, c->seq1 - 1),
-			AGG_TEXT(names_get(&m->cs.names, c->op)),
-			AGG_KNOWN(c->bytes, c->bytes),
-			AGG_KNOWN(c->group_size, c->group_size),
-			AGG_KNOWN(c->peer >= 0, c->peer),
-			AGG_KNOWN(in_step, m->first_step + (uint64_t)c->step),
-			AGG_INT((int64_t)c->start_ns + off),
-			AGG_INT((int64_t)(c->start_ns + c->dur_ns) + off),
-		};
-		rc = emit(ctx, CSV_AGG_CALLS, v, sizeof(v) / sizeof(v[0]));
-	}
-	free(ord);
-	if (rc == 0 && r->counted)
-		rc = agg_sets(&r->in_calls.data, "data", off, emit, ctx) ||
-		     agg_sets(&r->in_calls.comp, "comp", off, emit, ctx) ||
-		     agg_sets(&r->in_calls.comm, "comm", off, emit, ctx) ? -1 : 0;
-	return rc;
-}
-
-/* Part p's aggregate rows (none for a part of no rank): 0, 1 when its
- * trace cannot be read (said), -1 when a row could not be written. */
-static int agg_part(struct job *j, uint32_t p, agg_emit_fn emit, void *ctx)
-{
-	if (p >= j->nranks)
-		return 0;
-	const struct job_rank *jr = &j->ranks[p];
-	char err[1024];
-	struct analysis a;
-	analysis_init(&a);
-	if (job_load(j, p, &a, err, sizeof(err)) != 0) {
-		analysis_free(&a);
-		error("%s", err);
-		return 1;
-	}
-	int32_t ws = j->world_size > 0 ? j->world_size : jr->world_size;
-	struct dist_map m;
-	dist_map_rank(&m, &a, jr->rank, ws > 0 ? (uint32_t)ws : j->nranks);
-	analysis_free(&a);
-	/* the job clock of the SQL exports: Unix wall time (sql_opts()) */
-	int64_t off = j->wall_clock ? 0 : j->files[jr->file].wall_offset_ns;
-	int rc = agg_rows(&m, j->files[jr->file].host, ws, off, emit, ctx);
-	dist_map_free(&m);
-	return rc;
-}
-
-/* The CSV files of a part's aggregate tables. */
-struct agg_csv {
-	struct csv_out out[CSV_AGG_COUNT];
-};
-
-static int agg_csv_emit(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v, size_t n)
-{
-	struct csv_out *c = &((struct agg_csv *)ctx)->out[t];
-	for (size_t k = 0; k < n; k++) {
-		if (v[k].kind == CSV_AGG_INT)
-			csv_out_int(c, v[k].i);
-		else if (v[k].kind == CSV_AGG_TEXT)
-			csv_out_text(c, v[k].s);
-		else
-			csv_out_empty(c);
-	}
-	csv_out_end_row(c);
-	return csv_out_error(c) ? -1 : 0;
-}
-
-static void agg_csv_header(struct csv_out *c, enum csv_agg_table t)
-{
-	const struct csv_column *cols;
-	size_t n = csv_agg_columns(t, &cols);
-	const char *names[32];
-	for (size_t k = 0; k < n && k < 32; k++)
-		names[k] = cols[k].name;
-	csv_out_header(c, names, n);
-}
-
 struct agg_sqlite {
 	struct sqlite_export *s;
 	int32_t rank;
@@ -1648,16 +1488,12 @@ static int partition_part(struct partition *pt, const struct export_opts *o,
 		export_writer_destroy(w);
 	}
 	if (rc == 0) {
-		struct agg_csv ac;
-		for (unsigned t = 0; t < CSV_AGG_COUNT; t++) {
-			csv_out_init(&ac.out[t], outs[CSV_FILE_COUNT + t]);
-			agg_csv_header(&ac.out[t], (enum csv_agg_table)t);
-		}
-		rc = agg_part(j, p, agg_csv_emit, &ac);
+		struct csv_agg_files ac;
+		csv_agg_files_init(&ac, &outs[CSV_FILE_COUNT]);
+		rc = rankagg_part(j, p, csv_agg_csv_emit, &ac);
 		said |= rc > 0;
-		for (unsigned t = 0; t < CSV_AGG_COUNT && rc == 0; t++)
-			if (csv_out_error(&ac.out[t]))
-				rc = -1;
+		if (rc == 0 && csv_agg_files_error(&ac))
+			rc = -1;
 	}
 	for (unsigned i = 0; i < CSV_PARTITION_TABLES; i++)
 		if (outs[i] && partition_close(pt, k0 + i) != 0) {
@@ -1742,7 +1578,7 @@ static int export_sqlite(const struct export_opts *o, struct job *j)
 		}
 		struct agg_sqlite as = {s, eo.rank};
 		if (rc == 0)
-			rc = agg_part(j, p, agg_sqlite_emit, &as);
+			rc = rankagg_part(j, p, agg_sqlite_emit, &as);
 		if (rc < 0)
 			error("%s", *sqlite_export_error(s) ? sqlite_export_error(s)
 							    : "cannot write the database");

@@ -9,9 +9,10 @@
 -- export with --no-events) as from the events. By hand: views.sql, then
 -- this file, then the recipe, in one session.
 
--- the rank's host (rank_time.sql), from agg_ranks
+-- the rank's host (rank_time.sql), backend and world size (collectives.sql),
+-- from agg_ranks
 CREATE TEMPORARY VIEW ranks AS
-  SELECT rank, host FROM agg_ranks WHERE rank >= 0;
+  SELECT rank, host, backend AS dist_backend, world_size FROM agg_ranks WHERE rank >= 0;
 
 -- the steps as the analysis counted them; cpu_ns says only whether the
 -- run-queue time is known (views.sql reads it so: cpu_ns > 0)
@@ -67,3 +68,41 @@ CREATE TEMPORARY VIEW step_sets AS
              WHERE n_step = 1 AND t_next > t
              GROUP BY rank, step) w ON w.rank = a.rank AND w.step = a.step
   WHERE a.rank >= 0;
+
+-- the Operator and Kernel views' rows of each rank (agg_operators,
+-- agg_kernels): each rank's total of a name, and their spread over the
+-- ranks that have the name: least, median, largest, and the rank of the
+-- largest (the lowest such rank on a tie); kind 'operator' or 'kernel'
+CREATE TEMPORARY VIEW name_totals AS
+  SELECT 'operator' AS kind, rank, name, total_ns FROM agg_operators WHERE rank >= 0
+  UNION ALL
+  SELECT 'kernel' AS kind, rank, name, total_ns FROM agg_kernels WHERE rank >= 0;
+
+CREATE TEMPORARY VIEW name_spread AS
+  SELECT kind, name, max(n) AS ranks, min(total_ns) AS rank_min_ns,
+         max(total_ns) AS rank_max_ns,
+         avg(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(total_ns AS DOUBLE) END)
+           AS rank_median_ns,
+         max(CASE WHEN k_desc = 1 THEN rank END) AS max_rank
+  FROM (SELECT kind, rank, name, total_ns,
+               row_number() OVER (PARTITION BY kind, name ORDER BY total_ns, rank) AS k,
+               row_number() OVER (PARTITION BY kind, name ORDER BY total_ns DESC, rank) AS k_desc,
+               count(*) OVER (PARTITION BY kind, name) AS n
+        FROM name_totals) o
+  GROUP BY kind, name;
+
+-- the calls' median and 95th percentile over all ranks from the summed
+-- histograms (agg_durations): the call of rank ceil(q x calls) lies in the
+-- first bucket where the calls so far reach it, at most its upper bound
+-- (exclusive, so hi_ns - 1 for whole ns); the recipes cap it at the max
+CREATE TEMPORARY VIEW name_quantiles AS
+  SELECT kind, name, min(CASE WHEN 2 * upto >= n THEN hi_ns - 1 END) AS p50_ns,
+         min(CASE WHEN 20 * upto >= 19 * n THEN hi_ns - 1 END) AS p95_ns
+  FROM (SELECT kind, name, hi_ns,
+               sum(calls) OVER (PARTITION BY kind, name ORDER BY lo_ns
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
+               sum(calls) OVER (PARTITION BY kind, name) AS n
+        FROM (SELECT kind, name, lo_ns, hi_ns, sum(calls) AS calls
+              FROM agg_durations WHERE rank >= 0
+              GROUP BY kind, name, lo_ns, hi_ns) b) c
+  GROUP BY kind, name;

@@ -10,15 +10,20 @@
 #define GPDL_FORMATS_CSV_AGG_H
 
 #include "formats/csv/csv_export.h"
+#include "formats/csv/csv_out.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum csv_agg_table {
 	CSV_AGG_RANKS,     /* "agg_ranks": one row, the rank's */
 	CSV_AGG_STEPS,     /* "agg_steps": a row per step of the rank */
 	CSV_AGG_CALLS,     /* "agg_calls": a row per communication call */
 	CSV_AGG_CALL_SETS, /* "agg_call_sets": the steps' parts inside the calls */
+	CSV_AGG_OPERATORS, /* "agg_operators": the Operator view's rows of the rank */
+	CSV_AGG_KERNELS,   /* "agg_kernels": the Kernel view's rows of the rank */
+	CSV_AGG_DURATIONS, /* "agg_durations": their calls by duration, a row a bucket */
 	CSV_AGG_COUNT
 };
 
@@ -30,6 +35,22 @@ struct csv_agg_value {
 	int64_t i;
 	const char *s;
 };
+
+/* Where a rank's rows go: a row of table t, n values (the rank's aside):
+ * 0, or -1 when it could not be written. */
+typedef int (*csv_agg_emit_fn)(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v,
+			       size_t n);
+
+/* The CSV files of one rank's aggregate tables: csv_agg_files_init() writes
+ * each header to files[t] (FILE * by enum csv_agg_table); csv_agg_csv_emit
+ * is a csv_agg_emit_fn over them (ctx: the struct); csv_agg_files_error()
+ * says whether a write to one failed. */
+struct csv_agg_files {
+	struct csv_out out[CSV_AGG_COUNT];
+};
+void csv_agg_files_init(struct csv_agg_files *c, FILE *const files[CSV_AGG_COUNT]);
+int csv_agg_csv_emit(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v, size_t n);
+int csv_agg_files_error(const struct csv_agg_files *c);
 
 /* The columns of table t (the rank excepted), returning how many. */
 size_t csv_agg_columns(enum csv_agg_table t, const struct csv_column **cols);

@@ -49,10 +49,12 @@ static const char *const tables[] = {
 	"ranks",   "processes", "threads", "devices", "counters", "ranges", "operators", "runtime",
 	"marks",   "kernels",   "memcpy",  "memset",  "memory",   "communication", "steps",
 	/* the aggregate tables (formats/SQL-SCHEMA.md), after the events' */
-	"agg_ranks", "agg_steps", "agg_calls", "agg_call_sets",
+	"agg_ranks", "agg_steps", "agg_calls", "agg_call_sets", "agg_operators", "agg_kernels",
+	"agg_durations",
 };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
-#define NEVENT_TABLES (NTABLES - 4) /* the tables of the events, as the plain export's */
+#define NAGG_TABLES 7
+#define NEVENT_TABLES (NTABLES - NAGG_TABLES) /* the tables of the events, as the plain export's */
 
 static struct cmd_result export(const char *const *args)
 {
@@ -308,7 +310,7 @@ static void test_partitioned_no_events(void **state)
 	assert_int_equal(r.status, 0);
 	assert_contains(r.err, "wrote the aggregate tables of 4 ranks to ");
 	cmd_result_free(&r);
-	assert_int_equal(entries(dir), 4 + 1); /* and _schema.json */
+	assert_int_equal(entries(dir), NAGG_TABLES + 1); /* and _schema.json */
 	for (int k = 0; k < RANKS; k++) {
 		assert_int_equal(rows_of(dir, "agg_ranks", k), 1);
 		assert_int_equal(rows_of(dir, "agg_steps", k), STEPS);
@@ -938,7 +940,8 @@ static void test_sqlite(void **state)
 		    strcmp(tables[t], "threads") == 0 || strcmp(tables[t], "ranges") == 0 ||
 		    strcmp(tables[t], "steps") == 0 || strcmp(tables[t], "operators") == 0 ||
 		    strcmp(tables[t], "communication") == 0 || strcmp(tables[t], "agg_steps") == 0 || strcmp(tables[t], "agg_ranks") == 0 ||
-		    strcmp(tables[t], "agg_calls") == 0 || strcmp(tables[t], "agg_call_sets") == 0)
+		    strcmp(tables[t], "agg_calls") == 0 || strcmp(tables[t], "agg_call_sets") == 0 ||
+		    strcmp(tables[t], "agg_operators") == 0 || strcmp(tables[t], "agg_durations") == 0)
 			want = RANKS;
 		assert_int_equal(sql_count(db, sql), want);
 	}
@@ -959,6 +962,21 @@ static void test_sqlite(void **state)
 		assert_int_equal(sql_count(db, sql), WALL);
 		snprintf(sql, sizeof(sql), "SELECT min(start_ns) FROM agg_steps WHERE rank = %d", k);
 		assert_int_equal(sql_count(db, sql), WALL);
+		/* the Operator view's rows: every operator call of the rank lies
+		 * in its steps; each counted once in the histogram */
+		snprintf(sql, sizeof(sql),
+			 "SELECT (SELECT sum(calls) FROM agg_operators WHERE rank = %d) - "
+			 "(SELECT count(*) FROM operators WHERE rank = %d AND type = 'Operator')",
+			 k, k);
+		assert_int_equal(sql_count(db, sql), 0);
+		snprintf(sql, sizeof(sql),
+			 "SELECT (SELECT sum(calls) FROM agg_durations WHERE rank = %d AND kind = "
+			 "'operator') - (SELECT sum(calls) FROM agg_operators WHERE rank = %d)",
+			 k, k);
+		assert_int_equal(sql_count(db, sql), 0);
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM operators WHERE rank = %d AND type = 'Operator'", k);
+		assert_true(sql_count(db, sql) > 0);
 	}
 	sqlite3_close(db);
 

@@ -295,8 +295,56 @@ def check_collectives(c, rows, vrows, ns):
             c.fail(f"collectives: the view's row '{k[0]}' {k[1]} {k[2]} is not printed")
 
 
-def check(recipe, rows, views, tol=None):
-    """The failures of the recipe's rows against the views (see the top)."""
+def summed_view(rank_views, table):
+    """The rows each rank's own view gives, summed by name as the aggregate
+    recipes (examples/recipes/aggregates/) sum them: calls and totals added,
+    min and max over the ranks, averages the sums over the calls (in the
+    view's keys, *_ns and unrounded)."""
+    by = {}
+    for doc in rank_views.values():
+        for v in table_rows(doc, table) or []:
+            s = by.setdefault(v["name"], {"name": v["name"], "calls": 0})
+            s["calls"] += v["calls"]
+            for k in ("cpu", "gpu", "self"):
+                if v.get(f"{k}_total_ns") is None:
+                    continue
+                s[f"{k}_total_ns"] = s.get(f"{k}_total_ns", 0) + v[f"{k}_total_ns"]
+                for m, f in (("max", max), ("min", min)):
+                    if v.get(f"{k}_{m}_ns") is not None:
+                        old = s.get(f"{k}_{m}_ns")
+                        s[f"{k}_{m}_ns"] = v[f"{k}_{m}_ns"] if old is None else f(old, v[f"{k}_{m}_ns"])
+    for s in by.values():
+        for k in ("cpu", "gpu"):
+            if s.get(f"{k}_total_ns") is not None and s["calls"]:
+                s[f"{k}_avg"] = s[f"{k}_total_ns"] / s["calls"]
+                s[f"{k}_avg_ns"] = round(s[f"{k}_avg"])
+    total = "cpu_total_ns" if table == "operator" else "gpu_total_ns"
+    return sorted(by.values(), key=lambda r: (-r.get(total, 0), r["name"]))
+
+
+def check_quantiles(c, rows, what, exact=None):
+    """p50_ns and p95_ns of an aggregate recipe: min_ns <= p50 <= p95 <=
+    max_ns; with exact {name: (p50, p95)} (nearest rank over the calls),
+    each is the true value or at most 1/8 above it (a bucket's width)."""
+    for i, r in enumerate(rows):
+        where = f"{what} row {i + 1} '{r.get('name')}'"
+        lo, hi = num(r.get("min_ns")), num(r.get("max_ns"))
+        p50, p95 = num(r.get("p50_ns")), num(r.get("p95_ns"))
+        if None in (lo, hi, p50, p95) or not lo <= p50 <= p95 <= hi:
+            c.fail(f"{where}: min {lo}, p50 {p50}, p95 {p95}, max {hi}: not in order")
+            continue
+        if exact and r.get("name") in exact:
+            for col, got, want in (("p50_ns", p50, exact[r["name"]][0]),
+                                   ("p95_ns", p95, exact[r["name"]][1])):
+                if not want <= got <= want + want / 8 + 1:
+                    c.fail(f"{where}: {col} {got}, the calls' {want} (at most 1/8 above)")
+
+
+def check(recipe, rows, views, tol=None, aggregates=False, exact=None):
+    """The failures of the recipe's rows against the views (see the top);
+    aggregates: the rows of examples/recipes/aggregates/'s version, against
+    the ranks' own views summed (summed_view()), with Self and the
+    quantiles (check_quantiles(), exact {name: (p50, p95)} where known)."""
     name = recipe_name(recipe)
     c = Checker(0.5 if tol is None else tol)
     job = (views or {}).get("job")
@@ -304,6 +352,14 @@ def check(recipe, rows, views, tol=None):
     if name not in RECIPES:
         return [f"check_ops: no check for recipe '{recipe}'"]
     ns = (job or {}).get("time_unit") == "ns"
+    if aggregates and name != "collectives":
+        table, cols, total = (("operator", OP_COLS + [("self_ns", "self_total_ns", False)],
+                               "cpu_total_ns") if name == "top_operators"
+                              else ("kernel", KERNEL_COLS, "gpu_total_ns"))
+        check_top(c, rows, summed_view(rank_views or {}, table), total, cols, name, True)
+        check_spread(c, rows, rank_views or {}, table, total, name)
+        check_quantiles(c, rows, name, exact)
+        return c.fails
     if name == "collectives":
         vrows = table_rows(job, "collectives")
         if vrows is None:

@@ -41,6 +41,8 @@ rank, drops and damage carried in ranks (a truncated trace too).
 Exit status: 0 pass, 1 fail, 77 skip."""
 import argparse
 import csv
+import glob
+from gzip import open as gzip_open
 import os
 import shutil
 import socket
@@ -471,7 +473,7 @@ def check_ddp(rows, facts):
     fail([f"ddp: {m}" for m in bad])
 
 
-AGG_RECIPES = ("rank_time", "straggler", "step_time", "job_ips")
+AGG_RECIPES = ("rank_time", "straggler", "step_time", "job_ips", "top_operators", "top_kernels")
 
 
 def close_to(got, want):
@@ -517,6 +519,42 @@ def du(path):
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
+def exact_quantiles(events, table):
+    """{name: (p50, p95)} by nearest rank over every row of an events
+    export's table (kernels: each run's dur_ns; operators: the Operator
+    rows'), for check_ops.check_quantiles(); the jobs where it is used have
+    all their calls inside their rank's steps."""
+    durs = {}
+    for path in glob.glob(os.path.join(events, table, "*", "*.csv*")):
+        opener = gzip_open if path.endswith(".gz") else open
+        with opener(path, "rt", newline="", encoding="utf-8") as f:
+            for r in csv.DictReader(f):
+                if table == "operators" and r.get("type") != "Operator":
+                    continue
+                durs.setdefault(r["name"], []).append(int(r["dur_ns"]))
+    out = {}
+    for name, v in durs.items():
+        v.sort()
+        n = len(v)
+        out[name] = (v[(n + 1) // 2 - 1], v[-(-19 * n // 20) - 1])
+    return out
+
+
+def check_agg_names(job, gpdl, files, res, events):
+    """aggregates/top_operators.sql and top_kernels.sql against each rank's
+    own views summed, and their quantiles against the calls' (events) on
+    the synthetic jobs, whose calls all lie in their rank's steps (a real
+    job's operators run outside them too, and redispatch into themselves)."""
+    import check_ops
+    views = check_ops.load_views(gpdl, files)
+    for name, table in (("top_operators", "operators"), ("top_kernels", "kernels")):
+        exact = exact_quantiles(events, table) if events and job.startswith("synthetic") else None
+        for ename, rows in res.get(name, {}).items():
+            strs = [{k: ("" if v is None else str(v)) for k, v in r.items()} for r in rows]
+            fail([f"{job} {name} on {ename}: {m}"
+                  for m in check_ops.check(name, strs, views, None, aggregates=True, exact=exact)])
+
+
 def check_aggregates(drv, gpdl, files, out, job, events=None, spark=(), gzip=True):
     """The Distributed view's recipes over the aggregate tables alone
     (`export --no-events`, `run --aggregates`: agg_views.sql in the place of
@@ -558,6 +596,7 @@ def check_aggregates(drv, gpdl, files, out, job, events=None, spark=(), gzip=Tru
     _, facts = check_views(jname, gpdl, files, res)
     check_steps_verdict(jname, res, facts)
     check_job_ips(jname, gpdl, files, res)
+    check_agg_names(jname, gpdl, files, res, events)
     for ename, e in engines:
         if ename != "spark":
             e.close()

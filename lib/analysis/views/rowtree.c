@@ -2,6 +2,7 @@
  * rowtree.c - see rowtree.h.
  */
 #include "lib/analysis/views/rowtree.h"
+#include "lib/analysis/views/durhist.h"
 
 #include "common/error.h"
 
@@ -76,10 +77,22 @@ void rt_init(struct rt_tree *tr, const struct analysis *a)
 	rt_add(tr, RT_ROOT, 0, 0, RT_RANGE);
 }
 
+void rt_hist_add(struct rt_tree *tr, uint32_t id, uint64_t ns)
+{
+	if (!tr->hist)
+		return;
+	struct rt_node *d = &tr->nodes[id];
+	if (!d->hist)
+		d->hist = xcalloc(DURHIST_BUCKETS, sizeof(*d->hist));
+	d->hist[durhist_bucket(ns)]++;
+}
+
 void rt_free(struct rt_tree *tr)
 {
-	for (uint32_t i = 0; i < tr->n; i++)
+	for (uint32_t i = 0; i < tr->n; i++) {
 		free(tr->nodes[i].children);
+		free(tr->nodes[i].hist);
+	}
 	free(tr->nodes);
 	free(tr->slots);
 	memset(tr, 0, sizeof(*tr));
@@ -188,4 +201,18 @@ void rt_walk(const struct rt_tree *tr, rt_row_fn fn, void *ctx)
 		stack[sp++] = (struct frame){child, 0};
 	}
 	free(stack);
+}
+
+int rt_rows(const struct rt_tree *tr, int with_cpu, view_name_row_fn fn, void *ctx)
+{
+	const struct rt_node *root = &tr->nodes[RT_ROOT];
+	for (uint32_t k = 0; k < root->nchildren; k++) {
+		const struct rt_node *d = &tr->nodes[root->children[k]];
+		struct view_name_row r = {names_get(tr->names, d->name), with_cpu ? &d->cpu : NULL,
+					  &d->gpu, d->hist};
+		int rc = fn(ctx, &r);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }

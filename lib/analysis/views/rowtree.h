@@ -41,6 +41,7 @@ struct rt_node {
 	uint32_t *children;
 	uint32_t nchildren;
 	int visible;
+	uint64_t *hist; /* with rt_tree.hist: the calls by duration (durhist.h) */
 };
 
 struct rt_tree {
@@ -50,6 +51,7 @@ struct rt_tree {
 	uint32_t n, cap;
 	uint32_t *slots;
 	uint32_t nslots;
+	int hist; /* keep each node's duration histogram (rt_hist_add) */
 };
 
 void rt_init(struct rt_tree *tr, const struct analysis *a);
@@ -68,6 +70,8 @@ static inline void rt_gpu_once(struct rt_tree *tr, uint32_t id, uint64_t serial,
 		d->gpu_once += ns;
 	}
 }
+/* Counts a call of ns in node id's histogram, when the tree keeps them. */
+void rt_hist_add(struct rt_tree *tr, uint32_t id, uint64_t ns);
 /* Links the visible nodes under their parents, sorted by key: host ranges,
  * then marks, then GPU rows; GPU rows by the key's GPU counterpart. */
 void rt_link(struct rt_tree *tr, enum sort_key key);
@@ -76,6 +80,11 @@ static inline const char *rt_name(const struct rt_tree *tr, uint32_t id)
 {
 	return names_get(tr->names, tr->nodes[id].name);
 }
+
+/* The root's visible children after rt_link(), in order, to fn as
+ * view_name_rows (with_cpu: their CPU stats too): 0, or what fn returned
+ * first that was not 0. */
+int rt_rows(const struct rt_tree *tr, int with_cpu, view_name_row_fn fn, void *ctx);
 
 /* Emits the visible nodes in pre-order (depth 0 under the root). */
 typedef void (*rt_row_fn)(void *ctx, const struct rt_tree *tr, uint32_t id, unsigned depth);

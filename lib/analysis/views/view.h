@@ -150,6 +150,24 @@ static inline void time_stats_add(struct time_stats *s, uint64_t ns)
 	s->calls++;
 }
 
+/* ---- a view's rows as data (the SQL exports' aggregate tables) ---- */
+
+/* A row by name: its calls' CPU stats (NULL for kernels), their GPU stats,
+ * and the calls by duration in DURHIST_BUCKETS buckets (durhist.h): CPU for
+ * operators, GPU for kernels. */
+struct view_name_row {
+	const char *name;
+	const struct time_stats *cpu, *gpu;
+	const uint64_t *hist;
+};
+/* Returns 0 to go on; anything else stops the rows and is returned. */
+typedef int (*view_name_row_fn)(void *ctx, const struct view_name_row *r);
+/* The rows of `summary --view operator` of a (threads merged, no detail) and
+ * of `--view kernel` (streams merged), longest total first, then by name:
+ * 0, or the first non-zero fn returned. */
+int view_operator_rows(const struct analysis *a, view_name_row_fn fn, void *ctx);
+int view_kernel_rows(const struct analysis *a, view_name_row_fn fn, void *ctx);
+
 /* The five columns Total, Avg, Max, Min, Ratio(%) from column col on; "-" in
  * all five when the row has no timed call (a mark). */
 void view_put_stats(struct trow *r, unsigned col, const struct time_stats *s, double ratio);

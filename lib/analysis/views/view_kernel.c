@@ -48,6 +48,7 @@ static void kernel_track(struct rt_tree *tr, uint32_t ti)
 		uint32_t id = rt_child(tr, RT_ROOT, s->descs[store_ev_desc(t, i)].name, RT_GPU);
 		struct rt_node *d = &tr->nodes[id];
 		time_stats_add(&d->gpu, t->dur[i]);
+		rt_hist_add(tr, id, t->dur[i]);
 		const struct store_ext *x = store_extra_ext(t, store_extra_next(t, &xc, i));
 		double bps, occ;
 		if (x && gpu_occupancy(dev, x->u.kernel.blocks, x->u.kernel.threads, x->u.kernel.regs,
@@ -95,17 +96,42 @@ static void kernel_part(struct table *t, const struct analysis *a, const struct 
 	rt_free(&tr);
 }
 
+/* The GPU streams of a: their track ids into *out (freed by the caller). */
+static uint32_t kernel_streams(const struct store *s, uint32_t **out)
+{
+	uint32_t *streams = xmalloc((s->ntracks ? s->ntracks : 1) * sizeof(*streams));
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->ntracks; i++)
+		if (s->tracks[i].kind == STORE_TRACK_DEVICE)
+			streams[n++] = i;
+	*out = streams;
+	return n;
+}
+
+int view_kernel_rows(const struct analysis *a, view_name_row_fn fn, void *ctx)
+{
+	uint32_t *streams;
+	uint32_t n = kernel_streams(&a->store, &streams);
+	struct rt_tree tr;
+	rt_init(&tr, a);
+	tr.hist = 1;
+	for (uint32_t k = 0; k < n; k++)
+		kernel_track(&tr, streams[k]);
+	rt_link(&tr, SORT_GPU_TOTAL);
+	int rc = rt_rows(&tr, 0, fn, ctx);
+	rt_free(&tr);
+	free(streams);
+	return rc;
+}
+
 struct table *view_kernel(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o)
 {
 	const struct store *s = &a->store;
 	struct table *t = table_new(v->name, v->title, kernel_cols,
 				    sizeof(kernel_cols) / sizeof(kernel_cols[0]));
-	uint32_t *streams = xmalloc((s->ntracks ? s->ntracks : 1) * sizeof(*streams));
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < s->ntracks; i++)
-		if (s->tracks[i].kind == STORE_TRACK_DEVICE)
-			streams[n++] = i;
+	uint32_t *streams;
+	uint32_t n = kernel_streams(s, &streams);
 	if (o->thread_sep)
 		for (uint32_t k = 0; k < n; k++)
 			kernel_part(t, a, o, &s->tracks[streams[k]], &streams[k], 1);

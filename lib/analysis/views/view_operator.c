@@ -109,6 +109,7 @@ static void op_close(void *ctx, const struct hw_frame *f, const struct hw_stack 
 		return;
 	struct time_stats *cpu = &w->tr.nodes[f->node].cpu;
 	time_stats_add(cpu, f->cpu);
+	rt_hist_add(&w->tr, f->node, f->cpu);
 	cpu->self += f->cpu > f->stamp ? f->cpu - f->stamp : 0;
 	time_stats_add(&w->tr.nodes[f->node].gpu, f->gpu);
 }
@@ -256,4 +257,19 @@ struct table *view_operator(const struct view *v, const struct analysis *a,
 		      "threads (torch.profiler's self_cpu_time_total).",
 		   o->op_detail ? "ranges nested" : "operators called");
 	return t;
+}
+
+int view_operator_rows(const struct analysis *a, view_name_row_fn fn, void *ctx)
+{
+	const struct hw_visitor visitor = {
+		.open = op_open, .close = op_close, .gpu = op_gpu, .types = 1u << TRACE_EV_OPERATOR};
+	struct op_walk *w = xcalloc(1, sizeof(*w));
+	rt_init(&w->tr, a);
+	w->tr.hist = 1;
+	hostwalk_run(a, NULL, 0, &visitor, w);
+	rt_link(&w->tr, SORT_CPU_TOTAL);
+	int rc = rt_rows(&w->tr, 1, fn, ctx);
+	rt_free(&w->tr);
+	free(w);
+	return rc;
 }
