@@ -34,6 +34,18 @@ CREATE TEMPORARY VIEW calls AS
   LEFT JOIN agg_steps s ON s.rank = c.rank AND s.step = c.step
   WHERE c.rank >= 0;
 
+-- the communication calls of the Collective Summary (views.sql's
+-- coll_calls) as the analysis collected them: at_ns, what places a call in
+-- a step, is the start of the step it started in (NULL: none); `call`
+-- orders ties of start as the analysis does
+CREATE TEMPORARY VIEW coll_calls AS
+  SELECT c.rank, c.start_ns, c.end_ns - c.start_ns AS dur_ns, s.start_ns AS at_ns,
+         c.call AS thread, c.op AS name, c.bytes, c.seq AS coll_seq, COALESCE(c.pg, '') AS pg,
+         c.group_size, c.peer
+  FROM agg_calls c
+  LEFT JOIN agg_steps s ON s.rank = c.rank AND s.step = c.step
+  WHERE c.rank >= 0;
+
 -- the sweep over what a wait can take from: the counted steps, W, and the
 -- parts' sets inside the calls (agg_call_sets: D, C \ D, M \ (D u C),
 -- disjoint)

@@ -11,7 +11,9 @@
 -- division, and the integer halves written with %, as sqlite divides integers
 -- and DuckDB and Spark do not). Tables of the SQL exports (gprof-dl-export(1)):
 -- communication, operators, ranges, runtime, marks, memory, kernels,
--- threads, steps, ranks.
+-- threads, steps, ranks (the calls: views.sql's coll_calls); or, with
+-- `run --aggregates`, the aggregate tables (agg_views.sql's coll_calls,
+-- ranks and steps: agg_calls, agg_ranks, agg_steps).
 --
 -- Parameters (the params view of views.sql): skip_steps, the steps of each
 -- rank left out before its counted steps (never more than half of them), as
@@ -72,104 +74,6 @@ counted_steps AS (
   CROSS JOIN params p
   WHERE s.step >= p.skip_steps OR 2 * s.step >= s.n - s.n % 2
 ),
-host_threads AS (
-  SELECT rank, pid, thread FROM threads WHERE kind = 'host' AND rank >= 0
-),
--- host ranges that are communication calls, with their details
-named_ranges AS (
-  SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name FROM operators
-  UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name FROM ranges
-  UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name FROM runtime
-),
-call_events AS (
-  SELECT c.rank, c.pid, c.thread, c.start_ns, c.end_ns, c.dur_ns, c.name,
-         c.bytes, c.coll_seq, coalesce(c.process_group, '') AS pg, c.group_size, c.peer
-  FROM communication c
-  UNION ALL
-  SELECT n.rank, n.pid, n.thread, n.start_ns, n.end_ns, n.dur_ns, n.name,
-         NULL, NULL, '', NULL, NULL
-  FROM named_ranges n
-  WHERE instr(n.name, ':') > 1 AND length(n.name) > instr(n.name, ':')
-    AND lower(substr(n.name, 1, instr(n.name, ':') - 1)) IN ('gloo', 'nccl', 'mpi', 'ucc')
-),
-host_calls_all AS (
-  SELECT e.*,
-         max(e.end_ns) OVER (PARTITION BY e.rank, e.pid, e.thread ORDER BY e.start_ns, e.dur_ns DESC
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-  FROM call_events e
-  JOIN host_threads t ON t.rank = e.rank AND t.pid = e.pid AND t.thread = e.thread
-),
-host_calls AS (
-  SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, bytes, coll_seq, pg, group_size, peer,
-         row_number() OVER (PARTITION BY rank, pid, thread ORDER BY start_ns) AS cid
-  FROM host_calls_all
-  WHERE prev_end IS NULL OR start_ns >= prev_end
-),
-comm_ops AS (
-  SELECT rank, pid, thread, start_ns, end_ns FROM communication
-  UNION ALL
-  SELECT rank, pid, thread, start_ns, end_ns FROM named_ranges
-  WHERE lower(substr(name, 1, 5)) IN ('nccl:', 'gloo:') OR lower(substr(name, 1, 4)) IN ('mpi:', 'ucc:')
-     OR lower(substr(name, 1, 6)) = 'c10d::' OR lower(substr(name, 1, 18)) = 'record_param_comms'
-     OR lower(substr(name, 1, 11)) IN ('c_allreduce', 'c_allgather', 'c_broadcast')
-     OR lower(substr(name, 1, 15)) = 'c_reducescatter' OR lower(substr(name, 1, 9)) IN ('c_reduce_', 'c_scatter')
-     OR lower(substr(name, 1, 12)) IN ('partial_send', 'partial_recv')
-     OR lower(substr(name, 1, 8)) = 'alltoall'
-     OR lower(substr(name, 1, 7)) IN ('send_v2', 'recv_v2', 'barrier')
-     OR lower(substr(name, 1, 17)) = 'partial_allgather'
-),
-gpu_work AS (
-  SELECT k.rank, k.pid, k.start_ns, k.end_ns, k.dur_ns, k.name, k.type,
-         l.thread AS l_thread, l.start_ns AS l_start, l.end_ns AS l_end
-  FROM kernels k
-  LEFT JOIN launchers l ON l.rank = k.rank AND l.pid = k.pid AND l.correlation = k.correlation
-  WHERE k.rank >= 0
-),
-gpu_comm AS (
-  SELECT g.*, row_number() OVER (PARTITION BY g.rank ORDER BY g.start_ns, g.end_ns, g.name) AS kid
-  FROM gpu_work g
-  WHERE g.type = 'Communication' OR lower(g.name) LIKE '%nccl%' OR lower(g.name) LIKE '%rccl%'
-     OR (g.l_thread IS NOT NULL
-         AND EXISTS (SELECT 1 FROM comm_ops o
-                     WHERE o.rank = g.rank AND o.pid = g.pid AND o.thread = g.l_thread
-                       AND o.start_ns <= g.l_start AND g.l_end <= o.end_ns))
-),
--- each host call with the communication kernels launched inside it, and
--- the kernels no host call launched
-joined AS (
-  SELECT coalesce(h.rank, g.rank) AS rank, h.pid, h.thread, h.cid, h.start_ns AS h_start,
-         h.dur_ns AS h_dur, h.name AS h_name, h.bytes, h.coll_seq, h.pg, h.group_size, h.peer,
-         g.kid, g.start_ns AS g_start, g.end_ns AS g_end, g.name AS g_name
-  FROM host_calls h
-  FULL OUTER JOIN gpu_comm g
-    ON g.rank = h.rank AND g.pid = h.pid AND g.l_thread = h.thread
-   AND h.start_ns <= g.l_start AND g.l_end <= h.end_ns
-),
-grouped AS (
-  SELECT rank, pid, thread, cid, h_start, h_dur, h_name, bytes, coll_seq, pg, group_size, peer,
-         min(g_start) AS g_start, max(g_end) AS g_end, min(g_name) AS g_name,
-         count(g_start) AS kernels
-  FROM (SELECT j.*, CASE WHEN j.cid IS NULL THEN j.kid END AS alone FROM joined j) x
-  GROUP BY rank, pid, thread, cid, h_start, h_dur, h_name, bytes, coll_seq, pg, group_size,
-           peer, alone
-),
-by_mode AS (
-  SELECT g.*, max(CASE WHEN g.kernels > 0 THEN 1 ELSE 0 END) OVER (PARTITION BY g.rank) AS gpu_rank
-  FROM grouped g
-),
--- a rank's calls: its host calls, or on a rank with communication kernels
--- each host call's kernels from first start to last end, and each kernel
--- no call launched
-calls AS (
-  SELECT rank,
-         CASE WHEN gpu_rank = 1 THEN g_start ELSE h_start END AS start_ns,
-         CASE WHEN gpu_rank = 1 THEN g_end - g_start ELSE h_dur END AS dur_ns,
-         CASE WHEN cid IS NULL THEN g_start ELSE h_start END AS at_ns,
-         coalesce(thread, -1) AS thread, coalesce(h_name, g_name) AS name,
-         bytes, coll_seq, coalesce(pg, '') AS pg, group_size, peer
-  FROM by_mode
-  WHERE (gpu_rank = 0 AND cid IS NOT NULL) OR (gpu_rank = 1 AND kernels > 0)
-),
 shaped AS (
   SELECT c.*,
          CASE WHEN instr(c.name, ':') > 0 AND substr(c.name, instr(c.name, ':') + 1, 1) <> ':'
@@ -177,7 +81,7 @@ shaped AS (
          CASE WHEN instr(c.name, ':') > 1 AND length(c.name) > instr(c.name, ':')
                AND lower(substr(c.name, 1, instr(c.name, ':') - 1)) IN ('gloo', 'nccl', 'mpi', 'ucc')
               THEN lower(substr(c.name, 1, instr(c.name, ':') - 1)) END AS name_backend
-  FROM calls c
+  FROM coll_calls c
 ),
 normed AS (
   SELECT s.*, lower(replace(replace(replace(s.op_part, '_', ''), '-', ''), ' ', '')) AS norm

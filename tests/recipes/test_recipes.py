@@ -473,7 +473,8 @@ def check_ddp(rows, facts):
     fail([f"ddp: {m}" for m in bad])
 
 
-AGG_RECIPES = ("rank_time", "straggler", "step_time", "job_ips", "top_operators", "top_kernels")
+AGG_RECIPES = ("rank_time", "straggler", "step_time", "job_ips", "top_operators", "top_kernels",
+               "collectives")
 
 
 def close_to(got, want):
@@ -542,13 +543,16 @@ def exact_quantiles(events, table):
 
 def check_agg_names(job, gpdl, files, res, events):
     """aggregates/top_operators.sql and top_kernels.sql against each rank's
-    own views summed, and their quantiles against the calls' (events) on
+    own views summed, collectives.sql (agg_views.sql's coll_calls) against
+    the job's Collective Summary, and the quantiles against the calls' (events) on
     the synthetic jobs, whose calls all lie in their rank's steps (a real
     job's operators run outside them too, and redispatch into themselves)."""
     import check_ops
     views = check_ops.load_views(gpdl, files)
-    for name, table in (("top_operators", "operators"), ("top_kernels", "kernels")):
-        exact = exact_quantiles(events, table) if events and job.startswith("synthetic") else None
+    for name, table in (("top_operators", "operators"), ("top_kernels", "kernels"),
+                        ("collectives", None)):
+        exact = (exact_quantiles(events, table)
+                 if table and events and job.startswith("synthetic") else None)
         for ename, rows in res.get(name, {}).items():
             strs = [{k: ("" if v is None else str(v)) for k, v in r.items()} for r in rows]
             fail([f"{job} {name} on {ename}: {m}"
