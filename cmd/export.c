@@ -45,6 +45,7 @@
 #include "formats/async_out.h"
 #include "formats/chrome/chrome_writer.h"
 #include "formats/csv/csv_export.h"
+#include "formats/csv/csv_files.h"
 #include "formats/csv/csv_out.h"
 #include "formats/csv/csv_partition.h"
 #include "formats/import/import.h"
@@ -53,6 +54,7 @@
 #include "lib/analysis/store/analysis.h"
 #include "lib/analysis/dist/collective.h"
 #include "lib/analysis/dist/dist.h"
+#include "lib/analysis/dist/flows.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/dist/rankagg.h"
 #include "lib/analysis/store/names.h"
@@ -431,15 +433,14 @@ static void size_text(char *buf, size_t size, uint64_t bytes)
 
 /* "gprof-dl: wrote 't.json' (12.3 MB, 4512 events)" on standard error: an
  * export says where its output went, as a default name leaves it unsaid. */
-static void said_wrote(const char *path, char *const *paths, unsigned files, uint64_t events)
+static void said_wrote(const char *path, const struct csv_files *fs, uint64_t events)
 {
 	char clean[TEXT_CLEAN_SIZE], sz[32];
 	struct stat st;
 	uint64_t bytes = 0;
-	if (files) { /* a directory: the sizes of the files written into it */
-		for (unsigned i = 0; i < files; i++)
-			if (stat(paths[i], &st) == 0 && S_ISREG(st.st_mode))
-				bytes += (uint64_t)st.st_size;
+	unsigned files = fs ? fs->n : 0;
+	if (fs) { /* a directory: the sizes of the files written into it */
+		bytes = csv_files_bytes(fs);
 	} else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		bytes = (uint64_t)st.st_size;
 	} else {
@@ -583,275 +584,14 @@ static int export_chrome(const struct export_opts *o, struct trace_reader *r)
 	if (status == 0)
 		warn_damage(r, o->inputs[0], events);
 	if (status == 0 && path)
-		said_wrote(path, NULL, 0, events);
+		said_wrote(path, NULL, events);
 	free(path);
 	return status;
 }
 
 /* ---- a job ------------------------------------------------------------------ */
 
-/* A part's processes as the export driver filters them; NULL: the whole
- * file. system: whether the file's system-wide counters go with this part:
- * the part that is the whole file, or the rest of it (the launcher), or
- * else the file's first part. */
-static const struct export_filter *part_filter(const struct job *j, uint32_t p,
-					       struct export_filter *f)
-{
-	const struct job_rank *r = &j->ranks[p];
-	if (!r->pids && !r->exclude)
-		return NULL;
-	int rest = 0, first = 1;
-	for (uint32_t q = 0; q < j->nparts; q++) {
-		if (j->ranks[q].file != r->file)
-			continue;
-		rest |= j->ranks[q].exclude;
-		first &= q >= p;
-	}
-	*f = (struct export_filter){{r->pids, r->npids, r->exclude}, rest ? r->exclude : first};
-	return f;
-}
-
-/* The job's clock minus a file's own: its wall clock offset when the files
- * come from several hosts (job.h). */
-static int64_t file_shift(const struct job *j, uint32_t f)
-{
-	return j->wall_clock ? j->files[f].wall_offset_ns : 0;
-}
-
-/* "rank 1 (pid 4242, host a)"; a part of no rank is the launcher of a
- * job's ranks, or a trace of its own. */
-static void part_name(char *buf, size_t size, const struct job *j, uint32_t p)
-{
-	const struct job_rank *r = &j->ranks[p];
-	const char *host = j->files[r->file].host;
-	char who[64];
-	if (r->rank >= 0)
-		snprintf(who, sizeof(who), "rank %d", r->rank);
-	else
-		snprintf(who, sizeof(who), "%s", j->nranks ? "launcher" : "trace");
-	if (*host)
-		snprintf(buf, size, "%s (pid %u, host %s)", who, r->pid, host);
-	else
-		snprintf(buf, size, "%s (pid %u)", who, r->pid);
-}
-
-/* A part's pid in the output: its root's, unless another part has the
- * same (ranks on several hosts, in containers), then one above any pid. */
-static uint32_t part_out_pid(const struct job *j, uint32_t p)
-{
-	for (uint32_t q = 0; q < j->nparts; q++)
-		if (q != p && j->ranks[q].pid == j->ranks[p].pid)
-			return 0x50000000u + p;
-	return j->ranks[p].pid;
-}
-
-/* ---- the flows: collective calls joined across ranks ------------------------ */
-
-/* A communication call of a rank, as written. */
-struct xcall {
-	uint64_t pid, tid;
-	uint64_t start, dur;
-	uint64_t seq1, bytes;
-	uint32_t part, thread;
-	uint32_t op, pg;      /* in calls.names */
-	uint32_t group_size;
-	int32_t peer;
-	int on_stream;
-};
-
-struct calls {
-	const struct job *j;
-	struct names names;
-	struct xcall *v;
-	size_t n, cap;
-};
-
-static void collect_call(void *ctx, const struct chrome_comm *c)
-{
-	struct calls *cs = ctx;
-	if (c->part >= cs->j->nranks)
-		return; /* a launcher's: no rank to match it with */
-	if (cs->n == cs->cap) {
-		cs->cap = cs->cap ? cs->cap * 2 : 1024;
-		cs->v = xrealloc(cs->v, cs->cap * sizeof(*cs->v));
-	}
-	const struct trace_event_ext *x = c->x;
-	cs->v[cs->n++] = (struct xcall){
-		.pid = c->pid,
-		.tid = c->tid,
-		.start = c->start_ns,
-		.dur = c->dur_ns,
-		.seq1 = x && x->has_coll_seq ? x->coll_seq + 1 : 0,
-		.bytes = x ? x->bytes : 0,
-		.part = c->part,
-		.thread = c->thread,
-		.op = names_intern(&cs->names, c->name, strlen(c->name)),
-		.pg = names_intern(&cs->names, c->pg, strlen(c->pg)),
-		.group_size = x ? x->group_size : 0,
-		.peer = x && x->has_peer ? x->peer : -1,
-		.on_stream = c->on_stream,
-	};
-}
-
-static const struct xcall *sort_base;
-
-/* By start, ties in the order collected: the order the matching keeps. */
-static int by_start(const void *a, const void *b)
-{
-	const struct xcall *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
-}
-
-/* By thread, then start, longer first: a thread's outermost calls lead. */
-static int by_thread(const void *a, const void *b)
-{
-	const struct xcall *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->dur != y->dur)
-		return x->dur > y->dur ? -1 : 1;
-	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
-}
-
-/* A rank's calls, as the Distributed view takes them: its GPU
- * communication when it has any, else its host calls, the outermost of each
- * thread (a gloo:all_reduce inside c10d's call is one call). Indexes into
- * cs->v, in start order; *n their number. */
-static size_t *rank_calls(const struct calls *cs, uint32_t part, size_t *n)
-{
-	size_t *idx = xmalloc((cs->n ? cs->n : 1) * sizeof(*idx)), k = 0;
-	int gpu = 0;
-	for (size_t i = 0; i < cs->n; i++)
-		gpu |= cs->v[i].part == part && cs->v[i].on_stream;
-	for (size_t i = 0; i < cs->n; i++)
-		if (cs->v[i].part == part && cs->v[i].on_stream == gpu)
-			idx[k++] = i;
-	sort_base = cs->v;
-	if (!gpu) {
-		qsort(idx, k, sizeof(*idx), by_thread);
-		size_t kept = 0;
-		uint64_t end = 0;
-		for (size_t i = 0; i < k; i++) {
-			const struct xcall *x = &cs->v[idx[i]];
-			if (kept && cs->v[idx[kept - 1]].thread == x->thread && x->start < end)
-				continue;
-			end = x->start + x->dur;
-			idx[kept++] = idx[i];
-		}
-		k = kept;
-	}
-	qsort(idx, k, sizeof(*idx), by_start);
-	*n = k;
-	return idx;
-}
-
-/* The collective flows' ids: 2^52 + 1, 2 ...: above every ac2g id of a job
- * (a correlation id + the part's place << 40), so that a viewer that keys
- * flows by id alone never joins the two, and exact in a double. */
-#define COLL_FLOW_ID0 ((UINT64_C(1) << 52) + 1)
-
-struct member {
-	uint32_t match;
-	const struct xcall *x;
-	uint32_t rank;
-};
-
-static int member_cmp(const void *a, const void *b)
-{
-	const struct member *x = a, *y = b;
-	if (x->match != y->match)
-		return x->match < y->match ? -1 : 1;
-	if (x->x->start != y->x->start)
-		return x->x->start < y->x->start ? -1 : 1;
-	return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* Matches the ranks' calls and writes a flow per call that two ranks or
- * more made: from the earliest start to the latest, so the arrow ends at
- * the rank the others waited for. 0, or -1 when a write failed. */
-static int write_flows(struct export_writer *w, struct calls *cs, uint64_t *matched)
-{
-	const struct job *j = cs->j;
-	struct coll_set set;
-	coll_set_init(&set, j->nranks);
-	size_t **idx = xcalloc(j->nranks ? j->nranks : 1, sizeof(*idx));
-	size_t total = 0;
-	for (uint32_t r = 0; r < j->nranks; r++) {
-		size_t n;
-		idx[r] = rank_calls(cs, r, &n);
-		for (size_t k = 0; k < n; k++) {
-			const struct xcall *x = &cs->v[idx[r][k]];
-			struct coll_call call = {
-				.start_ns = x->start,
-				.dur_ns = x->dur,
-				.seq1 = x->seq1,
-				.bytes = x->bytes,
-				.group_size = x->group_size,
-				.peer = x->peer,
-				.step = -1,
-			};
-			coll_add(&set, r, &call, names_get(&cs->names, x->op),
-				 names_get(&cs->names, x->pg));
-		}
-		total += n;
-	}
-	coll_match(&set);
-	/* the calls were added in start order, so set's calls are idx's */
-	struct member *m = xmalloc((total ? total : 1) * sizeof(*m));
-	size_t nm = 0;
-	for (uint32_t r = 0; r < j->nranks; r++) {
-		const struct coll_rank *cr = &set.ranks[r];
-		for (size_t k = 0; k < cr->n; k++)
-			if (!cr->calls[k].mismatch && set.matches[cr->calls[k].match].members > 1)
-				m[nm++] = (struct member){cr->calls[k].match, &cs->v[idx[r][k]], r};
-		free(idx[r]);
-	}
-	free(idx);
-	qsort(m, nm, sizeof(*m), member_cmp);
-	int rc = 0;
-	*matched = 0;
-	for (size_t i = 0; i < nm && rc == 0; i++) {
-		int first = i == 0 || m[i - 1].match != m[i].match;
-		int last = i + 1 == nm || m[i + 1].match != m[i].match;
-		*matched += first;
-		struct chrome_flow_end f = {
-			.id = COLL_FLOW_ID0 + m[i].match,
-			.ph = first ? 's' : last ? 'f' : 't',
-			.pid = m[i].x->pid,
-			.tid = m[i].x->tid,
-			.ts_ns = m[i].x->start,
-		};
-		rc = chrome_job_flow(w, &f);
-	}
-	free(m);
-	coll_set_free(&set);
-	return rc;
-}
-
 /* ---- --chrome of a job -------------------------------------------------------- */
-
-static void job_clock(const struct job *j, char *buf, size_t size, uint64_t *base,
-		      int64_t *wall)
-{
-	uint32_t first = 0;
-	*base = UINT64_MAX;
-	for (uint32_t f = 0; f < j->nfiles; f++) {
-		uint64_t s = j->files[f].start_ns + (uint64_t)file_shift(j, f);
-		if (s < *base) {
-			*base = s;
-			first = f;
-		}
-	}
-	if (!j->nfiles)
-		*base = 0;
-	*wall = j->wall_clock ? 0 : j->nfiles ? j->files[first].wall_offset_ns : 0;
-	store_clock_words(buf, size, j->wall_clock, j->nhosts, j->clock,
-			  j->nfiles ? j->files[0].host : "");
-}
 
 /* One part through the writer: 0, 1 when its file cannot be read, -1 when
  * a write failed. */
@@ -865,23 +605,28 @@ static int chrome_part(struct export_writer *w, const struct job *j, uint32_t p)
 		error("%s", err);
 		return 1;
 	}
-	part_name(name, sizeof(name), j, p);
+	job_part_title(name, sizeof(name), j, p);
 	struct chrome_part part = {
 		.name = name,
 		.pid = r->pid,
-		.out_pid = part_out_pid(j, p),
+		.out_pid = job_part_out_pid(j, p),
 		.sort_index = p,
 		.rank = r->rank,
 		.file = path,
-		.shift_ns = file_shift(j, r->file),
+		.shift_ns = job_file_shift(j, r->file),
 	};
 	struct export_filter f;
 	chrome_job_part(w, &part);
-	int rc = export_writer_run_part(w, rd, part_filter(j, p, &f)) != 0 ? -1 : 0;
+	int rc = export_writer_run_part(w, rd, job_part_filter(j, p, &f)) != 0 ? -1 : 0;
 	if (rc == 0)
 		warn_damage(rd, path, w->events);
 	trace_reader_close(rd);
 	return rc;
+}
+
+static int flow_out(void *ctx, const struct chrome_flow_end *f)
+{
+	return chrome_job_flow(ctx, f);
 }
 
 static int export_chrome_job(const struct export_opts *o, const struct job *j)
@@ -890,10 +635,12 @@ static int export_chrome_job(const struct export_opts *o, const struct job *j)
 	if (chrome_out_open(&out, o) != 0)
 		return 1;
 	char clock[256];
-	struct calls cs = {.j = j};
-	names_init(&cs.names);
-	struct chrome_job_opts jo = {.clock = clock, .comm = collect_call, .ctx = &cs};
-	job_clock(j, clock, sizeof(clock), &jo.base_ns, &jo.wall_offset_ns);
+	struct job_calls cs;
+	job_calls_init(&cs, j);
+	struct chrome_job_opts jo = {.clock = clock, .comm = job_calls_add, .ctx = &cs};
+	job_clock_base(j, &jo.base_ns, &jo.wall_offset_ns);
+	store_clock_words(clock, sizeof(clock), j->wall_clock, j->nhosts, j->clock,
+			  j->nfiles ? j->files[0].host : "");
 	struct export_writer *w = chrome_job_writer_new(out.f, &jo);
 	int rc = 0;
 	uint64_t events = 0;
@@ -903,12 +650,11 @@ static int export_chrome_job(const struct export_opts *o, const struct job *j)
 	}
 	uint64_t matched = 0;
 	if (rc == 0)
-		rc = write_flows(w, &cs, &matched) != 0 ? -1 : 0;
+		rc = job_calls_flows(&cs, flow_out, w, &matched) != 0 ? -1 : 0;
 	if (rc == 0)
 		rc = chrome_job_finish(w) != 0 ? -1 : 0;
 	export_writer_destroy(w);
-	free(cs.v);
-	names_free(&cs.names);
+	job_calls_free(&cs);
 	if (rc > 0) { /* an unreadable part: no half a job on disk */
 		chrome_out_drop(&out);
 		return 1;
@@ -916,7 +662,7 @@ static int export_chrome_job(const struct export_opts *o, const struct job *j)
 	char *path = out.to_stdout ? NULL : xstrdup(out.path);
 	int status = chrome_out_close(&out, rc != 0) ? 1 : 0;
 	if (status == 0 && path)
-		said_wrote(path, NULL, 0, events);
+		said_wrote(path, NULL, events);
 	free(path);
 	return status;
 }
@@ -925,17 +671,11 @@ static int export_chrome_job(const struct export_opts *o, const struct job *j)
 
 #define CSV_BUFFER (1u << 18) /* per file: thirteen are open at once */
 
-/* Each file is written to a temporary file in the directory
- * (cmd/output.h), all of them renamed into place only once every file of
- * every directory of the export is whole (csv_dir_commit): a failed or
- * interrupted export leaves the old files as they were. */
+/* A directory of CSV files (csv_files.h: written as one, all put in place
+ * once every file of every directory of the export is whole). */
 struct csv_dir {
 	char *dir;
-	char **paths;   /* every file this export writes */
-	struct outfile *files;
-	unsigned n, cap;
-	int made_dir;   /* the directory is this run's: removed again on failure */
-	int said;       /* a write failed and was said: one line per failure */
+	struct csv_files fs;
 };
 
 static char *join(const char *dir, const char *name)
@@ -946,125 +686,25 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
-static void csv_dir_add(struct csv_dir *d, const char *name)
+static unsigned csv_dir_add(struct csv_dir *d, const char *name)
 {
-	if (d->n == d->cap) {
-		d->cap = d->cap ? 2 * d->cap : 32;
-		d->paths = xrealloc(d->paths, d->cap * sizeof(*d->paths));
-		d->files = xrealloc(d->files, d->cap * sizeof(*d->files));
-	}
-	d->paths[d->n] = join(d->dir, name);
-	d->files[d->n++] = (struct outfile){.fd = -1, .slot = -1};
-}
-
-/* mkdir -p: 0, or -1 after a message. */
-static int make_dir(const char *dir, int *made)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return 0;
-		return error("'%s' exists and is not a directory; --csv writes a directory", dir);
-	}
-	char *p = xstrdup(dir);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-			error("cannot create '%s': %s", p, strerror(errno));
-			free(p);
-			return -1;
-		}
-		*s = '/';
-	}
-	free(p);
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-		return error("cannot create '%s': %s", dir, strerror(errno));
-	*made = 1;
-	return 0;
+	return csv_files_add(&d->fs, join(d->dir, name), NULL);
 }
 
 /* Every file refused before any is written: never half a directory over old
  * files. */
 static int csv_dir_check(const struct csv_dir *d, const struct export_opts *o)
 {
-	struct stat out;
-	char err[2048];
-	for (unsigned i = 0; i < d->n; i++) {
-		if (outfile_check_inputs(d->paths[i], (const char *const *)o->inputs, o->ninputs,
-					 err, sizeof(err)) != 0)
-			return error("%s", err);
-		if (lstat(d->paths[i], &out) != 0)
-			continue;
-		if (!o->force)
-			return error("'%s' exists; use --force to overwrite the files in '%s', or "
-				     "-o to choose another directory",
-				     d->paths[i], d->dir);
-	}
-	return 0;
-}
-
-static FILE *csv_dir_open(struct csv_dir *d, unsigned i, int force)
-{
-	char err[2048];
-	struct outfile *of = &d->files[i];
-	if (outfile_open(of, d->paths[i], force ? OUTFILE_FORCE : 0, 0666, err, sizeof(err)) != 0) {
-		d->said = 1;
-		error("%s", err);
-		return NULL;
-	}
-	of->f = async_out_fdopen(of->fd, CSV_BUFFER);
-	if (!of->f) {
-		d->said = 1;
-		cmd_output_fail(of, errno);
-		return NULL;
-	}
-	return of->f;
-}
-
-/* Flushes and closes file i (renamed into place later, by csv_dir_commit);
- * -1 when any write to it failed, said in one line for the directory. */
-static int csv_dir_close(struct csv_dir *d, unsigned i)
-{
-	char err[2048];
-	if (d->files[i].fd < 0)
-		return 0;
-	if (outfile_close(&d->files[i], err, sizeof(err)) == 0)
-		return 0;
-	if (!d->said)
-		error("%s", err);
-	d->said = 1;
-	return -1;
-}
-
-/* Every file renamed into place: 0, or -1 after a message. */
-static int csv_dir_commit(struct csv_dir *d)
-{
-	for (unsigned i = 0; i < d->n; i++)
-		if (d->files[i].path && cmd_output_commit(&d->files[i]) != 0)
-			return -1;
-	return 0;
-}
-
-/* After a failure: the temporary files removed, the old files left as they
- * were, the directory removed when this run made it (and it is empty). */
-static void csv_dir_remove(struct csv_dir *d)
-{
-	for (unsigned i = 0; i < d->n; i++)
-		outfile_abort(&d->files[i]);
-	if (d->made_dir)
-		rmdir(d->dir);
+	char hint[TEXT_CLEAN_SIZE + 96];
+	snprintf(hint, sizeof(hint),
+		 "use --force to overwrite the files in '%s', or -o to choose another directory",
+		 d->dir);
+	return csv_files_check(&d->fs, (const char *const *)o->inputs, o->ninputs, o->force, hint);
 }
 
 static void csv_dir_free(struct csv_dir *d)
 {
-	for (unsigned i = 0; i < d->n; i++) {
-		outfile_abort(&d->files[i]); /* nothing, once committed */
-		free(d->paths[i]);
-	}
-	free(d->paths);
-	free(d->files);
+	csv_files_free(&d->fs);
 	free(d->dir);
 }
 
@@ -1090,15 +730,15 @@ static int csv_raw(struct csv_dir *d, struct trace_reader *r, const struct expor
 {
 	FILE *outs[CSV_FILE_COUNT];
 	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
-		if (!(outs[i] = csv_dir_open(d, i, force)))
-			return -1; /* csv_dir_remove closes the ones open */
+		if (!(outs[i] = csv_files_open(&d->fs, i, force, 0, CSV_BUFFER)))
+			return -1; /* csv_files_remove closes the ones open */
 	struct export_writer *w = csv_export_new(outs);
 	writer_setup(w);
 	int failed = export_writer_run_part(w, r, f) != 0;
 	*events = w->events;
 	export_writer_destroy(w);
 	for (unsigned i = 0; i < CSV_FILE_COUNT; i++)
-		if (csv_dir_close(d, i) != 0)
+		if (csv_files_close(&d->fs, i) != 0)
 			failed = 1;
 	return failed ? -1 : 0;
 }
@@ -1130,10 +770,9 @@ static int csv_table(struct csv_dir *d, unsigned i, const char *view, struct tab
 			free(path);
 			if (rc)
 				break;
-			csv_dir_add(d, name);
-			at = d->n - 1;
+			at = csv_dir_add(d, name);
 		}
-		FILE *f = csv_dir_open(d, at, force);
+		FILE *f = csv_files_open(&d->fs, at, force, 0, CSV_BUFFER);
 		if (!f) {
 			rc = -1;
 			break;
@@ -1141,7 +780,7 @@ static int csv_table(struct csv_dir *d, unsigned i, const char *view, struct tab
 		struct csv_out c;
 		csv_out_init(&c, f);
 		table_render_csv_one(t, k, &c, &st);
-		if (csv_dir_close(d, at) != 0)
+		if (csv_files_close(&d->fs, at) != 0)
 			rc = -1;
 	}
 	table_free(t);
@@ -1181,15 +820,16 @@ static int csv_write_dir(struct csv_dir *d, const struct export_opts *o, const c
 {
 	uint64_t events = 0;
 	int rc = -1;
-	if (make_dir(d->dir, &d->made_dir) == 0 && csv_raw(d, r, f, o->force, &events) == 0 &&
+	if (csv_files_mkdir(&d->fs, d->dir, "--csv") == 0 &&
+	    csv_raw(d, r, f, o->force, &events) == 0 &&
 	    (o->no_summary || csv_summary(d, input, j, p, o->force) == 0) &&
-	    (j || csv_dir_commit(d) == 0)) /* a job's, once every part is whole */
+	    (j || csv_files_commit(&d->fs) == 0)) /* a job's, once every part is whole */
 		rc = 0;
 	*written += events;
 	if (rc == 0)
 		warn_damage(r, input, events);
 	else
-		csv_dir_remove(d);
+		csv_files_remove(&d->fs);
 	return rc;
 }
 
@@ -1202,13 +842,13 @@ static int export_csv(const struct export_opts *o, struct trace_reader *r)
 	int status = 1;
 	uint64_t events = 0;
 	bar_start("exporting", input, r, 0);
-	if (make_dir(d.dir, &d.made_dir) == 0 && csv_dir_check(&d, o) == 0)
+	if (csv_files_mkdir(&d.fs, d.dir, "--csv") == 0 && csv_dir_check(&d, o) == 0)
 		status = csv_write_dir(&d, o, input, r, NULL, NULL, 0, &events) == 0 ? 0 : 1;
-	else if (d.made_dir)
-		rmdir(d.dir);
+	else
+		csv_files_remove(&d.fs);
 	bar_done();
 	if (status == 0)
-		said_wrote(d.dir, d.paths, d.n, events);
+		said_wrote(d.dir, &d.fs, events);
 	csv_dir_free(&d);
 	return status;
 }
@@ -1223,7 +863,8 @@ static int export_csv_job(const struct export_opts *o, struct job *j)
 	char *root = o->output ? xstrdup(o->output) : default_output(o->inputs[0], "-csv");
 	char err_root[TEXT_CLEAN_SIZE];
 	struct csv_dir *d = xcalloc(j->nparts ? j->nparts : 1, sizeof(*d));
-	int made = 0, status = 1;
+	struct csv_files top = {0}; /* the directories above the parts' */
+	int status = 1;
 	uint32_t done = 0;
 	uint64_t events = 0;
 	int norank = 0;
@@ -1233,7 +874,7 @@ static int export_csv_job(const struct export_opts *o, struct job *j)
 			 j->ranks[p].rank >= 0 ? j->ranks[p].rank : --norank);
 		csv_dir_names(&d[p], join(root, name), !o->no_summary);
 	}
-	if (make_dir(root, &made) != 0)
+	if (csv_files_mkdir(&top, root, "--csv") != 0)
 		goto out;
 	for (uint32_t p = 0; p < j->nparts; p++)
 		if (csv_dir_check(&d[p], o) != 0)
@@ -1247,13 +888,13 @@ static int export_csv_job(const struct export_opts *o, struct job *j)
 			error("%s", err);
 			goto out;
 		}
-		int rc = csv_write_dir(&d[done], o, path, r, part_filter(j, done, &f), j, done, &events);
+		int rc = csv_write_dir(&d[done], o, path, r, job_part_filter(j, done, &f), j, done, &events);
 		trace_reader_close(r);
 		if (rc != 0)
 			goto out;
 	}
 	for (uint32_t p = 0; p < j->nparts; p++)
-		if (csv_dir_commit(&d[p]) != 0)
+		if (csv_files_commit(&d[p].fs) != 0)
 			goto out;
 	status = 0;
 	fprintf(stderr, "gprof-dl: wrote %u directories to '%s' (%llu events)\n", j->nparts,
@@ -1261,12 +902,12 @@ static int export_csv_job(const struct export_opts *o, struct job *j)
 out:
 	if (status) {
 		for (uint32_t p = 0; p < done; p++)
-			csv_dir_remove(&d[p]);
-		if (made)
-			rmdir(root);
+			csv_files_remove(&d[p].fs);
+		csv_files_remove(&top);
 	}
 	for (uint32_t p = 0; p < j->nparts; p++)
 		csv_dir_free(&d[p]);
+	csv_files_free(&top);
 	free(d);
 	free(root);
 	return status;
@@ -1318,7 +959,7 @@ static int sql_part(struct export_writer *w, const struct job *j, uint32_t p, ui
 		return 1;
 	}
 	struct export_filter f;
-	int rc = export_writer_run_part(w, rd, part_filter(j, p, &f)) != 0 ? -1 : 0;
+	int rc = export_writer_run_part(w, rd, job_part_filter(j, p, &f)) != 0 ? -1 : 0;
 	*events += w->events;
 	if (rc == 0)
 		warn_damage(rd, path, w->events);
@@ -1346,131 +987,51 @@ static void sql_said(const struct job *j, uint64_t events, const char *out, int 
 	fprintf(stderr, " to '%s'\n", text_clean(safe, sizeof(safe), out));
 }
 
-/* The files of --partitioned: path[p * CSV_PARTITION_TABLES + k] is part
- * p's file of table k (csv_partition.h: the event tables, then the
- * aggregate ones; without the events, only the latter are written); other[] the same name with the other suffix (.csv for .csv.gz),
- * which an engine reading DIR/<table>/ would count twice; made[] says which
- * this run has created or truncated, the ones a failure removes. */
-/* Each file written to a temporary file beside it (cmd/output.h), all
- * renamed into place once every part is whole: a failed or interrupted
- * export leaves the old files as they were. */
-struct partition {
-	char *dir;
-	char **path, **other;
-	struct outfile *of;
-	int said; /* a write failed and was said: one line per failure */
-	uint32_t nfiles;
-	struct csv_partition_dirs dirs;
-};
-
-static void partition_names(struct partition *pt, const struct export_opts *o,
+/* The files of --partitioned (csv_files.h): file p * CSV_PARTITION_TABLES + k
+ * is part p's of table k (csv_partition.h: the event tables, then the
+ * aggregate ones; without the events, only the latter are written), its
+ * other name the same with the other suffix (.csv for .csv.gz), which an
+ * engine reading DIR/<table>/ would count twice. */
+static void partition_names(struct csv_files *fs, const char *dir, const struct export_opts *o,
 			    const struct job *j)
 {
-	pt->nfiles = j->nparts * CSV_PARTITION_TABLES;
-	pt->path = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->path));
-	pt->other = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->other));
-	pt->of = xcalloc(pt->nfiles ? pt->nfiles : 1, sizeof(*pt->of));
 	for (uint32_t p = 0; p < j->nparts; p++) {
 		const struct job_rank *r = &j->ranks[p];
 		const char *host = j->files[r->file].host;
 		for (unsigned i = 0; i < CSV_PARTITION_TABLES; i++) {
-			uint32_t k = p * CSV_PARTITION_TABLES + i;
-			if (o->no_events && i < CSV_FILE_COUNT)
-				continue; /* not this export's */
-			pt->path[k] = csv_partition_path(pt->dir, i, r->rank, host, r->pid, o->gzip);
-			pt->other[k] = csv_partition_path(pt->dir, i, r->rank, host, r->pid, !o->gzip);
-			pt->of[k] = (struct outfile){.fd = -1, .slot = -1};
+			if (o->no_events && i < CSV_FILE_COUNT) { /* not this export's */
+				csv_files_add(fs, NULL, NULL);
+				continue;
+			}
+			csv_files_add(fs, csv_partition_path(dir, i, r->rank, host, r->pid, o->gzip),
+				      csv_partition_path(dir, i, r->rank, host, r->pid, !o->gzip));
 		}
 	}
-}
-
-static void partition_free(struct partition *pt)
-{
-	for (uint32_t k = 0; k < pt->nfiles; k++) {
-		outfile_abort(&pt->of[k]); /* nothing, once committed */
-		free(pt->path[k]);
-		free(pt->other[k]);
-	}
-	free(pt->path);
-	free(pt->other);
-	free(pt->of);
-	csv_partition_dirs_free(&pt->dirs);
-	free(pt->dir);
 }
 
 /* Before anything is written: two parts of the job never share a file
  * (the same host and pid in one rank's directory), no part file exists
  * without --force, none is a trace being exported. */
-static int partition_check(const struct partition *pt, const struct export_opts *o,
+static int partition_check(const struct csv_files *fs, const struct export_opts *o,
 			   const struct job *j)
 {
-	struct stat st;
-	char err[2048];
 	unsigned k0 = o->no_events ? CSV_FILE_COUNT : 0; /* a file every part writes */
 	for (uint32_t p = 0; p < j->nparts; p++)
 		for (uint32_t q = p + 1; q < j->nparts; q++)
 			if (j->ranks[p].rank == j->ranks[q].rank && /* only -1 repeats */
-			    strcmp(pt->path[p * CSV_PARTITION_TABLES], pt->path[q * CSV_PARTITION_TABLES]) == 0)
+			    strcmp(fs->path[p * CSV_PARTITION_TABLES + k0],
+				   fs->path[q * CSV_PARTITION_TABLES + k0]) == 0)
 				return error("'%s' and '%s' would both write '%s'",
 					     j->files[j->ranks[p].file].path,
 					     j->files[j->ranks[q].file].path,
-					     pt->path[p * CSV_PARTITION_TABLES + k0]);
-	for (uint32_t k = 0; k < pt->nfiles; k++) {
-		if (!pt->path[k])
-			continue;
-		for (int other = 0; other < 2; other++) {
-			const char *path = other ? pt->other[k] : pt->path[k];
-			if (outfile_check_inputs(path, (const char *const *)o->inputs, o->ninputs,
-						 err, sizeof(err)) != 0)
-				return error("%s", err);
-			if (lstat(path, &st) != 0)
-				continue;
-			if (!o->force)
-				return error("'%s' exists; --force overwrites", path);
-		}
-	}
-	return 0;
-}
-
-/* Opens file k of the layout, its directories made as needed. */
-static FILE *partition_open(struct partition *pt, uint32_t k, const struct export_opts *o)
-{
-	char err[1024];
-	if (csv_partition_mkdirs(pt->path[k], &pt->dirs, err, sizeof(err)) != 0) {
-		error("%s", err);
-		return NULL;
-	}
-	struct outfile *of = &pt->of[k];
-	if (outfile_open(of, pt->path[k], o->force ? OUTFILE_FORCE : 0, 0666, err, sizeof(err)) != 0) {
-		pt->said = 1;
-		error("%s", err);
-		return NULL;
-	}
-	of->f = o->gzip ? csv_partition_gzip(of->fd, PARTITION_GZIP_LEVEL)
-			: async_out_fdopen(of->fd, CSV_BUFFER);
-	if (!of->f) {
-		pt->said = 1;
-		cmd_output_fail(of, errno);
-	}
-	return of->f;
-}
-
-/* Closes file k (renamed into place at the end): -1 when a write to it
- * failed, said in one line for the export. */
-static int partition_close(struct partition *pt, uint32_t k)
-{
-	char err[2048];
-	if (pt->of[k].fd < 0 || outfile_close(&pt->of[k], err, sizeof(err)) == 0)
-		return 0;
-	if (!pt->said)
-		error("%s", err);
-	pt->said = 1;
-	return -1;
+					     fs->path[p * CSV_PARTITION_TABLES + k0]);
+	return csv_files_check(fs, (const char *const *)o->inputs, o->ninputs, o->force,
+			       "--force overwrites");
 }
 
 /* Part p's files: 0, 1 when its trace cannot be read, -1 when a file could
  * not be made or written (said). */
-static int partition_part(struct partition *pt, const struct export_opts *o,
+static int partition_part(struct csv_files *fs, const char *dir, const struct export_opts *o,
 			  struct job *j, uint32_t p, uint64_t *events)
 {
 	FILE *outs[CSV_PARTITION_TABLES] = {0};
@@ -1478,7 +1039,8 @@ static int partition_part(struct partition *pt, const struct export_opts *o,
 	int rc = 0, said = 0;
 	for (unsigned i = o->no_events ? CSV_FILE_COUNT : 0; i < CSV_PARTITION_TABLES && rc == 0;
 	     i++)
-		if (!(outs[i] = partition_open(pt, k0 + i, o)))
+		if (!(outs[i] = csv_files_open(fs, k0 + i, o->force,
+					       o->gzip ? PARTITION_GZIP_LEVEL : 0, CSV_BUFFER)))
 			rc = -1, said = 1;
 	if (rc == 0 && !o->no_events) {
 		struct csv_export_opts eo = sql_opts(j, p);
@@ -1496,50 +1058,40 @@ static int partition_part(struct partition *pt, const struct export_opts *o,
 			rc = -1;
 	}
 	for (unsigned i = 0; i < CSV_PARTITION_TABLES; i++)
-		if (outs[i] && partition_close(pt, k0 + i) != 0) {
+		if (outs[i] && csv_files_close(fs, k0 + i) != 0) {
 			said = 1;
 			if (rc == 0)
 				rc = -1;
 		}
-	if (rc < 0 && !said && !pt->said)
-		error("cannot write the files of part %u in '%s'", p, pt->dir);
+	if (rc < 0 && !said && !fs->said)
+		error("cannot write the files of part %u in '%s'", p, dir);
 	return rc;
 }
 
 static int export_partitioned(const struct export_opts *o, struct job *j)
 {
-	struct partition pt = {0};
+	struct csv_files fs = {0};
 	char err[1024];
 	uint64_t events = 0;
 	int rc = -1;
-	uint32_t p = 0;
-	pt.dir = o->output ? xstrdup(o->output) : default_output(o->inputs[0], "-csv");
-	partition_names(&pt, o, j);
-	if (partition_check(&pt, o, j) != 0)
-		goto out;
-	for (rc = 0; p < j->nparts && rc == 0; p++)
-		rc = partition_part(&pt, o, j, p, &events);
-	if (rc == 0 && csv_partition_write_schema(pt.dir, err, sizeof(err)) != 0)
-		rc = error("%s", err);
-	for (uint32_t k = 0; k < pt.nfiles && rc == 0; k++)
-		if (pt.of[k].path && cmd_output_commit(&pt.of[k]) != 0)
-			rc = -1;
-	if (rc == 0) {
-		/* the other suffix's files of these parts are replaced too: the
-		 * engines read DIR/<table>/ whole */
-		for (uint32_t k = 0; k < pt.nfiles; k++)
-			if (pt.other[k])
-				unlink(pt.other[k]);
-		sql_said(j, events, pt.dir, o->no_events);
-	} else {
-		/* no half a job on disk: the temporary files, and the
-		 * directories this run made where no other host's files are */
-		for (uint32_t k = 0; k < pt.nfiles; k++)
-			outfile_abort(&pt.of[k]);
-		csv_partition_rmdirs(&pt.dirs);
+	char *dir = o->output ? xstrdup(o->output) : default_output(o->inputs[0], "-csv");
+	partition_names(&fs, dir, o, j);
+	if (partition_check(&fs, o, j) == 0) {
+		rc = 0;
+		for (uint32_t p = 0; p < j->nparts && rc == 0; p++)
+			rc = partition_part(&fs, dir, o, j, p, &events);
+		if (rc == 0 && csv_partition_write_schema(dir, err, sizeof(err)) != 0)
+			rc = error("%s", err);
+		if (rc == 0)
+			rc = csv_files_commit(&fs);
+		if (rc == 0)
+			sql_said(j, events, dir, o->no_events);
+		else /* no half a job on disk: the temporary files, and the
+		      * directories this run made where no other host's files are */
+			csv_files_remove(&fs);
 	}
-out:
-	partition_free(&pt);
+	csv_files_free(&fs);
+	free(dir);
 	return rc == 0 ? 0 : 1;
 }
 

@@ -76,6 +76,20 @@ struct coll_set {
 	char mismatch_note[256]; /* the first, in words; "" none */
 };
 
+/* A rank's host calls are the outermost of each thread
+ * (gprof-dl-summary(1), "Communication calls": a gloo:all_reduce inside
+ * c10d's call is one call). Over a thread's calls in start order, longer
+ * first on a tie: whether the call [start, start + dur) is one of its own,
+ * i.e. does not start before *end, the end of the last one that was (0 at
+ * the thread's first); *end is then its end. */
+static inline int collective_outermost(uint64_t *end, uint64_t start, uint64_t dur)
+{
+	if (start < *end)
+		return 0;
+	*end = start + dur;
+	return 1;
+}
+
 void coll_set_init(struct coll_set *c, uint32_t nranks);
 void coll_set_free(struct coll_set *c);
 /* Adds a call to rank index r (0 <= r < nranks); op and pg are interned. */

@@ -408,10 +408,10 @@ int job_open(struct job *j, int nfiles, char **paths, unsigned flags, char *err,
 		job_free(j);
 		return -1;
 	}
-	for (uint32_t p = 0; p < j->nparts && j->wall_clock; p++) {
+	for (uint32_t p = 0; p < j->nparts; p++) {
 		struct job_rank *r = &j->ranks[p];
 		if (r->end_ns)
-			r->end_ns = (uint64_t)((int64_t)r->end_ns + j->files[r->file].wall_offset_ns);
+			r->end_ns = (uint64_t)((int64_t)r->end_ns + job_file_shift(j, r->file));
 	}
 	return 0;
 }
@@ -514,4 +514,67 @@ const char *job_part_name(char *buf, size_t size, const struct job *j, uint32_t 
 	else
 		snprintf(buf, size, "pid %u", r->pid);
 	return buf;
+}
+
+/* ---- the job clock, for the exports of a job ---------------------------------- */
+
+const struct export_filter *job_part_filter(const struct job *j, uint32_t p,
+					    struct export_filter *f)
+{
+	const struct job_rank *r = &j->ranks[p];
+	if (!r->pids && !r->exclude)
+		return NULL;
+	int rest = 0, first = 1;
+	for (uint32_t q = 0; q < j->nparts; q++) {
+		if (j->ranks[q].file != r->file)
+			continue;
+		rest |= j->ranks[q].exclude;
+		first &= q >= p;
+	}
+	*f = (struct export_filter){{r->pids, r->npids, r->exclude}, rest ? r->exclude : first};
+	return f;
+}
+
+int64_t job_file_shift(const struct job *j, uint32_t f)
+{
+	return j->wall_clock ? j->files[f].wall_offset_ns : 0;
+}
+
+void job_part_title(char *buf, size_t size, const struct job *j, uint32_t p)
+{
+	const struct job_rank *r = &j->ranks[p];
+	const char *host = j->files[r->file].host;
+	char who[64];
+	if (r->rank >= 0)
+		snprintf(who, sizeof(who), "rank %d", r->rank);
+	else
+		snprintf(who, sizeof(who), "%s", j->nranks ? "launcher" : "trace");
+	if (*host)
+		snprintf(buf, size, "%s (pid %u, host %s)", who, r->pid, host);
+	else
+		snprintf(buf, size, "%s (pid %u)", who, r->pid);
+}
+
+uint32_t job_part_out_pid(const struct job *j, uint32_t p)
+{
+	for (uint32_t q = 0; q < j->nparts; q++)
+		if (q != p && j->ranks[q].pid == j->ranks[p].pid)
+			return 0x50000000u + p;
+	return j->ranks[p].pid;
+}
+
+void job_clock_base(const struct job *j, uint64_t *base, int64_t *wall)
+{
+	uint32_t first = 0;
+	*base = UINT64_MAX;
+	for (uint32_t f = 0; f < j->nfiles; f++) {
+		uint64_t s = j->files[f].start_ns + (uint64_t)job_file_shift(j, f);
+		if (s < *base) {
+			*base = s;
+			first = f;
+		}
+	}
+	if (!j->nfiles)
+		*base = 0;
+	*wall = j->wall_clock ? 0 : j->nfiles ? j->files[first].wall_offset_ns : 0;
 }

@@ -41,6 +41,7 @@
 #define GPDL_ANALYSIS_DIST_JOB_H
 
 #include "lib/analysis/store/analysis.h"
+#include "formats/export_writer.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -131,5 +132,28 @@ void job_missing_words(char *buf, size_t size, const struct job *j);
 
 /* "rank 3", or "rank -1" parts as "pid 4242": a part's name in messages. */
 const char *job_part_name(char *buf, size_t size, const struct job *j, uint32_t p);
+
+/* ---- the job clock, for the exports of a job --------------------------------- */
+
+/* The job's clock minus file f's own: its wall clock offset when the job is
+ * on Unix wall time (files from several hosts or clocks), else 0. */
+int64_t job_file_shift(const struct job *j, uint32_t f);
+/* The earliest start of a file on the job's clock (0 without files), and
+ * the wall clock offset of the job's clock: 0 on wall time, else that of
+ * the file that starts first. */
+void job_clock_base(const struct job *j, uint64_t *base, int64_t *wall);
+
+/* "rank 1 (pid 4242, host a)": a part's title in an export (a part of no
+ * rank is the launcher of a job's ranks, or a trace of its own). */
+void job_part_title(char *buf, size_t size, const struct job *j, uint32_t p);
+/* A part's pid in an export: its root's, unless another part has the same
+ * (ranks on several hosts, in containers), then one above any pid. */
+uint32_t job_part_out_pid(const struct job *j, uint32_t p);
+/* Part p's processes as an export driver filters them (f filled), or NULL
+ * for the whole file. The file's system-wide counters go with the part that
+ * is the whole file, or the rest of it (the launcher), or else the file's
+ * first part. */
+const struct export_filter *job_part_filter(const struct job *j, uint32_t p,
+					    struct export_filter *f);
 
 #endif

@@ -233,9 +233,9 @@ static void host_calls(struct call_ctx *c, const uint8_t *is_call)
 		uint64_t call_end = 0;
 		for (size_t i = 0; i < t->n; i++) {
 			uint32_t d = store_ev_desc(t, i);
-			if (!is_call[d] || store_ev_is_instant(t, i) || t->start[i] < call_end)
+			if (!is_call[d] || store_ev_is_instant(t, i) ||
+			    !collective_outermost(&call_end, t->start[i], t->dur[i]))
 				continue;
-			call_end = store_ev_end(t, i);
 			const struct store_comm *cm = store_extra_comm(t, store_extra_next(t, &xc, i));
 			add_call(c, t->start[i], t->dur[i], t->start[i], cm,
 				 store_name(s, s->descs[d].name));
