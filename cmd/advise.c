@@ -3,7 +3,7 @@
  * (lib/analysis/advice.h; every rule in gprof-dl-advise(1)).
  */
 #include "cmd/cmd.h"
-#include "cmd/output.h"
+#include "common/output.h"
 
 #include "lib/analysis/advice.h"
 #include "lib/analysis/dist/job.h"
@@ -132,15 +132,15 @@ int cmd_advise(int argc, char **argv)
 	if (!output || strcmp(output, "-") == 0)
 		return advice_files(n, paths, &o, stdout) ? 1 : 0;
 	struct outfile of;
-	if (cmd_output_open(&of, output, force, (const char *const *)paths, n) != 0)
+	if (output_open(&of, output, force, (const char *const *)paths, n) != 0)
 		return 1;
 	FILE *f = outfile_fdopen(&of);
 	if (!f)
-		return cmd_output_fail(&of, errno), 1;
+		return output_fail(&of, errno), 1;
 	int rc = advice_files(n, paths, &o, f);
 	if (rc < 0) {
 		outfile_abort(&of);
 		return 1;
 	}
-	return cmd_output_commit(&of) ? 1 : rc;
+	return output_commit(&of) ? 1 : rc;
 }

@@ -21,7 +21,7 @@
  * cannot be written; 2 usage.
  */
 #include "cmd/cmd.h"
-#include "cmd/output.h"
+#include "common/output.h"
 #include "lib/analysis/diff.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/views/perf.h"
@@ -284,19 +284,19 @@ int cmd_diff(int argc, char **argv)
 			for (int m = 0; m < (int)c.d.nfiles[k]; m++)
 				in[i++] = c.d.files[k][m];
 		struct outfile of;
-		rc = cmd_output_open(&of, c.output, c.force, in, n) != 0;
+		rc = output_open(&of, c.output, c.force, in, n) != 0;
 		free(in);
 		FILE *f = rc ? NULL : outfile_fdopen(&of);
 		if (!rc && !f)
-			rc = cmd_output_fail(&of, errno) != 0;
+			rc = output_fail(&of, errno) != 0;
 		if (!rc) {
 			rc = diff_files(&c.d, NULL, f);
 			if (rc && ferror(f))
-				cmd_output_fail(&of, errno);
+				output_fail(&of, errno);
 			else if (rc)
 				outfile_abort(&of); /* said why: an unreadable trace */
 			else
-				rc = cmd_output_commit(&of) != 0;
+				rc = output_commit(&of) != 0;
 		}
 	}
 	free(c.d.files[0]);

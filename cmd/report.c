@@ -17,7 +17,7 @@
  * or an OUT that is one of the traces (even with --force); 2 usage.
  */
 #include "cmd/cmd.h"
-#include "cmd/output.h"
+#include "common/output.h"
 #include "lib/analysis/dist/job.h"
 #include "formats/html/report_html.h"
 #include "lib/analysis/diff.h"
@@ -415,7 +415,7 @@ static int open_page(const struct report_opts *o, struct outfile *of)
 		in[i] = o->files[i];
 	for (int i = 0; i < o->nbase; i++)
 		in[o->nfiles + i] = o->base[i];
-	int rc = cmd_output_open(of, o->output, o->force, in, n) != 0;
+	int rc = output_open(of, o->output, o->force, in, n) != 0;
 	free(in);
 	return rc;
 }
@@ -428,12 +428,12 @@ static int write_page(const struct report_opts *o, struct outfile *of,
 	char clean[TEXT_CLEAN_SIZE];
 	FILE *f = outfile_fdopen(of);
 	if (!f)
-		return cmd_output_fail(of, errno), 1;
+		return output_fail(of, errno), 1;
 	int rc = report_html_write(f, doc);
 	long size = ftell(f);
 	if (rc != 0)
-		return cmd_output_fail(of, errno), 1;
-	if (cmd_output_commit(of) != 0)
+		return output_fail(of, errno), 1;
+	if (output_commit(of) != 0)
 		return 1;
 	fprintf(stderr, "gprof-dl: wrote '%s' (%ld bytes)\n", text_clean(clean, sizeof(clean), o->output),
 		size);

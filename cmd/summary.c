@@ -3,7 +3,7 @@
  * traces, summarised together, as text, CSV or JSON.
  */
 #include "cmd/cmd.h"
-#include "cmd/output.h"
+#include "common/output.h"
 #include "lib/analysis/store/capture.h"
 #include "lib/analysis/store/progress.h"
 #include "lib/analysis/dist/job.h"
@@ -246,18 +246,18 @@ int cmd_summary(int argc, char **argv)
 				     "summarised") ? 1 : 0;
 	/* a temporary file beside OUT, renamed to it when whole (output.h) */
 	struct outfile of;
-	if (cmd_output_open(&of, output, summary_force, (const char *const *)(argv + first),
+	if (output_open(&of, output, summary_force, (const char *const *)(argv + first),
 			    argc - first) != 0)
 		return 1;
 	FILE *f = outfile_fdopen(&of);
 	if (!f)
-		return cmd_output_fail(&of, errno), 1;
+		return output_fail(&of, errno), 1;
 	int rc = summary_files(argc - first, argv + first, &o, summary_cycle, f, "summarised");
 	if (rc < 0)
-		return cmd_output_fail(&of, errno), 1;
+		return output_fail(&of, errno), 1;
 	if (rc > 0) {
 		outfile_abort(&of); /* an unreadable trace: no output at all */
 		return 1;
 	}
-	return cmd_output_commit(&of) ? 1 : 0;
+	return output_commit(&of) ? 1 : 0;
 }

@@ -1,13 +1,13 @@
 /*
  * output.c - a subcommand's output file (output.h).
  */
-#include "cmd/output.h"
+#include "common/output.h"
 #include "common/error.h"
 
 #include <errno.h>
 #include <string.h>
 
-int cmd_output_open(struct outfile *o, const char *path, int force, const char *const *inputs,
+int output_open(struct outfile *o, const char *path, int force, const char *const *inputs,
 		    int n)
 {
 	char err[2048];
@@ -17,7 +17,7 @@ int cmd_output_open(struct outfile *o, const char *path, int force, const char *
 	return 0;
 }
 
-int cmd_output_commit(struct outfile *o)
+int output_commit(struct outfile *o)
 {
 	char err[2048];
 	if (outfile_commit(o, err, sizeof(err)) != 0)
@@ -25,7 +25,7 @@ int cmd_output_commit(struct outfile *o)
 	return 0;
 }
 
-int cmd_output_fail(struct outfile *o, int e)
+int output_fail(struct outfile *o, int e)
 {
 	char err[2048];
 	/* the close usually says why again (the flush fails the same way) */
