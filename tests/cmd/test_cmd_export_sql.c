@@ -811,6 +811,23 @@ static void test_sql_bad_input(void **state)
 	assert_contains(r.err, "rank=-1/part-h-9.csv'");
 	cmd_result_free(&r);
 	assert_false(exists(dir));
+	/* the same with the aggregate tables alone: their file is the one
+	 * named (the event tables' are not this export's; it compared a name
+	 * it had not made and crashed) */
+	r = EXPORT("--csv", "--partitioned", "--no-events", a, c, "-o", dir);
+	assert_int_equal(r.status, 1);
+	assert_one_line(r.err);
+	assert_contains(r.err, "would both write");
+	assert_contains(r.err, "agg_ranks/rank=-1/part-h-9.csv'");
+	cmd_result_free(&r);
+	assert_false(exists(dir));
+	tb_open(&b, "same-c.gpdl", "h", 10, 0); /* another pid: no clash */
+	char *e = strdup(tb_close(&b, MS));
+	r = EXPORT("--csv", "--partitioned", "--no-events", a, e, "-o", dir);
+	assert_int_equal(r.status, 0);
+	assert_contains(r.err, "wrote the aggregate tables of 2 traces to ");
+	cmd_result_free(&r);
+	free(e);
 	free(a);
 	free(c);
 	free(dir);
