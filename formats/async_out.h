@@ -22,4 +22,19 @@
  * (fd is left open then). */
 FILE *async_out_fdopen(int fd, size_t bufsize);
 
+/* For a writer that fills whole blocks of its own (the CSV export): the
+ * thread writes them from where they are, without the copy of each byte
+ * into the stream's buffer and from it into the thread's.
+ *   async_out_of    f's writer; NULL when f is not a stream of this file's
+ *   async_out_hand  what f holds, then block[0..n), to the file; block is
+ *                   the thread's until the next async_out_hand or
+ *                   async_out_wait returns, or f is closed
+ *   async_out_wait  returns once no block is in flight
+ * Both return 0, or -1 with errno when a write failed (this one or one
+ * before). */
+struct async_out;
+struct async_out *async_out_of(FILE *f);
+int async_out_hand(struct async_out *a, const char *block, size_t n);
+int async_out_wait(struct async_out *a);
+
 #endif

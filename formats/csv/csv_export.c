@@ -12,6 +12,7 @@
  */
 #include "formats/csv/csv_export.h"
 
+#include "formats/async_out.h"
 #include "formats/csv/csv_out.h"
 #include "gpdl-config.h"
 #include "common/error.h"
@@ -27,6 +28,9 @@
 #define MEASURE_DECIMALS 6
 /* Each file's own buffer, which goes to its stream in big blocks. */
 #define CSV_EXPORT_BUFFER (64u << 10)
+/* Two of these each when a thread writes the file (formats/async_out.h),
+ * which takes a full one as it is: few hand-overs, each a thread's wake. */
+#define CSV_EXPORT_HANDED (256u << 10)
 
 const char *const csv_export_file_names[CSV_FILE_COUNT] = {
 	[CSV_FILE_TRACE] = "trace.csv",         [CSV_FILE_PROCESSES] = "processes.csv",
@@ -695,7 +699,8 @@ static int csv_event(struct export_writer *w, const struct trace_event *e)
 	const struct trace_thread *t = trace_reader_thread(x->reader, e->thread);
 	if (!d || !t)
 		return 0; /* the reader promises both */
-	grow(x, e->thread);
+	if (e->thread >= x->nthreads)
+		grow(x, e->thread);
 	x->events[e->thread]++;
 	enum csv_export_file f = csv_export_route(d->type, e->flags, t->kind == TRACE_TRACK_STREAM);
 	if (f == CSV_FILE_RANGES && e->dur_ns && !(e->flags & TRACE_EVF_OPEN_AT_EXIT) &&
@@ -982,6 +987,16 @@ static void csv_destroy(struct export_writer *w)
 	free(x);
 }
 
+static int hand(void *a, const char *block, size_t n)
+{
+	return async_out_hand(a, block, n);
+}
+
+static int hand_wait(void *a)
+{
+	return async_out_wait(a);
+}
+
 static struct csv_export *csv_export_alloc(const struct csv_export_opts *o)
 {
 	struct csv_export *x = xcalloc(1, sizeof(*x));
@@ -1000,8 +1015,13 @@ struct export_writer *csv_export_new_opts(FILE *const outs[CSV_FILE_COUNT],
 					  const struct csv_export_opts *o)
 {
 	struct csv_export *x = csv_export_alloc(o);
-	for (int i = 0; i < CSV_FILE_COUNT; i++)
-		csv_out_init_buffered(&x->files[i], outs[i], CSV_EXPORT_BUFFER);
+	for (int i = 0; i < CSV_FILE_COUNT; i++) {
+		struct async_out *a = async_out_of(outs[i]);
+		if (a) /* its thread writes our buffers: no copy */
+			csv_out_init_handed(&x->files[i], outs[i], CSV_EXPORT_HANDED, hand, hand_wait, a);
+		else
+			csv_out_init_buffered(&x->files[i], outs[i], CSV_EXPORT_BUFFER);
+	}
 	return &x->ops;
 }
 

@@ -26,9 +26,27 @@ void csv_out_init_buffered(struct csv_out *c, FILE *out, size_t cap)
 	c->buf = xmalloc(c->cap);
 }
 
+void csv_out_init_handed(struct csv_out *c, FILE *out, size_t cap,
+			 int (*hand)(void *ctx, const char *block, size_t n),
+			 int (*wait)(void *ctx), void *ctx)
+{
+	csv_out_init_buffered(c, out, cap);
+	c->spare = xmalloc(c->cap);
+	c->hand = hand;
+	c->wait = wait;
+	c->ctx = ctx;
+}
+
 int csv_out_flush(struct csv_out *c)
 {
-	if (c->buf && c->len) {
+	if (c->hand && c->len) {
+		if (c->hand(c->ctx, c->buf, c->len) != 0)
+			c->error = 1;
+		char *full = c->buf; /* hand's now; the spare is free */
+		c->buf = c->spare;
+		c->spare = full;
+		c->len = 0;
+	} else if (c->buf && c->len) {
 		if (fwrite_unlocked(c->buf, 1, c->len, c->out) != c->len)
 			c->error = 1;
 		c->len = 0;
@@ -39,8 +57,12 @@ int csv_out_flush(struct csv_out *c)
 void csv_out_release(struct csv_out *c)
 {
 	csv_out_flush(c);
+	if (c->hand && c->wait(c->ctx) != 0) /* the block handed last is read */
+		c->error = 1;
 	free(c->buf);
-	c->buf = NULL;
+	free(c->spare);
+	c->buf = c->spare = NULL;
+	c->hand = NULL;
 	c->len = c->cap = 0;
 }
 
@@ -113,7 +135,7 @@ void csv_out_fieldf(struct csv_out *c, const char *fmt, ...)
 	csv_out_field(c, buf);
 }
 
-void csv_out_end_row(struct csv_out *c)
+void csv_out_end_row_slow(struct csv_out *c)
 {
 	if (c->buf)
 		out_bytes(c, "\r\n", 2);
@@ -134,22 +156,28 @@ int csv_out_error(const struct csv_out *c)
 
 /* ---- the fast path ------------------------------------------------------- */
 
-static inline void put(struct csv_out *c, const char *s, size_t n)
+void csv_out_put_slow(struct csv_out *c, const char *s, size_t n)
 {
 	out_comma(c);
 	out_bytes(c, s, n);
 	c->row_started = 1;
 }
 
-void csv_out_empty(struct csv_out *c)
+static inline void put(struct csv_out *c, const char *s, size_t n)
 {
-	put(c, "", 0);
+	char *p = csv_out_room(c, n);
+	if (!p) {
+		csv_out_put_slow(c, s, n);
+		return;
+	}
+	memcpy(p, s, n);
+	c->len = (size_t)(p + n - c->buf);
 }
 
-static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
-				     "25262728293031323334353637383940414243444546474849"
-				     "50515253545556575859606162636465666768697071727374"
-				     "75767778798081828384858687888990919293949596979899";
+const char csv_digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				      "25262728293031323334353637383940414243444546474849"
+				      "50515253545556575859606162636465666768697071727374"
+				      "75767778798081828384858687888990919293949596979899";
 
 /* Digits of v ending at end, two at a time; returns where they start. */
 static inline char *digits(char *end, uint64_t v)
@@ -159,60 +187,24 @@ static inline char *digits(char *end, uint64_t v)
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
 		p -= 2;
-		memcpy(p, digit_pairs + 2 * r, 2);
+		memcpy(p, csv_digit_pairs + 2 * r, 2);
 	}
 	if (v >= 10) {
 		p -= 2;
-		memcpy(p, digit_pairs + 2 * v, 2);
+		memcpy(p, csv_digit_pairs + 2 * v, 2);
 	} else {
 		*--p = (char)('0' + v);
 	}
 	return p;
 }
 
-/* How many decimal digits v has: log10 from its bit length, corrected. */
-static inline size_t digit_count(uint64_t v)
-{
-	static const uint64_t p10[20] = {
-		1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-		100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
-		1000000000000ull, 10000000000000ull, 100000000000000ull,
-		1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-		1000000000000000000ull, 10000000000000000000ull,
-	};
-	if (v < 10)
-		return 1;
-	unsigned t = ((unsigned)(64 - __builtin_clzll(v)) * 1233u) >> 12;
-	return t + 1 - (v < p10[t]);
-}
-
-void csv_out_uint(struct csv_out *c, uint64_t v)
-{
-	char buf[24];
-	out_comma(c);
-	c->row_started = 1;
-	if (c->buf && c->cap - c->len >= sizeof(buf)) { /* in place: no copy */
-		size_t n = digit_count(v);
-		digits(c->buf + c->len + n, v);
-		c->len += n;
-		return;
-	}
-	char *p = digits(buf + sizeof(buf), v);
-	out_bytes(c, p, (size_t)(buf + sizeof(buf) - p));
-}
-
-void csv_out_raw(struct csv_out *c, const char *s, size_t n)
-{
-	put(c, s, n);
-}
-
 void csv_out_int(struct csv_out *c, int64_t v)
 {
-	char buf[24];
-	char *p = digits(buf + sizeof(buf), v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+	char buf[24], *p = buf;
 	if (v < 0)
-		*--p = '-';
-	put(c, p, (size_t)(buf + sizeof(buf) - p));
+		*p++ = '-';
+	p = csv_udigits(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+	put(c, buf, (size_t)(p - buf));
 }
 
 void csv_out_double(struct csv_out *c, double v)

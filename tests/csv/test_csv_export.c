@@ -823,6 +823,54 @@ static void test_numbers(void **state)
 	free(text);
 }
 
+/* Every number of digits, at its edges (10^k - 1, 10^k, 10^k + 1) and in
+ * between, and the 8- and 16-digit seams of the writer's eight-digit steps:
+ * the same text as printf's, buffered (in place) and not. */
+static void test_uint_every_length(void **state)
+{
+	(void)state;
+	uint64_t vals[200];
+	size_t n = 0;
+	vals[n++] = 0;
+	for (uint64_t p = 1, k = 0; k < 20; k++, p *= 10) {
+		vals[n++] = p - 1;
+		vals[n++] = p;
+		vals[n++] = p + 1;
+		vals[n++] = p * 7 + 12345678 % p;
+		if (p <= UINT64_MAX / 10 - 1)
+			vals[n++] = p * 10 - 2;
+	}
+	vals[n++] = 10000000001234567ull; /* zeros inside the lower eight-digit runs */
+	vals[n++] = 1000000000000000001ull;
+	vals[n++] = 1700000000000000000ull;
+	vals[n++] = UINT64_MAX;
+	vals[n++] = UINT64_MAX - 1;
+	char want[8192] = "";
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)snprintf(want + at, sizeof(want) - at, "%s%llu", i ? "," : "",
+				       (unsigned long long)vals[i]);
+	snprintf(want + at, sizeof(want) - at, "\r\n");
+	for (int buffered = 0; buffered < 2; buffered++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		assert_non_null(f);
+		struct csv_out c;
+		if (buffered)
+			csv_out_init_buffered(&c, f, 4096);
+		else
+			csv_out_init(&c, f);
+		for (size_t i = 0; i < n; i++)
+			csv_out_uint(&c, vals[i]);
+		csv_out_end_row(&c);
+		csv_out_release(&c);
+		assert_int_equal(fclose(f), 0);
+		assert_string_equal(text, want);
+		free(text);
+	}
+}
+
 /* ---- the ops fixture: sequence numbers, input shapes, samples (1.2) ------- */
 
 static void test_ops_events(void **state)
@@ -1217,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_utf8_clean),
 		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_uint_every_length),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_ops_events),
 		cmocka_unit_test(test_repeated_descs),
