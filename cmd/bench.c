@@ -176,8 +176,6 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 		case 'h':
 			fputs(bench_usage, stdout);
 			return -1;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}

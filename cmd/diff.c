@@ -227,8 +227,6 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 			free(loose);
 			loose = NULL;
 			return -1;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}

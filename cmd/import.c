@@ -71,8 +71,6 @@ static void parse_args(int argc, char **argv, struct import_opts *o)
 		case 'h':
 			fputs(import_usage, stdout);
 			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}

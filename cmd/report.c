@@ -144,8 +144,6 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			fputs(report_usage, stdout);
 			return -1;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}

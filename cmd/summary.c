@@ -220,8 +220,6 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 		case 'h':
 			fputs(summary_usage, stdout);
 			return -1;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}

@@ -1,3 +1,4 @@
+/* report.c - the end-of-run tables `gprof-dl run` prints in nvprof's layout (report.h). */
 #include "lib/analysis/report.h"
 #include "lib/analysis/advise/advise.h"
 

@@ -1,3 +1,4 @@
+/* summary.c - the Trace Summary and the chosen views of an analysis: text, CSV or JSON. */
 #include "lib/analysis/summary.h"
 
 #include "formats/csv/csv_out.h"

@@ -1,3 +1,4 @@
+/* analysis.c - an analysis's life: its store loaded, window and per-type unions computed once. */
 #include "lib/analysis/store/analysis.h"
 
 #include "lib/analysis/store/progress.h"

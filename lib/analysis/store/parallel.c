@@ -1,3 +1,4 @@
+/* parallel.c - running the analysis's independent pieces on a few threads (parallel.h). */
 #include "lib/analysis/store/parallel.h"
 
 #include <pthread.h>
