@@ -776,8 +776,8 @@ static int member_cmp(const void *a, const void *b)
 static int write_flows(struct export_writer *w, struct calls *cs, uint64_t *matched)
 {
 	const struct job *j = cs->j;
-	struct coll_set set;
-	coll_set_init(&set, j->nranks);
+	struct collective_set set;
+	collective_set_init(&set, j->nranks);
 	size_t **idx = xcalloc(j->nranks ? j->nranks : 1, sizeof(*idx));
 	size_t total = 0;
 	for (uint32_t r = 0; r < j->nranks; r++) {
@@ -785,7 +785,7 @@ static int write_flows(struct export_writer *w, struct calls *cs, uint64_t *matc
 		idx[r] = rank_calls(cs, r, &n);
 		for (size_t k = 0; k < n; k++) {
 			const struct xcall *x = &cs->v[idx[r][k]];
-			struct coll_call call = {
+			struct collective_call call = {
 				.start_ns = x->start,
 				.dur_ns = x->dur,
 				.seq1 = x->seq1,
@@ -794,17 +794,17 @@ static int write_flows(struct export_writer *w, struct calls *cs, uint64_t *matc
 				.peer = x->peer,
 				.step = -1,
 			};
-			coll_add(&set, r, &call, names_get(&cs->names, x->op),
+			collective_add(&set, r, &call, names_get(&cs->names, x->op),
 				 names_get(&cs->names, x->pg));
 		}
 		total += n;
 	}
-	coll_match(&set);
+	collective_match(&set);
 	/* the calls were added in start order, so set's calls are idx's */
 	struct member *m = xmalloc((total ? total : 1) * sizeof(*m));
 	size_t nm = 0;
 	for (uint32_t r = 0; r < j->nranks; r++) {
-		const struct coll_rank *cr = &set.ranks[r];
+		const struct collective_rank *cr = &set.ranks[r];
 		for (size_t k = 0; k < cr->n; k++)
 			if (!cr->calls[k].mismatch && set.matches[cr->calls[k].match].members > 1)
 				m[nm++] = (struct member){cr->calls[k].match, &cs->v[idx[r][k]], r};
@@ -828,7 +828,7 @@ static int write_flows(struct export_writer *w, struct calls *cs, uint64_t *matc
 		rc = chrome_job_flow(w, &f);
 	}
 	free(m);
-	coll_set_free(&set);
+	collective_set_free(&set);
 	return rc;
 }
 

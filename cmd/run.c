@@ -21,7 +21,7 @@
 #include "cmd/cmd.h"
 #include "formats/trace/trace.h"
 #include "gpdl-config.h"
-#include "lib/analysis/report.h"
+#include "lib/analysis/runend.h"
 #include "lib/analysis/store/capture.h"
 #include "common/clock.h"
 #include "common/error.h"
@@ -907,7 +907,7 @@ int cmd_run(int argc, char **argv)
 			if (!seen)
 				job_files[njob++] = (char *)f;
 		}
-		report_run_job_summary(shown, job_files, njob, stderr, (unsigned)pid);
+		runend_job_summary(shown, job_files, njob, stderr, (unsigned)pid);
 		free(job_files);
 		if (stats.no_slot_threads)
 			fprintf(stderr,
