@@ -27,7 +27,7 @@
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/dist/jobperf.h"
 #include "lib/analysis/views/perf.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 

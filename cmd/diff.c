@@ -25,7 +25,7 @@
 #include "lib/analysis/diff.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/views/perf.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "lib/analysis/summary.h"
 #include "common/error.h"
 

@@ -16,7 +16,7 @@
  */
 #include "cmd/cmd.h"
 #include "formats/import/import.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 

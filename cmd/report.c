@@ -21,7 +21,7 @@
 #include "lib/analysis/dist/job.h"
 #include "formats/html/report_html.h"
 #include "lib/analysis/diff.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "lib/analysis/summary.h"
 #include "lib/analysis/views/perf.h"
 #include "gpdl-config.h"

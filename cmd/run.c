@@ -22,7 +22,7 @@
 #include "formats/trace/trace.h"
 #include "gpdl-config.h"
 #include "lib/analysis/runend.h"
-#include "lib/analysis/store/capture.h"
+#include "formats/trace/capture.h"
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/outfile.h"

@@ -4,8 +4,8 @@
  */
 #include "cmd/cmd.h"
 #include "cmd/output.h"
-#include "lib/analysis/store/capture.h"
-#include "lib/analysis/store/progress.h"
+#include "formats/trace/capture.h"
+#include "common/progress.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/summary.h"
 #include "common/error.h"

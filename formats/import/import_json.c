@@ -16,6 +16,7 @@
 #include "formats/export_writer.h"
 #include "formats/import/import_classify.h"
 #include "formats/import/import_int.h"
+#include "formats/import/import_tell.h"
 #include "formats/import/import_num.h"
 
 #include "common/error.h"

@@ -7,11 +7,11 @@
 #include "lib/analysis/dist/dist.h"
 #include "lib/analysis/views/perf.h"
 #include "lib/analysis/views/view_distributed.h"
-#include "lib/analysis/store/parallel.h"
-#include "lib/analysis/store/progress.h"
+#include "common/parallel.h"
+#include "common/progress.h"
 #include "common/error.h"
 
-#include "lib/analysis/store/capture.h"
+#include "formats/trace/capture.h"
 
 #include <errno.h>
 #include <limits.h>

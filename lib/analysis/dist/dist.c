@@ -7,7 +7,7 @@
 #include "lib/analysis/dist/dist.h"
 
 #include "lib/analysis/views/perf.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "common/error.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* parallel.c - running the analysis's independent pieces on a few threads (parallel.h). */
-#include "lib/analysis/store/parallel.h"
+#include "common/parallel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
