@@ -402,38 +402,44 @@ int runend_job_summary(const char *trace_path, char *const *job_files, size_t nj
 	return run_summary(trace_path, job_files, njob, out, pid);
 }
 
-const char *runend_exit_status(char *buf, size_t size, int32_t status)
+const char *runend_exit_status(char *buf, size_t size, int32_t status, int32_t signal)
 {
-	if (status == TRACE_EXIT_KILLED)
+	if (signal > 0)
+		snprintf(buf, size, "killed by signal %d", (int)signal);
+	else if (status == TRACE_EXIT_KILLED)
 		snprintf(buf, size, "killed");
 	else if (status < 0)
 		snprintf(buf, size, "still running");
-	else if (status > 128 && status < 128 + 65)
-		snprintf(buf, size, "killed by signal %d", (int)status - 128);
 	else
 		snprintf(buf, size, "exit %d", (int)status);
 	return buf;
 }
 
-void runend_ranks(FILE *out, unsigned pid, const struct runend_rank *ranks, size_t n,
-		      const char *launcher_path, unsigned launcher_pid, int32_t launcher_status)
+void runend_rank_lines(FILE *out, unsigned pid, const struct runend_rank *ranks, size_t n,
+		       const struct runend_rank *launcher)
 {
 	char st[48], of[32], safe[TEXT_CLEAN_SIZE];
+	int is_rank = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct runend_rank *k = &ranks[i];
 		of[0] = '\0';
 		if (k->world_size > 0)
 			snprintf(of, sizeof(of), " of %d", (int)k->world_size);
 		fprintf(out, "==%u== Rank %d%s: pid %u, %s, %s\n", pid, (int)k->rank, of, k->pid,
-			runend_exit_status(st, sizeof(st), k->exit_status),
+			runend_exit_status(st, sizeof(st), k->exit_status, k->exit_signal),
 			text_clean(safe, sizeof(safe), k->path ? k->path : "?"));
+		is_rank |= launcher && k->pid == launcher->pid;
 	}
-	int is_rank = 0;
-	for (size_t i = 0; i < n; i++)
-		is_rank |= ranks[i].pid == launcher_pid;
-	if (launcher_path && !is_rank)
-		fprintf(out, "==%u== Launcher: pid %u, %s, %s\n", pid, launcher_pid,
-			runend_exit_status(st, sizeof(st), launcher_status),
-			text_clean(safe, sizeof(safe), launcher_path));
+	if (launcher && launcher->path && !is_rank)
+		fprintf(out, "==%u== Launcher: pid %u, %s, %s\n", pid, launcher->pid,
+			runend_exit_status(st, sizeof(st), launcher->exit_status, launcher->exit_signal),
+			text_clean(safe, sizeof(safe), launcher->path));
 	fflush(out);
+}
+
+void runend_ranks(FILE *out, unsigned pid, const struct runend_rank *ranks, size_t n,
+		      const char *launcher_path, unsigned launcher_pid, int32_t launcher_status)
+{
+	struct runend_rank l = {.pid = launcher_pid, .exit_status = launcher_status, .path = launcher_path};
+	runend_rank_lines(out, pid, ranks, n, launcher_path ? &l : NULL);
 }

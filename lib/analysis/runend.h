@@ -65,22 +65,28 @@ struct runend_rank {
 	int32_t rank, world_size;
 	unsigned pid;        /* its rank root */
 	int32_t exit_status; /* trace_process.exit_status of the rank root */
+	int32_t exit_signal; /* N > 0: it died of signal N; 0: exit_status is a code or unknown */
 	const char *path;    /* the file that holds it */
 };
 
 /* One line per rank, then the launcher's (the root process's, when it is
- * no rank root) file; launcher_path NULL: every process was a rank's:
+ * no rank root) file; launcher NULL: every process was a rank's:
  *
  *   ==4242== Rank 0 of 2: pid 4243, exit 0, t-0.gpdl
  *   ==4242== Rank 1 of 2: pid 4244, killed by signal 9, t-1.gpdl
- *   ==4242== Launcher: pid 4242, exit 1, t-.gpdl
+ *   ==4242== Launcher: pid 4242, exit 137, t-.gpdl
  *
- * An exit status is "exit N", "killed by signal N", "killed" (it died
- * without exiting, the signal unknown) or "still running". */
+ * An exit status is "killed by signal N" only when a signal killed it (a
+ * launcher that exits with 137 exited), "killed" (it died without exiting,
+ * the signal unknown), "still running" or "exit N". */
+void runend_rank_lines(FILE *out, unsigned pid, const struct runend_rank *ranks, size_t n,
+		       const struct runend_rank *launcher);
+/* The same with the launcher given by its file, pid and exit status (no
+ * signal). */
 void runend_ranks(FILE *out, unsigned pid, const struct runend_rank *ranks, size_t n,
 		      const char *launcher_path, unsigned launcher_pid, int32_t launcher_status);
-/* The words for an exit status, as above, into buf. */
-const char *runend_exit_status(char *buf, size_t size, int32_t status);
+/* The words for an exit status and signal, as above, into buf. */
+const char *runend_exit_status(char *buf, size_t size, int32_t status, int32_t signal);
 
 /* nvprof's time format: four or five significant digits and a unit, "9.6305ms". */
 void runend_format_time(char *buf, size_t size, double ns);
