@@ -273,7 +273,7 @@ int cmd_diff(int argc, char **argv)
 	progress_enable(1); /* only shown on a terminal, after a second */
 	int rc;
 	if (!c.output || strcmp(c.output, "-") == 0) {
-		rc = diff_files(&c.d, NULL, NULL);
+		rc = diff_files(&c.d, NULL);
 	} else {
 		/* a temporary file beside OUT, renamed to it when whole (output.h) */
 		int n = c.d.nfiles[0] + c.d.nfiles[1];
@@ -288,7 +288,7 @@ int cmd_diff(int argc, char **argv)
 		if (!rc && !f)
 			rc = cmd_output_fail(&of, errno) != 0;
 		if (!rc) {
-			rc = diff_files(&c.d, NULL, f);
+			rc = diff_files(&c.d, f);
 			if (rc && ferror(f))
 				cmd_output_fail(&of, errno);
 			else if (rc)

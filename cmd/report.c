@@ -338,7 +338,7 @@ static int report_diff(const struct report_opts *o, char **buf, size_t *len)
 	FILE *f = open_memstream(buf, len);
 	if (!f)
 		die_errno("open_memstream");
-	int rc = diff_files(&d, NULL, f);
+	int rc = diff_files(&d, f);
 	if (fclose(f) != 0 && rc == 0) {
 		error("cannot hold the diff in memory");
 		rc = 1;
