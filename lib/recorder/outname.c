@@ -1,3 +1,4 @@
+/* outname.c - the `gprof-dl run -o` patterns: parsed, checked, expanded into names. */
 #include "lib/recorder/outname.h"
 
 #include "common/error.h"
