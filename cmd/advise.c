@@ -7,7 +7,7 @@
 
 #include "lib/analysis/advice.h"
 #include "lib/analysis/dist/job.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "lib/analysis/views/perf.h"
 
 #include "common/error.h"

@@ -27,7 +27,7 @@
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/dist/jobperf.h"
 #include "lib/analysis/views/perf.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 
@@ -176,8 +176,6 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 		case 'h':
 			fputs(bench_usage, stdout);
 			return -1;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}

@@ -29,6 +29,17 @@ const char *gpdl_self_dir(void);
 /* A count given to an option ("--top", "--skip-steps"); a usage error
  * "invalid OPTION 'S' (WHAT)" when s is not one. */
 unsigned cmd_parse_count(const char *option, const char *s, const char *what);
+/* run's --buffer-size: bytes (K, M, G suffixes), 4K to 1G, rounded up to
+ * a power of two; a usage error naming opt otherwise. */
+uint64_t cmd_parse_size(const char *s, const char *opt);
+/* A number from lo to hi; a usage error naming opt otherwise. */
+unsigned long cmd_parse_range(const char *s, const char *opt, unsigned long lo, unsigned long hi);
+/* run's --delay and --duration: seconds, fractions allowed, as nanoseconds. */
+uint64_t cmd_parse_seconds(const char *s, const char *opt);
+/* run's --schedule wait=W,warmup=U,active=A[,repeat=R][,skip-first=S], each
+ * key at most once, as torch.profiler.schedule's arguments (repeat 0: until
+ * the end); into "W,U,A,R,S" for GPROF_DL_SCHEDULE. */
+void cmd_parse_schedule(const char *spec, char *env, size_t envlen);
 /* --skip-steps N of bench and summary. */
 unsigned cmd_parse_skip_steps(const char *s);
 /* --time-unit of summary, bench and diff; a usage error when not a unit. */

@@ -25,7 +25,7 @@
 #include "lib/analysis/diff.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/views/perf.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "lib/analysis/summary.h"
 #include "common/error.h"
 
@@ -227,8 +227,6 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 			free(loose);
 			loose = NULL;
 			return -1;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
@@ -275,7 +273,7 @@ int cmd_diff(int argc, char **argv)
 	progress_enable(1); /* only shown on a terminal, after a second */
 	int rc;
 	if (!c.output || strcmp(c.output, "-") == 0) {
-		rc = diff_files(&c.d, NULL, NULL);
+		rc = diff_files(&c.d, NULL);
 	} else {
 		/* a temporary file beside OUT, renamed to it when whole (output.h) */
 		int n = c.d.nfiles[0] + c.d.nfiles[1];
@@ -290,7 +288,7 @@ int cmd_diff(int argc, char **argv)
 		if (!rc && !f)
 			rc = output_fail(&of, errno) != 0;
 		if (!rc) {
-			rc = diff_files(&c.d, NULL, f);
+			rc = diff_files(&c.d, f);
 			if (rc && ferror(f))
 				output_fail(&of, errno);
 			else if (rc)

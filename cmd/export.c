@@ -42,10 +42,10 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/textsafe.h"
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 #include "formats/trace/trace.h"
 #include "lib/analysis/dist/job.h"
-#include "lib/analysis/store/capture.h"
+#include "formats/trace/capture.h"
 #include "lib/export/export.h"
 
 #include <errno.h>

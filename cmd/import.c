@@ -16,7 +16,7 @@
  */
 #include "cmd/cmd.h"
 #include "formats/import/import.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 
@@ -71,8 +71,6 @@ static void parse_args(int argc, char **argv, struct import_opts *o)
 		case 'h':
 			fputs(import_usage, stdout);
 			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}

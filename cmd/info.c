@@ -13,10 +13,10 @@
  * where the damage is is this command's job), 1 when any was not, 2 usage.
  */
 #include "cmd/cmd.h"
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 #include "formats/trace/trace.h"
 #include "formats/trace/trace_ranks.h"
-#include "lib/analysis/store/capture.h"
+#include "formats/trace/capture.h"
 #include "common/error.h"
 #include "common/hmap.h"
 #include "common/textsafe.h"

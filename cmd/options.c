@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/textsafe.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,4 +224,87 @@ int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct o
 			    text_clean(clean, sizeof(clean), opt));
 	}
 	return c;
+}
+
+uint64_t cmd_parse_size(const char *s, const char *opt)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		usage_error("%s: '%s' is not a size", opt, s);
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end || v < 4096 || v > (1ull << 30))
+		usage_error("%s: '%s' must be between 4K and 1G", opt, s);
+	uint64_t p = 4096;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+unsigned long cmd_parse_range(const char *s, const char *opt, unsigned long lo, unsigned long hi)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		usage_error("%s: '%s' must be a number from %lu to %lu", opt, s, lo, hi);
+	return v;
+}
+
+uint64_t cmd_parse_seconds(const char *s, const char *opt)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0) || v > 1e7)
+		usage_error("%s: '%s' is not a number of seconds", opt, s);
+	return (uint64_t)(v * 1e9 + 0.5);
+}
+
+void cmd_parse_schedule(const char *spec, char *env, size_t envlen)
+{
+	static const char *const keys[] = {"wait", "warmup", "active", "repeat", "skip-first"};
+	unsigned long long v[5] = {0};
+	int seen[5] = {0};
+	const char *s = spec;
+	if (!*s)
+		usage_error("--schedule: empty: give wait=W,warmup=U,active=A[,repeat=R][,skip-first=S]");
+	while (*s) {
+		const char *eq = strchr(s, '='), *comma = strchr(s, ',');
+		if (!comma)
+			comma = s + strlen(s);
+		if (!eq || eq > comma)
+			usage_error("--schedule: '%.*s' is not KEY=N", (int)(comma - s), s);
+		size_t klen = (size_t)(eq - s);
+		int k = -1;
+		for (int i = 0; i < 5; i++)
+			if (strlen(keys[i]) == klen && !strncmp(s, keys[i], klen))
+				k = i;
+		if (klen == 10 && !strncmp(s, "skip_first", 10))
+			k = 4;
+		if (k < 0)
+			usage_error("--schedule: unknown key '%.*s' (wait, warmup, active, repeat, skip-first)",
+				    (int)klen, s);
+		if (seen[k])
+			usage_error("--schedule: '%s' given twice", keys[k]);
+		seen[k] = 1;
+		const char *num = eq + 1;
+		char *end;
+		errno = 0;
+		v[k] = strtoull(num, &end, 10);
+		if (errno || end == num || end != comma || *num == '-' || *num == '+' || v[k] > 1000000000ull)
+			usage_error("--schedule: %s='%.*s' is not a number from 0 to 1000000000", keys[k],
+				    (int)(comma - num), num);
+		s = *comma ? comma + 1 : comma;
+		if (*comma && !*s)
+			usage_error("--schedule: '%s' ends with a comma", spec);
+	}
+	if (!seen[2] || v[2] == 0)
+		usage_error("--schedule: active must be at least 1 ('%s')", spec);
+	snprintf(env, envlen, "%llu,%llu,%llu,%llu,%llu", v[0], v[1], v[2], v[3], v[4]);
 }

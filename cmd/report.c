@@ -21,7 +21,7 @@
 #include "lib/analysis/dist/job.h"
 #include "formats/html/report_html.h"
 #include "lib/analysis/diff.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "lib/analysis/summary.h"
 #include "lib/analysis/views/perf.h"
 #include "gpdl-config.h"
@@ -144,8 +144,6 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			fputs(report_usage, stdout);
 			return -1;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
@@ -340,7 +338,7 @@ static int report_diff(const struct report_opts *o, char **buf, size_t *len)
 	FILE *f = open_memstream(buf, len);
 	if (!f)
 		die_errno("open_memstream");
-	int rc = diff_files(&d, NULL, f);
+	int rc = diff_files(&d, f);
 	if (fclose(f) != 0 && rc == 0) {
 		error("cannot hold the diff in memory");
 		rc = 1;

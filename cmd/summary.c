@@ -4,8 +4,8 @@
  */
 #include "cmd/cmd.h"
 #include "common/output.h"
-#include "lib/analysis/store/capture.h"
-#include "lib/analysis/store/progress.h"
+#include "formats/trace/capture.h"
+#include "common/progress.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/summary.h"
 #include "common/error.h"
@@ -220,8 +220,6 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 		case 'h':
 			fputs(summary_usage, stdout);
 			return -1;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}

@@ -1,3 +1,4 @@
+/* error.c - die, usage_error, error, warning, BUG: how gprof-dl says what went wrong. */
 #include "error.h"
 
 #include "textsafe.h"

@@ -1,3 +1,4 @@
+/* hmap.c - the open-addressing hash map of hmap.h: probing, growth, deletion by shifting back. */
 #include "common/hmap.h"
 #include "common/error.h"
 

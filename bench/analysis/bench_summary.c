@@ -20,7 +20,7 @@
  */
 #include "bench/bench.h"
 #include "bench/trace/trace_gen.h"
-#include "lib/analysis/store/parallel.h"
+#include "common/parallel.h"
 #include "lib/analysis/summary.h"
 
 #include <errno.h>

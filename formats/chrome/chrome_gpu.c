@@ -268,27 +268,6 @@ void chrome_write_distributed(struct chrome_writer *c)
 	chrome_raw(c, "},\n");
 }
 
-static void gpu_meta(struct chrome_writer *c, const char *name, uint64_t pid, uint64_t tid)
-{
-	struct json_writer *j = &c->json;
-	chrome_next_item(c);
-	json_begin_object(j);
-	chrome_key_string(j, "name", name);
-	chrome_key_string(j, "ph", "M");
-	chrome_key(j, "ts");
-	json_uint(j, 0);
-	chrome_key_uint(j, "pid", pid);
-	chrome_key_uint(j, "tid", tid);
-	chrome_key(j, "args");
-	json_begin_object(j);
-}
-
-static void gpu_meta_end(struct chrome_writer *c)
-{
-	json_end_object(&c->json);
-	json_end_object(&c->json);
-}
-
 /* Whether a stream track before index i is on the same device. */
 static int device_seen(struct chrome_writer *c, uint32_t i, uint32_t device)
 {
@@ -304,18 +283,18 @@ static void gpu_process(struct chrome_writer *c, uint32_t device)
 {
 	char name[32];
 	snprintf(name, sizeof(name), "GPU %u", device);
-	gpu_meta(c, "process_name", device, 0);
+	chrome_meta_begin(c, "process_name", device, 0);
 	chrome_key_string(&c->json, "name", name);
-	gpu_meta_end(c);
+	chrome_meta_end(c);
 	const struct trace_device *d = trace_reader_device_by_id(c->reader, device);
 	const char *model = d ? trace_reader_string(c->reader, d->name_str) : "";
-	gpu_meta(c, "process_labels", device, 0);
+	chrome_meta_begin(c, "process_labels", device, 0);
 	chrome_key_string(&c->json, "labels", *model ? model : name);
-	gpu_meta_end(c);
+	chrome_meta_end(c);
 	/* after the host processes, whose sort indexes count from 0 */
-	gpu_meta(c, "process_sort_index", device, 0);
+	chrome_meta_begin(c, "process_sort_index", device, 0);
 	chrome_key_uint(&c->json, "sort_index", UINT64_C(0x1000000) + device);
-	gpu_meta_end(c);
+	chrome_meta_end(c);
 }
 
 void chrome_write_gpu_tracks(struct chrome_writer *c)
@@ -329,13 +308,13 @@ void chrome_write_gpu_tracks(struct chrome_writer *c)
 			gpu_process(c, t->device);
 		char name[48];
 		snprintf(name, sizeof(name), "stream %llu", (unsigned long long)t->stream);
-		gpu_meta(c, "thread_name", t->device, t->stream);
+		chrome_meta_begin(c, "thread_name", t->device, t->stream);
 		chrome_key_string(&c->json, "name",
 				  t->name_str ? trace_reader_string(c->reader, t->name_str) : name);
-		gpu_meta_end(c);
-		gpu_meta(c, "thread_sort_index", t->device, t->stream);
+		chrome_meta_end(c);
+		chrome_meta_begin(c, "thread_sort_index", t->device, t->stream);
 		chrome_key_uint(&c->json, "sort_index", t->stream);
-		gpu_meta_end(c);
+		chrome_meta_end(c);
 	}
 }
 

@@ -1,11 +1,13 @@
 /*
- * chrome_internal.h - what the two halves of the chrome exporter share:
- * chrome_writer.c (framing, host events, counters, metadata, otherData),
- * chrome_gpu.c (GPU tracks, kernel, copy and collective args, flows, memory
- * instants, deviceProperties, distributedInfo), which speaks the PyTorch
- * profiler's (Kineto's) field names so that tools built for its traces read
- * ours, and chrome_job.c (a job's parts in one file: their processes,
- * clocks and the flows that join their collective calls).
+ * chrome_internal.h - what the parts of the chrome exporter share:
+ * chrome_writer.c (the dispatch: framing, host events, counters, metadata,
+ * otherData), chrome_gpu.c (GPU tracks, kernel, copy and collective args,
+ * flows, memory instants, deviceProperties, distributedInfo), which speaks
+ * the PyTorch profiler's (Kineto's) field names so that tools built for its
+ * traces read ours, chrome_job.c (a job's parts in one file: their
+ * processes, clocks and the flows that join their collective calls),
+ * chrome_memory.c (the memory counters), and below them all chrome_items.c
+ * (an item's line, a metadata event, a wall time), which every part calls.
  *
  * Where an event goes: one trace keeps its pids and tids (a GPU stream at
  * pid = device, tid = stream, as the PyTorch profiler puts it); in a job,
@@ -60,7 +62,7 @@ struct chrome_writer {
  * 2^22), so that it shares its part's process with the host threads. */
 #define CHROME_JOB_STREAM_TID UINT64_C(0x40000000)
 
-/* Starts the next element of traceEvents on its own line. */
+/* chrome_items.c: starts the next element of traceEvents on its own line. */
 void chrome_next_item(struct chrome_writer *c);
 /* A metadata event ("ph": "M") up to its args object, which the caller
  * fills; and its end. */

@@ -31,7 +31,7 @@ struct chrome_job {
 	uint32_t nparts;        /* chrome_job_part() calls so far */
 	int opened;             /* "{" and traceEvents' "[" written */
 	int closed;
-	uint64_t events, counters, coll_flows;
+	uint64_t events, counters, collective_flows;
 };
 
 static struct chrome_writer *chrome_of(struct export_writer *w)
@@ -238,7 +238,7 @@ int chrome_job_flow(struct export_writer *w, const struct chrome_flow_end *f)
 	/* every end binds to the call that encloses it: the one starting there */
 	chrome_key_string(j, "bp", "e");
 	json_end_object(j);
-	c->job->coll_flows++;
+	c->job->collective_flows++;
 	return c->json.error ? -1 : 0;
 }
 
@@ -287,7 +287,7 @@ static void write_other_data(struct chrome_writer *c)
 	chrome_key(j, "job");
 	json_begin_object(j);
 	chrome_key_string(j, "clock", job->clock);
-	chrome_key_uint(j, "collective_flow_events", job->coll_flows);
+	chrome_key_uint(j, "collective_flow_events", job->collective_flows);
 	chrome_key(j, "parts");
 	json_begin_array(j);
 	for (uint32_t i = 0; i < job->nparts; i++)

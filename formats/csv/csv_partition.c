@@ -1,3 +1,4 @@
+/* csv_partition.c - the hive-partitioned CSV file set: paths, _schema.json, each part written. */
 #include "formats/csv/csv_partition.h"
 #include "common/outfile.h"
 

@@ -3,13 +3,13 @@
  * zlib, runs the parse into the tables and the spill, then the writing.
  */
 #include "formats/import/import_int.h"
+#include "formats/import/import_tell.h"
 
 #include "common/error.h"
 #include "common/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,24 +18,6 @@
 #include <zlib.h>
 
 #define IMPORT_GZ_BUFFER (1u << 20)
-
-void (*import_progress)(uint64_t events);
-
-void import_set_progress(void (*tick)(uint64_t events))
-{
-	import_progress = tick;
-}
-
-int import_fail(struct import *im, const char *fmt, ...)
-{
-	va_list ap;
-	if (im->errlen && !im->err[0]) { /* the first failure is the one to tell */
-		va_start(ap, fmt);
-		vsnprintf(im->err, im->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 const char *import_format_name(enum import_format f)
 {

@@ -60,7 +60,7 @@ int import_chrome_trace(const char *in_path, const char *out_path, int force,
 			struct import_stats *stats, char *err, size_t errlen);
 
 /* A hook called once per event imported with the count so far, for a
- * progress line (lib/analysis/store/progress.h's progress_tick is cheap enough);
+ * progress line (common/progress.h's progress_tick is cheap enough);
  * NULL, the default, for none. Process-wide: set it once, before importing. */
 void import_set_progress(void (*tick)(uint64_t events));
 

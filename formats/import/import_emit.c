@@ -17,6 +17,7 @@
  * the threads list says that this (pid, tid) is a stream, and it goes there.
  */
 #include "formats/import/import_int.h"
+#include "formats/import/import_tell.h"
 
 #include "gpdl-config.h"
 #include "common/error.h"

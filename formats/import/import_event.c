@@ -6,6 +6,7 @@
  */
 #include "formats/import/import_classify.h"
 #include "formats/import/import_int.h"
+#include "formats/import/import_tell.h"
 #include "formats/trace/trace_format.h"
 
 #include "common/error.h"

@@ -360,13 +360,9 @@ void import_phases_free(struct import_phases *ph);
  * /proc/self/fd/N), else a temporary file renamed out_path when whole. */
 int import_emit(struct import *im, const char *out_path, int force, int in_place);
 
-/* import.c: the progress hook (import_set_progress), NULL when none. */
-extern void (*import_progress)(uint64_t events);
-
 /* import.c: the whole import. out_name is out_path as messages name it;
  * remove: a failed write deletes out_path. */
 int import_run(const char *in_path, const char *out_path, const char *out_name, int force,
 	       int remove, struct import_stats *stats, char *err, size_t errlen);
-int import_fail(struct import *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

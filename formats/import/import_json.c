@@ -16,6 +16,7 @@
 #include "formats/export_writer.h"
 #include "formats/import/import_classify.h"
 #include "formats/import/import_int.h"
+#include "formats/import/import_tell.h"
 #include "formats/import/import_num.h"
 
 #include "common/error.h"
@@ -1063,6 +1064,89 @@ static void begin_event(struct jparser *p)
 	p->st = PS_EVENT;
 }
 
+/* An object or array as a member of the top object: the events, the
+ * devices, distributedInfo, otherData; anything else skipped. */
+static void open_root_val(struct jparser *p, int is_map)
+{
+	if (!is_map && p->key == RK_EVENTS) {
+		p->st = PS_EVENTS;
+		p->seen_events = 1;
+	} else if (!is_map && p->key == RK_DEVPROPS) {
+		p->st = PS_DEVS;
+		p->im->hdr.saw_kineto = 1;
+	} else if (is_map && p->key == RK_DIST) {
+		p->st = PS_DIST;
+	} else if (is_map && p->key == RK_OTHERDATA) {
+		p->st = PS_OTHER;
+	} else {
+		if (p->key == RK_PADDLE)
+			p->im->hdr.saw_paddle = 1;
+		skip_value(p, PS_ROOT);
+	}
+}
+
+/* An object or array as a member of an event: its args, or a member that
+ * wants a scalar (marked bad, skipped). */
+static void open_event_val(struct jparser *p, int is_map)
+{
+	if (is_map && p->key == EK_ARGS) {
+		p->st = PS_ARGS;
+		return;
+	}
+	/* an object or array where a member wants a scalar */
+	if (p->key == EK_NAME)
+		p->ev.have |= JE_NAME_BAD;
+	else if (p->key == EK_TS)
+		p->ev.have |= JE_TS_NAN;
+	else if (p->key == EK_DUR)
+		p->ev.have |= JE_DUR_NAN;
+	else if (p->key == EK_PID || p->key == EK_TID)
+		p->ev.have |= JE_ID_BAD;
+	else if (p->key == EK_ARGS)
+		p->ev.have |= JE_ARGS_BAD;
+	skip_value(p, PS_EVENT);
+}
+
+/* An object or array as a member of an event's args: grid, block, the
+ * input shapes and types; anything else skipped. */
+static void open_args_val(struct jparser *p, int is_map)
+{
+	if (!is_map && (p->key == AK_GRID || p->key == AK_BLOCK)) {
+		p->st = PS_ARGS_DIM;
+		p->dim = 0;
+		p->ev.a.have |= p->key == AK_GRID ? JA_GRID : JA_BLOCK;
+	} else if (!is_map && p->key == AK_INPUT_DIMS) {
+		p->st = PS_ARGS_SHAPES;
+		p->dims_len = 0;
+		p->dims_depth = 0;
+		p->dims_sep = 0;
+		p->dims_bad = 0;
+		dims_open(p);
+	} else if (!is_map && p->key == AK_INPUT_TYPE) {
+		p->st = PS_ARGS_TYPES;
+	} else {
+		skip_value(p, PS_ARGS);
+	}
+}
+
+/* An object or array as a member of otherData: sources, drops, processes,
+ * threads; anything else skipped. */
+static void open_other_val(struct jparser *p, int is_map)
+{
+	if (!is_map && p->key == OK_SOURCES)
+		p->st = PS_OSOURCES;
+	else if (!is_map && p->key == OK_DROPS)
+		p->st = PS_ODROPS;
+	else if (!is_map && p->key == OK_PROCS) {
+		p->st = PS_OPROCS;
+		p->im->have_oprocs = 1;
+	} else if (!is_map && p->key == OK_THREADS) {
+		p->st = PS_OTHREADS;
+		p->im->have_othreads = 1;
+	} else
+		skip_value(p, PS_OTHER);
+}
+
 static int on_open(struct jparser *p, int is_map)
 {
 	if (++p->depth > JSON_MAX_DEPTH) {
@@ -1084,21 +1168,7 @@ static int on_open(struct jparser *p, int is_map)
 		}
 		break;
 	case PS_ROOT_VAL:
-		if (!is_map && p->key == RK_EVENTS) {
-			p->st = PS_EVENTS;
-			p->seen_events = 1;
-		} else if (!is_map && p->key == RK_DEVPROPS) {
-			p->st = PS_DEVS;
-			p->im->hdr.saw_kineto = 1;
-		} else if (is_map && p->key == RK_DIST) {
-			p->st = PS_DIST;
-		} else if (is_map && p->key == RK_OTHERDATA) {
-			p->st = PS_OTHER;
-		} else {
-			if (p->key == RK_PADDLE)
-				p->im->hdr.saw_paddle = 1;
-			skip_value(p, PS_ROOT);
-		}
+		open_root_val(p, is_map);
 		break;
 	case PS_EVENTS:
 		if (is_map)
@@ -1107,40 +1177,10 @@ static int on_open(struct jparser *p, int is_map)
 			skip_value(p, PS_EVENTS);
 		break;
 	case PS_EVENT_VAL:
-		if (is_map && p->key == EK_ARGS) {
-			p->st = PS_ARGS;
-			break;
-		}
-		/* an object or array where a member wants a scalar */
-		if (p->key == EK_NAME)
-			p->ev.have |= JE_NAME_BAD;
-		else if (p->key == EK_TS)
-			p->ev.have |= JE_TS_NAN;
-		else if (p->key == EK_DUR)
-			p->ev.have |= JE_DUR_NAN;
-		else if (p->key == EK_PID || p->key == EK_TID)
-			p->ev.have |= JE_ID_BAD;
-		else if (p->key == EK_ARGS)
-			p->ev.have |= JE_ARGS_BAD;
-		skip_value(p, PS_EVENT);
+		open_event_val(p, is_map);
 		break;
 	case PS_ARGS_VAL:
-		if (!is_map && (p->key == AK_GRID || p->key == AK_BLOCK)) {
-			p->st = PS_ARGS_DIM;
-			p->dim = 0;
-			p->ev.a.have |= p->key == AK_GRID ? JA_GRID : JA_BLOCK;
-		} else if (!is_map && p->key == AK_INPUT_DIMS) {
-			p->st = PS_ARGS_SHAPES;
-			p->dims_len = 0;
-			p->dims_depth = 0;
-			p->dims_sep = 0;
-			p->dims_bad = 0;
-			dims_open(p);
-		} else if (!is_map && p->key == AK_INPUT_TYPE) {
-			p->st = PS_ARGS_TYPES;
-		} else {
-			skip_value(p, PS_ARGS);
-		}
+		open_args_val(p, is_map);
 		break;
 	case PS_ARGS_TYPES:
 		types_scalar(p, JV_NULL, "", 0); /* a list's type: no size */
@@ -1173,18 +1213,7 @@ static int on_open(struct jparser *p, int is_map)
 		skip_value(p, PS_DIST);
 		break;
 	case PS_OTHER_VAL:
-		if (!is_map && p->key == OK_SOURCES)
-			p->st = PS_OSOURCES;
-		else if (!is_map && p->key == OK_DROPS)
-			p->st = PS_ODROPS;
-		else if (!is_map && p->key == OK_PROCS) {
-			p->st = PS_OPROCS;
-			p->im->have_oprocs = 1;
-		} else if (!is_map && p->key == OK_THREADS) {
-			p->st = PS_OTHREADS;
-			p->im->have_othreads = 1;
-		} else
-			skip_value(p, PS_OTHER);
+		open_other_val(p, is_map);
 		break;
 	case PS_OSOURCES:
 		skip_value(p, PS_OSOURCES);

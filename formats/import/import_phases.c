@@ -33,6 +33,7 @@
  * operator.
  */
 #include "formats/import/import_int.h"
+#include "formats/import/import_tell.h"
 
 #include "common/error.h"
 

@@ -5,7 +5,7 @@
  */
 #include "lib/analysis/advice.h"
 #include "lib/analysis/dist/dist.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "lib/analysis/table/table.h"
 
 #include "common/error.h"

@@ -15,8 +15,8 @@
 #include "formats/csv/csv_out.h"
 #include "formats/json/json_writer.h"
 #include "lib/analysis/dist/job.h"
-#include "lib/analysis/store/parallel.h"
-#include "lib/analysis/store/progress.h"
+#include "common/parallel.h"
+#include "common/progress.h"
 #include "lib/analysis/dist/jobperf.h"
 #include "common/error.h"
 #include "common/textsafe.h"
@@ -612,7 +612,7 @@ static int diff_write(const struct diff_opts *o, struct diff_input *in, FILE *f)
 	return summary_out_end(&d.s);
 }
 
-int diff_files(const struct diff_opts *opts, const char *output, FILE *f)
+int diff_files(const struct diff_opts *opts, FILE *f)
 {
 	struct diff_opts o = *opts;
 	if (!o.s.nviews)
@@ -630,15 +630,7 @@ int diff_files(const struct diff_opts *opts, const char *output, FILE *f)
 	FILE *out = f ? f : stdout;
 	if (diff_load(in, &o) != 0)
 		goto done;
-	if (!f && output && !(out = fopen(output, "w"))) {
-		error("cannot open '%s': %s", output, strerror(errno));
-		goto done;
-	}
 	rc = diff_write(&o, in, out) ? 1 : 0;
-	if (!f && output && fclose(out) != 0)
-		rc = 1;
-	if (rc && !f && output)
-		error("cannot write '%s'", output);
 done:
 	progress_done();
 	for (unsigned k = 0; k < 2; k++) {

@@ -62,10 +62,10 @@ struct diff_opts {
 };
 
 /* Reads both sides (each side's files one program, or a job when both sides
- * hold ranks) and writes their diff, as o->s.format says, to out, or when
- * out is NULL to the file output opened once both sides are read (NULL:
- * standard output). Returns 0; 1 after an error message (a file that cannot
- * be read, output that cannot be written). */
-int diff_files(const struct diff_opts *o, const char *output, FILE *out);
+ * hold ranks) and writes their diff, as o->s.format says, to out (NULL:
+ * standard output; a file is the caller's, cmd/output.h). Returns 0; 1
+ * after an error message (a file that cannot be read), or when a write
+ * failed. */
+int diff_files(const struct diff_opts *o, FILE *out);
 
 #endif

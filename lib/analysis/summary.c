@@ -1,3 +1,4 @@
+/* summary.c - the Trace Summary and the chosen views of an analysis: text, CSV or JSON. */
 #include "lib/analysis/summary.h"
 
 #include "formats/csv/csv_out.h"
@@ -6,11 +7,11 @@
 #include "lib/analysis/dist/dist.h"
 #include "lib/analysis/views/perf.h"
 #include "lib/analysis/views/view_distributed.h"
-#include "lib/analysis/store/parallel.h"
-#include "lib/analysis/store/progress.h"
+#include "common/parallel.h"
+#include "common/progress.h"
 #include "common/error.h"
 
-#include "lib/analysis/store/capture.h"
+#include "formats/trace/capture.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -452,9 +453,8 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 
 /* ---- the whole of `gprof-dl summary` --------------------------------------------- */
 
-/* out, or output opened once the traces are read (NULL: standard output). */
-static int summary_files_out(int n, char *const *paths, const struct summary_opts *o,
-			     long cycle, FILE *out, const char *output, const char *done)
+int summary_files(int n, char *const *paths, const struct summary_opts *o, long cycle,
+		  FILE *out, const char *done)
 {
 	struct job j;
 	char err[1024];
@@ -481,30 +481,11 @@ static int summary_files_out(int n, char *const *paths, const struct summary_opt
 	}
 	if (!as_job)
 		job_warn_damage(&a, 0, done);
-	if (!out) {
+	if (!out)
 		out = stdout;
-		if (output && !(out = fopen(output, "w"))) {
-			error("cannot open '%s': %s", output, strerror(errno));
-			goto out;
-		}
-	}
 	rc = as_job ? summary_write_job(&j, o, out, done) : summary_write(&a, o, out);
-	if (output && out != stdout && fclose(out) != 0 && rc == 0)
-		rc = -1;
 out:
 	analysis_free(&a);
 	job_free(&j);
 	return rc;
-}
-
-int summary_files(int n, char *const *paths, const struct summary_opts *o, long cycle,
-		  FILE *out, const char *done)
-{
-	return summary_files_out(n, paths, o, cycle, out, NULL, done);
-}
-
-int summary_files_to(int n, char *const *paths, const struct summary_opts *o, long cycle,
-		     const char *output, const char *done)
-{
-	return summary_files_out(n, paths, o, cycle, NULL, output, done);
 }

@@ -59,17 +59,12 @@ int summary_write_job(struct job *j, const struct summary_opts *o, FILE *out, co
 
 /* `gprof-dl summary` minus its command line: the summary of the trace files
  * paths[0..n) (a job's ranks read rank by rank as summary does), with o, only
- * --schedule cycle `cycle` when >= 0, written to out. done: the word for the
+ * --schedule cycle `cycle` when >= 0, written to out (NULL: standard
+ * output; a file is the caller's, cmd/output.h). done: the word for the
  * damaged-file warning ("summarised"). Returns 0; 1 after an error message
  * naming the file; -1 when writing to out failed (no message). */
 int summary_files(int n, char *const *paths, const struct summary_opts *o, long cycle,
 		  FILE *out, const char *done);
-/* The same, written to the file output (NULL: standard output), which is
- * opened only once the traces have been read, so that a trace that cannot
- * be read leaves no empty output behind; a file that cannot be opened is an
- * error message and 1. */
-int summary_files_to(int n, char *const *paths, const struct summary_opts *o, long cycle,
-		     const char *output, const char *done);
 
 /* A document of tables in one format, for summary and diff: text tables one
  * after another, CSV blocks, or a JSON object whose "tables" member holds

@@ -422,10 +422,17 @@ void coll_resolve_pthread(void);
 /* Creates the key whose destructor ends threads. */
 int coll_thread_init(void);
 
-/* ---- record.c: writing -------------------------------------------------- */
+/* ---- emit.c: the bottom primitive ----------------------------------------- */
 
 /* Appends rec to t's ring, or counts it when t has no slot. 0 or -1. */
 int coll_emit(struct coll_thread *t, const void *rec);
+/* Counts an event that was not written (ring busy, name lost, too deep). */
+void coll_drop(struct coll_thread *t);
+/* An event from a thread with no state at all. */
+void coll_drop_nothread(void);
+
+/* ---- record.c: writing -------------------------------------------------- */
+
 /* After fork, in the child: the ranges on t's stack are its parent's (they
  * are recorded there): kept, so that levels and pops still match, but never
  * mirrored or written by the child. */
@@ -433,10 +440,6 @@ void coll_stack_inherit(struct coll_thread *t);
 /* Writes the STRING record of a registered string or domain name now, so that
  * its id is defined before any event uses it. */
 void coll_announce(struct coll_str *s);
-/* Counts an event that was not written (ring busy, name lost, too deep). */
-void coll_drop(struct coll_thread *t);
-/* An event from a thread with no state at all. */
-void coll_drop_nothread(void);
 
 /* The NVTX operations, domain NULL meaning the default domain. They return
  * what NVTX returns to the program. */

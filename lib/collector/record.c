@@ -30,30 +30,6 @@
 
 #include <string.h>
 
-int coll_emit(struct coll_thread *t, const void *rec)
-{
-	if (COLL_UNLIKELY(!t->slot)) {
-		atomic_fetch_add_explicit(&coll.shm->no_slot_events, 1, memory_order_relaxed);
-		return -1;
-	}
-	return ring_write(coll.shm, t->slot, rec);
-}
-
-void coll_drop(struct coll_thread *t)
-{
-	if ((uintptr_t)t > 1 && t->slot)
-		atomic_fetch_add_explicit(&t->slot->dropped, 1, memory_order_relaxed);
-	else
-		coll_drop_nothread();
-}
-
-void coll_drop_nothread(void)
-{
-	struct ring_shm *shm = coll.shm;
-	if (shm)
-		atomic_fetch_add_explicit(&shm->no_slot_events, 1, memory_order_relaxed);
-}
-
 /* Every operation runs between these: the thread's state, or NULL (counted)
  * when it has none or a signal handler interrupted the collector. */
 static inline struct coll_thread *enter(void)

@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 #include "formats/chrome/chrome_writer.h"
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 #include "lib/analysis/dist/flows.h"
 #include "lib/analysis/store/store.h"
 

@@ -9,7 +9,7 @@
 #include "common/textsafe.h"
 #include "formats/csv/csv_export.h"
 #include "formats/csv/csv_out.h"
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 #include "lib/analysis/store/analysis.h"
 #include "lib/analysis/table/table_csv.h"
 #include "lib/analysis/views/view.h"

@@ -10,7 +10,7 @@
 #include "common/textsafe.h"
 #include "formats/async_out.h"
 #include "formats/import/import.h"
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 
 #include <errno.h>
 #include <stdio_ext.h>

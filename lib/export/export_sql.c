@@ -12,7 +12,7 @@
 #include "formats/csv/csv_agg.h"
 #include "formats/csv/csv_export.h"
 #include "formats/csv/csv_partition.h"
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 #include "formats/sqlite/sqlite_export.h"
 #include "lib/analysis/dist/rankagg.h"
 

@@ -1,3 +1,4 @@
+/* cpu_sampler.c - sampling the target's and the system's CPU time from /proc (cpu_sampler.h). */
 #include "lib/recorder/cpu_sampler.h"
 
 #include <fcntl.h>

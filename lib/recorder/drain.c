@@ -287,6 +287,136 @@ static int start_deferred(const struct recorder *r, uint32_t pid)
 	return 0;
 }
 
+/* A mark, or a pop that matched no push (a mark of its own name). */
+static int mark_record(struct recorder *r, struct rec_thread *t, const struct ring_rec *h)
+{
+	const struct ring_mark *x = (const void *)h;
+	if (!names_known(r, x->name_str, x->domain_str, 0))
+		return 1;
+	uint32_t name = x->name_str;
+	uint8_t flags = (uint8_t)(h->aux | TRACE_EVF_MARK);
+	uint32_t desc;
+	if (h->kind == RING_REC_POP_UNBALANCED) {
+		flags |= TRACE_EVF_UNBALANCED_POP;
+		uint32_t s = trace_writer_string(r->w, "<pop without push>", 18);
+		desc = trace_writer_desc(r->w, s, domain_file_id(r, x->domain_str), 0,
+					 TRACE_EV_USER_DEFINED);
+	} else {
+		desc = desc_of(r, name, x->domain_str, x->category);
+	}
+	event_write(r, x->ts_ns, x->ts_ns, desc, t->t.index, flags);
+	return 0;
+}
+
+/* A start/end range's start: written when its end is known, else kept. */
+static int range_start_record(struct recorder *r, struct rec_thread *t, const struct ring_rec *h)
+{
+	const struct ring_range_start *x = (const void *)h;
+	if (!names_known(r, x->name_str, x->domain_str, 0))
+		return 1;
+	struct pending_start s = {x->ts_ns, x->name_str, x->domain_str, x->category, h->aux, t->t.index};
+	uint64_t *end = hmap_get(&r->ends, x->id, 0);
+	if (end) { /* its End was drained first, from another thread's ring */
+		range_end_matched(r, &s, *end, 0);
+		hmap_del(&r->ends, x->id, 0);
+		hmap_del(&r->end_threads, x->id, 0);
+		return 0;
+	}
+	struct pending_start *p = xmalloc(sizeof(*p));
+	*p = s;
+	hmap_put(&r->starts, x->id, 0, (uint64_t)(uintptr_t)p);
+	return 0;
+}
+
+/* A start/end range's end: the range written when its start is known, else kept. */
+static int range_end_record(struct recorder *r, struct rec_thread *t, const struct ring_rec *h)
+{
+	const struct ring_range_end *x = (const void *)h;
+	uint64_t *v = hmap_get(&r->starts, x->id, 0);
+	if (v) {
+		struct pending_start *p = (struct pending_start *)(uintptr_t)*v;
+		range_end_matched(r, p, x->ts_ns, 0);
+		free(p);
+		hmap_del(&r->starts, x->id, 0);
+	} else {
+		hmap_put(&r->ends, x->id, 0, x->ts_ns);
+		hmap_put(&r->end_threads, x->id, 0, t->t.index);
+	}
+	return 0;
+}
+
+/* nvtxNameOsThread may name any thread of this process. */
+static int thread_name_record(struct recorder *r, struct rec_thread *t, const struct ring_rec *h)
+{
+	const struct ring_thread_name *x = (const void *)h;
+	if (!string_known(r, x->name_str))
+		return 1;
+	for (uint32_t i = r->nthreads; i-- > 0;) {
+		struct rec_thread *o = &r->threads[i];
+		if (o->t.tid == x->tid && o->t.pid == t->t.pid) {
+			o->t.name_str = string_file_id(r, x->name_str);
+			thread_write(r, o);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The rank identity a process reported. */
+static int process_rank_record(struct recorder *r, const struct ring_rec *h)
+{
+	const struct ring_process_rank *x = (const void *)h;
+	if (h->size < sizeof(*x))
+		return 0;
+	if (!string_known(r, x->backend_str) || !string_known(r, x->job_str))
+		return 1;
+	struct rec_process *p = rec_process_find(r, x->pid, 0);
+	if (!p || start_deferred(r, x->pid))
+		return 1; /* its PROCESS_START waits for its command line */
+	rec_process_identity(r, p, x);
+	return 0;
+}
+
+/* A variable of the -o pattern, as a process reported it. */
+static int process_var_record(struct recorder *r, const struct ring_rec *h)
+{
+	const struct ring_process_var *x = (const void *)h;
+	struct rec_process *p = rec_process_find(r, x->pid, 0);
+	unsigned i = h->aux & 0xffffu;
+	if (h->size < sizeof(*x) || x->len > h->size - sizeof(*x) - 1 || i >= RING_VARS_MAX)
+		return 0;
+	if (!p || start_deferred(r, x->pid))
+		return 1;
+	free(p->vars[i]);
+	p->vars[i] = NULL;
+	if (h->aux & RING_VAR_SET) {
+		p->vars[i] = xmalloc(x->len + 1);
+		memcpy(p->vars[i], x + 1, x->len);
+		p->vars[i][x->len] = '\0';
+	}
+	return 0;
+}
+
+/* A training step, written at its end (after its contents), with its
+ * samples and its thread's CPU and run-queue time. */
+static int step_record(struct recorder *r, struct rec_thread *t, const struct ring_rec *h)
+{
+	const struct ring_step *x = (const void *)h;
+	struct trace_event_ext ext;
+	if (h->size < sizeof(*x))
+		return 0;
+	if (!names_known(r, x->name_str, x->domain_str, 0))
+		return 1;
+	memset(&ext, 0, sizeof(ext));
+	ext.samples = x->samples;
+	ext.sched_cpu_ns = x->cpu_ns;
+	ext.sched_runq_ns = x->cpu_ns ? x->runq_ns : 0;
+	event_write_ext(r, x->start_ns, x->end_ns, desc_of(r, x->name_str, x->domain_str, x->category),
+			t->t.index, (uint8_t)h->aux,
+			ext.samples || ext.sched_cpu_ns ? &ext : NULL);
+	return 0;
+}
+
 /* Returns 0 when handled, 1 when it names a string not seen yet (defer it). */
 static int handle_record(struct recorder *r, uint32_t slot_idx, const struct ring_rec *h)
 {
@@ -320,74 +450,15 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 				range_ext(r, x->seq, x->shapes_str, x->samples, &ext));
 		return 0;
 	}
-	case RING_REC_STEP: {
-		/* a training step, written at its end (after its contents), with its
-		 * samples and its thread's CPU and run-queue time */
-		const struct ring_step *x = (const void *)h;
-		struct trace_event_ext ext;
-		if (h->size < sizeof(*x))
-			return 0;
-		if (!names_known(r, x->name_str, x->domain_str, 0))
-			return 1;
-		memset(&ext, 0, sizeof(ext));
-		ext.samples = x->samples;
-		ext.sched_cpu_ns = x->cpu_ns;
-		ext.sched_runq_ns = x->cpu_ns ? x->runq_ns : 0;
-		event_write_ext(r, x->start_ns, x->end_ns, desc_of(r, x->name_str, x->domain_str, x->category),
-				t->t.index, (uint8_t)h->aux,
-				ext.samples || ext.sched_cpu_ns ? &ext : NULL);
-		return 0;
-	}
+	case RING_REC_STEP:
+		return step_record(r, t, h);
 	case RING_REC_MARK:
-	case RING_REC_POP_UNBALANCED: {
-		const struct ring_mark *x = (const void *)h;
-		if (!names_known(r, x->name_str, x->domain_str, 0))
-			return 1;
-		uint32_t name = x->name_str;
-		uint8_t flags = (uint8_t)(h->aux | TRACE_EVF_MARK);
-		uint32_t desc;
-		if (h->kind == RING_REC_POP_UNBALANCED) {
-			flags |= TRACE_EVF_UNBALANCED_POP;
-			uint32_t s = trace_writer_string(r->w, "<pop without push>", 18);
-			desc = trace_writer_desc(r->w, s, domain_file_id(r, x->domain_str), 0,
-						 TRACE_EV_USER_DEFINED);
-		} else {
-			desc = desc_of(r, name, x->domain_str, x->category);
-		}
-		event_write(r, x->ts_ns, x->ts_ns, desc, t->t.index, flags);
-		return 0;
-	}
-	case RING_REC_RANGE_START: {
-		const struct ring_range_start *x = (const void *)h;
-		if (!names_known(r, x->name_str, x->domain_str, 0))
-			return 1;
-		struct pending_start s = {x->ts_ns, x->name_str, x->domain_str, x->category, h->aux, t->t.index};
-		uint64_t *end = hmap_get(&r->ends, x->id, 0);
-		if (end) { /* its End was drained first, from another thread's ring */
-			range_end_matched(r, &s, *end, 0);
-			hmap_del(&r->ends, x->id, 0);
-			hmap_del(&r->end_threads, x->id, 0);
-			return 0;
-		}
-		struct pending_start *p = xmalloc(sizeof(*p));
-		*p = s;
-		hmap_put(&r->starts, x->id, 0, (uint64_t)(uintptr_t)p);
-		return 0;
-	}
-	case RING_REC_RANGE_END: {
-		const struct ring_range_end *x = (const void *)h;
-		uint64_t *v = hmap_get(&r->starts, x->id, 0);
-		if (v) {
-			struct pending_start *p = (struct pending_start *)(uintptr_t)*v;
-			range_end_matched(r, p, x->ts_ns, 0);
-			free(p);
-			hmap_del(&r->starts, x->id, 0);
-		} else {
-			hmap_put(&r->ends, x->id, 0, x->ts_ns);
-			hmap_put(&r->end_threads, x->id, 0, t->t.index);
-		}
-		return 0;
-	}
+	case RING_REC_POP_UNBALANCED:
+		return mark_record(r, t, h);
+	case RING_REC_RANGE_START:
+		return range_start_record(r, t, h);
+	case RING_REC_RANGE_END:
+		return range_end_record(r, t, h);
 	case RING_REC_CATEGORY: {
 		const struct ring_category *x = (const void *)h;
 		if (!names_known(r, x->domain_str, x->name_str, 0))
@@ -413,21 +484,8 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		thread_write(r, t);
 		return 0;
 	}
-	case RING_REC_THREAD_NAME: {
-		const struct ring_thread_name *x = (const void *)h;
-		if (!string_known(r, x->name_str))
-			return 1;
-		/* nvtxNameOsThread may name any thread of this process. */
-		for (uint32_t i = r->nthreads; i-- > 0;) {
-			struct rec_thread *o = &r->threads[i];
-			if (o->t.tid == x->tid && o->t.pid == t->t.pid) {
-				o->t.name_str = string_file_id(r, x->name_str);
-				thread_write(r, o);
-				break;
-			}
-		}
-		return 0;
-	}
+	case RING_REC_THREAD_NAME:
+		return thread_name_record(r, t, h);
 	case RING_REC_PROCESS_START: {
 		const struct ring_process *x = (const void *)h;
 		if (!string_known(r, x->cmdline_str))
@@ -460,35 +518,10 @@ static int handle_record(struct recorder *r, uint32_t slot_idx, const struct rin
 		}
 		return 0;
 	}
-	case RING_REC_PROCESS_RANK: {
-		const struct ring_process_rank *x = (const void *)h;
-		if (h->size < sizeof(*x))
-			return 0;
-		if (!string_known(r, x->backend_str) || !string_known(r, x->job_str))
-			return 1;
-		struct rec_process *p = rec_process_find(r, x->pid, 0);
-		if (!p || start_deferred(r, x->pid))
-			return 1; /* its PROCESS_START waits for its command line */
-		rec_process_identity(r, p, x);
-		return 0;
-	}
-	case RING_REC_PROCESS_VAR: {
-		const struct ring_process_var *x = (const void *)h;
-		struct rec_process *p = rec_process_find(r, x->pid, 0);
-		unsigned i = h->aux & 0xffffu;
-		if (h->size < sizeof(*x) || x->len > h->size - sizeof(*x) - 1 || i >= RING_VARS_MAX)
-			return 0;
-		if (!p || start_deferred(r, x->pid))
-			return 1;
-		free(p->vars[i]);
-		p->vars[i] = NULL;
-		if (h->aux & RING_VAR_SET) {
-			p->vars[i] = xmalloc(x->len + 1);
-			memcpy(p->vars[i], x + 1, x->len);
-			p->vars[i][x->len] = '\0';
-		}
-		return 0;
-	}
+	case RING_REC_PROCESS_RANK:
+		return process_rank_record(r, h);
+	case RING_REC_PROCESS_VAR:
+		return process_var_record(r, h);
 	default:
 		return 0; /* PAD, and kinds a newer collector may add */
 	}

@@ -1,3 +1,4 @@
+/* guard.c - the guard process that ends the command's whole tree when gprof-dl dies (guard.h). */
 #include "lib/recorder/guard.h"
 
 #include "common/error.h"

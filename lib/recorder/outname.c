@@ -1,3 +1,4 @@
+/* outname.c - the `gprof-dl run -o` patterns: parsed, checked, expanded into names. */
 #include "lib/recorder/outname.h"
 
 #include "common/error.h"
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A pattern is a list of parts: literal text, or one placeholder. */
 enum part_kind { PART_TEXT, PART_PID, PART_HOST, PART_VAR, PART_SEQ };
@@ -255,4 +257,45 @@ char *outname_distinct(const char *path, unsigned n)
 	char *out = xmalloc(strlen(path) + 16);
 	sprintf(out, "%.*s-%u%s", (int)stem, path, n, path + stem);
 	return out;
+}
+
+static int path_exists(const char *path, void *ctx)
+{
+	(void)ctx;
+	return access(path, F_OK) == 0;
+}
+
+char *outname_path(const struct outname *o, uint32_t pid)
+{
+	char host[256] = "";
+	const char *values[RING_VARS_MAX];
+	gethostname(host, sizeof(host) - 1);
+	for (unsigned i = 0; i < outname_nvars(o); i++)
+		values[i] = getenv(outname_var(o, i));
+	char *path = outname_expand(o, pid, host, values, path_exists, NULL);
+	if (!*path) {
+		free(path);
+		path = xstrdup("gprof-dl.gpdl"); /* a pattern of unset variables only */
+	}
+	return path;
+}
+
+int outname_numbered(const struct outname *o)
+{
+	for (const char *p = outname_pattern(o); *p; p++)
+		if (*p == '%' && *++p == 'n')
+			return 1;
+	return 0;
+}
+
+char *outname_default(const char *cmd)
+{
+	const char *base = strrchr(cmd, '/');
+	base = base ? base + 1 : cmd;
+	char *path = xmalloc(strlen(base) + 32);
+	for (unsigned n = 1;; n++) {
+		sprintf(path, "%s-%u.gpdl", base, n);
+		if (access(path, F_OK) != 0)
+			return path;
+	}
 }

@@ -72,4 +72,15 @@ int outname_check(const struct outname *o, const char *const *values, int (*may_
  * of its last component ("t-0.gpdl" -> "t-0-1.gpdl"), else at its end. */
 char *outname_distinct(const char *path, unsigned n);
 
+/* The recorded file: the pattern expanded in this process's environment
+ * (its variables, the host name) for the root process pid, %n the first
+ * free; "gprof-dl.gpdl" when that is empty (a pattern of unset variables
+ * only). A malloc'ed string. */
+char *outname_path(const struct outname *o, uint32_t pid);
+/* The recorded file without -o: the command's base name and the first
+ * free N, "train.py-1.gpdl". A malloc'ed string. */
+char *outname_default(const char *cmd);
+/* Whether the pattern has a %n (not a %%n). */
+int outname_numbered(const struct outname *o);
+
 #endif

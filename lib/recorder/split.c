@@ -1,6 +1,11 @@
+/* split.c - one recorded trace made into several: a file per rank, or per cycle (split.h). */
 #include "lib/recorder/split.h"
 
 #include "common/error.h"
+#include "common/outfile.h"
+#include "common/textsafe.h"
+#include "formats/trace/capture.h"
+#include "lib/recorder/outname.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -344,4 +349,70 @@ static int split_run(struct split *sp, const char *src, const struct split_out *
 	trace_reader_close(s.r);
 	split_free(&s);
 	return rc;
+}
+
+int split_cycles(const char *path, const struct outname *pattern, uint32_t pid, int quiet, int force,
+		 char **first)
+{
+	char err[1024];
+	struct capture c;
+	capture_init(&c);
+	*first = NULL;
+	struct trace_reader *r = capture_read(&c, path, err, sizeof(err)) == 0
+					 ? trace_reader_open(path, err, sizeof(err))
+					 : NULL;
+	if (!r || !c.nspans) {
+		if (r)
+			warning("--schedule: no active step was reached: one trace, '%s'", path);
+		else
+			error("%s", err);
+		trace_reader_close(r);
+		capture_free(&c);
+		return r ? 0 : 1;
+	}
+	const struct trace_header *h = trace_reader_header(r);
+	uint32_t n = (uint32_t)c.nspans;
+	struct split_out *outs = xcalloc(n, sizeof(*outs));
+	uint64_t *spans = xcalloc(2 * (size_t)n, sizeof(*spans));
+	char **tmp = xcalloc(n, sizeof(*tmp));
+	for (uint32_t i = 0; i < n; i++) {
+		tmp[i] = xmalloc(strlen(path) + 32);
+		sprintf(tmp[i], "%s.cycle%u.tmp", path, i);
+		spans[2 * i] = c.spans[i].start;
+		spans[2 * i + 1] = c.spans[i].end;
+		outs[i].path = tmp[i];
+		outs[i].h = *h;
+		outs[i].h.start_ns = c.spans[i].start;
+		outs[i].end_ns = c.spans[i].end != UINT64_MAX ? c.spans[i].end : h->end_ns;
+	}
+	int rc = split_by_time(path, outs, n, spans, err, sizeof(err));
+	trace_reader_close(r);
+	if (rc != 0) {
+		error("%s", err);
+	} else {
+		unlink(path);
+		for (uint32_t i = 0; i < n; i++) {
+			char *name = outname_path(pattern, pid);
+			/* never over an existing file without --force (common/outfile.h) */
+			if (outfile_install(tmp[i], name, force) != 0) {
+				error("cannot rename '%s' to '%s': %s", tmp[i], name, strerror(errno));
+				rc = -1;
+			} else if (!quiet) {
+				fprintf(stderr, "==%d== cycle %u (ProfilerCycle#%u): ", (int)pid, i, c.spans[i].n);
+				text_fputs(name, stderr);
+				fputc('\n', stderr);
+			}
+			if (!*first)
+				*first = name;
+			else
+				free(name);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		free(tmp[i]);
+	free(tmp);
+	free(spans);
+	free(outs);
+	capture_free(&c);
+	return rc != 0;
 }

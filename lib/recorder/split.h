@@ -54,4 +54,16 @@ int split_trace(const char *src, const struct split_out *outs, uint32_t nouts,
 int split_by_time(const char *src, const struct split_out *outs, uint32_t nouts, const uint64_t *spans,
 		  char *err, size_t errlen);
 
+/* `gprof-dl run --schedule` with -o naming %n: the recorded trace at path
+ * split into a trace per cycle (split_by_time() over the cycles' spans,
+ * capture.h), each named by the pattern in turn (t-1.gpdl, t-2.gpdl, ...;
+ * the whole one is removed), never over an existing file without force,
+ * each said on stderr unless quiet. The first one's name in *first (NULL
+ * when there was no cycle: the one trace stays, with a warning). 0, or 1
+ * after a message. (The split by rank is rec_split_ranks(), ranks.c, over
+ * split_trace().) */
+struct outname;
+int split_cycles(const char *path, const struct outname *pattern, uint32_t pid, int quiet, int force,
+		 char **first);
+
 #endif

@@ -1,3 +1,4 @@
+/* ring.c - the collector-launcher shared-memory ring: its layout, slots and records (ring.h). */
 #include "lib/ring/ring.h"
 
 #include <stdlib.h>

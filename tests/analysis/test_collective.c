@@ -16,15 +16,15 @@
 #include <math.h>
 #include <string.h>
 
-static void add(struct coll_set *c, uint32_t r, uint64_t start, uint64_t dur, int64_t seq,
+static void add(struct collective_set *c, uint32_t r, uint64_t start, uint64_t dur, int64_t seq,
 		const char *op, const char *pg)
 {
-	struct coll_call k = {.start_ns = start, .dur_ns = dur, .seq1 = seq >= 0 ? (uint64_t)seq + 1 : 0,
+	struct collective_call k = {.start_ns = start, .dur_ns = dur, .seq1 = seq >= 0 ? (uint64_t)seq + 1 : 0,
 			      .peer = -1, .step = -1};
-	coll_add(c, r, &k, op, pg);
+	collective_add(c, r, &k, op, pg);
 }
 
-static const struct coll_call *call(const struct coll_set *c, uint32_t r, size_t i)
+static const struct collective_call *call(const struct collective_set *c, uint32_t r, size_t i)
 {
 	assert_true(i < c->ranks[r].n);
 	return &c->ranks[r].calls[i];
@@ -36,15 +36,15 @@ static const struct coll_call *call(const struct coll_set *c, uint32_t r, size_t
 static void test_by_seq(void **state)
 {
 	(void)state;
-	struct coll_set c;
-	coll_set_init(&c, 3);
+	struct collective_set c;
+	collective_set_init(&c, 3);
 	add(&c, 0, 100, 10, 0, "gloo:all_reduce", "0");
 	add(&c, 0, 200, 5, 1, "gloo:all_reduce", "0");
 	add(&c, 1, 104, 4, 0, "gloo:all_reduce", "0");
 	add(&c, 1, 201, 5, 1, "gloo:all_reduce", "0");
 	add(&c, 2, 203, 9, 1, "gloo:all_reduce", "0"); /* later call first */
 	add(&c, 2, 101, 7, 0, "gloo:all_reduce", "0");
-	coll_match(&c);
+	collective_match(&c);
 	assert_int_equal(c.nmatches, 2);
 	assert_int_equal(c.mismatches, 0);
 	assert_string_equal(c.mismatch_note, "");
@@ -60,7 +60,7 @@ static void test_by_seq(void **state)
 	assert_int_equal(c.matches[1].min_ns, 5);
 	assert_string_equal(names_get(&c.names, c.matches[0].op), "gloo:all_reduce");
 	assert_string_equal(names_get(&c.names, c.matches[0].pg), "0");
-	coll_set_free(&c);
+	collective_set_free(&c);
 }
 
 /* No sequence numbers: the n-th call of a group on one rank meets the n-th
@@ -69,15 +69,15 @@ static void test_by_seq(void **state)
 static void test_by_ordinal(void **state)
 {
 	(void)state;
-	struct coll_set c;
-	coll_set_init(&c, 2);
+	struct collective_set c;
+	collective_set_init(&c, 2);
 	add(&c, 0, 0, 10, -1, "gloo:all_reduce", "g1");
 	add(&c, 0, 20, 3, -1, "gloo:broadcast", "g2");
 	add(&c, 0, 30, 8, -1, "gloo:all_gather", "g1");
 	add(&c, 1, 1, 5, -1, "gloo:broadcast", "g2");
 	add(&c, 1, 9, 2, -1, "gloo:all_reduce", "g1");
 	add(&c, 1, 31, 8, -1, "gloo:all_gather", "g1");
-	coll_match(&c);
+	collective_match(&c);
 	assert_int_equal(c.nmatches, 3);
 	assert_int_equal(c.mismatches, 0);
 	assert_int_equal(call(&c, 0, 0)->wait_ns, 8);  /* all_reduce: 10 - 2 */
@@ -87,7 +87,7 @@ static void test_by_ordinal(void **state)
 	assert_int_equal(call(&c, 0, 2)->wait_ns, 0);  /* all_gather: equal */
 	assert_int_equal(call(&c, 1, 2)->wait_ns, 0);
 	assert_int_equal(call(&c, 0, 1)->match, call(&c, 1, 0)->match);
-	coll_set_free(&c);
+	collective_set_free(&c);
 }
 
 /* A rank whose call at a sequence number names another op: counted, said,
@@ -96,14 +96,14 @@ static void test_by_ordinal(void **state)
 static void test_mismatch_and_lone(void **state)
 {
 	(void)state;
-	struct coll_set c;
-	coll_set_init(&c, 3);
+	struct collective_set c;
+	collective_set_init(&c, 3);
 	c.ranks[2].rank = 7; /* messages name the rank, not the index */
 	add(&c, 0, 0, 10, 4, "gloo:all_reduce", "0");
 	add(&c, 1, 0, 6, 4, "gloo:all_reduce", "0");
 	add(&c, 2, 0, 1, 4, "gloo:broadcast", "0");
 	add(&c, 2, 50, 9, 5, "gloo:all_reduce", "0"); /* only rank 7 got this far */
-	coll_match(&c);
+	collective_match(&c);
 	assert_int_equal(c.mismatches, 1);
 	assert_string_equal(c.mismatch_note, "rank 7's call of sequence number 4 (in group '0') is "
 					     "gloo:broadcast where rank 0's is gloo:all_reduce");
@@ -115,7 +115,7 @@ static void test_mismatch_and_lone(void **state)
 	assert_int_equal(call(&c, 2, 0)->wait_ns, 0);
 	assert_int_equal(call(&c, 2, 1)->wait_ns, 0);
 	assert_int_equal(c.matches[1].members, 1);
-	coll_set_free(&c);
+	collective_set_free(&c);
 }
 
 /* Point-to-point: a send meets the receive of the same transfer (same pair,
@@ -123,22 +123,22 @@ static void test_mismatch_and_lone(void **state)
 static void test_p2p(void **state)
 {
 	(void)state;
-	struct coll_set c;
-	coll_set_init(&c, 2);
-	struct coll_call k = {.step = -1};
-	k = (struct coll_call){.start_ns = 0, .dur_ns = 5, .peer = 1, .step = -1};
-	coll_add(&c, 0, &k, "gloo:send", "0");
-	k = (struct coll_call){.start_ns = 10, .dur_ns = 3, .peer = 1, .step = -1};
-	coll_add(&c, 0, &k, "gloo:recv", "0");
-	k = (struct coll_call){.start_ns = 20, .dur_ns = 4, .peer = 1, .step = -1};
-	coll_add(&c, 0, &k, "gloo:send", "0");
-	k = (struct coll_call){.start_ns = 0, .dur_ns = 9, .peer = 0, .step = -1};
-	coll_add(&c, 1, &k, "gloo:recv", "0");
-	k = (struct coll_call){.start_ns = 9, .dur_ns = 7, .peer = 0, .step = -1};
-	coll_add(&c, 1, &k, "gloo:send", "0");
-	k = (struct coll_call){.start_ns = 21, .dur_ns = 4, .peer = 0, .step = -1};
-	coll_add(&c, 1, &k, "gloo:recv", "0");
-	coll_match(&c);
+	struct collective_set c;
+	collective_set_init(&c, 2);
+	struct collective_call k = {.step = -1};
+	k = (struct collective_call){.start_ns = 0, .dur_ns = 5, .peer = 1, .step = -1};
+	collective_add(&c, 0, &k, "gloo:send", "0");
+	k = (struct collective_call){.start_ns = 10, .dur_ns = 3, .peer = 1, .step = -1};
+	collective_add(&c, 0, &k, "gloo:recv", "0");
+	k = (struct collective_call){.start_ns = 20, .dur_ns = 4, .peer = 1, .step = -1};
+	collective_add(&c, 0, &k, "gloo:send", "0");
+	k = (struct collective_call){.start_ns = 0, .dur_ns = 9, .peer = 0, .step = -1};
+	collective_add(&c, 1, &k, "gloo:recv", "0");
+	k = (struct collective_call){.start_ns = 9, .dur_ns = 7, .peer = 0, .step = -1};
+	collective_add(&c, 1, &k, "gloo:send", "0");
+	k = (struct collective_call){.start_ns = 21, .dur_ns = 4, .peer = 0, .step = -1};
+	collective_add(&c, 1, &k, "gloo:recv", "0");
+	collective_match(&c);
 	assert_int_equal(c.mismatches, 0);
 	assert_int_equal(c.nmatches, 3);
 	assert_int_equal(call(&c, 0, 0)->match, call(&c, 1, 0)->match); /* 0 -> 1, first */
@@ -148,27 +148,27 @@ static void test_p2p(void **state)
 	assert_int_equal(call(&c, 1, 1)->wait_ns, 4);
 	assert_int_equal(call(&c, 0, 1)->wait_ns, 0);
 	assert_int_equal(call(&c, 0, 2)->wait_ns, 0);
-	assert_int_equal(coll_p2p_direction("nccl:send"), 1);
-	assert_int_equal(coll_p2p_direction("recv_v2"), 2);
-	assert_int_equal(coll_p2p_direction("gloo:all_reduce"), 0);
-	coll_set_free(&c);
+	assert_int_equal(collective_p2p_direction("nccl:send"), 1);
+	assert_int_equal(collective_p2p_direction("recv_v2"), 2);
+	assert_int_equal(collective_p2p_direction("gloo:all_reduce"), 0);
+	collective_set_free(&c);
 }
 
 static void test_nccl_tests_factors(void **state)
 {
 	(void)state;
-	assert_true(fabs(coll_bus_factor("gloo:all_reduce", 4) - 1.5) < 1e-12);
-	assert_true(fabs(coll_bus_factor("c_allreduce_sum", 2) - 1.0) < 1e-12);
-	assert_true(fabs(coll_bus_factor("ncclDevKernel_AllReduce_RING_LL", 8) - 1.75) < 1e-12);
-	assert_true(fabs(coll_bus_factor("gloo:all_gather", 4) - 0.75) < 1e-12);
-	assert_true(fabs(coll_bus_factor("nccl:reduce_scatter", 4) - 0.75) < 1e-12);
-	assert_true(fabs(coll_bus_factor("gloo:all_to_all", 2) - 0.5) < 1e-12);
-	assert_true(fabs(coll_bus_factor("gloo:broadcast", 4) - 1.0) < 1e-12);
-	assert_true(fabs(coll_bus_factor("gloo:reduce", 4) - 1.0) < 1e-12);
-	assert_true(fabs(coll_bus_factor("gloo:all_reduce", 1) - 0.0) < 1e-12);
-	assert_true(fabs(coll_algo_bytes("gloo:all_gather", 100, 4) - 400.0) < 1e-12);
-	assert_true(fabs(coll_algo_bytes("gloo:reduce_scatter", 100, 4) - 100.0) < 1e-12);
-	assert_true(fabs(coll_algo_bytes("gloo:all_reduce", 100, 4) - 100.0) < 1e-12);
+	assert_true(fabs(collective_bus_factor("gloo:all_reduce", 4) - 1.5) < 1e-12);
+	assert_true(fabs(collective_bus_factor("c_allreduce_sum", 2) - 1.0) < 1e-12);
+	assert_true(fabs(collective_bus_factor("ncclDevKernel_AllReduce_RING_LL", 8) - 1.75) < 1e-12);
+	assert_true(fabs(collective_bus_factor("gloo:all_gather", 4) - 0.75) < 1e-12);
+	assert_true(fabs(collective_bus_factor("nccl:reduce_scatter", 4) - 0.75) < 1e-12);
+	assert_true(fabs(collective_bus_factor("gloo:all_to_all", 2) - 0.5) < 1e-12);
+	assert_true(fabs(collective_bus_factor("gloo:broadcast", 4) - 1.0) < 1e-12);
+	assert_true(fabs(collective_bus_factor("gloo:reduce", 4) - 1.0) < 1e-12);
+	assert_true(fabs(collective_bus_factor("gloo:all_reduce", 1) - 0.0) < 1e-12);
+	assert_true(fabs(collective_algo_bytes("gloo:all_gather", 100, 4) - 400.0) < 1e-12);
+	assert_true(fabs(collective_algo_bytes("gloo:reduce_scatter", 100, 4) - 100.0) < 1e-12);
+	assert_true(fabs(collective_algo_bytes("gloo:all_reduce", 100, 4) - 100.0) < 1e-12);
 }
 
 int main(void)

@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "lib/analysis/store/gpu.h"
-#include "lib/analysis/report.h"
+#include "lib/analysis/runend.h"
 #include "lib/analysis/summary.h"
 #include "lib/analysis/views/view_memory.h"
 #include "tests/analysis/tracebuild.h"
@@ -697,7 +697,7 @@ static void test_report(void **state)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(report_run_summary(golden.store.files[0].path, f, 77), 0);
+	assert_int_equal(runend_summary(golden.store.files[0].path, f, 77), 0);
 	fclose(f);
 	static const char *const expect[] = {
 		"==77== Profiling result (GPU activities):\n"

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "bench/trace/trace_gen.h"
-#include "lib/analysis/report.h"
+#include "lib/analysis/runend.h"
 #include "lib/analysis/dist/job.h"
 #include "lib/analysis/summary.h"
 #include "tests/analysis/tracebuild.h"
@@ -621,15 +621,15 @@ static void test_report_percent(void **state)
 {
 	(void)state;
 	unsigned h[4];
-	report_percent((const uint64_t[]){1, 1, 1}, 3, 3, h);
+	runend_percent((const uint64_t[]){1, 1, 1}, 3, 3, h);
 	assert_int_equal(h[0] + h[1] + h[2], 10000);
 	assert_int_equal(h[0], 3334);
 	assert_int_equal(h[1], 3333);
 	/* 2/3 and 1/3: 6666.67 rounds up, 3333.33 down */
-	report_percent((const uint64_t[]){2, 1}, 2, 3, h);
+	runend_percent((const uint64_t[]){2, 1}, 2, 3, h);
 	assert_int_equal(h[0], 6667);
 	assert_int_equal(h[1], 3333);
-	report_percent((const uint64_t[]){0, 0}, 2, 0, h);
+	runend_percent((const uint64_t[]){0, 0}, 2, 0, h);
 	assert_int_equal(h[0] + h[1], 0);
 
 	for (unsigned gpu = 0; gpu < 2; gpu++) {
@@ -638,7 +638,7 @@ static void test_report_percent(void **state)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
-		assert_int_equal(report_run_summary(path, f, 5), 0);
+		assert_int_equal(runend_summary(path, f, 5), 0);
 		fclose(f);
 		double sums[8];
 		unsigned n = report_sums(buf, sums, 8);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/report.h"
+#include "lib/analysis/runend.h"
 #include "lib/analysis/summary.h"
 #include "tests/analysis/tracebuild.h"
 
@@ -630,7 +630,7 @@ static void test_report(void **state)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(report_run_summary(path, f, 4242), 0);
+	assert_int_equal(runend_summary(path, f, 4242), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, "==4242== Profiling result:\n"));
 	assert_non_null(strstr(buf, "Time(%)"));
@@ -645,17 +645,17 @@ static void test_report(void **state)
 
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	assert_int_equal(report_run_summary(tb_path("nope.gpdl"), f, 7), -1);
+	assert_int_equal(runend_summary(tb_path("nope.gpdl"), f, 7), -1);
 	fclose(f);
 	assert_non_null(strstr(buf, "==7== "));
 	free(buf);
 
 	char t[32];
-	report_format_time(t, sizeof(t), 9630500);
+	runend_format_time(t, sizeof(t), 9630500);
 	assert_string_equal(t, "9.6305ms");
-	report_format_time(t, sizeof(t), 302);
+	runend_format_time(t, sizeof(t), 302);
 	assert_string_equal(t, "302ns");
-	report_format_time(t, sizeof(t), 682280000);
+	runend_format_time(t, sizeof(t), 682280000);
 	assert_string_equal(t, "682.28ms");
 }
 
@@ -679,7 +679,7 @@ static void test_report_steps(void **state)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	assert_int_equal(report_run_summary(path, f, 11), 0);
+	assert_int_equal(runend_summary(path, f, 11), 0);
 	fclose(f);
 	/* 12 steps of 10 us: 120 us, and 24 us of aten::mm: of 144 us */
 	if (!strstr(buf, " 83.33%   120.00us        12   10.000us   10.000us   10.000us  ProfileStep\n") ||

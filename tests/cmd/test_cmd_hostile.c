@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "lib/analysis/report.h"
+#include "lib/analysis/runend.h"
 #include "tests/analysis/tracebuild.h"
 #include "tests/cmd/cmdrun.h"
 
@@ -287,10 +287,10 @@ static void test_run_report(void **state)
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
 	assert_non_null(out);
-	assert_int_equal(report_run_summary(path, out, 42), 0);
-	struct report_rank rank = {.rank = 0, .world_size = 1, .pid = 10, .exit_status = 0,
+	assert_int_equal(runend_summary(path, out, 42), 0);
+	struct runend_rank rank = {.rank = 0, .world_size = 1, .pid = 10, .exit_status = 0,
 				   .path = path};
-	report_run_ranks(out, 42, &rank, 1, path, 9, 0);
+	runend_ranks(out, 42, &rank, 1, path, 9, 0);
 	assert_int_equal(fclose(out), 0);
 	assert_terminal_safe("report", text);
 	assert_int_equal(count(text, title.text), 1);

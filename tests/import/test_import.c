@@ -11,7 +11,7 @@
  */
 #include "formats/import/import_num.h"
 #include "formats/trace/trace_format.h"
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 #include "tests/import/import_check.h"
 
 #include <errno.h>

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void coll_set_init(struct coll_set *c, uint32_t nranks)
+void collective_set_init(struct collective_set *c, uint32_t nranks)
 {
 	memset(c, 0, sizeof(*c));
 	names_init(&c->names);
@@ -30,7 +30,7 @@ void coll_set_init(struct coll_set *c, uint32_t nranks)
 		c->ranks[r].rank = (int32_t)r;
 }
 
-void coll_set_free(struct coll_set *c)
+void collective_set_free(struct collective_set *c)
 {
 	for (uint32_t r = 0; r < c->nranks; r++)
 		free(c->ranks[r].calls);
@@ -40,21 +40,21 @@ void coll_set_free(struct coll_set *c)
 	memset(c, 0, sizeof(*c));
 }
 
-void coll_add(struct coll_set *c, uint32_t r, const struct coll_call *call, const char *op,
-	      const char *pg)
+void collective_add(struct collective_set *c, uint32_t r, const struct collective_call *call,
+		    const char *op, const char *pg)
 {
 	if (r >= c->nranks)
-		BUG("coll_add to rank index %u of %u", r, c->nranks);
-	struct coll_rank *cr = &c->ranks[r];
+		BUG("collective_add to rank index %u of %u", r, c->nranks);
+	struct collective_rank *cr = &c->ranks[r];
 	if (cr->n == cr->cap) {
 		cr->cap = cr->cap ? cr->cap * 2 : 256;
 		cr->calls = xrealloc(cr->calls, cr->cap * sizeof(*cr->calls));
 	}
-	struct coll_call *k = &cr->calls[cr->n++];
+	struct collective_call *k = &cr->calls[cr->n++];
 	*k = *call;
 	k->op = names_intern(&c->names, op, strlen(op));
 	k->pg = names_intern(&c->names, pg ? pg : "", pg ? strlen(pg) : 0);
-	k->match = COLL_NONE;
+	k->match = COLLECTIVE_NONE;
 	k->mismatch = 0;
 	k->wait_ns = 0;
 }
@@ -76,7 +76,7 @@ static void op_norm(const char *op, char *out, size_t size)
 	out[n] = '\0';
 }
 
-int coll_p2p_direction(const char *op)
+int collective_p2p_direction(const char *op)
 {
 	char n[256];
 	op_norm(op, n, sizeof(n));
@@ -84,9 +84,9 @@ int coll_p2p_direction(const char *op)
 	return send == recv ? 0 : send ? 1 : 2;
 }
 
-enum coll_kind { CK_OTHER, CK_ALL_REDUCE, CK_REDUCE_SCATTER, CK_ALL_GATHER, CK_ALL_TO_ALL };
+enum collective_kind { CK_OTHER, CK_ALL_REDUCE, CK_REDUCE_SCATTER, CK_ALL_GATHER, CK_ALL_TO_ALL };
 
-static enum coll_kind op_kind(const char *op)
+static enum collective_kind op_kind(const char *op)
 {
 	char n[256];
 	op_norm(op, n, sizeof(n));
@@ -101,7 +101,7 @@ static enum coll_kind op_kind(const char *op)
 	return CK_OTHER;
 }
 
-double coll_bus_factor(const char *op, uint32_t n)
+double collective_bus_factor(const char *op, uint32_t n)
 {
 	if (n == 0)
 		return 1.0;
@@ -117,7 +117,7 @@ double coll_bus_factor(const char *op, uint32_t n)
 	}
 }
 
-double coll_algo_bytes(const char *op, uint64_t bytes, uint32_t n)
+double collective_algo_bytes(const char *op, uint64_t bytes, uint32_t n)
 {
 	if (op_kind(op) == CK_ALL_GATHER && n)
 		return (double)bytes * (double)n;
@@ -128,13 +128,13 @@ double coll_algo_bytes(const char *op, uint64_t bytes, uint32_t n)
 
 static int call_cmp(const void *x, const void *y)
 {
-	const struct coll_call *a = x, *b = y;
+	const struct collective_call *a = x, *b = y;
 	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
 }
 
 /* A stable sort by start: calls are added nearly in order, so an insertion
  * sort where they are, qsort with the index as tie-break otherwise. */
-static void calls_sort(struct coll_rank *cr)
+static void calls_sort(struct collective_rank *cr)
 {
 	size_t out = 0;
 	for (size_t i = 1; i < cr->n; i++)
@@ -143,7 +143,7 @@ static void calls_sort(struct coll_rank *cr)
 		return;
 	if (out < 64) {
 		for (size_t i = 1; i < cr->n; i++) {
-			struct coll_call k = cr->calls[i];
+			struct collective_call k = cr->calls[i];
 			size_t j = i;
 			while (j > 0 && cr->calls[j - 1].start_ns > k.start_ns) {
 				cr->calls[j] = cr->calls[j - 1];
@@ -162,7 +162,7 @@ static void calls_sort(struct coll_rank *cr)
 		size_t j = i;
 		while (j > 0 && cr->calls[j - 1].start_ns == cr->calls[j].start_ns &&
 		       cr->calls[j - 1].wait_ns > cr->calls[j].wait_ns) {
-			struct coll_call t = cr->calls[j];
+			struct collective_call t = cr->calls[j];
 			cr->calls[j] = cr->calls[j - 1];
 			cr->calls[j - 1] = t;
 			j--;
@@ -186,11 +186,11 @@ static uint64_t ordinal_next(struct ordinals *o, uint64_t k1, uint64_t k2)
 	return 0;
 }
 
-static void call_key(const struct coll_set *c, const struct coll_rank *cr,
-		     const struct coll_call *k, struct ordinals *o, uint64_t *k1, uint64_t *k2)
+static void call_key(const struct collective_set *c, const struct collective_rank *cr,
+		     const struct collective_call *k, struct ordinals *o, uint64_t *k1, uint64_t *k2)
 {
 	uint64_t pg = k->pg;
-	int dir = k->peer >= 0 ? coll_p2p_direction(names_get(&c->names, k->op)) : 0;
+	int dir = k->peer >= 0 ? collective_p2p_direction(names_get(&c->names, k->op)) : 0;
 	if (dir && cr->rank >= 0) {
 		uint64_t src = dir == 1 ? (uint32_t)cr->rank : (uint32_t)k->peer;
 		uint64_t dst = dir == 1 ? (uint32_t)k->peer : (uint32_t)cr->rank;
@@ -207,21 +207,22 @@ static void call_key(const struct coll_set *c, const struct coll_rank *cr,
 	*k2 = ordinal_next(o, *k1, 0);
 }
 
-static uint32_t match_new(struct coll_set *c, size_t *cap, const struct coll_call *k, uint32_t r)
+static uint32_t match_new(struct collective_set *c, size_t *cap, const struct collective_call *k,
+			  uint32_t r)
 {
 	if (c->nmatches == *cap) {
 		*cap = *cap ? *cap * 2 : 1024;
 		c->matches = xrealloc(c->matches, *cap * sizeof(*c->matches));
 	}
-	c->matches[c->nmatches] = (struct coll_match){k->op, k->pg, 1, k->dur_ns, r};
+	c->matches[c->nmatches] = (struct collective_match){k->op, k->pg, 1, k->dur_ns, r};
 	return (uint32_t)c->nmatches++;
 }
 
 /* "rank 1's call 3 in order (in group '0') is nccl:all_reduce where rank 0's
  * is nccl:all_to_all"; the group's words only where the trace names one.
  * ordinal: the key's (from 0), for a call without a sequence number. */
-static void note_mismatch(struct coll_set *c, const struct coll_call *k, uint32_t r,
-			  const struct coll_match *m, uint64_t ordinal)
+static void note_mismatch(struct collective_set *c, const struct collective_call *k, uint32_t r,
+			  const struct collective_match *m, uint64_t ordinal)
 {
 	if (c->mismatches++)
 		return;
@@ -241,7 +242,7 @@ static void note_mismatch(struct coll_set *c, const struct coll_call *k, uint32_
 		memcpy(c->mismatch_note + size - 4, "...", 4);
 }
 
-void coll_match(struct coll_set *c)
+void collective_match(struct collective_set *c)
 {
 	struct hmap keys;
 	hmap_init(&keys);
@@ -250,12 +251,12 @@ void coll_match(struct coll_set *c)
 	c->mismatches = 0;
 	c->mismatch_note[0] = '\0';
 	for (uint32_t r = 0; r < c->nranks; r++) {
-		struct coll_rank *cr = &c->ranks[r];
+		struct collective_rank *cr = &c->ranks[r];
 		calls_sort(cr);
 		struct ordinals o;
 		hmap_init(&o.next);
 		for (size_t i = 0; i < cr->n; i++) {
-			struct coll_call *k = &cr->calls[i];
+			struct collective_call *k = &cr->calls[i];
 			uint64_t k1, k2;
 			call_key(c, cr, k, &o, &k1, &k2);
 			uint64_t *at = hmap_get(&keys, k1, k2);
@@ -264,7 +265,7 @@ void coll_match(struct coll_set *c)
 				hmap_put(&keys, k1, k2, k->match);
 				continue;
 			}
-			struct coll_match *m = &c->matches[*at];
+			struct collective_match *m = &c->matches[*at];
 			k->match = (uint32_t)*at;
 			if (k->op != m->op && (k1 >> 62) != 3) {
 				k->mismatch = 1;
@@ -279,9 +280,9 @@ void coll_match(struct coll_set *c)
 	}
 	hmap_free(&keys);
 	for (uint32_t r = 0; r < c->nranks; r++) {
-		struct coll_rank *cr = &c->ranks[r];
+		struct collective_rank *cr = &c->ranks[r];
 		for (size_t i = 0; i < cr->n; i++) {
-			struct coll_call *k = &cr->calls[i];
+			struct collective_call *k = &cr->calls[i];
 			if (!k->mismatch)
 				k->wait_ns = k->dur_ns - c->matches[k->match].min_ns;
 		}

@@ -22,7 +22,7 @@
  * wait(rank, call) = its duration - the smallest duration of the matched
  * call over the ranks that have it; a call no other rank has waits 0.
  *
- * Invariants after coll_match(): each rank's calls are in start order (ties
+ * Invariants after collective_match(): each rank's calls are in start order (ties
  * in the order given); every call's match is set; a match's min_ns is the
  * least duration of its member calls.
  */
@@ -34,43 +34,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define COLL_NONE UINT32_MAX
+#define COLLECTIVE_NONE UINT32_MAX
 
 /* One call of one rank. */
-struct coll_call {
+struct collective_call {
 	uint64_t start_ns, dur_ns;
 	uint64_t seq1;       /* its sequence number in the group + 1; 0 unknown */
 	uint64_t bytes;      /* what the rank contributes; 0 unknown */
-	uint32_t op;         /* in coll_set.names: "gloo:all_reduce", a kernel's name */
-	uint32_t pg;         /* in coll_set.names; "" unknown */
+	uint32_t op;         /* in collective_set.names: "gloo:all_reduce", a kernel's name */
+	uint32_t pg;         /* in collective_set.names; "" unknown */
 	uint32_t group_size; /* 0 unknown */
 	int32_t peer;        /* point-to-point: the other rank; -1 none */
 	int32_t step;        /* the caller's: the counted step it started in; -1 none */
-	/* set by coll_match() */
-	uint32_t match;      /* index in coll_set.matches */
+	/* set by collective_match() */
+	uint32_t match;      /* index in collective_set.matches */
 	int mismatch;        /* its op differs from the match's: not a member */
 	uint64_t wait_ns;
 };
 
-struct coll_rank {
+struct collective_rank {
 	int32_t rank;        /* for messages */
-	struct coll_call *calls;
+	struct collective_call *calls;
 	size_t n, cap;
 };
 
 /* A collective call as the ranks made it. */
-struct coll_match {
+struct collective_match {
 	uint32_t op, pg;
 	uint32_t members;    /* ranks whose call is part of it */
 	uint64_t min_ns;     /* the fastest member's duration */
-	uint32_t first;      /* the lowest member rank (index in coll_set.ranks) */
+	uint32_t first;      /* the lowest member rank (index in collective_set.ranks) */
 };
 
-struct coll_set {
+struct collective_set {
 	struct names names;
-	struct coll_rank *ranks;
+	struct collective_rank *ranks;
 	uint32_t nranks;
-	struct coll_match *matches;
+	struct collective_match *matches;
 	size_t nmatches;
 	uint64_t mismatches;  /* calls whose op differs from their match's */
 	char mismatch_note[256]; /* the first, in words; "" none */
@@ -90,18 +90,18 @@ static inline int collective_outermost(uint64_t *end, uint64_t start, uint64_t d
 	return 1;
 }
 
-void coll_set_init(struct coll_set *c, uint32_t nranks);
-void coll_set_free(struct coll_set *c);
+void collective_set_init(struct collective_set *c, uint32_t nranks);
+void collective_set_free(struct collective_set *c);
 /* Adds a call to rank index r (0 <= r < nranks); op and pg are interned. */
-void coll_add(struct coll_set *c, uint32_t r, const struct coll_call *call, const char *op,
-	      const char *pg);
+void collective_add(struct collective_set *c, uint32_t r, const struct collective_call *call,
+		    const char *op, const char *pg);
 /* Sorts every rank's calls, keys and matches them, and sets each call's
  * match, mismatch and wait. */
-void coll_match(struct coll_set *c);
+void collective_match(struct collective_set *c);
 
 /* Whether an op name is a send or a receive: 1 send, 2 receive, 0 neither
  * ("gloo:send", "nccl:recv", "isend", "recv_v2", "partial_send", ...). */
-int coll_p2p_direction(const char *op);
+int collective_p2p_direction(const char *op);
 
 /* The factor nccl-tests turns algorithm bandwidth into bus bandwidth with,
  * for n ranks, by op (the part after "BACKEND:", or the name): all_reduce
@@ -109,7 +109,7 @@ int coll_p2p_direction(const char *op);
  * reduce, send, recv, barrier 1; unknown 1. And the size S its algorithm
  * bandwidth divides by the time: the whole buffer, so bytes x n for an
  * all_gather (whose bytes are one rank's part), bytes otherwise. */
-double coll_bus_factor(const char *op, uint32_t n);
-double coll_algo_bytes(const char *op, uint64_t bytes, uint32_t n);
+double collective_bus_factor(const char *op, uint32_t n);
+double collective_algo_bytes(const char *op, uint64_t bytes, uint32_t n);
 
 #endif

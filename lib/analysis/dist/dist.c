@@ -7,7 +7,7 @@
 #include "lib/analysis/dist/dist.h"
 
 #include "lib/analysis/views/perf.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "common/error.h"
 
 #include <math.h>
@@ -53,8 +53,8 @@ static int32_t slot_of(void *ctx, uint64_t t)
 
 /* The sets of the rank's parts inside each step, and inside its calls'
  * windows (kept for the match). */
-static void rank_step_sets(struct dist_rank *r, struct dist_sets *sets, const struct coll_rank *cr,
-			   const struct ivl_set *w)
+static void rank_step_sets(struct dist_rank *r, struct dist_sets *sets,
+			   const struct collective_rank *cr, const struct ivl_set *w)
 {
 	for (size_t k = 0; k < r->counted; k++) {
 		struct dist_step *st = &r->step[k];
@@ -85,7 +85,7 @@ static void rank_step_sets(struct dist_rank *r, struct dist_sets *sets, const st
  * with skip, into *pf), their sets, its calls (into cs) and its sets inside
  * them; *u (u NULL: not wanted) gets, per counted step, the unions of its
  * computation, of its communication and of both inside the step, to free. */
-static void rank_measure(struct dist_rank *r, struct coll_set *cs, uint32_t ri,
+static void rank_measure(struct dist_rank *r, struct collective_set *cs, uint32_t ri,
 			 const struct analysis *a, unsigned skip, uint32_t group_size,
 			 struct perf *pf, struct dist_map_step **pu)
 {
@@ -162,7 +162,7 @@ void dist_map_rank(struct dist_map *m, const struct analysis *a, int32_t rank,
 		   uint32_t group_size)
 {
 	memset(m, 0, sizeof(*m));
-	coll_set_init(&m->cs, 1);
+	collective_set_init(&m->cs, 1);
 	m->cs.ranks[0].rank = rank;
 	struct perf pf;
 	rank_measure(&m->r, &m->cs, 0, a, 0, group_size, &pf, &m->u);
@@ -174,7 +174,7 @@ void dist_map_free(struct dist_map *m)
 {
 	free(m->r.step);
 	dist_sets_free(&m->r.in_calls);
-	coll_set_free(&m->cs);
+	collective_set_free(&m->cs);
 	free(m->u);
 	memset(m, 0, sizeof(*m));
 }
@@ -186,11 +186,12 @@ void dist_map_free(struct dist_map *m)
  * time. A rank's wait is the union of its calls' waits, each clipped to the
  * step it started in: calls that run at once (gloo's buckets on its two
  * threads) wait for the same rank at the same time, once. */
-static void rank_waits(const struct dist_rank *r, const struct coll_rank *cr, struct ivl_set *w)
+static void rank_waits(const struct dist_rank *r, const struct collective_rank *cr,
+		       struct ivl_set *w)
 {
 	ivl_set_init(w);
 	for (size_t i = 0; i < cr->n; i++) {
-		const struct coll_call *c = &cr->calls[i];
+		const struct collective_call *c = &cr->calls[i];
 		if (c->step < 0 || !c->wait_ns)
 			continue;
 		const struct dist_step *st = &r->step[c->step];
@@ -230,7 +231,7 @@ static void carve_contention(double *part, double runq, double busy, int gpu)
 }
 
 /* Each counted step's wait and parts, and the rank's per step. */
-static void rank_parts(struct dist_rank *r, const struct coll_rank *cr)
+static void rank_parts(struct dist_rank *r, const struct collective_rank *cr)
 {
 	struct ivl_set w, xd, xc, xm;
 	rank_waits(r, cr, &w);
@@ -412,7 +413,7 @@ static uint32_t dist_wait_op(const struct job_dist *d, int32_t but)
 	uint64_t *by_op = xcalloc(d->cs.names.count ? d->cs.names.count : 1, sizeof(*by_op));
 	uint32_t best = 0;
 	for (uint32_t ri = 0; ri < d->n; ri++) {
-		const struct coll_rank *cr = &d->cs.ranks[ri];
+		const struct collective_rank *cr = &d->cs.ranks[ri];
 		for (size_t k = 0; (int32_t)ri != but && k < cr->n; k++)
 			if (cr->calls[k].step >= 0)
 				by_op[cr->calls[k].op] += cr->calls[k].wait_ns;
@@ -495,7 +496,7 @@ struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis 
 	d->n = j->nranks;
 	d->r = xcalloc(d->n ? d->n : 1, sizeof(*d->r));
 	d->sum_file = xcalloc(j->nfiles ? j->nfiles : 1, sizeof(*d->sum_file));
-	coll_set_init(&d->cs, d->n);
+	collective_set_init(&d->cs, d->n);
 	d->jp.ranks = xcalloc(d->n ? d->n : 1, sizeof(*d->jp.ranks));
 	d->jp.nranks = d->n;
 	d->jp.left_out = j->nparts - j->nranks;
@@ -526,7 +527,7 @@ struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis 
 	ivl_set_free(&ss.steps);
 	ivl_set_free(&ss.runs);
 	progress_phase("matching the collectives of %u ranks", d->n);
-	coll_match(&d->cs);
+	collective_match(&d->cs);
 	for (uint32_t ri = 0; ri < d->n; ri++)
 		rank_parts(&d->r[ri], &d->cs.ranks[ri]);
 	compared_steps(d);
@@ -574,6 +575,6 @@ void job_dist_free(struct job_dist *d)
 	free(d->job_step);
 	dist_verdict_free(&d->v);
 	jobperf_free(&d->jp);
-	coll_set_free(&d->cs);
+	collective_set_free(&d->cs);
 	free(d);
 }

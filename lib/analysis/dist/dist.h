@@ -133,7 +133,7 @@ struct job_dist {
 	unsigned skip;
 	struct dist_rank *r;
 	uint32_t n;
-	struct coll_set cs;
+	struct collective_set cs;
 	uint32_t *sum_file; /* job file -> sum's store file + 1 */
 	int from_steps;     /* some rank has steps */
 	uint64_t median_step;
@@ -192,7 +192,7 @@ struct dist_map_step {
 struct dist_map {
 	struct dist_rank r;
 	struct dist_map_step *u; /* [r.nslots] */
-	struct coll_set cs;
+	struct collective_set cs;
 	uint64_t first_step;     /* the number of r.step[0] (perf.h's skipped) */
 };
 void dist_map_rank(struct dist_map *m, const struct analysis *a, int32_t rank,
@@ -206,7 +206,7 @@ void dist_map_free(struct dist_map *m);
  * none on a rank with GPU work but no GPU communication) into cs as rank index ri;
  * slot(ctx, t) gives the counted step a call starting at t lies in (-1:
  * none). group_size: where a call does not say. */
-void dist_rank_calls(struct coll_set *cs, uint32_t ri, const struct analysis *a,
+void dist_rank_calls(struct collective_set *cs, uint32_t ri, const struct analysis *a,
 		     const struct dist_src *src, uint32_t group_size,
 		     int32_t (*slot)(void *ctx, uint64_t t), void *ctx);
 

@@ -131,8 +131,8 @@ int job_calls_flows(struct job_calls *cs, int (*flow)(void *ctx, const struct ch
 		    void *ctx, uint64_t *matched)
 {
 	const struct job *j = cs->j;
-	struct coll_set set;
-	coll_set_init(&set, j->nranks);
+	struct collective_set set;
+	collective_set_init(&set, j->nranks);
 	size_t **idx = xcalloc(j->nranks ? j->nranks : 1, sizeof(*idx));
 	size_t total = 0;
 	for (uint32_t r = 0; r < j->nranks; r++) {
@@ -140,7 +140,7 @@ int job_calls_flows(struct job_calls *cs, int (*flow)(void *ctx, const struct ch
 		idx[r] = rank_calls(cs, r, &n);
 		for (size_t k = 0; k < n; k++) {
 			const struct xcall *x = &cs->v[idx[r][k]];
-			struct coll_call call = {
+			struct collective_call call = {
 				.start_ns = x->start,
 				.dur_ns = x->dur,
 				.seq1 = x->seq1,
@@ -149,17 +149,17 @@ int job_calls_flows(struct job_calls *cs, int (*flow)(void *ctx, const struct ch
 				.peer = x->peer,
 				.step = -1,
 			};
-			coll_add(&set, r, &call, names_get(&cs->names, x->op),
+			collective_add(&set, r, &call, names_get(&cs->names, x->op),
 				 names_get(&cs->names, x->pg));
 		}
 		total += n;
 	}
-	coll_match(&set);
+	collective_match(&set);
 	/* the calls were added in start order, so set's calls are idx's */
 	struct member *m = xmalloc((total ? total : 1) * sizeof(*m));
 	size_t nm = 0;
 	for (uint32_t r = 0; r < j->nranks; r++) {
-		const struct coll_rank *cr = &set.ranks[r];
+		const struct collective_rank *cr = &set.ranks[r];
 		for (size_t k = 0; k < cr->n; k++)
 			if (!cr->calls[k].mismatch && set.matches[cr->calls[k].match].members > 1)
 				m[nm++] = (struct member){cr->calls[k].match, &cs->v[idx[r][k]], r};
@@ -183,7 +183,7 @@ int job_calls_flows(struct job_calls *cs, int (*flow)(void *ctx, const struct ch
 		rc = flow(ctx, &f);
 	}
 	free(m);
-	coll_set_free(&set);
+	collective_set_free(&set);
 	return rc;
 }
 

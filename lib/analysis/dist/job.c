@@ -4,10 +4,10 @@
  */
 #include "lib/analysis/dist/job.h"
 
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 #include "formats/trace/trace_ranks.h"
 #include "formats/trace/trace_tail.h"
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 

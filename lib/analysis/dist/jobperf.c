@@ -5,7 +5,7 @@
  */
 #include "lib/analysis/dist/jobperf.h"
 
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "common/error.h"
 
 #include <stdio.h>

@@ -196,7 +196,7 @@ static uint8_t *call_descs(const struct store *s)
 }
 
 struct call_ctx {
-	struct coll_set *cs;
+	struct collective_set *cs;
 	uint32_t ri;
 	const struct analysis *a;
 	int32_t (*slot)(void *ctx, uint64_t t);
@@ -208,7 +208,7 @@ static void add_call(struct call_ctx *c, uint64_t start, uint64_t dur, uint64_t 
 		     const struct store_comm *cm, const char *op)
 {
 	const struct store *s = &c->a->store;
-	struct coll_call k = {
+	struct collective_call k = {
 		.start_ns = start,
 		.dur_ns = dur,
 		.seq1 = cm ? cm->seq1 : 0,
@@ -217,7 +217,7 @@ static void add_call(struct call_ctx *c, uint64_t start, uint64_t dur, uint64_t 
 		.peer = cm ? cm->peer : -1,
 		.step = c->slot(c->slot_ctx, at),
 	};
-	coll_add(c->cs, c->ri, &k, op, cm ? store_name(s, cm->pg) : "");
+	collective_add(c->cs, c->ri, &k, op, cm ? store_name(s, cm->pg) : "");
 }
 
 /* A rank without GPU communication: its host calls, the outermost of each
@@ -313,7 +313,7 @@ static void gpu_calls(struct call_ctx *c, const uint8_t *is_call)
 	free(taken);
 }
 
-void dist_rank_calls(struct coll_set *cs, uint32_t ri, const struct analysis *a,
+void dist_rank_calls(struct collective_set *cs, uint32_t ri, const struct analysis *a,
 		     const struct dist_src *src, uint32_t group_size,
 		     int32_t (*slot)(void *ctx, uint64_t t), void *ctx)
 {

@@ -28,7 +28,7 @@
 #define AGG_KNOWN(known, x) ((known) ? AGG_INT(x) : AGG_NULL)
 
 struct call_order {
-	const struct coll_call *c;
+	const struct collective_call *c;
 	size_t at;
 };
 
@@ -58,7 +58,7 @@ static int agg_rows(const struct dist_map *m, const char *host, const char *back
 		    int32_t world_size, int64_t off, csv_agg_emit_fn emit, void *ctx)
 {
 	const struct dist_rank *r = &m->r;
-	const struct coll_rank *cr = &m->cs.ranks[0];
+	const struct collective_rank *cr = &m->cs.ranks[0];
 	struct csv_agg_value rv[] = {
 		AGG_TEXT(host),
 		AGG_KNOWN(world_size > 0, world_size),
@@ -98,7 +98,7 @@ static int agg_rows(const struct dist_map *m, const char *host, const char *back
 	qsort(ord, cr->n, sizeof(*ord), call_by_start);
 	int rc = 0;
 	for (size_t i = 0; i < cr->n && rc == 0; i++) {
-		const struct coll_call *c = ord[i].c;
+		const struct collective_call *c = ord[i].c;
 		int in_step = c->step >= 0 && r->counted;
 		struct csv_agg_value v[] = {
 			AGG_INT(i),

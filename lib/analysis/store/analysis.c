@@ -1,6 +1,7 @@
+/* analysis.c - an analysis's life: its store loaded, window and per-type unions computed once. */
 #include "lib/analysis/store/analysis.h"
 
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 #include "lib/analysis/store/store_iter.h"
 #include "common/error.h"
 #include "common/hmap.h"
@@ -429,4 +430,55 @@ const struct type_total *analysis_types(const struct analysis *ca)
 	}
 	pthread_mutex_unlock(&a->types_lock);
 	return a->types;
+}
+
+/* The capture marks and steps of a loaded store: capture.h's, read from
+ * the store instead of a trace reader. */
+void capture_from_store(struct capture *c, const struct store *s)
+{
+	for (uint32_t k = 0; k < s->ntracks; k++) {
+		const struct store_track *t = &s->tracks[k];
+		for (size_t i = 0; i < t->n; i++) {
+			unsigned type = store_ev_type(s, t, i);
+			unsigned flags = store_ev_flags(t, i);
+			if (type != TRACE_EV_PROFILE_STEP && !(flags & TRACE_EVF_MARK))
+				continue;
+			const char *name = store_name(s, s->descs[store_ev_desc(t, i)].name);
+			capture_event(c, name, type, flags, t->start[i], t->dur[i], t->pid, -1);
+		}
+	}
+	capture_finish(c);
+}
+
+int capture_restrict(struct analysis *a, uint32_t n, char *err, size_t errlen)
+{
+	struct capture c;
+	uint64_t from, to;
+	capture_init(&c);
+	capture_from_store(&c, &a->store);
+	if (capture_span_of(&c, n, &from, &to) != 0) {
+		capture_no_cycle(&c, a->store.nfiles ? a->store.files[0].path : "", n, err, errlen);
+		capture_free(&c);
+		return -1;
+	}
+	struct ivl_set span, out;
+	ivl_set_init(&span);
+	ivl_set_add(&span, from, to > from ? to : from + 1);
+	ivl_set_normalize(&span);
+	ivl_set_seal(&span);
+	ivl_set_intersect(&a->window, &span, &out);
+	ivl_set_free(&a->window);
+	ivl_set_free(&span);
+	a->window = out;
+	a->window_ns = ivl_set_measure(&a->window);
+	/* the steps the tables speak of: those of the cycle */
+	uint64_t steps = 0;
+	for (size_t i = 0; i < c.nsteps; i++) {
+		uint64_t mid = c.steps[i].start + (c.steps[i].end - c.steps[i].start) / 2;
+		steps += mid >= from && mid < to;
+	}
+	if (a->from_steps)
+		a->steps = steps;
+	capture_free(&c);
+	return 0;
 }

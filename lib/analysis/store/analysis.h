@@ -39,9 +39,10 @@
  * (analysis_part_ratio()): the phases of one rank's steps, which follow one
  * another, add up to at most 100%.
  */
-#ifndef GPDL_ANALYSIS_ANALYSIS_H
-#define GPDL_ANALYSIS_ANALYSIS_H
+#ifndef GPDL_ANALYSIS_STORE_ANALYSIS_H
+#define GPDL_ANALYSIS_STORE_ANALYSIS_H
 
+#include "formats/trace/capture.h"
 #include "lib/analysis/store/gpu.h"
 #include "lib/analysis/store/interval.h"
 #include "lib/analysis/store/store.h"
@@ -161,5 +162,13 @@ double analysis_ratio(const struct analysis *a, uint64_t ns);
 /* ns (a sum over parts: part_ns) as a percentage of the parts' windows
  * summed (parts_window_ns), within [0, 100]. */
 double analysis_part_ratio(const struct analysis *a, uint64_t ns);
+
+/* Every event of a finished store through capture_event() (capture.h),
+ * then capture_finish(). */
+void capture_from_store(struct capture *c, const struct store *s);
+/* --cycle N on a loaded analysis: its window (and step count) narrowed to
+ * the span of cycle (or capture range) n, before any view reads them; 0, or
+ * -1 with a one-line message in err. */
+int capture_restrict(struct analysis *a, uint32_t n, char *err, size_t errlen);
 
 #endif

@@ -49,8 +49,8 @@
  *  - a host track's launches are sorted by call, then by the work's start;
  *  - every launch's work is GPU work (store_ev_is_gpu_work).
  */
-#ifndef GPDL_ANALYSIS_GPU_H
-#define GPDL_ANALYSIS_GPU_H
+#ifndef GPDL_ANALYSIS_STORE_GPU_H
+#define GPDL_ANALYSIS_STORE_GPU_H
 
 #include "formats/trace/trace.h"
 

@@ -8,6 +8,7 @@
  * A popped frame hands its GPU time to the frame below it.
  */
 #include "lib/analysis/store/hostwalk.h"
+#include "lib/analysis/store/store_sort.h"
 
 #include "common/error.h"
 

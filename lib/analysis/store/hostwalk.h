@@ -24,8 +24,8 @@
  * when a frame is closed, never what it holds: a range's followed children
  * are still visited inside it.
  */
-#ifndef GPDL_ANALYSIS_HOSTWALK_H
-#define GPDL_ANALYSIS_HOSTWALK_H
+#ifndef GPDL_ANALYSIS_STORE_HOSTWALK_H
+#define GPDL_ANALYSIS_STORE_HOSTWALK_H
 
 #include "lib/analysis/store/analysis.h"
 

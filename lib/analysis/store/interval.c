@@ -1,3 +1,4 @@
+/* interval.c - the interval algebra of interval.h: sets, unions, intersections, measures. */
 #include "lib/analysis/store/interval.h"
 
 #include "common/error.h"

@@ -8,8 +8,8 @@
  * ones are merged), so its measure is the sum of its lengths and never counts
  * a nanosecond twice: that is what makes a ratio against a window <= 100%.
  */
-#ifndef GPDL_ANALYSIS_INTERVAL_H
-#define GPDL_ANALYSIS_INTERVAL_H
+#ifndef GPDL_ANALYSIS_STORE_INTERVAL_H
+#define GPDL_ANALYSIS_STORE_INTERVAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* names.c - the store's interned names: strings in fixed blocks, ids by first appearance. */
 #include "lib/analysis/store/names.h"
 
 #include "common/error.h"

@@ -6,8 +6,8 @@
  * pointer stays valid until names_free() (strings live in fixed blocks that
  * never move); equal byte strings get the same id.
  */
-#ifndef GPDL_ANALYSIS_NAMES_H
-#define GPDL_ANALYSIS_NAMES_H
+#ifndef GPDL_ANALYSIS_STORE_NAMES_H
+#define GPDL_ANALYSIS_STORE_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>

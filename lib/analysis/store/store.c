@@ -3,10 +3,11 @@
  * visitor, or event by event for tests and importers.
  */
 #include "lib/analysis/store/store.h"
+#include "lib/analysis/store/store_sort.h"
 
-#include "formats/import/trace_open.h"
-#include "lib/analysis/store/parallel.h"
-#include "lib/analysis/store/progress.h"
+#include "formats/trace/trace_open.h"
+#include "common/parallel.h"
+#include "common/progress.h"
 #include "common/error.h"
 
 #include <stdio.h>

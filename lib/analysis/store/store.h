@@ -57,8 +57,8 @@
  *    wall time whatever the files: a job's rank loaded alone, job.h);
  *  - start + dur never overflows.
  */
-#ifndef GPDL_ANALYSIS_STORE_H
-#define GPDL_ANALYSIS_STORE_H
+#ifndef GPDL_ANALYSIS_STORE_STORE_H
+#define GPDL_ANALYSIS_STORE_STORE_H
 
 #include "formats/trace/trace.h"
 #include "lib/analysis/store/names.h"
@@ -418,16 +418,9 @@ void store_add_process(struct store *s, uint32_t file, const struct trace_proces
  * "ProfileStep#12" (Paddle), "ProfilerStep#12" (PyTorch). */
 int store_is_step_name(const char *name, size_t len);
 
-/* Sorting and nesting one track (store_sort.c). The sort moves parent[]
- * along with the events when it is allocated (store_finish() carries the
- * extras' positions in it); it returns whether any event moved. */
-int store_sort_track(struct store_track *t);
-void store_nest_track(struct store_track *t);
 /* Events lost for a reason other than a full ring (enum trace_drop_reason:
  * no ring slot, an import's drops), over every file: said apart from the
  * full rings' by the views that report drops. */
 uint64_t store_drops_not_ring(const struct store *s);
-/* Marks the events of a nested host track that fold into their parent. */
-void store_fold_track(const struct store *s, struct store_track *t);
 
 #endif

@@ -1,3 +1,4 @@
+/* store_iter.c - the k-way merge of sorted tracks into one start order (store_iter.h). */
 #include "lib/analysis/store/store_iter.h"
 
 #include "common/error.h"

@@ -6,8 +6,8 @@
  * Order: start, then longer first, then track index. Each track's own events
  * come in their stored order, so its parents still precede their children.
  */
-#ifndef GPDL_ANALYSIS_STORE_ITER_H
-#define GPDL_ANALYSIS_STORE_ITER_H
+#ifndef GPDL_ANALYSIS_STORE_STORE_ITER_H
+#define GPDL_ANALYSIS_STORE_STORE_ITER_H
 
 #include "lib/analysis/store/store.h"
 

@@ -22,6 +22,7 @@
  * store carries each event's extra index in it (store.c).
  */
 #include "lib/analysis/store/store.h"
+#include "lib/analysis/store/store_sort.h"
 
 #include "common/error.h"
 

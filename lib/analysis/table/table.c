@@ -1,3 +1,4 @@
+/* table.c - building the table model: columns, parts, rows and notes (table.h). */
 #include "lib/analysis/table/table.h"
 
 #include "common/error.h"

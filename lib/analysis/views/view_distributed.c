@@ -501,7 +501,7 @@ enum { CC_OP, CC_BACKEND, CC_GROUP, CC_CALLS, CC_BYTES, CC_TOTAL, CC_MEAN, CC_WA
        CC_BUSBW, CC_COUNT };
 
 /* Within 100 columns: the mean per call and the backend go first. */
-static const struct tcol coll_cols[CC_COUNT] = {
+static const struct tcol collective_cols[CC_COUNT] = {
 	{"Collective", "collective", TCOL_TEXT, NULL, 10, NULL, 0, NULL, 0, 0},
 	{"Backend", "backend", TCOL_TEXT, NULL, 7, NULL, 0, NULL, 2, 0},
 	{"Group Size", "group_size", TCOL_COUNT, NULL, 0, NULL, 0, "Group", 0, 0},
@@ -514,7 +514,7 @@ static const struct tcol coll_cols[CC_COUNT] = {
 	{"Busbw (GB/s)", "busbw", TCOL_REAL, NULL, 0, NULL, 3, "Busbw(GB/s)", 1, 0},
 };
 
-struct coll_row {
+struct collective_row {
 	uint32_t op;
 	char backend[16];
 	uint32_t group;
@@ -536,15 +536,15 @@ static void call_backend(char *buf, size_t size, const char *op, const char *ran
 		*c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
 }
 
-static struct coll_row *coll_row_of(struct coll_row **rows, size_t *n, uint32_t op,
-				    const char *backend, uint32_t group)
+static struct collective_row *collective_row_of(struct collective_row **rows, size_t *n,
+						uint32_t op, const char *backend, uint32_t group)
 {
 	for (size_t i = 0; i < *n; i++)
 		if ((*rows)[i].op == op && (*rows)[i].group == group &&
 		    strcmp((*rows)[i].backend, backend) == 0)
 			return &(*rows)[i];
 	*rows = xrealloc(*rows, (*n + 1) * sizeof(**rows));
-	struct coll_row *r = &(*rows)[(*n)++];
+	struct collective_row *r = &(*rows)[(*n)++];
 	memset(r, 0, sizeof(*r));
 	r->op = op;
 	snprintf(r->backend, sizeof(r->backend), "%s", backend);
@@ -553,9 +553,9 @@ static struct coll_row *coll_row_of(struct coll_row **rows, size_t *n, uint32_t 
 	return r;
 }
 
-static int coll_row_cmp(const void *x, const void *y)
+static int collective_row_cmp(const void *x, const void *y)
 {
-	const struct coll_row *a = x, *b = y;
+	const struct collective_row *a = x, *b = y;
 	double ta = a->ranks ? (double)a->dur / a->ranks : 0, tb = b->ranks ? (double)b->dur / b->ranks : 0;
 	if (ta != tb)
 		return ta > tb ? -1 : 1;
@@ -565,21 +565,21 @@ static int coll_row_cmp(const void *x, const void *y)
 struct table *job_dist_collectives(const struct job_dist *d, const struct view_opts *o)
 {
 	(void)o;
-	struct table *t = table_new("collectives", "Collective Summary", coll_cols, CC_COUNT);
-	const struct coll_set *cs = &d->cs;
+	struct table *t = table_new("collectives", "Collective Summary", collective_cols, CC_COUNT);
+	const struct collective_set *cs = &d->cs;
 	uint8_t *seen = xcalloc(cs->nmatches ? cs->nmatches : 1, 1);
-	struct coll_row *rows = NULL;
+	struct collective_row *rows = NULL;
 	size_t nrows = 0;
 	for (uint32_t ri = 0; ri < d->n; ri++) {
-		const struct coll_rank *cr = &cs->ranks[ri];
+		const struct collective_rank *cr = &cs->ranks[ri];
 		for (size_t k = 0; k < cr->n; k++) {
-			const struct coll_call *c = &cr->calls[k];
+			const struct collective_call *c = &cr->calls[k];
 			if (c->step < 0)
 				continue;
 			const char *op = names_get(&cs->names, c->op);
 			char backend[16];
 			call_backend(backend, sizeof(backend), op, d->j->ranks[ri].backend);
-			struct coll_row *r = coll_row_of(&rows, &nrows, c->op, backend, c->group_size);
+			struct collective_row *r = collective_row_of(&rows, &nrows, c->op, backend, c->group_size);
 			r->members++;
 			r->bytes += c->bytes;
 			r->dur += c->dur_ns;
@@ -592,7 +592,7 @@ struct table *job_dist_collectives(const struct job_dist *d, const struct view_o
 				continue;
 			seen[c->match] = 1;
 			r->calls++;
-			r->algo_bytes += coll_algo_bytes(op, c->bytes, c->group_size);
+			r->algo_bytes += collective_algo_bytes(op, c->bytes, c->group_size);
 			r->min_ns += (double)cs->matches[c->match].min_ns;
 		}
 	}
@@ -601,10 +601,10 @@ struct table *job_dist_collectives(const struct job_dist *d, const struct view_o
 		table_set_empty(t, "No communication calls in the ranks' counted steps.");
 		return t;
 	}
-	qsort(rows, nrows, sizeof(*rows), coll_row_cmp);
+	qsort(rows, nrows, sizeof(*rows), collective_row_cmp);
 	struct tpart *p = table_add_part(t, NULL, "collectives", NULL);
 	for (size_t i = 0; i < nrows; i++) {
-		const struct coll_row *r = &rows[i];
+		const struct collective_row *r = &rows[i];
 		const char *op = names_get(&cs->names, r->op);
 		struct trow *row = tpart_add_row(t, p, 0);
 		trow_text(row, CC_OP, op_short(op)); /* the backend has its column */
@@ -619,7 +619,7 @@ struct table *job_dist_collectives(const struct job_dist *d, const struct view_o
 		if (r->algo_bytes > 0 && r->min_ns > 0) {
 			double algbw = r->algo_bytes / r->min_ns; /* bytes per ns = GB/s */
 			trow_real(row, CC_ALGBW, algbw);
-			trow_real(row, CC_BUSBW, algbw * coll_bus_factor(op, r->group));
+			trow_real(row, CC_BUSBW, algbw * collective_bus_factor(op, r->group));
 		}
 	}
 	free(rows);

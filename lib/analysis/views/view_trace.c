@@ -4,7 +4,7 @@
  * damaged, and which window the tables cover. Nothing is lost silently.
  */
 #include "lib/analysis/views/view.h"
-#include "lib/analysis/store/capture.h"
+#include "formats/trace/capture.h"
 
 #include <stdio.h>
 #include <string.h>

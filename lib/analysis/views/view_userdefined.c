@@ -14,7 +14,7 @@
  * row's ranges never nest in one another, so nothing counts twice). Marks
  * are rows of their own, at the place they were made, with calls and no time.
  */
-#include "lib/analysis/store/capture.h"
+#include "formats/trace/capture.h"
 #include "lib/analysis/store/hostwalk.h"
 #include "lib/analysis/views/view.h"
 #include "lib/analysis/views/rowtree.h"

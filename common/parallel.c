@@ -1,4 +1,5 @@
-#include "lib/analysis/store/parallel.h"
+/* parallel.c - running the analysis's independent pieces on a few threads (parallel.h). */
+#include "common/parallel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -2,10 +2,8 @@
  * capture.c - which window a trace recorded: the collector's window marks
  * read back (capture.h).
  */
-#include "lib/analysis/store/capture.h"
-#include "lib/analysis/store/analysis.h"
-#include "lib/analysis/store/store.h"
-#include "formats/import/trace_open.h"
+#include "formats/trace/capture.h"
+#include "formats/trace/trace_open.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 
@@ -105,22 +103,6 @@ void capture_reader_event(struct capture *c, const struct trace_reader *r, const
 	const struct trace_thread *t = trace_reader_thread(r, e->thread);
 	capture_event(c, trace_reader_string(r, d->name_str), d->type, e->flags, e->start_ns, e->dur_ns,
 		      t ? t->pid : 0, gpdl);
-}
-
-void capture_from_store(struct capture *c, const struct store *s)
-{
-	for (uint32_t k = 0; k < s->ntracks; k++) {
-		const struct store_track *t = &s->tracks[k];
-		for (size_t i = 0; i < t->n; i++) {
-			unsigned type = store_ev_type(s, t, i);
-			unsigned flags = store_ev_flags(t, i);
-			if (type != TRACE_EV_PROFILE_STEP && !(flags & TRACE_EVF_MARK))
-				continue;
-			const char *name = store_name(s, s->descs[store_ev_desc(t, i)].name);
-			capture_event(c, name, type, flags, t->start[i], t->dur[i], t->pid, -1);
-		}
-	}
-	capture_finish(c);
 }
 
 static int by_ts(const void *a, const void *b)
@@ -325,8 +307,8 @@ long capture_parse_cycle(const char *s)
 	return *end || v > 1000000000ul ? -1 : (long)v;
 }
 
-/* Why cycle n is not in c, into err. */
-static void no_cycle(const struct capture *c, const char *path, uint32_t n, char *err, size_t errlen)
+void capture_no_cycle(const struct capture *c, const char *path, uint32_t n, char *err,
+		      size_t errlen)
 {
 	char clean[TEXT_CLEAN_SIZE];
 	text_clean(clean, sizeof(clean), path);
@@ -375,40 +357,8 @@ int capture_cycle_window(const char *path, uint32_t n, uint64_t *from, uint64_t 
 		return -1;
 	int rc = capture_span_of(&c, n, from, to);
 	if (rc != 0)
-		no_cycle(&c, path, n, err, errlen);
+		capture_no_cycle(&c, path, n, err, errlen);
 	capture_free(&c);
 	return rc;
 }
 
-int capture_restrict(struct analysis *a, uint32_t n, char *err, size_t errlen)
-{
-	struct capture c;
-	uint64_t from, to;
-	capture_init(&c);
-	capture_from_store(&c, &a->store);
-	if (capture_span_of(&c, n, &from, &to) != 0) {
-		no_cycle(&c, a->store.nfiles ? a->store.files[0].path : "", n, err, errlen);
-		capture_free(&c);
-		return -1;
-	}
-	struct ivl_set span, out;
-	ivl_set_init(&span);
-	ivl_set_add(&span, from, to > from ? to : from + 1);
-	ivl_set_normalize(&span);
-	ivl_set_seal(&span);
-	ivl_set_intersect(&a->window, &span, &out);
-	ivl_set_free(&a->window);
-	ivl_set_free(&span);
-	a->window = out;
-	a->window_ns = ivl_set_measure(&a->window);
-	/* the steps the tables speak of: those of the cycle */
-	uint64_t steps = 0;
-	for (size_t i = 0; i < c.nsteps; i++) {
-		uint64_t mid = c.steps[i].start + (c.steps[i].end - c.steps[i].start) / 2;
-		steps += mid >= from && mid < to;
-	}
-	if (a->from_steps)
-		a->steps = steps;
-	capture_free(&c);
-	return 0;
-}

@@ -8,8 +8,8 @@
  * progress_tick() is cheap enough for a per-event loop: it looks at the
  * clock once every 65536 calls.
  */
-#ifndef GPDL_ANALYSIS_PROGRESS_H
-#define GPDL_ANALYSIS_PROGRESS_H
+#ifndef GPDL_COMMON_PROGRESS_H
+#define GPDL_COMMON_PROGRESS_H
 
 #include <stdint.h>
 

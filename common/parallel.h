@@ -6,8 +6,8 @@
  * The number of threads is the number of online CPUs (at most 8), or
  * GPDL_THREADS from the environment (1: everything on the calling thread).
  */
-#ifndef GPDL_ANALYSIS_PARALLEL_H
-#define GPDL_ANALYSIS_PARALLEL_H
+#ifndef GPDL_COMMON_PARALLEL_H
+#define GPDL_COMMON_PARALLEL_H
 
 unsigned parallel_threads(void);
 /* Calls fn(ctx, i) for every i in [0, n), in any order and on any thread, and

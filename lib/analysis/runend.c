@@ -1,4 +1,5 @@
-#include "lib/analysis/report.h"
+/* runend.c - the end-of-run tables `gprof-dl run` prints in nvprof's layout (runend.h). */
+#include "lib/analysis/runend.h"
 #include "lib/analysis/advise/advise.h"
 
 #include "lib/analysis/bench/benchstat.h"
@@ -15,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct report_row {
+struct runend_row {
 	uint32_t name;
 	struct time_stats cpu;
 	struct ivl_union open;
 };
 
-void report_format_time(char *buf, size_t size, double ns)
+void runend_format_time(char *buf, size_t size, double ns)
 {
 	static const struct {
 		double ns;
@@ -38,9 +39,9 @@ void report_format_time(char *buf, size_t size, double ns)
 	snprintf(buf, size, "%.0fns", ns);
 }
 
-static int report_row_cmp(const void *x, const void *y)
+static int runend_row_cmp(const void *x, const void *y)
 {
-	const struct report_row *a = x, *b = y;
+	const struct runend_row *a = x, *b = y;
 	if (a->cpu.total != b->cpu.total)
 		return a->cpu.total > b->cpu.total ? -1 : 1;
 	return (a->name > b->name) - (a->name < b->name);
@@ -51,18 +52,18 @@ static int report_row_cmp(const void *x, const void *y)
  * the top ones. */
 #define REPORT_STEPS_ROW UINT32_MAX
 
-static const char *report_row_name(const struct analysis *a, const struct report_row *r)
+static const char *runend_row_name(const struct analysis *a, const struct runend_row *r)
 {
 	return r->name == REPORT_STEPS_ROW ? "ProfileStep" : store_name(&a->store, r->name);
 }
 
 /* Host ranges by name (the steps in one row), in one merged pass for the
  * union of each name. */
-static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
+static struct runend_row *runend_rows(const struct analysis *a, size_t *nrows)
 {
 	const struct store *s = &a->store;
 	uint32_t nnames = s->names.count;
-	struct report_row *rows = xcalloc((size_t)nnames + 1, sizeof(*rows));
+	struct runend_row *rows = xcalloc((size_t)nnames + 1, sizeof(*rows));
 	for (uint32_t i = 0; i <= nnames; i++) {
 		rows[i].name = i < nnames ? i : REPORT_STEPS_ROW;
 		ivl_union_init(&rows[i].open, &a->window);
@@ -78,7 +79,7 @@ static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
 		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, i) ||
 		    type == TRACE_EV_CUDA_RUNTIME || type == TRACE_EV_MEMORY)
 			continue; /* API calls have their own table */
-		struct report_row *r = type == TRACE_EV_PROFILE_STEP ? &rows[nnames]
+		struct runend_row *r = type == TRACE_EV_PROFILE_STEP ? &rows[nnames]
 								     : &rows[s->descs[store_ev_desc(t, i)].name];
 		time_stats_add(&r->cpu, clipped);
 		ivl_union_add(&r->open, t->start[i], store_ev_end(t, i));
@@ -88,31 +89,31 @@ static struct report_row *report_rows(const struct analysis *a, size_t *nrows)
 	for (uint32_t k = 0; k <= nnames; k++)
 		if (rows[k].cpu.calls)
 			rows[n++] = rows[k];
-	qsort(rows, n, sizeof(*rows), report_row_cmp);
+	qsort(rows, n, sizeof(*rows), runend_row_cmp);
 	*nrows = n;
 	return rows;
 }
 
-static void report_header(FILE *out)
+static void runend_header(FILE *out)
 {
 	fprintf(out, "%7s  %9s  %8s  %9s  %9s  %9s  %s\n", "Time(%)", "Time", "Calls", "Avg", "Min",
 		"Max", "Name");
 }
 
-static void report_line(FILE *out, const char *pct, const struct time_stats *t, const char *name)
+static void runend_line(FILE *out, const char *pct, const struct time_stats *t, const char *name)
 {
 	char tot[32], avg[32], min[32], max[32];
-	report_format_time(tot, sizeof(tot), (double)t->total);
-	report_format_time(avg, sizeof(avg), (double)t->total / (double)t->calls);
-	report_format_time(min, sizeof(min), (double)t->min);
-	report_format_time(max, sizeof(max), (double)t->max);
+	runend_format_time(tot, sizeof(tot), (double)t->total);
+	runend_format_time(avg, sizeof(avg), (double)t->total / (double)t->calls);
+	runend_format_time(min, sizeof(min), (double)t->min);
+	runend_format_time(max, sizeof(max), (double)t->max);
 	fprintf(out, "%7s  %9s  %8llu  %9s  %9s  %9s  ", pct, tot, (unsigned long long)t->calls, avg,
 		min, max);
 	text_fputs(name, out);
 	fputc('\n', out);
 }
 
-void report_percent(const uint64_t *part, size_t n, uint64_t whole, unsigned *hundredths)
+void runend_percent(const uint64_t *part, size_t n, uint64_t whole, unsigned *hundredths)
 {
 	if (!whole) {
 		memset(hundredths, 0, n * sizeof(*hundredths));
@@ -152,7 +153,7 @@ static const char *pct_text(char *buf, size_t size, unsigned hundredths)
 
 /* The Time(%) of the first top of n rows and of the others together (the
  * last slot), against the sum of all n: the printed column adds up to 100. */
-static unsigned *report_shares(const struct time_stats *const *rows, size_t n, size_t top)
+static unsigned *runend_shares(const struct time_stats *const *rows, size_t n, size_t top)
 {
 	size_t shown = n < top ? n : top;
 	uint64_t *part = xcalloc(shown + 1, sizeof(*part));
@@ -162,13 +163,13 @@ static unsigned *report_shares(const struct time_stats *const *rows, size_t n, s
 		whole += rows[i]->total;
 	}
 	unsigned *h = xmalloc((shown + 1) * sizeof(*h));
-	report_percent(part, shown + 1, whole, h);
+	runend_percent(part, shown + 1, whole, h);
 	free(part);
 	return h;
 }
 
 /* nvprof's "GPU activities" or "API calls" table, after its heading line. */
-static void report_nvprof(FILE *out, unsigned pid, const char *heading,
+static void runend_nvprof(FILE *out, unsigned pid, const char *heading,
 			  const struct nvprof_table *nv, const char *none, const char *of)
 {
 	if (!nv->n) {
@@ -176,35 +177,35 @@ static void report_nvprof(FILE *out, unsigned pid, const char *heading,
 		return;
 	}
 	fprintf(out, "==%u== %s\n", pid, heading);
-	report_header(out);
+	runend_header(out);
 	const struct time_stats **rows = xmalloc(nv->n * sizeof(*rows));
 	for (size_t i = 0; i < nv->n; i++)
 		rows[i] = &nv->rows[i].t;
-	unsigned *h = report_shares(rows, nv->n, REPORT_TOP_GPU);
+	unsigned *h = runend_shares(rows, nv->n, RUNEND_TOP_GPU);
 	char p[16];
-	for (size_t i = 0; i < nv->n && i < REPORT_TOP_GPU; i++)
-		report_line(out, pct_text(p, sizeof(p), h[i]), &nv->rows[i].t,
+	for (size_t i = 0; i < nv->n && i < RUNEND_TOP_GPU; i++)
+		runend_line(out, pct_text(p, sizeof(p), h[i]), &nv->rows[i].t,
 			    names_get(&nv->names, nv->rows[i].name));
-	if (nv->n > REPORT_TOP_GPU)
-		fprintf(out, "==%u== ... and %zu more names: %s\n", pid, nv->n - REPORT_TOP_GPU,
-			pct_text(p, sizeof(p), h[REPORT_TOP_GPU]));
+	if (nv->n > RUNEND_TOP_GPU)
+		fprintf(out, "==%u== ... and %zu more names: %s\n", pid, nv->n - RUNEND_TOP_GPU,
+			pct_text(p, sizeof(p), h[RUNEND_TOP_GPU]));
 	fprintf(out, "==%u== Time(%%) is of all %s time: every name's Time summed.\n", pid, of);
 	free(h);
 	free(rows);
 }
 
 /* With GPU work or API calls: nvprof's two tables. 0 when there is neither. */
-static int report_gpu(const struct analysis *a, FILE *out, unsigned pid)
+static int runend_gpu(const struct analysis *a, FILE *out, unsigned pid)
 {
 	struct nvprof_table gpu, api;
 	nvprof_gpu_activities(a, &gpu);
 	nvprof_api_calls(a, &api);
 	int any = gpu.n || api.n;
 	if (any) {
-		report_nvprof(out, pid, "Profiling result (GPU activities):", &gpu,
+		runend_nvprof(out, pid, "Profiling result (GPU activities):", &gpu,
 			      "no GPU activities in the window.", "GPU activity");
 		fputc('\n', out);
-		report_nvprof(out, pid, "API calls:", &api, "none in the window.", "API call");
+		runend_nvprof(out, pid, "API calls:", &api, "none in the window.", "API call");
 		fputc('\n', out);
 	}
 	nvprof_table_free(&gpu);
@@ -212,32 +213,32 @@ static int report_gpu(const struct analysis *a, FILE *out, unsigned pid)
 	return any;
 }
 
-static void report_table(const struct analysis *a, FILE *out, unsigned pid)
+static void runend_table(const struct analysis *a, FILE *out, unsigned pid)
 {
 	size_t n;
-	int gpu = report_gpu(a, out, pid);
+	int gpu = runend_gpu(a, out, pid);
 	const char *heading = gpu ? "NVTX ranges:" : "Profiling result:";
-	struct report_row *rows = report_rows(a, &n);
+	struct runend_row *rows = runend_rows(a, &n);
 	if (!n) {
 		fprintf(out, "==%u== %s no NVTX ranges were recorded.\n", pid, heading);
 		free(rows);
 		return;
 	}
 	fprintf(out, "==%u== %s\n", pid, heading);
-	report_header(out);
+	runend_header(out);
 	/* nsys's NVTX summary: a name's share of all range time, so that the
 	 * column adds up to 100 (a share of the window would not: ranges nest) */
 	const struct time_stats **st = xmalloc(n * sizeof(*st));
 	for (size_t i = 0; i < n; i++)
 		st[i] = &rows[i].cpu;
-	unsigned *h = report_shares(st, n, REPORT_TOP_RANGES);
+	unsigned *h = runend_shares(st, n, RUNEND_TOP_RANGES);
 	char p[16];
-	for (size_t i = 0; i < n && i < REPORT_TOP_RANGES; i++)
-		report_line(out, pct_text(p, sizeof(p), h[i]), &rows[i].cpu,
-			    report_row_name(a, &rows[i]));
-	if (n > REPORT_TOP_RANGES)
-		fprintf(out, "==%u== ... and %zu more range names: %s\n", pid, n - REPORT_TOP_RANGES,
-			pct_text(p, sizeof(p), h[REPORT_TOP_RANGES]));
+	for (size_t i = 0; i < n && i < RUNEND_TOP_RANGES; i++)
+		runend_line(out, pct_text(p, sizeof(p), h[i]), &rows[i].cpu,
+			    runend_row_name(a, &rows[i]));
+	if (n > RUNEND_TOP_RANGES)
+		fprintf(out, "==%u== ... and %zu more range names: %s\n", pid, n - RUNEND_TOP_RANGES,
+			pct_text(p, sizeof(p), h[RUNEND_TOP_RANGES]));
 	fprintf(out,
 		"==%u== Time(%%) is of all range time: every name's Time summed (a range inside "
 		"another counts in both).\n",
@@ -247,7 +248,7 @@ static void report_table(const struct analysis *a, FILE *out, unsigned pid)
 	free(rows);
 }
 
-static void report_facts(const struct analysis *a, const char *path, FILE *out, unsigned pid)
+static void runend_facts(const struct analysis *a, const char *path, FILE *out, unsigned pid)
 {
 	char safe[TEXT_CLEAN_SIZE];
 	fprintf(out, "==%u== Events: %llu (%llu marks), %llu dropped\n", pid,
@@ -278,7 +279,7 @@ static void report_facts(const struct analysis *a, const char *path, FILE *out, 
 }
 
 /* A training run's throughput in one line, as `gprof-dl bench` counts it. */
-static void report_perf(const struct analysis *a, FILE *out, unsigned pid)
+static void runend_perf(const struct analysis *a, FILE *out, unsigned pid)
 {
 	if (!a->steps)
 		return;
@@ -286,8 +287,8 @@ static void report_perf(const struct analysis *a, FILE *out, unsigned pid)
 	perf_compute(&p, a, PERF_SKIP_DEFAULT);
 	if (p.counted) {
 		char batch[32], reader[32];
-		report_format_time(batch, sizeof(batch), p.batch_ns.avg);
-		report_format_time(reader, sizeof(reader), p.reader_ns.avg);
+		runend_format_time(batch, sizeof(batch), p.batch_ns.avg);
+		runend_format_time(reader, sizeof(reader), p.reader_ns.avg);
 		fprintf(out,
 			"==%u== Steps: %llu, first %llu skipped: ips %.2f %s (max %.2f, min %.2f), "
 			"batch_cost %s, reader_cost %s, Reader Ratio %.2f%% (gprof-dl bench)\n",
@@ -300,7 +301,7 @@ static void report_perf(const struct analysis *a, FILE *out, unsigned pid)
 /* The job's throughput, as `gprof-dl bench FILES` measures it (its
  * jobperf), with each rank's beside it; 0, or -1 (nothing written) when it
  * cannot be measured (a rank without training steps: no DL job). */
-static int report_job_perf(char *const *files, size_t nfiles, FILE *out, unsigned pid)
+static int runend_job_perf(char *const *files, size_t nfiles, FILE *out, unsigned pid)
 {
 	struct job j;
 	struct jobperf jp;
@@ -314,13 +315,13 @@ static int report_job_perf(char *const *files, size_t nfiles, FILE *out, unsigne
 		const struct perf *p = &jp.perf;
 		int dec = bs_ips_decimals(p->ips.avg);
 		char batch[32], reader[32], safe[TEXT_CLEAN_SIZE / 4];
-		report_format_time(batch, sizeof(batch), p->batch_ns.avg);
-		report_format_time(reader, sizeof(reader), p->reader_ns.avg);
+		runend_format_time(batch, sizeof(batch), p->batch_ns.avg);
+		runend_format_time(reader, sizeof(reader), p->reader_ns.avg);
 		fprintf(out, "==%u== Job of %u ranks: ips %.*f %s over %zu job steps from step %llu (", pid,
 			(unsigned)jp.nranks, dec, p->ips.avg, perf_ips_unit(p), p->counted,
 			(unsigned long long)jp.first_step);
 		for (uint32_t i = 0; i < jp.nranks; i++) {
-			if (i == REPORT_JOB_RANKS_SHOWN) {
+			if (i == RUNEND_JOB_RANKS_SHOWN) {
 				fprintf(out, ", %u more ranks", (unsigned)(jp.nranks - i));
 				break;
 			}
@@ -345,7 +346,7 @@ static int report_job_perf(char *const *files, size_t nfiles, FILE *out, unsigne
 }
 
 /* gprof-dl advise's three largest findings, a line each. */
-static void report_advice(const struct analysis *a, const char *path, FILE *out, unsigned pid)
+static void runend_advice(const struct analysis *a, const char *path, FILE *out, unsigned pid)
 {
 	struct adv_input in;
 	struct adv_list l = {0};
@@ -354,7 +355,7 @@ static void report_advice(const struct analysis *a, const char *path, FILE *out,
 	adv_run(&in, &l);
 	for (size_t i = 0; i < l.n && i < 3; i++) {
 		const struct adv_finding *f = &l.v[i];
-		report_format_time(saving, sizeof(saving), f->saving_ns);
+		runend_format_time(saving, sizeof(saving), f->saving_ns);
 		fprintf(out, "==%u== Advice: [%s] %s: %s", pid, adv_severity_name(f->severity),
 			f->rule->id, text_clean(safe, sizeof(safe), f->what));
 		if (f->saving_ns > 0)
@@ -380,59 +381,65 @@ static int run_summary(const char *trace_path, char *const *job_files, size_t nj
 		return -1;
 	}
 	analysis_prepare(&a);
-	report_table(&a, out, pid);
-	if (!njob || report_job_perf(job_files, njob, out, pid) != 0)
-		report_perf(&a, out, pid);
-	report_advice(&a, trace_path, out, pid);
-	report_facts(&a, trace_path, out, pid);
+	runend_table(&a, out, pid);
+	if (!njob || runend_job_perf(job_files, njob, out, pid) != 0)
+		runend_perf(&a, out, pid);
+	runend_advice(&a, trace_path, out, pid);
+	runend_facts(&a, trace_path, out, pid);
 	analysis_free(&a);
 	fflush(out);
 	return 0;
 }
 
-int report_run_summary(const char *trace_path, FILE *out, unsigned pid)
+int runend_summary(const char *trace_path, FILE *out, unsigned pid)
 {
 	return run_summary(trace_path, NULL, 0, out, pid);
 }
 
-int report_run_job_summary(const char *trace_path, char *const *job_files, size_t njob, FILE *out,
+int runend_job_summary(const char *trace_path, char *const *job_files, size_t njob, FILE *out,
 			   unsigned pid)
 {
 	return run_summary(trace_path, job_files, njob, out, pid);
 }
 
-const char *report_exit_status(char *buf, size_t size, int32_t status)
+const char *runend_exit_status(char *buf, size_t size, int32_t status, int32_t signal)
 {
-	if (status == TRACE_EXIT_KILLED)
+	if (signal > 0)
+		snprintf(buf, size, "killed by signal %d", (int)signal);
+	else if (status == TRACE_EXIT_KILLED)
 		snprintf(buf, size, "killed");
 	else if (status < 0)
 		snprintf(buf, size, "still running");
-	else if (status > 128 && status < 128 + 65)
-		snprintf(buf, size, "killed by signal %d", (int)status - 128);
 	else
 		snprintf(buf, size, "exit %d", (int)status);
 	return buf;
 }
 
-void report_run_ranks(FILE *out, unsigned pid, const struct report_rank *ranks, size_t n,
-		      const char *launcher_path, unsigned launcher_pid, int32_t launcher_status)
+void runend_rank_lines(FILE *out, unsigned pid, const struct runend_rank *ranks, size_t n,
+		       const struct runend_rank *launcher)
 {
 	char st[48], of[32], safe[TEXT_CLEAN_SIZE];
+	int is_rank = 0;
 	for (size_t i = 0; i < n; i++) {
-		const struct report_rank *k = &ranks[i];
+		const struct runend_rank *k = &ranks[i];
 		of[0] = '\0';
 		if (k->world_size > 0)
 			snprintf(of, sizeof(of), " of %d", (int)k->world_size);
 		fprintf(out, "==%u== Rank %d%s: pid %u, %s, %s\n", pid, (int)k->rank, of, k->pid,
-			report_exit_status(st, sizeof(st), k->exit_status),
+			runend_exit_status(st, sizeof(st), k->exit_status, k->exit_signal),
 			text_clean(safe, sizeof(safe), k->path ? k->path : "?"));
+		is_rank |= launcher && k->pid == launcher->pid;
 	}
-	int is_rank = 0;
-	for (size_t i = 0; i < n; i++)
-		is_rank |= ranks[i].pid == launcher_pid;
-	if (launcher_path && !is_rank)
-		fprintf(out, "==%u== Launcher: pid %u, %s, %s\n", pid, launcher_pid,
-			report_exit_status(st, sizeof(st), launcher_status),
-			text_clean(safe, sizeof(safe), launcher_path));
+	if (launcher && launcher->path && !is_rank)
+		fprintf(out, "==%u== Launcher: pid %u, %s, %s\n", pid, launcher->pid,
+			runend_exit_status(st, sizeof(st), launcher->exit_status, launcher->exit_signal),
+			text_clean(safe, sizeof(safe), launcher->path));
 	fflush(out);
+}
+
+void runend_ranks(FILE *out, unsigned pid, const struct runend_rank *ranks, size_t n,
+		      const char *launcher_path, unsigned launcher_pid, int32_t launcher_status)
+{
+	struct runend_rank l = {.pid = launcher_pid, .exit_status = launcher_status, .path = launcher_path};
+	runend_rank_lines(out, pid, ranks, n, launcher_path ? &l : NULL);
 }

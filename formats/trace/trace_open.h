@@ -21,8 +21,8 @@
  * its end however long that takes, as cat reads it. A terminal is refused;
  * an input whose first bytes cannot start a trace is copied no further.
  */
-#ifndef GPDL_FORMATS_IMPORT_TRACE_OPEN_H
-#define GPDL_FORMATS_IMPORT_TRACE_OPEN_H
+#ifndef GPDL_FORMATS_TRACE_TRACE_OPEN_H
+#define GPDL_FORMATS_TRACE_TRACE_OPEN_H
 
 #include "formats/trace/trace.h"
 

@@ -8,17 +8,16 @@
  *
  * Fed one event at a time, from a trace reader (gprof-dl info: one pass,
  * memory growing with the window's changes and the steps, not the events)
- * or from a loaded store (summary). Both see the same marks.
+ * or from a loaded store (summary: analysis.h's capture_from_store()). Both see the same marks.
  */
-#ifndef GPDL_ANALYSIS_CAPTURE_H
-#define GPDL_ANALYSIS_CAPTURE_H
+#ifndef GPDL_FORMATS_TRACE_CAPTURE_H
+#define GPDL_FORMATS_TRACE_CAPTURE_H
 
 #include "formats/trace/trace.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct store;
 
 struct capture_mark {
 	uint64_t ts;
@@ -62,8 +61,6 @@ void capture_event(struct capture *c, const char *name, unsigned type, unsigned 
 int capture_is_mark_name(const char *name);
 /* The same from a reader's event. */
 void capture_reader_event(struct capture *c, const struct trace_reader *r, const struct trace_event *e);
-/* Every event of a finished store, then capture_finish(). */
-void capture_from_store(struct capture *c, const struct store *s);
 /* Pairs the marks of the process that said the window into spans. */
 void capture_finish(struct capture *c);
 /* "steps 4-6, 10-12 (schedule wait=2,...)", "between cudaProfilerStart and
@@ -82,11 +79,11 @@ int capture_read(struct capture *c, const char *path, char *err, size_t errlen);
  * ("'PATH': ...") in err. */
 int capture_cycle_window(const char *path, uint32_t n, uint64_t *from, uint64_t *to, char *err,
 			 size_t errlen);
-/* The same for a loaded analysis, whose window (and step count) it then
- * narrows to that span, before any view reads them. */
-struct analysis;
-int capture_restrict(struct analysis *a, uint32_t n, char *err, size_t errlen);
 /* "N" as a cycle number of --cycle (digits only); -1 when it is not one. */
 long capture_parse_cycle(const char *s);
+/* Why cycle (or capture range) n is not in c, the trace at path, into err:
+ * "'PATH': ...". */
+void capture_no_cycle(const struct capture *c, const char *path, uint32_t n, char *err,
+		      size_t errlen);
 
 #endif

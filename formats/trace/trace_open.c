@@ -2,7 +2,7 @@
  * trace_open.c - a reader for a gprof-dl trace or an imported JSON trace
  * (see trace_open.h).
  */
-#include "formats/import/trace_open.h"
+#include "formats/trace/trace_open.h"
 
 #include "formats/import/import_int.h"
 

@@ -2,7 +2,7 @@
  * progress.c - see progress.h. One process-wide state: the summary runs one
  * thing at a time on its main thread; the views' threads never call this.
  */
-#include "lib/analysis/store/progress.h"
+#include "common/progress.h"
 
 #include "common/textsafe.h"
 
