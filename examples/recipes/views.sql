@@ -122,8 +122,7 @@ CREATE TEMPORARY VIEW calls AS
 
 -- a call's key in its process group: point-to-point (a peer, and an op
 -- that names send or recv) by (source, destination, ordinal); else by
--- coll_seq (no window needed: only the others are numbered); else by its
--- ordinal among the rank's calls of the group
+-- coll_seq; else by its ordinal among the rank's calls of the group
 CREATE TEMPORARY VIEW call_dir AS
   SELECT o.*, COALESCE(process_group, '') AS pg,
          CASE WHEN peer >= 0 AND lower(name) LIKE '%send%' AND lower(name) NOT LIKE '%recv%' THEN 1
@@ -139,51 +138,32 @@ CREATE TEMPORARY VIEW call_kind AS
   FROM call_dir d;
 
 CREATE TEMPORARY VIEW call_key AS
-  SELECT k.*, coll_seq AS ord FROM call_kind k WHERE kind = 1
-  UNION ALL
-  SELECT k.*, ROW_NUMBER() OVER (PARTITION BY rank, kind, pg, src, dst
-                                 ORDER BY start_ns, thread) - 1 AS ord
-  FROM call_kind k WHERE kind <> 1;
+  SELECT k.*,
+         CASE WHEN kind = 1 THEN coll_seq
+              ELSE ROW_NUMBER() OVER (PARTITION BY rank, kind, pg, src, dst
+                                      ORDER BY start_ns, thread) - 1 END AS ord
+  FROM call_kind k;
 
--- one collective call: the calls of one key; the lowest rank's (its
--- earliest of the key's) sets the op, a call naming another op is no
--- member (waits 0). Grouped by the key, not a window over every call: the
--- keys are few, the calls ranks x keys.
-CREATE TEMPORARY VIEW key_low AS
-  SELECT kind, pg, src, dst, ord, MIN(rank) AS low_rank
-  FROM call_key
-  GROUP BY kind, pg, src, dst, ord;
+-- one collective call: the calls of one key; the lowest rank's sets the op,
+-- a call naming another op is no member (waits 0)
+CREATE TEMPORARY VIEW call_first AS
+  SELECT k.*,
+         FIRST_VALUE(name) OVER (PARTITION BY kind, pg, src, dst, ord ORDER BY rank, start_ns
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS first_op
+  FROM call_key k;
 
-CREATE TEMPORARY VIEW key_op AS
-  SELECT kind, pg, src, dst, ord, MIN(name) AS first_op
-  FROM (SELECT k.kind, k.pg, k.src, k.dst, k.ord, k.name, k.start_ns,
-               MIN(k.start_ns) OVER (PARTITION BY k.kind, k.pg, k.src, k.dst, k.ord) AS first_start
-        FROM call_key k
-        JOIN key_low l ON l.kind = k.kind AND l.pg = k.pg AND l.src = k.src AND l.dst = k.dst
-                      AND l.ord = k.ord AND l.low_rank = k.rank) x
-  WHERE start_ns = first_start
-  GROUP BY kind, pg, src, dst, ord;
-
--- the shortest duration of each collective call's members
-CREATE TEMPORARY VIEW key_min AS
-  SELECT o.kind, o.pg, o.src, o.dst, o.ord, o.first_op, MIN(n.min_dur) AS min_dur
-  FROM key_op o
-  LEFT JOIN (SELECT kind, pg, src, dst, ord, name, MIN(dur_ns) AS min_dur
-             FROM call_key
-             GROUP BY kind, pg, src, dst, ord, name) n
-    ON n.kind = o.kind AND n.pg = o.pg AND n.src = o.src AND n.dst = o.dst AND n.ord = o.ord
-   AND (n.kind = 3 OR n.name = o.first_op)
-  GROUP BY o.kind, o.pg, o.src, o.dst, o.ord, o.first_op;
+CREATE TEMPORARY VIEW call_member AS
+  SELECT f.*, CASE WHEN kind = 3 OR name = first_op THEN 1 ELSE 0 END AS member
+  FROM call_first f;
 
 -- a call's wait: its duration - the shortest of its collective call's members
 CREATE TEMPORARY VIEW call_wait AS
-  SELECT rank, start_ns, dur_ns, at_ns, name, member,
-         CASE WHEN member = 1 THEN dur_ns - min_dur ELSE 0 END AS wait_ns
-  FROM (SELECT k.rank, k.start_ns, k.dur_ns, k.at_ns, k.name, m.min_dur,
-               CASE WHEN k.kind = 3 OR k.name = m.first_op THEN 1 ELSE 0 END AS member
-        FROM call_key k
-        JOIN key_min m ON m.kind = k.kind AND m.pg = k.pg AND m.src = k.src AND m.dst = k.dst
-                      AND m.ord = k.ord) x;
+  SELECT m.rank, m.start_ns, m.dur_ns, m.at_ns, m.name, m.member,
+         CASE WHEN member = 1
+              THEN dur_ns - MIN(CASE WHEN member = 1 THEN dur_ns END)
+                            OVER (PARTITION BY kind, pg, src, dst, ord)
+              ELSE 0 END AS wait_ns
+  FROM call_member m;
 
 -- a call's wait lies at its start: [start, start + wait), clipped to the end
 -- of the counted step the call started in (a GPU call: its host call); W,
