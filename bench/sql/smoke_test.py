@@ -17,6 +17,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -107,11 +108,26 @@ def main():
         for key in ("agg_rank", "agg_csv", "agg_sqlite"):
             check(key in F and F[key].get("status") == 0, "%s measured (status 0)" % key)
         for e in engines:
-            for name in ("step_time", "rank_time", "straggler", "job_ips"):
-                key = "agg_recipe:%s:%s" % (name, e)
-                check(key in F, "%s ran (status 0)" % key)
-            check("straggler on %s over aggregates: rank 3 (the same)" % e in r.stdout,
-                  "the straggler recipe over the aggregates on %s finds rank 3" % e)
+            labels = ["sqlite"] if e == "sqlite" else ["csv", "parquet"]
+            for label in labels:
+                for name in recipes:
+                    key = "agg_recipe:%s:%s:%s" % (name, e, label)
+                    check(key in F, "%s ran (status 0)" % key)
+                check("straggler on %s over aggregates (%s): rank 3 (the same)" % (e, label) in r.stdout,
+                      "the straggler recipe over the aggregates (%s) on %s finds rank 3" % (label, e))
+        if engines:
+            check(F.get("agg_parquet", {}).get("status") == 0 and F["agg_parquet"].get("bytes", 0) > 0,
+                  "run --to-parquet measured, its files' bytes > 0")
+            check("recipe %s --aggregates: the same result on" % "step_time" in r.stdout,
+                  "step_time over the aggregates: the same result over every source")
+        goals = r.stdout.partition("Issue 28's goals")[2].splitlines()[1:]
+        goals = [g for g in goals if re.match(r"- .* (met|NOT MET|not measured)( \[.*\])?$", g)]
+        check(len(goals) == 7, "issue 28's 7 goals printed, each with its verdict (got %d)" % len(goals))
+        check(engines == [] or sum(1 for g in goals if " met" in g or "NOT MET" in g) >= 6,
+              "the goals measured here have a verdict")
+        share = F.get("agg_rank", {}).get("share_of_events")
+        check(share is not None and 0 < share < 1,
+              "one rank's aggregate tables, a share of its event tables' bytes (got %s)" % share)
         check(("Estimate for 4096 ranks" in r.stdout) and ("Where each is the better choice" in r.stdout),
               "the verdicts and the estimate are printed")
     print("%d check(s) failed" % len(bad) if bad else "all checks passed")

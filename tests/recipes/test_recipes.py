@@ -573,6 +573,21 @@ def check_aggregates(drv, gpdl, files, out, job, events=None, spark=(), gzip=Tru
     rl.gprof(gpdl, "export", "--csv", "--partitioned", "--no-events", *files, "-o", part)
     rl.gprof(gpdl, "export", "--sqlite", "--no-events", *files, "-o", db)
     engines = [("duckdb", drv.DuckDB(part)), ("sqlite", drv.SQLite(db))]
+    # run --parquet: the tables with parts converted once, again only when
+    # _schema.json is newer; DuckDB over them is one more engine to agree
+    made = drv.to_parquet(part)
+    want = sorted(t for t in os.listdir(part) if t.startswith("agg_") and drv.csv_has(part, t))
+    if sorted(made) != want or not want:
+        fail([f"{job} aggregates: to_parquet made {sorted(made)}, not the tables with parts {want}"])
+    again = drv.to_parquet(part)
+    if again:
+        fail([f"{job} aggregates: to_parquet converted {sorted(again)} again, not stale"])
+    for t in want:
+        os.utime(drv.parquet_path(part, t), (1, 1))
+    again = drv.to_parquet(part)
+    if sorted(again) != want:
+        fail([f"{job} aggregates: to_parquet converted {sorted(again)}, not the stale {want}"])
+    engines.append(("duckdb-parquet", drv.DuckDB(part, parquet=True)))
     if gzip:
         rl.gprof(gpdl, "export", "--csv", "--partitioned", "--gzip", "--no-events", *files, "-o", gz)
         engines.append(("duckdb-gzip", drv.DuckDB(gz)))
