@@ -23,10 +23,10 @@ static const struct csv_column rank_cols[] = {
 };
 
 static const struct csv_column call_cols[] = {
-	{"call", CSV_COL_INT},     {"pg", CSV_COL_TEXT},       {"seq", CSV_COL_INT},
-	{"op", CSV_COL_TEXT},      {"bytes", CSV_COL_INT},     {"group_size", CSV_COL_INT},
-	{"peer", CSV_COL_INT},     {"step", CSV_COL_INT},      {"start_ns", CSV_COL_INT},
-	{"end_ns", CSV_COL_INT},
+	{"call", CSV_COL_INT},	 {"pg", CSV_COL_TEXT},	    {"seq", CSV_COL_INT},
+	{"op", CSV_COL_TEXT},	 {"dtype", CSV_COL_TEXT},   {"bytes", CSV_COL_INT},
+	{"group_size", CSV_COL_INT}, {"peer", CSV_COL_INT}, {"step", CSV_COL_INT},
+	{"start_ns", CSV_COL_INT}, {"end_ns", CSV_COL_INT},
 };
 
 static const struct csv_column set_cols[] = {

@@ -46,6 +46,8 @@ struct collective_call {
 	uint32_t group_size; /* 0 unknown */
 	int32_t peer;        /* point-to-point: the other rank; -1 none */
 	int32_t step;        /* the caller's: the counted step it started in; -1 none */
+	uint32_t dtype;      /* the caller's: the element type in collective_set.names
+			      * (names_intern there); COLLECTIVE_NONE unknown */
 	/* set by collective_match() */
 	uint32_t match;      /* index in collective_set.matches */
 	int mismatch;        /* its op differs from the match's: not a member */

@@ -148,6 +148,7 @@ int job_calls_flows(struct job_calls *cs, int (*flow)(void *ctx, const struct ch
 				.group_size = x->group_size,
 				.peer = x->peer,
 				.step = -1,
+				.dtype = COLLECTIVE_NONE,
 			};
 			collective_add(&set, r, &call, names_get(&cs->names, x->op),
 				 names_get(&cs->names, x->pg));

@@ -216,7 +216,12 @@ static void add_call(struct call_ctx *c, uint64_t start, uint64_t dur, uint64_t 
 		.group_size = cm && cm->group_size ? cm->group_size : c->group_size,
 		.peer = cm ? cm->peer : -1,
 		.step = c->slot(c->slot_ctx, at),
+		.dtype = COLLECTIVE_NONE,
 	};
+	if (cm && cm->dtype) {
+		const char *dt = store_name(s, cm->dtype);
+		k.dtype = names_intern(&c->cs->names, dt, strlen(dt));
+	}
 	collective_add(c->cs, c->ri, &k, op, cm ? store_name(s, cm->pg) : "");
 }
 

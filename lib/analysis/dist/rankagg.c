@@ -105,6 +105,8 @@ static int agg_rows(const struct dist_map *m, const char *host, const char *back
 			AGG_TEXT(names_get(&m->cs.names, c->pg)),
 			AGG_KNOWN(c->seq1, c->seq1 - 1),
 			AGG_TEXT(names_get(&m->cs.names, c->op)),
+			c->dtype != COLLECTIVE_NONE ? AGG_TEXT(names_get(&m->cs.names, c->dtype))
+						    : AGG_NULL,
 			AGG_KNOWN(c->bytes, c->bytes),
 			AGG_KNOWN(c->group_size, c->group_size),
 			AGG_KNOWN(c->peer >= 0, c->peer),
