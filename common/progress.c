@@ -19,7 +19,7 @@ static struct {
 	char phase[256];
 } progress;
 
-static double now(void)
+double progress_clock(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -29,12 +29,12 @@ static double now(void)
 void progress_enable(int on)
 {
 	progress.on = on && isatty(STDERR_FILENO);
-	progress.start = now();
+	progress.start = progress_clock();
 }
 
 static void progress_show(uint64_t count, const char *unit)
 {
-	if (!progress.on || now() - progress.start < 1.0)
+	if (!progress.on || progress_clock() - progress.start < 1.0)
 		return;
 	if (count && unit)
 		fprintf(stderr, "\rgprof-dl: %s: %.1fM %s\033[K", progress.phase, (double)count / 1e6,

@@ -21,5 +21,7 @@ void progress_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void progress_tick(uint64_t count, const char *unit);
 /* Erases the line, if one was shown. */
 void progress_done(void);
+/* CLOCK_MONOTONIC in seconds: what a progress display times itself by. */
+double progress_clock(void);
 
 #endif

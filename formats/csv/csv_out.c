@@ -163,17 +163,6 @@ void csv_out_put_slow(struct csv_out *c, const char *s, size_t n)
 	c->row_started = 1;
 }
 
-static inline void put(struct csv_out *c, const char *s, size_t n)
-{
-	char *p = csv_out_room(c, n);
-	if (!p) {
-		csv_out_put_slow(c, s, n);
-		return;
-	}
-	memcpy(p, s, n);
-	c->len = (size_t)(p + n - c->buf);
-}
-
 const char csv_digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
 				      "25262728293031323334353637383940414243444546474849"
 				      "50515253545556575859606162636465666768697071727374"
@@ -204,7 +193,7 @@ void csv_out_int(struct csv_out *c, int64_t v)
 	if (v < 0)
 		*p++ = '-';
 	p = csv_udigits(p, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
-	put(c, buf, (size_t)(p - buf));
+	csv_out_raw(c, buf, (size_t)(p - buf));
 }
 
 void csv_out_double(struct csv_out *c, double v)
@@ -224,7 +213,7 @@ void csv_out_double(struct csv_out *c, double v)
 		if (prec == 17 || strtod(buf, NULL) == v)
 			break;
 	}
-	put(c, buf, strlen(buf));
+	csv_out_raw(c, buf, strlen(buf));
 }
 
 void csv_out_fixed(struct csv_out *c, double v, int decimals)
@@ -256,13 +245,13 @@ void csv_out_fixed(struct csv_out *c, double v, int decimals)
 	p = digits(p, mag / unit);
 	if (q < 0)
 		*--p = '-';
-	put(c, p, (size_t)(end - p));
+	csv_out_raw(c, p, (size_t)(end - p));
 }
 
 void csv_out_header(struct csv_out *c, const char *const *names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		put(c, names[i], strlen(names[i]));
+		csv_out_raw(c, names[i], strlen(names[i]));
 	csv_out_end_row(c);
 }
 

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/output.h"
+#include "common/progress.h"
 #include "common/textsafe.h"
 #include "formats/async_out.h"
 #include "formats/import/import.h"
@@ -95,13 +96,6 @@ static struct {
 	char what[320];
 } bar;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void export_bar_start(const char *what, const char *input, struct trace_reader *r, int to_stdout)
 {
 	char clean[256];
@@ -115,13 +109,13 @@ void export_bar_start(const char *what, const char *input, struct trace_reader *
 	if (!delay || !*delay || *end || !(bar.delay >= 0))
 		bar.delay = 1.0;
 	snprintf(bar.what, sizeof(bar.what), "%s '%s'", what, text_clean(clean, sizeof(clean), input));
-	bar.start = now_s();
+	bar.start = progress_clock();
 }
 
 static void bar_show(void *ctx, uint64_t offset)
 {
 	(void)ctx;
-	if (!bar.on || now_s() - bar.start < bar.delay)
+	if (!bar.on || progress_clock() - bar.start < bar.delay)
 		return;
 	enum { WIDTH = 30 };
 	char cells[WIDTH + 1];
