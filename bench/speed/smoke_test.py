@@ -20,7 +20,8 @@ NVTX = [f"nvtx_{m}_{t}t_{x}" for m in ("fixed", "distinct") for t in (1, 4) for 
        [f"nvtx_distinct_{t}t_drop_pct" for t in (1, 4)] + [f"nvtx_distinct_cost_ratio_{t}t" for t in (1, 4)]
 TORCH = [f"torch{v}_{x}" for v in (1, 2) for x in ("op_us", "profiler_op_us", "vs_profiler", "throughput")]
 ANALYSIS = ["trace_bytes_per_event", "trace_gpu_bytes_per_event", "summary_mevents_per_s", "summary_rss_vs_file",
-            "chrome_mb_per_s", "chrome_rss_mb", "csv_s", "import_mb_per_s", "import_rss_mb", "import_rss_growth"]
+            "chrome_mb_per_s", "chrome_rss_mb", "csv_s", "sqlite_mrows_per_s", "import_mb_per_s", "import_rss_mb",
+            "import_rss_growth"]
 HEADER = ("machine", "commit", "build", "torch 1", "torch 2")
 NUMBER = r"-?[0-9]+(?:\.[0-9]+)?"
 MEASURED = re.compile(rf"^({NUMBER}) [^\[]*\[({NUMBER}), ({NUMBER})\] n=([0-9]+)$")
