@@ -5,6 +5,7 @@
 
 #include "formats/async_out.h"
 #include "common/error.h"
+#include "common/output.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -72,14 +73,8 @@ FILE *csv_files_open(struct csv_files *s, unsigned i, int force, int gzip_level,
 	}
 	of->f = gzip_level ? csv_partition_gzip(of->fd, gzip_level) : async_out_fdopen(of->fd, buffer);
 	if (!of->f) {
-		int e = errno;
-		/* the close usually says why again (the flush fails the same way) */
-		if (outfile_close(of, err, sizeof(err)) == 0 || e == EIO)
-			snprintf(err, sizeof(err), "cannot write '%s': %s", s->path[i],
-				 strerror(e ? e : EIO));
-		outfile_abort(of);
 		s->said = 1;
-		error("%s", err);
+		output_fail(of, errno);
 	}
 	return of->f;
 }
@@ -97,10 +92,9 @@ int csv_files_close(struct csv_files *s, unsigned i)
 
 int csv_files_commit(struct csv_files *s)
 {
-	char err[2048];
 	for (unsigned i = 0; i < s->n; i++)
-		if (s->of[i].path && outfile_commit(&s->of[i], err, sizeof(err)) != 0)
-			return error("%s", err);
+		if (s->of[i].path && output_commit(&s->of[i]) != 0)
+			return -1;
 	/* the other suffix's files of these parts are replaced too: an engine
 	 * reads DIR/<table>/ whole */
 	for (unsigned i = 0; i < s->n; i++)

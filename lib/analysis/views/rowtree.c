@@ -77,10 +77,8 @@ void rt_init(struct rt_tree *tr, const struct analysis *a)
 	rt_add(tr, RT_ROOT, 0, 0, RT_RANGE);
 }
 
-void rt_hist_add(struct rt_tree *tr, uint32_t id, uint64_t ns)
+void rt_hist_count(struct rt_tree *tr, uint32_t id, uint64_t ns)
 {
-	if (!tr->hist)
-		return;
 	struct rt_node *d = &tr->nodes[id];
 	if (!d->hist)
 		d->hist = xcalloc(DURHIST_BUCKETS, sizeof(*d->hist));

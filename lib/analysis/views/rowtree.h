@@ -70,8 +70,14 @@ static inline void rt_gpu_once(struct rt_tree *tr, uint32_t id, uint64_t serial,
 		d->gpu_once += ns;
 	}
 }
-/* Counts a call of ns in node id's histogram, when the tree keeps them. */
-void rt_hist_add(struct rt_tree *tr, uint32_t id, uint64_t ns);
+/* Counts a call of ns in node id's histogram, when the tree keeps them
+ * (the views' walks call it for every call: the test stays inline). */
+void rt_hist_count(struct rt_tree *tr, uint32_t id, uint64_t ns);
+static inline void rt_hist_add(struct rt_tree *tr, uint32_t id, uint64_t ns)
+{
+	if (tr->hist)
+		rt_hist_count(tr, id, ns);
+}
 /* Links the visible nodes under their parents, sorted by key: host ranges,
  * then marks, then GPU rows; GPU rows by the key's GPU counterpart. */
 void rt_link(struct rt_tree *tr, enum sort_key key);
