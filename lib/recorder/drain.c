@@ -653,7 +653,9 @@ static void retry_deferred(struct recorder *r, int final, int count)
 /* Drains what the slot holds, at most two rings' worth: all that a thread
  * that ended left, and no more than that of one that writes on as fast as
  * it is drained, which must not keep the launcher from the other slots and
- * from seeing processes end. */
+ * from seeing processes end. A ring that backed up (the program writes
+ * faster than its records are converted), or one whose slot has records
+ * spilled already, joins the spill instead: copied out, converted later. */
 static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 {
 	struct ring_slot *slot = ring_shm_slot(r->shm, slot_idx);
@@ -663,6 +665,12 @@ static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 
 	if (st->thread >= 0 && st->generation != slot->generation)
 		st->thread = -1; /* reused by a new thread: cannot happen before we free it */
+	if (st->spill_head || ring_pending(slot) >= SPILL_BACKLOG(r)) {
+		total = rec_spill_append(r, slot_idx);
+		if (total || st->spill_head)
+			return total;
+		/* no room to spill it: converted now, as before there was a spill */
+	}
 	while (total < 2 * r->opts.ring_bytes && (n = ring_read(r->shm, slot, r->buf, r->opts.ring_bytes)) > 0) {
 		uint32_t pid = slot->pid;
 		rec_gpu_prescan(r, pid, r->buf, n);
@@ -680,12 +688,101 @@ static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 	return total;
 }
 
+/* ---- the spill (spill.c keeps it; it is converted here) ------------------- */
+
+#define SPILL_STEP (32u << 10)    /* bytes converted between looks at the rings */
+#define SPILL_POLL_NS 2000000ull  /* conversion a poll does at most, before its other work */
+
+/* Records of slot i's spill, oldest first, about budget bytes of them (whole
+ * records), converted as drain_slot() would have. Returns the bytes. */
+static uint32_t spill_step(struct recorder *r, uint32_t i, uint32_t budget)
+{
+	struct spill_chunk *c = rec_spill_head(r, i);
+	if (!c)
+		return 0;
+	if (c->scanned < c->len) {
+		rec_gpu_prescan(r, c->pid, c->data + c->scanned, c->len - c->scanned);
+		c->scanned = c->len;
+	}
+	uint32_t start = c->done;
+	while (c->done < c->len && c->done - start < budget) {
+		const struct ring_rec *h = (const void *)(c->data + c->done);
+		if (h->size < sizeof(*h) || h->size > c->len - c->done)
+			BUG("record of %u bytes at %u of %u spilled", h->size, c->done, c->len);
+		if (h->kind != RING_REC_GPU_EXTCORR && dispatch_record(r, i, c->pid, h))
+			defer_record(r, i, c->pid, h);
+		c->done += h->size;
+	}
+	uint32_t n = c->done - start;
+	rec_spill_consumed(r, i, n);
+	return n;
+}
+
+/* The rings that backed up join the spill (a copy: no record is converted,
+ * so no order changes), all but slot except's. */
+static void spill_rings(struct recorder *r, uint32_t except)
+{
+	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
+	for (uint32_t i = 0; i < used && i < r->shm->nslots; i++) {
+		struct ring_slot *s = ring_shm_slot(r->shm, i);
+		if (i == except || ring_pending(s) < SPILL_BACKLOG(r))
+			continue;
+		uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (state == RING_SLOT_ACTIVE || state == RING_SLOT_EXITED)
+			rec_spill_append(r, i);
+	}
+}
+
+/* A poll's conversion: the slots' spills in turn, a step each, the rings
+ * that back up meanwhile spilled, for SPILL_POLL_NS at most. Returns the
+ * bytes converted. */
+static uint64_t spill_work(struct recorder *r)
+{
+	uint64_t t0 = clock_now_ns(), now = t0, total = 0;
+	uint32_t n = r->shm->nslots, i = r->spill.next % n;
+	while (r->spill.pending && now - t0 < SPILL_POLL_NS) {
+		for (uint32_t k = 0; k < n && !r->slots[i].spill_head; k++)
+			i = (i + 1) % n;
+		total += spill_step(r, i, SPILL_STEP);
+		i = (i + 1) % n;
+		spill_rings(r, UINT32_MAX);
+		now = clock_now_ns();
+	}
+	r->spill.next = i;
+	r->spill.convert_ns += now - t0;
+	return total;
+}
+
+/* Everything spilled so far of slot only (UINT32_MAX: of every slot) is
+ * converted; what the rings write meanwhile joins the spill after it (but
+ * slot only's: the caller finishes that slot). */
+static void spill_catch_up(struct recorder *r, uint32_t only)
+{
+	if (!r->spill.pending)
+		return;
+	uint64_t t0 = clock_now_ns();
+	uint32_t lo = only == UINT32_MAX ? 0 : only, hi = only == UINT32_MAX ? r->shm->nslots : only + 1;
+	uint64_t *goal = xcalloc(hi - lo, sizeof(*goal));
+	for (uint32_t i = lo; i < hi; i++)
+		goal[i - lo] = r->slots[i].spill_bytes;
+	for (uint32_t i = lo; i < hi; i++) {
+		uint64_t done = 0;
+		while (done < goal[i - lo] && r->slots[i].spill_head) {
+			done += spill_step(r, i, SPILL_STEP);
+			spill_rings(r, only);
+		}
+	}
+	free(goal);
+	r->spill.convert_ns += clock_now_ns() - t0;
+}
+
 /* The slot's thread is over (it ended, its process died or exec'd): ranges still
  * on its push stack become open-at-exit events ending at end_ns. */
 static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 {
 	struct ring_slot *slot = ring_shm_slot(r->shm, slot_idx);
 	drain_slot(r, slot_idx);
+	spill_catch_up(r, slot_idx);
 	struct rec_thread *t = thread_of_slot(r, slot_idx);
 	if (!t->t.end_ns)
 		t->t.end_ns = end_ns;
@@ -705,7 +802,9 @@ static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 				t->t.index, (uint8_t)(o->flags | TRACE_EVF_OPEN_AT_EXIT),
 				range_ext(r, o->seq, o->shapes_str, o->samples, &ext));
 	}
-	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed);
+	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed) +
+			   r->slots[slot_idx].spill_lost;
+	r->slots[slot_idx].spill_lost = 0;
 	if (dropped) {
 		t->dropped += dropped;
 		if (trace_writer_drops(r->w, t->t.index, dropped) != 0)
@@ -740,6 +839,7 @@ static void finish_exec_images(struct recorder *r)
 			    atomic_load_explicit(&s->state, memory_order_acquire) == RING_SLOT_FREE)
 				continue;
 			drain_slot(r, i);
+			spill_catch_up(r, i);
 			if (thread_of_slot(r, i)->t.start_ns < r->execs[k].ts)
 				finish_slot(r, i, r->execs[k].ts);
 		}
@@ -762,6 +862,7 @@ void rec_drain_pending(struct recorder *r)
 		if (state == RING_SLOT_ACTIVE || state == RING_SLOT_EXITED)
 			drain_slot(r, k);
 	}
+	spill_catch_up(r, UINT32_MAX);
 	if (r->ndeferred)
 		retry_deferred(r, 0, 0);
 }
@@ -785,8 +886,11 @@ uint64_t rec_drain(struct recorder *r)
 	}
 	if (r->nexecs)
 		finish_exec_images(r);
+	if (r->spill.pending)
+		total += spill_work(r);
+	/* a name may wait in the spill: none is given up on while it holds any */
 	if (r->ndeferred)
-		retry_deferred(r, 0, 1);
+		retry_deferred(r, 0, r->spill.pending == 0);
 	return total;
 }
 

@@ -158,11 +158,10 @@ int launch_supervise(struct recorder *rec, pid_t root, struct guard *g)
 				root_status = status;
 		}
 		/* A busy target fills a 1 MiB ring in about 2 ms: while records
-		 * flow, poll again at once or soon; sleep longer only when idle. */
-		if (root_status < 0 && drained < 64 * 1024) {
-			struct timespec ts = {0, (drained ? 200 : 2000) * 1000};
-			nanosleep(&ts, NULL);
-		}
+		 * flow, poll again at once or soon; sleep longer only when idle,
+		 * and then a ring half full wakes the launcher (ring_wait()). */
+		if (root_status < 0 && drained < 64 * 1024 && !recorder_backlog(rec))
+			recorder_wait(rec, (drained ? 200 : 2000) * 1000ull);
 	}
 	return root_status;
 }

@@ -130,6 +130,7 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 	for (uint32_t i = 0; i < opts->nslots; i++)
 		r->slots[i].thread = -1;
 	r->buf = xmalloc(opts->ring_bytes);
+	rec_spill_init(r);
 	hmap_init(&r->descs);
 	hmap_init(&r->starts);
 	hmap_init(&r->ends);
@@ -219,6 +220,16 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 	r->next_flush = h.start_ns + FLUSH_INTERVAL_NS;
 	r->next_liveness = h.start_ns + LIVENESS_INTERVAL_NS;
 	return rc;
+}
+
+void recorder_wait(struct recorder *r, uint64_t timeout_ns)
+{
+	ring_wait(r->shm, timeout_ns);
+}
+
+int recorder_backlog(const struct recorder *r)
+{
+	return r->spill.pending > 0;
 }
 
 uint64_t recorder_poll(struct recorder *r)
@@ -362,7 +373,17 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		stats->no_slot_threads = r->no_slot_threads;
 		stats->no_slot_events = r->no_slot_events;
 		rec_stats_gpu(r, stats);
+		stats->spilled_bytes = r->spill.total_bytes;
+		stats->spill_peak_bytes = r->spill.peak_bytes;
+		stats->spill_file_bytes = r->spill.file_bytes;
+		stats->spill_lost = r->spill.lost_records;
+		stats->spill_convert_ns = r->spill.convert_ns;
 	}
+	if (getenv("GPDL_SPILL_DEBUG")) /* XXX temporary */
+		fprintf(stderr, "spill: total %llu peak %llu file %llu lost %llu convert %.3f s\n",
+			(unsigned long long)r->spill.total_bytes, (unsigned long long)r->spill.peak_bytes,
+			(unsigned long long)r->spill.file_bytes, (unsigned long long)r->spill.lost_records,
+			r->spill.convert_ns / 1e9);
 	if (r->unknown_strings && !r->write_errno)
 		warning("%llu names were lost with records that did not fit in the rings",
 			(unsigned long long)r->unknown_strings);
@@ -474,6 +495,7 @@ void recorder_destroy(struct recorder *r)
 	free(r->threads);
 	free(r->procs);
 	free(r->slots);
+	rec_spill_free(r);
 	free(r->buf);
 	free(r->out_path);
 	free(r);

@@ -130,6 +130,11 @@ struct recorder_stats {
 	const struct recorder_rank *ranks;
 	uint32_t nranks;
 	const char *launcher_path;
+	/* Records copied out of rings that backed up and converted later
+	 * (lib/recorder/spill.c): bytes in all, the most waiting at once, those
+	 * that went to the spill file, records lost there (a file that could not
+	 * be read back: in dropped too), time spent converting them. */
+	uint64_t spilled_bytes, spill_peak_bytes, spill_file_bytes, spill_lost, spill_convert_ns;
 	int32_t root_exit_status; /* the root process's */
 	int32_t root_exit_signal; /* and the signal it died of, 0: none */
 };
@@ -147,6 +152,12 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 /* Drains every slot once and samples counters when due. Returns the number of
  * bytes drained (callers poll again sooner when it was a lot). */
 uint64_t recorder_poll(struct recorder *r);
+/* 1 while records wait in the spill to be converted: the poll loop then
+ * polls again at once. */
+int recorder_backlog(const struct recorder *r);
+/* Sleeps timeout_ns between polls, or less: until a ring of the target is
+ * half full. */
+void recorder_wait(struct recorder *r, uint64_t timeout_ns);
 /* A process of the target ended (reaped by the launcher, which is the tree's
  * subreaper): status as from waitpid, usage as from wait4. */
 void recorder_process_reaped(struct recorder *r, pid_t pid, int status, const struct rusage *usage);

@@ -83,10 +83,48 @@ struct rec_process {
 	struct trace_process written; /* as last written; written.pid 0: never */
 };
 
+/* Raw ring records the launcher took out of a slot faster than it could
+ * turn them into the trace (spill.c): a copy, to be converted in order. */
+struct spill_chunk {
+	struct spill_chunk *next;
+	unsigned char *data; /* ring_bytes of room; NULL while the chunk is in the file */
+	uint64_t file_off;   /* where it is in the spill file, when data is NULL */
+	uint32_t len;        /* bytes of whole records */
+	uint32_t done;       /* of them, converted */
+	uint32_t scanned;    /* of them, seen by rec_gpu_prescan() */
+	uint32_t pid;        /* the slot's when they were read */
+	uint64_t nrec;       /* records in it, counted when it went to the file */
+};
+
 struct slot_state {
 	uint32_t generation;
 	int32_t thread; /* rec_thread index, -1 when none yet */
 	uint64_t dropped_seen;
+	/* Its records spilled, oldest first: while there are any, what the
+	 * slot's ring holds joins them (a slot's records are converted in
+	 * the order it wrote them). */
+	struct spill_chunk *spill_head, *spill_tail;
+	uint64_t spill_bytes; /* not yet converted */
+	uint64_t spill_lost;  /* records of it lost (the spill file could not be read back) */
+};
+
+/* The spill: what a backlog costs. Chunks of ring_bytes, in memory up to
+ * mem_cap (then the newest full ones go to a file beside the output, and
+ * come back one at a time); a ring waits (its thread drops, counted) only
+ * when neither has room. */
+struct spill {
+	uint64_t mem_cap;
+	uint64_t mem_bytes;     /* chunk buffers allocated, pool included */
+	unsigned char *pool[8]; /* buffers free for a new chunk */
+	uint32_t npool;
+	uint32_t slots;         /* slots with records spilled */
+	uint32_t next;          /* the slot the next conversion step starts looking at */
+	int fd;                 /* the spill file, -1: none yet; -2: cannot be had */
+	uint64_t file_end;      /* bytes written to it since it was last empty */
+	/* for the end's report */
+	uint64_t total_bytes, peak_bytes, file_bytes, lost_records;
+	uint64_t convert_ns;    /* time spent converting spilled records */
+	uint64_t pending;       /* bytes spilled, not yet converted, over every slot */
 };
 
 struct pending_start {
@@ -176,6 +214,7 @@ struct recorder {
 
 	struct deferred *deferred;
 	size_t ndeferred, deferred_cap;
+	struct spill spill;
 	/* Processes that exec'd, whose old image's threads are finished once the
 	 * current drain pass is over: finishing drains, and a drain must not
 	 * start inside another (they share buf). */
@@ -263,6 +302,14 @@ void rec_drain_final(struct recorder *r, uint64_t end_ns);
 void rec_drain_pending(struct recorder *r);
 void rec_finish_process_slots(struct recorder *r, uint32_t pid, uint64_t end_ns);
 void rec_finish_pending_ranges(struct recorder *r, uint64_t end_ns);
+
+/* spill.c: raw records kept while the conversion lags */
+#define SPILL_BACKLOG(r) ((r)->opts.ring_bytes / 4) /* pending bytes that make a ring spill */
+void rec_spill_init(struct recorder *r);
+void rec_spill_free(struct recorder *r);
+uint64_t rec_spill_append(struct recorder *r, uint32_t slot_idx);
+struct spill_chunk *rec_spill_head(struct recorder *r, uint32_t slot_idx);
+void rec_spill_consumed(struct recorder *r, uint32_t slot_idx, uint32_t bytes);
 
 /* gpu.c: GPU records */
 uint32_t rec_desc_typed(struct recorder *r, uint32_t name, uint8_t type);

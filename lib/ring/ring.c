@@ -1,8 +1,12 @@
 /* ring.c - the collector-launcher shared-memory ring: its layout, slots and records (ring.h). */
 #include "lib/ring/ring.h"
 
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #define RING_VERSION 5u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity;
 			   4: ranks, output variables, communication; 5: steps with their
@@ -73,6 +77,7 @@ struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t t
 		s->tid = tid;
 		s->generation++;
 		s->tail_seen = 0;
+		s->wake_at = 0;
 		atomic_store_explicit(&s->depth, 0, memory_order_relaxed);
 		/* The launcher drained and reset the positions before freeing it. */
 		uint32_t used = atomic_load_explicit(&shm->slots_used, memory_order_relaxed);
@@ -93,11 +98,27 @@ uint64_t ring_space(const struct ring_shm *shm, struct ring_slot *slot)
 	return shm->ring_bytes - (head - tail);
 }
 
+/* The producer's look, every eighth of a ring it writes: is its ring half
+ * full while the launcher sleeps? Then it is woken (a system call, at most
+ * once a sleep: the first producer to see it clears the flag). */
+static void __attribute__((noinline)) wake_check(struct ring_shm *shm, struct ring_slot *slot, uint64_t head)
+{
+	uint64_t cap = shm->ring_bytes;
+	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
+	slot->tail_seen = tail;
+	slot->wake_at = head + cap / 8;
+	if (head - tail >= cap / 2 && atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
+		syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec)
 {
 	const struct ring_rec *h = rec;
 	uint64_t size = h->size, cap = shm->ring_bytes;
 	uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
+	if (__builtin_expect(head >= slot->wake_at, 0))
+		wake_check(shm, slot, head);
 	uint64_t tail = slot->tail_seen;
 	if (cap - (head - tail) < size) {
 		tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
@@ -130,8 +151,11 @@ size_t ring_read(struct ring_shm *shm, struct ring_slot *slot, void *buf, size_t
 	unsigned char *data = ring_slot_data(slot), *out = buf;
 	size_t n = 0;
 
-	/* Whole records only: a record's header says its size. A size that makes no
-	 * sense means the target scribbled on the ring; drop everything pending. */
+	/* Whole records only: a record's header says its size. The headers are
+	 * walked first, then what they span is copied at once (twice where it
+	 * wraps): a record is 24 to 80 bytes, a copy each would cost more than
+	 * the bytes. A size that makes no sense means the target scribbled on
+	 * the ring; drop everything pending. */
 	while (tail + n < head) {
 		struct ring_rec h;
 		uint64_t off = (tail + n) & (cap - 1);
@@ -143,20 +167,42 @@ size_t ring_read(struct ring_shm *shm, struct ring_slot *slot, void *buf, size_t
 		}
 		if (h.size < sizeof(h) || (h.size & 7u) || tail + n + h.size > head) {
 			atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
-			n = head - tail;
 			atomic_store_explicit(&slot->tail, head, memory_order_release);
 			return 0;
 		}
 		if (n + h.size > buf_len)
 			break;
-		uint64_t first = cap - off < h.size ? cap - off : h.size;
-		memcpy(out + n, data + off, first);
-		if (first < h.size)
-			memcpy(out + n + first, data, h.size - first);
 		n += h.size;
 	}
+	uint64_t off = tail & (cap - 1);
+	uint64_t first = cap - off < n ? cap - off : n;
+	memcpy(out, data + off, first);
+	if (first < n)
+		memcpy(out + first, data, n - first);
 	atomic_store_explicit(&slot->tail, tail + n, memory_order_release);
 	return n;
+}
+
+uint64_t ring_pending(struct ring_slot *slot)
+{
+	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
+	return head - tail;
+}
+
+void ring_wait(struct ring_shm *shm, uint64_t timeout_ns)
+{
+	atomic_store_explicit(&shm->launcher_waiting, 1, memory_order_seq_cst);
+	uint32_t used = atomic_load_explicit(&shm->slots_used, memory_order_acquire);
+	for (uint32_t i = 0; i < used && i < shm->nslots; i++) {
+		if (ring_pending(ring_shm_slot(shm, i)) >= shm->ring_bytes / 2) {
+			atomic_store_explicit(&shm->launcher_waiting, 0, memory_order_relaxed);
+			return;
+		}
+	}
+	struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+	syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAIT, 1, &ts, NULL, 0);
+	atomic_store_explicit(&shm->launcher_waiting, 0, memory_order_relaxed);
 }
 
 void ring_slot_free(struct ring_slot *slot)

@@ -122,7 +122,10 @@ struct ring_slot {
 	 * free), so that a write reads the consumer's cache line only when
 	 * that space runs out. Set to 0 at a claim, as head and tail are. */
 	uint64_t tail_seen;
-	uint64_t pad0[6]; /* head and tail on separate cache lines */
+	/* The producer's own too: the head at which it next looks whether the
+	 * ring is half full (and wakes a sleeping launcher). */
+	uint64_t wake_at;
+	uint64_t pad0[5]; /* head and tail on separate cache lines */
 	_Atomic uint64_t tail;
 	uint64_t pad1[7];
 	_Atomic uint64_t dropped; /* records that did not fit */
@@ -141,7 +144,10 @@ struct ring_shm {
 	uint32_t launcher_pid;
 	uint32_t flags;
 	_Atomic uint32_t next_string_id; /* starts at 1 */
-	uint32_t pad;
+	/* 1 while the launcher sleeps between polls (a futex): a producer
+	 * whose ring is half full wakes it (ring_write()), so that a ring
+	 * filling faster than the launcher's sleep is drained in time. */
+	_Atomic uint32_t launcher_waiting;
 	_Atomic uint64_t next_range_id; /* nvtxRangeStart ids; starts at 1 */
 	_Atomic uint64_t no_slot_threads; /* threads that found every slot taken */
 	_Atomic uint64_t no_slot_events;  /* and the events they could not record */
@@ -498,8 +504,14 @@ void ring_slot_release(struct ring_slot *slot);
 /* Copies out the records pending in slot, up to buf_len bytes of whole records,
  * and consumes them. Returns the bytes copied (0: nothing pending). */
 size_t ring_read(struct ring_shm *shm, struct ring_slot *slot, void *buf, size_t buf_len);
+/* Bytes pending in slot (written, not yet consumed): the consumer's view. */
+uint64_t ring_pending(struct ring_slot *slot);
 /* Frees a slot whose state is EXITED once it has been drained. */
 void ring_slot_free(struct ring_slot *slot);
+/* Sleeps until a producer's ring is half full or timeout_ns pass; returns
+ * at once when one is already (no wake is lost: a producer looks again an
+ * eighth of a ring later). */
+void ring_wait(struct ring_shm *shm, uint64_t timeout_ns);
 
 static inline size_t ring_rec_align(size_t n) { return (n + 7u) & ~(size_t)7u; }
 
