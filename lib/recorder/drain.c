@@ -21,14 +21,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define DEFER_POLLS 3 /* polls a record waits for a string before it is named "<unknown>" */
 
 /* ---- strings and descs ------------------------------------------------- */
 
-/* Grows the arrays indexed by ring string id to hold ring_id. */
+#define STRMAP_IDS (((size_t)1 << 30) + 1) /* ring ids string_define() takes: 1 .. 2^30 */
+#define STRMAP_SMALL ((size_t)4 << 20)      /* bytes of each table left to small pages */
+
+/* A table of n entries of size bytes, zero, in address space reserved and
+ * not committed (pages come, zero, as ids reach them): NULL when the
+ * system will not reserve it. Past its first few MiB it asks for huge
+ * pages: a program of a new name an event touches one page per 200 names,
+ * and a fault and a realloc's copy and memset per page cost what the
+ * conversion of those names does. */
+static void *strmap_reserve(size_t n, size_t size)
+{
+	size_t bytes = n * size;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (bytes > 2 * STRMAP_SMALL)
+		madvise((char *)p + STRMAP_SMALL, bytes - STRMAP_SMALL, MADV_HUGEPAGE);
+	return p;
+}
+
+/* Grows the arrays indexed by ring string id to hold ring_id: all of the
+ * ids at once where the address space can be reserved (strmap_mapped),
+ * else by doubling. */
 static void strmap_grow(struct recorder *r, uint32_t ring_id)
 {
+	if (!r->strmap_cap) {
+		r->strmap = strmap_reserve(STRMAP_IDS, sizeof(*r->strmap));
+		r->domfile = r->strmap ? strmap_reserve(STRMAP_IDS, sizeof(*r->domfile)) : NULL;
+		r->rdescs = r->domfile ? strmap_reserve(STRMAP_IDS, sizeof(*r->rdescs)) : NULL;
+		r->strcomm = r->rdescs ? strmap_reserve(STRMAP_IDS, 1) : NULL;
+		r->strmap_mapped = 1;
+		if (r->strcomm) {
+			r->strmap_cap = STRMAP_IDS;
+			return;
+		}
+		if (r->strmap) /* what was reserved goes back: the tables grow instead */
+			munmap(r->strmap, STRMAP_IDS * sizeof(*r->strmap));
+		if (r->domfile)
+			munmap(r->domfile, STRMAP_IDS * sizeof(*r->domfile));
+		if (r->rdescs)
+			munmap(r->rdescs, STRMAP_IDS * sizeof(*r->rdescs));
+		r->strmap = NULL;
+		r->domfile = NULL;
+		r->rdescs = NULL;
+		r->strmap_mapped = 0;
+	}
 	size_t old = r->strmap_cap, cap = old ? old : 1024;
 	while (cap <= ring_id)
 		cap *= 2;
@@ -41,6 +85,27 @@ static void strmap_grow(struct recorder *r, uint32_t ring_id)
 	r->strcomm = xrealloc(r->strcomm, cap);
 	memset(r->strcomm + old, 0, cap - old);
 	r->strmap_cap = cap;
+}
+
+void rec_strmap_free(struct recorder *r)
+{
+	if (r->strmap_mapped) {
+		munmap(r->strmap, STRMAP_IDS * sizeof(*r->strmap));
+		munmap(r->domfile, STRMAP_IDS * sizeof(*r->domfile));
+		munmap(r->rdescs, STRMAP_IDS * sizeof(*r->rdescs));
+		munmap(r->strcomm, STRMAP_IDS);
+	} else {
+		free(r->strmap);
+		free(r->domfile);
+		free(r->rdescs);
+		free(r->strcomm);
+	}
+	r->strmap = NULL;
+	r->domfile = NULL;
+	r->rdescs = NULL;
+	r->strcomm = NULL;
+	r->strmap_mapped = 0;
+	r->strmap_cap = 0;
 }
 
 /* A name from a ring becomes a string of the file, appended: ring ids are

@@ -379,11 +379,6 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		stats->spill_lost = r->spill.lost_records;
 		stats->spill_convert_ns = r->spill.convert_ns;
 	}
-	if (getenv("GPDL_SPILL_DEBUG")) /* XXX temporary */
-		fprintf(stderr, "spill: total %llu peak %llu file %llu lost %llu convert %.3f s\n",
-			(unsigned long long)r->spill.total_bytes, (unsigned long long)r->spill.peak_bytes,
-			(unsigned long long)r->spill.file_bytes, (unsigned long long)r->spill.lost_records,
-			r->spill.convert_ns / 1e9);
 	if (r->unknown_strings && !r->write_errno)
 		warning("%llu names were lost with records that did not fit in the rings",
 			(unsigned long long)r->unknown_strings);
@@ -486,12 +481,9 @@ void recorder_destroy(struct recorder *r)
 		free((void *)r->statuses[i].msg);
 	free(r->statuses);
 	free(r->devs);
-	free(r->strcomm);
 	free(r->deferred);
 	free(r->execs);
-	free(r->strmap);
-	free(r->domfile);
-	free(r->rdescs);
+	rec_strmap_free(r);
 	free(r->threads);
 	free(r->procs);
 	free(r->slots);

@@ -92,6 +92,10 @@ struct recorder_opts {
 	 * before forking the target, which inherits it: the recorder takes it
 	 * over. 0: the recorder makes its own. */
 	int shm_fd;
+	/* Bytes of spilled records (rings that backed up) kept in memory
+	 * before the newest go to a file beside the output; 0: 256 MiB.
+	 * At least 4 rings' worth. */
+	uint64_t spill_memory;
 };
 
 /* A rank of the run, as resolved at the end. */

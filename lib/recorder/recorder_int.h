@@ -162,6 +162,7 @@ struct recorder {
 
 	uint32_t *strmap; /* ring string id -> file string id */
 	size_t strmap_cap;
+	int strmap_mapped; /* strmap, domfile, rdescs, strcomm: reserved whole (drain.c) */
 	uint32_t gprofdl_domain; /* file string id of "gprof-dl" (domain_file_id()), 0 until seen */
 	uint32_t *domfile;       /* ring string id -> its file id as a domain (domain_file_id()), 0: not yet */
 	struct ring_desc *rdescs; /* ring string id -> the desc of its first (domain, category) */
@@ -300,6 +301,7 @@ uint32_t rec_thread_add(struct recorder *r, uint32_t pid, uint32_t tid);
 uint64_t rec_drain(struct recorder *r);
 void rec_drain_final(struct recorder *r, uint64_t end_ns);
 void rec_drain_pending(struct recorder *r);
+void rec_strmap_free(struct recorder *r);
 void rec_finish_process_slots(struct recorder *r, uint32_t pid, uint64_t end_ns);
 void rec_finish_pending_ranges(struct recorder *r, uint64_t end_ns);
 

@@ -31,7 +31,7 @@ void rec_spill_init(struct recorder *r)
 	struct spill *s = &r->spill;
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	s->mem_cap = SPILL_MEM_CAP;
+	s->mem_cap = r->opts.spill_memory ? r->opts.spill_memory : SPILL_MEM_CAP;
 	if (s->mem_cap < 4 * r->opts.ring_bytes)
 		s->mem_cap = 4 * r->opts.ring_bytes;
 }
@@ -126,8 +126,15 @@ static struct spill_chunk *chunk_new(struct recorder *r, uint32_t i, uint32_t pi
 {
 	struct slot_state *st = &r->slots[i];
 	unsigned char *b = buf_get(r, 0);
-	if (!b && st->spill_tail && chunk_evict(r, st->spill_tail) == 0)
-		b = buf_get(r, 0);
+	/* memory is full: the newest chunk of a slot that nothing was
+	 * converted of (this slot's first) goes to the file */
+	for (uint32_t k = 0; !b && k < r->opts.nslots; k++) {
+		struct spill_chunk *t = r->slots[(i + k) % r->opts.nslots].spill_tail;
+		if (t && chunk_evict(r, t) == 0)
+			b = buf_get(r, 0);
+		else if (r->spill.fd == -2)
+			break; /* no file to be had */
+	}
 	if (!b)
 		return NULL;
 	struct spill_chunk *c = xcalloc(1, sizeof(*c));

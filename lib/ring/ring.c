@@ -98,18 +98,32 @@ uint64_t ring_space(const struct ring_shm *shm, struct ring_slot *slot)
 	return shm->ring_bytes - (head - tail);
 }
 
-/* The producer's look, every eighth of a ring it writes: is its ring half
- * full while the launcher sleeps? Then it is woken (a system call, at most
- * once a sleep: the first producer to see it clears the flag). */
-static void __attribute__((noinline)) wake_check(struct ring_shm *shm, struct ring_slot *slot, uint64_t head)
+/* The producer's look, when its head reaches wake_at: how much room the
+ * consumer left (its tail, a cache line the launcher writes: read no more
+ * often than this), and, when the ring is half full while the launcher
+ * sleeps, a wake (a system call, at most once a sleep: the first producer
+ * to see it clears the flag). The next look is due an eighth of a ring on,
+ * or where the room known now would run out. -1: no room for size. */
+static int __attribute__((noinline)) ring_look(struct ring_shm *shm, struct ring_slot *slot, uint64_t head,
+					       uint64_t size)
 {
 	uint64_t cap = shm->ring_bytes;
 	uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
 	slot->tail_seen = tail;
-	slot->wake_at = head + cap / 8;
+	if (cap - (head - tail) < size) {
+		slot->wake_at = head; /* look again at the next record */
+		if (atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
+		    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
+			syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+		atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
+		return -1;
+	}
 	if (head - tail >= cap / 2 && atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
 	    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
 		syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+	uint64_t next = head + cap / 8, full = tail + cap;
+	slot->wake_at = next < full ? next : full;
+	return 0;
 }
 
 int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec)
@@ -117,17 +131,9 @@ int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec)
 	const struct ring_rec *h = rec;
 	uint64_t size = h->size, cap = shm->ring_bytes;
 	uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
-	if (__builtin_expect(head >= slot->wake_at, 0))
-		wake_check(shm, slot, head);
-	uint64_t tail = slot->tail_seen;
-	if (cap - (head - tail) < size) {
-		tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
-		slot->tail_seen = tail;
-		if (cap - (head - tail) < size) {
-			atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
-			return -1;
-		}
-	}
+	/* one comparison while the room known is enough and no look is due */
+	if (__builtin_expect(head + size > slot->wake_at, 0) && ring_look(shm, slot, head, size) != 0)
+		return -1;
 	unsigned char *data = ring_slot_data(slot);
 	uint64_t off = head & (cap - 1);
 	uint64_t first = cap - off < size ? cap - off : size;

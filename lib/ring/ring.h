@@ -118,12 +118,12 @@ struct ring_slot {
 	uint32_t pid, tid;
 	uint32_t generation; /* bumped at every claim, so the launcher can tell reuse */
 	_Atomic uint64_t head;
-	/* The producer's own: tail as it last read it (the space it knows is
-	 * free), so that a write reads the consumer's cache line only when
-	 * that space runs out. Set to 0 at a claim, as head and tail are. */
+	/* The producer's own: tail as it last read it, and the head at which
+	 * it next reads it (where the space it knows is free runs out, or an
+	 * eighth of a ring on, to wake a sleeping launcher when the ring is
+	 * half full), so that a write reads the consumer's cache line only
+	 * that often. Set to 0 at a claim, as head and tail are. */
 	uint64_t tail_seen;
-	/* The producer's own too: the head at which it next looks whether the
-	 * ring is half full (and wakes a sleeping launcher). */
 	uint64_t wake_at;
 	uint64_t pad0[5]; /* head and tail on separate cache lines */
 	_Atomic uint64_t tail;

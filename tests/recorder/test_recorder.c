@@ -1018,6 +1018,115 @@ static void test_ring_names(void **state)
 	store_free(&s);
 }
 
+/* ---- the spill ------------------------------------------------------------ */
+
+#define SPILL_SLOTS 8u
+#define SPILL_PAIRS 900u /* a STRING and a RANGE each, 64 bytes: 57,600 of a 64 KiB ring */
+
+struct spill_seen {
+	const struct trace_reader *r;
+	uint32_t pid;
+	unsigned seen[SPILL_SLOTS][SPILL_PAIRS];
+	unsigned wrong_thread, late, unknown, other;
+	uint64_t last_start[SPILL_SLOTS];
+	unsigned out_of_order;
+};
+
+static int spill_event(void *ctx, const struct trace_event *e)
+{
+	struct spill_seen *c = ctx;
+	const char *name = trace_reader_string(c->r, trace_reader_desc(c->r, e->desc)->name_str);
+	const struct trace_thread *t = trace_reader_thread(c->r, e->thread);
+	unsigned k, i;
+	char tail;
+	if (sscanf(name, "spill %u %u%c", &k, &i, &tail) == 2 && k < SPILL_SLOTS && i < SPILL_PAIRS) {
+		c->seen[k][i]++;
+		c->wrong_thread += t->tid != c->pid + k;
+		c->out_of_order += e->start_ns < c->last_start[k];
+		c->last_start[k] = e->start_ns;
+	} else if (!strcmp(name, "late name")) {
+		c->late++;
+	} else if (!strncmp(name, "<unknown name", 13)) {
+		c->unknown++;
+	} else {
+		c->other++;
+	}
+	return 0;
+}
+
+/* Eight rings filled past the backlog mark before one poll: they spill, the
+ * newest chunks past the memory cap (4 rings) to the file, and come back
+ * converted, each slot in its order, none dropped; a range of slot 7 named
+ * by a string slot 0 defines at the end of its ring waits for it, and is not
+ * given up on while the spill holds it. */
+static void test_spill(void **state)
+{
+	(void)state;
+	uint32_t pid = (uint32_t)getpid();
+	size_t len;
+	struct ring_shm *shm;
+	struct recorder_opts o = {path, 1, SPILL_SLOTS, 1u << 16, 1000000000ull, NULL, 0, 4u << 16};
+	struct recorder *r = recorder_create(&o);
+	assert_non_null(r);
+	assert_int_equal(recorder_begin(r, (pid_t)pid, 0, NULL, 0), 0);
+	shm = attach(r, &len);
+	uint64_t t0 = clock_now_ns();
+	struct ring_slot *s[SPILL_SLOTS];
+	for (uint32_t k = 0; k < SPILL_SLOTS; k++) {
+		s[k] = ring_slot_claim(shm, pid, pid + k);
+		assert_non_null(s[k]);
+	}
+	put_string(shm, s[0], 1, "prog");
+	put_process(shm, s[0], pid, t0, 1);
+	for (uint32_t k = 0; k < SPILL_SLOTS; k++)
+		put_thread(shm, s[k], t0);
+	put_range(shm, s[SPILL_SLOTS - 1], 2, t0 + 5); /* id 2: defined last, in slot 0 */
+	for (uint32_t k = 0; k < SPILL_SLOTS; k++) {
+		for (uint32_t i = 0; i < SPILL_PAIRS; i++) {
+			char name[32];
+			uint32_t id = 100 + k * SPILL_PAIRS + i;
+			snprintf(name, sizeof(name), "spill %u %u", k, i);
+			put_string(shm, s[k], id, name);
+			put_range(shm, s[k], id, t0 + 10 + i * 200);
+		}
+	}
+	put_string(shm, s[0], 2, "late name");
+	for (int p = 0; p < 6; p++)
+		recorder_poll(r);
+	struct recorder_stats st;
+	assert_int_equal(recorder_finish(r, &st), 0);
+	recorder_destroy(r);
+	munmap(shm, len);
+	assert_int_equal(st.dropped, 0);
+	assert_true(st.spilled_bytes >= SPILL_SLOTS * SPILL_PAIRS * 64u);
+	assert_true(st.spill_file_bytes >= (1u << 16)); /* past the cap of 4 rings */
+	assert_true(st.spill_peak_bytes > (4u << 16));
+	assert_int_equal(st.spill_lost, 0);
+
+	char err[256];
+	struct trace_reader *tr = trace_reader_open(path, err, sizeof(err));
+	assert_non_null(tr);
+	struct spill_seen *c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	c->r = tr;
+	c->pid = pid;
+	struct trace_visitor v = {.event = spill_event};
+	assert_int_equal(trace_reader_run(tr, &v, c), 0);
+	assert_null(trace_reader_damage(tr, NULL));
+	unsigned once = 0;
+	for (unsigned k = 0; k < SPILL_SLOTS; k++)
+		for (unsigned i = 0; i < SPILL_PAIRS; i++)
+			once += c->seen[k][i] == 1;
+	assert_int_equal(once, SPILL_SLOTS * SPILL_PAIRS);
+	assert_int_equal(c->wrong_thread, 0);
+	assert_int_equal(c->out_of_order, 0);
+	assert_int_equal(c->late, 1);
+	assert_int_equal(c->unknown, 0);
+	assert_int_equal(c->other, 0);
+	trace_reader_close(tr);
+	free(c);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -1048,6 +1157,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reaped_before_drained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spill, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
