@@ -715,17 +715,17 @@ static void retry_deferred(struct recorder *r, int final, int count)
 
 /* ---- slots ---------------------------------------------------------------- */
 
-/* Drains what the slot holds, at most two rings' worth: all that a thread
- * that ended left, and no more than that of one that writes on as fast as
- * it is drained, which must not keep the launcher from the other slots and
+/* Drains what the slot holds, at most limit bytes: all that a thread that
+ * ended left, and no more than that of one that writes on as fast as it
+ * is drained, which must not keep the launcher from the other slots and
  * from seeing processes end. A ring that backed up (the program writes
  * faster than its records are converted), or one whose slot has records
  * spilled already, joins the spill instead: copied out, converted later. */
-static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
+static uint64_t drain_slot_upto(struct recorder *r, uint32_t slot_idx, uint64_t limit)
 {
 	struct ring_slot *slot = ring_shm_slot(r->shm, slot_idx);
 	struct slot_state *st = &r->slots[slot_idx];
-	uint64_t total = 0;
+	uint64_t total = 0, chunk = limit < r->opts.ring_bytes ? limit : r->opts.ring_bytes;
 	size_t n;
 
 	if (st->thread >= 0 && st->generation != slot->generation)
@@ -736,7 +736,7 @@ static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 			return total;
 		/* no room to spill it: converted now, as before there was a spill */
 	}
-	while (total < 2 * r->opts.ring_bytes && (n = ring_read(r->shm, slot, r->buf, r->opts.ring_bytes)) > 0) {
+	while (total < limit && (n = ring_read(r->shm, slot, r->buf, chunk)) > 0) {
 		uint32_t pid = slot->pid;
 		rec_gpu_prescan(r, pid, r->buf, n);
 		for (size_t off = 0; off < n;) {
@@ -751,6 +751,13 @@ static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
 		total += n;
 	}
 	return total;
+}
+
+/* All a slot holds, two rings' worth at most (a thread that ended, a
+ * process that is being ended). */
+static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
+{
+	return drain_slot_upto(r, slot_idx, 2 * r->opts.ring_bytes);
 }
 
 /* ---- the spill (spill.c keeps it; it is converted here) ------------------- */
@@ -846,8 +853,12 @@ static void spill_catch_up(struct recorder *r, uint32_t only)
 static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 {
 	struct ring_slot *slot = ring_shm_slot(r->shm, slot_idx);
-	drain_slot(r, slot_idx);
-	spill_catch_up(r, slot_idx);
+	/* twice: what a full spill left in the ring comes once its spill is
+	 * converted (a thread that ended left a ring's worth at most) */
+	for (int pass = 0; pass < 2; pass++) {
+		drain_slot(r, slot_idx);
+		spill_catch_up(r, slot_idx);
+	}
 	struct rec_thread *t = thread_of_slot(r, slot_idx);
 	if (!t->t.end_ns)
 		t->t.end_ns = end_ns;
@@ -945,7 +956,10 @@ uint64_t rec_drain(struct recorder *r)
 		uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
 		if (state == RING_SLOT_FREE || state == RING_SLOT_CLAIMING)
 			continue;
-		total += drain_slot(r, i);
+		/* a poll converts a backlog's worth of a ring at most, then looks
+		 * at the next: converting a whole ring takes longer than the
+		 * program takes to fill the others (and this one) again */
+		total += drain_slot_upto(r, i, SPILL_BACKLOG(r));
 		if (state == RING_SLOT_EXITED)
 			finish_slot(r, i, clock_now_ns());
 	}
