@@ -881,6 +881,7 @@ static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed) +
 			   r->slots[slot_idx].spill_lost;
 	r->slots[slot_idx].spill_lost = 0;
+	r->waited_ns += atomic_exchange_explicit(&slot->waited_ns, 0, memory_order_relaxed);
 	if (dropped) {
 		t->dropped += dropped;
 		if (trace_writer_drops(r->w, t->t.index, dropped) != 0)

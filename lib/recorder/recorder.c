@@ -125,6 +125,9 @@ struct recorder *recorder_create(const struct recorder_opts *opts)
 		return NULL;
 	}
 	ring_shm_init(r->shm, opts->nslots, opts->ring_bytes, (uint32_t)getpid());
+	const char *bp = getenv(RING_WAIT_ENV);
+	if (bp && !strcmp(bp, "1")) /* back-pressure: a last resort, off by default */
+		atomic_fetch_or(&r->shm->flags, RING_SHM_WAIT);
 	snprintf(r->shm_env, sizeof(r->shm_env), "/proc/%d/fd/%d", (int)getpid(), r->memfd);
 	r->slots = xcalloc(opts->nslots, sizeof(*r->slots));
 	for (uint32_t i = 0; i < opts->nslots; i++)
@@ -378,7 +381,13 @@ int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 		stats->spill_file_bytes = r->spill.file_bytes;
 		stats->spill_lost = r->spill.lost_records;
 		stats->spill_convert_ns = r->spill.convert_ns;
+		stats->waited_ns = r->waited_ns;
 	}
+	if (r->waited_ns)
+		warning("the program waited %.3f s for full rings to be emptied (%s=1)%s", r->waited_ns / 1e9,
+			RING_WAIT_ENV,
+			atomic_load(&r->shm->flags) & RING_SHM_WAIT ? ""
+								    : "; a wait ran out, and records were dropped after it");
 	if (r->unknown_strings && !r->write_errno)
 		warning("%llu names were lost with records that did not fit in the rings",
 			(unsigned long long)r->unknown_strings);

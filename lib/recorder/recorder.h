@@ -139,6 +139,9 @@ struct recorder_stats {
 	 * that went to the spill file, records lost there (a file that could not
 	 * be read back: in dropped too), time spent converting them. */
 	uint64_t spilled_bytes, spill_peak_bytes, spill_file_bytes, spill_lost, spill_convert_ns;
+	/* Back-pressure (GPROF_DL_BACKPRESSURE=1, off by default): ns the
+	 * program's threads waited for room in their rings, all together. */
+	uint64_t waited_ns;
 	int32_t root_exit_status; /* the root process's */
 	int32_t root_exit_signal; /* and the signal it died of, 0: none */
 };

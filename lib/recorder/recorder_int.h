@@ -225,6 +225,7 @@ struct recorder {
 	} *execs;
 	size_t nexecs, execs_cap;
 	uint64_t unknown_strings;
+	uint64_t waited_ns; /* the slots' waited_ns (back-pressure), summed as they are finished */
 	uint64_t no_slot_threads, no_slot_events; /* as the collector counted them, at the end */
 
 	struct cpu_sampler cpu;

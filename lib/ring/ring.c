@@ -78,6 +78,7 @@ struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t t
 		s->generation++;
 		s->tail_seen = 0;
 		s->wake_at = 0;
+		atomic_store_explicit(&s->waited_ns, 0, memory_order_relaxed);
 		atomic_store_explicit(&s->depth, 0, memory_order_relaxed);
 		/* The launcher drained and reset the positions before freeing it. */
 		uint32_t used = atomic_load_explicit(&shm->slots_used, memory_order_relaxed);
@@ -98,6 +99,41 @@ uint64_t ring_space(const struct ring_shm *shm, struct ring_slot *slot)
 	return shm->ring_bytes - (head - tail);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Back-pressure (RING_SHM_WAIT): the producer sleeps in short steps,
+ * waking the launcher, until the ring has room for size bytes, for
+ * RING_WAIT_MAX_NS at most (a launcher stopped or gone must not hang the
+ * program). The time is counted in the slot. 0: room; -1: none came. */
+static int ring_wait_room(struct ring_shm *shm, struct ring_slot *slot, uint64_t head, uint64_t size)
+{
+	uint64_t cap = shm->ring_bytes, t0 = mono_ns(), now = t0;
+	int rc = -1;
+	while (now - t0 < RING_WAIT_MAX_NS) {
+		struct timespec step = {0, 20000};
+		if (atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
+		    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
+			syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+		nanosleep(&step, NULL);
+		uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
+		now = mono_ns();
+		if (cap - (head - tail) >= size) {
+			slot->tail_seen = tail;
+			rc = 0;
+			break;
+		}
+	}
+	atomic_fetch_add_explicit(&slot->waited_ns, now - t0, memory_order_relaxed);
+	if (rc)
+		atomic_fetch_and_explicit(&shm->flags, ~RING_SHM_WAIT, memory_order_relaxed);
+	return rc;
+}
+
 /* The producer's look, when its head reaches wake_at: how much room the
  * consumer left (its tail, a cache line the launcher writes: read no more
  * often than this), and, when the ring is half full while the launcher
@@ -115,8 +151,12 @@ static int __attribute__((noinline)) ring_look(struct ring_shm *shm, struct ring
 		if (atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
 		    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
 			syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
-		atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
-		return -1;
+		if (!(atomic_load_explicit(&shm->flags, memory_order_relaxed) & RING_SHM_WAIT) ||
+		    ring_wait_room(shm, slot, head, size) != 0) {
+			atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
+			return -1;
+		}
+		tail = slot->tail_seen;
 	}
 	if (head - tail >= cap / 2 && atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
 	    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))

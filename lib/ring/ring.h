@@ -94,6 +94,17 @@
 #define RING_STACK_MAX 128u
 #define RING_NAME_MAX 1024u           /* longer names are cut and flagged */
 
+/* ring_shm.flags: a full ring makes its producer wait for room (up to
+ * RING_WAIT_MAX_NS a record, then the record drops) instead of dropping at
+ * once. Off unless asked for (GPROF_DL_BACKPRESSURE=1 in the launcher's
+ * environment): the program runs slower by what it waits, which the slot
+ * counts (waited_ns) and the end of the run reports. A wait that runs out
+ * (a launcher stopped, or gone with --keep-target) clears the flag: the
+ * program goes on at full speed, dropping. */
+#define RING_SHM_WAIT 1u
+#define RING_WAIT_MAX_NS 200000000ull
+#define RING_WAIT_ENV "GPROF_DL_BACKPRESSURE"
+
 enum ring_slot_state {
 	RING_SLOT_FREE = 0,
 	RING_SLOT_CLAIMING = 1, /* claimed, identity being written */
@@ -125,7 +136,9 @@ struct ring_slot {
 	 * that often. Set to 0 at a claim, as head and tail are. */
 	uint64_t tail_seen;
 	uint64_t wake_at;
-	uint64_t pad0[5]; /* head and tail on separate cache lines */
+	/* ns the producer waited for room (RING_SHM_WAIT), for the end's report */
+	_Atomic uint64_t waited_ns;
+	uint64_t pad0[4]; /* head and tail on separate cache lines */
 	_Atomic uint64_t tail;
 	uint64_t pad1[7];
 	_Atomic uint64_t dropped; /* records that did not fit */
@@ -142,7 +155,7 @@ struct ring_shm {
 	uint64_t ring_bytes;  /* a power of two */
 	uint64_t slot_stride; /* sizeof(struct ring_slot) rounded + ring_bytes */
 	uint32_t launcher_pid;
-	uint32_t flags;
+	_Atomic uint32_t flags; /* RING_SHM_* */
 	_Atomic uint32_t next_string_id; /* starts at 1 */
 	/* 1 while the launcher sleeps between polls (a futex): a producer
 	 * whose ring is half full wakes it (ring_write()), so that a ring

@@ -8,9 +8,11 @@
 #include "lib/ring/ring.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #define RING 4096u
 
@@ -305,6 +307,85 @@ static void test_job_from_env(void **state)
 	assert_int_equal(ring_job_from_env(fake_get, (void *)long_env, small, 0), 0);
 }
 
+/* Back-pressure (RING_SHM_WAIT): a full ring's producer waits for a reader
+ * that comes 30 ms later, and writes (nothing dropped, the wait counted);
+ * with no reader its wait runs out after RING_WAIT_MAX_NS, the record
+ * drops and the flag is cleared, so the next full write drops at once.
+ * A half-full ring wakes a launcher waiting in ring_wait(). */
+struct late_reader {
+	struct ring_shm *shm;
+	struct ring_slot *slot;
+};
+
+static void *read_late(void *arg)
+{
+	struct late_reader *lr = arg;
+	unsigned char buf[RING];
+	struct timespec ts = {0, 30000000};
+	nanosleep(&ts, NULL);
+	assert_true(ring_read(lr->shm, lr->slot, buf, sizeof(buf)) > 0);
+	return NULL;
+}
+
+static void *wait_launcher(void *arg)
+{
+	struct ring_shm *shm = arg;
+	ring_wait(shm, 5000000000ull); /* 5 s unless woken */
+	return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void test_backpressure_and_wake(void **state)
+{
+	(void)state;
+	size_t len;
+	struct ring_shm *shm = make_shm(1, &len);
+	struct ring_slot *s = ring_slot_claim(shm, 1, 1);
+	assert_non_null(s);
+
+	/* a launcher asleep is woken when the ring reaches half full */
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, wait_launcher, shm), 0);
+	while (!atomic_load(&shm->launcher_waiting))
+		sched_yield();
+	uint64_t t0 = now_ns();
+	for (uint64_t i = 0; i < RING / sizeof(struct ring_range); i++) {
+		struct ring_range r = range(i);
+		ring_write(shm, s, &r);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(now_ns() - t0 < 2000000000ull);
+	assert_int_equal(atomic_load(&shm->launcher_waiting), 0);
+	assert_int_equal(atomic_load(&s->dropped), 0); /* filled exactly */
+
+	atomic_fetch_or(&shm->flags, RING_SHM_WAIT);
+	struct late_reader lr = {shm, s};
+	assert_int_equal(pthread_create(&th, NULL, read_late, &lr), 0);
+	struct ring_range r = range(1000);
+	assert_int_equal(ring_write(shm, s, &r), 0); /* waited for the reader */
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(atomic_load(&s->dropped), 0);
+	assert_true(atomic_load(&s->waited_ns) >= 20000000ull);
+
+	while (ring_space(shm, s) >= sizeof(r))
+		assert_int_equal(ring_write(shm, s, &r), 0);
+	uint64_t waited = atomic_load(&s->waited_ns);
+	assert_int_equal(ring_write(shm, s, &r), -1); /* nobody reads: the wait runs out */
+	assert_true(atomic_load(&s->waited_ns) - waited >= RING_WAIT_MAX_NS);
+	assert_int_equal(atomic_load(&shm->flags) & RING_SHM_WAIT, 0);
+	t0 = now_ns();
+	assert_int_equal(ring_write(shm, s, &r), -1); /* and the next drops at once */
+	assert_true(now_ns() - t0 < RING_WAIT_MAX_NS / 2);
+	assert_int_equal(atomic_load(&s->dropped), 2);
+	munmap(shm, len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_version_2_records),
 		cmocka_unit_test(test_rank_from_env),
 		cmocka_unit_test(test_job_from_env),
+		cmocka_unit_test(test_backpressure_and_wake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
