@@ -16,7 +16,13 @@
  * in practice. The producer publishes head with release order after writing the
  * record; the consumer publishes tail with release order after copying it out.
  * A record that does not fit is not written: the slot's dropped counter grows
- * and the launcher reports it. Nothing waits.
+ * and the launcher reports it. Nothing waits, unless back-pressure was asked
+ * for (RING_SHM_WAIT, below). The producer reads the consumer's tail only
+ * when the room it knows runs out or every eighth of a ring, and wakes the
+ * launcher from its sleep between polls (a futex) when its ring is half
+ * full; the launcher copies a ring that backs up aside and converts it later
+ * (lib/recorder/spill.c), so a ring fills only while the launcher gets no
+ * CPU at all.
  *
  * Each slot also mirrors the thread's NVTX push stack, so that when a process
  * dies (SIGKILL included) the launcher still knows which ranges were open and
