@@ -287,9 +287,9 @@ static int csv_views_only(const struct summary_opts *o)
 	return o->format == SUMMARY_CSV && o->nviews;
 }
 
-/* The Trace Summary (tables[0]) and the n views' tables. */
-static void summary_build(const struct analysis *a, const struct view_opts *o,
-			  const struct view **views, unsigned n, struct table **tables)
+/* The Trace Summary (tables[0]) and the n views' tables (summary.h). */
+void summary_build(const struct analysis *a, const struct view_opts *o,
+		   const struct view **views, unsigned n, struct table **tables)
 {
 	struct build_job job = {a, o, views, tables, {0}};
 	unsigned njobs = build_order(&job, n);

@@ -46,6 +46,11 @@ int summary_format_parse(const char *s, enum summary_format *f);
 void summary_add_view(struct summary_opts *o, const struct view *v);
 /* Returns 0, or -1 when writing to out failed. */
 int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out);
+/* The Trace Summary's table (tables[0]) and the n views' (tables[1..n]) of
+ * a prepared analysis, built side by side on parallel.h's threads; each
+ * table is the caller's to free. */
+void summary_build(const struct analysis *a, const struct view_opts *o,
+		   const struct view **views, unsigned n, struct table **tables);
 /* Whether the summary of a job is written rank by rank (summary_write_job):
  * the job has two ranks or more and the Distributed, Perf or Advice view is
  * asked for (or no view, so every default one). Otherwise its files are one program. */

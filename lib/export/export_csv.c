@@ -6,14 +6,17 @@
 #include "lib/export/export_int.h"
 
 #include "common/error.h"
+#include "common/parallel.h"
 #include "common/textsafe.h"
 #include "formats/csv/csv_export.h"
 #include "formats/csv/csv_out.h"
 #include "formats/trace/trace_open.h"
 #include "lib/analysis/store/analysis.h"
+#include "lib/analysis/summary.h"
 #include "lib/analysis/table/table_csv.h"
 #include "lib/analysis/views/view.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -134,28 +137,89 @@ static int csv_table(struct csv_dir *d, unsigned i, const char *view, struct tab
 	return rc;
 }
 
-/* The summary tables of one trace (j NULL) or of part p of a job. */
-static int csv_summary(struct csv_dir *d, const char *input, struct job *j, uint32_t p,
-		       int force)
-{
-	struct analysis a;
+/* The summary tables of one trace (j NULL) or of part p of a job: the
+ * analysis loaded and its tables built (summary_build(): side by side) on
+ * a thread of their own while the raw files are written, which has the
+ * trace read twice at once but on 2 cores takes the longer of the two
+ * instead of their sum; then written, in the registry's order, by the
+ * thread that writes the directory. GPDL_THREADS=1: one after the other. */
+struct csv_sum {
+	const char *input;
+	struct job *j;
+	uint32_t p;
+	int rc; /* 0, or -1 with err */
 	char err[512];
-	analysis_init(&a);
-	int rc = j ? job_load(j, p, &a, err, sizeof(err)) : analysis_load(&a, input, err, sizeof(err));
-	if (rc != 0) {
-		analysis_free(&a);
-		return error("%s", err);
-	}
-	if (!j)
-		analysis_prepare(&a);
+	struct analysis a;
+	const struct view *views[SUMMARY_MAX_VIEWS];
+	struct table *tables[SUMMARY_MAX_VIEWS + 1];
+	unsigned n;
+	pthread_t tid;
+	int threaded, started;
+};
+
+static void *csv_sum_build(void *arg)
+{
+	struct csv_sum *s = arg;
+	analysis_init(&s->a);
+	s->rc = s->j ? job_load(s->j, s->p, &s->a, s->err, sizeof(s->err))
+		     : analysis_load(&s->a, s->input, s->err, sizeof(s->err));
+	if (s->rc != 0)
+		return NULL;
+	if (!s->j)
+		analysis_prepare(&s->a);
 	struct view_opts vo = {.sort = SORT_CPU_TOTAL, .unit = TIME_UNIT_NS};
-	unsigned at = CSV_FILE_COUNT;
-	rc = csv_table(d, at++, "trace", view_trace(NULL, &a, &vo), force);
-	for (unsigned i = 0; rc == 0 && i < view_registry_count; i++) {
-		const struct view *v = &view_registry[i];
-		rc = csv_table(d, at++, v->name, v->build(v, &a, &vo), force);
+	if (view_registry_count > SUMMARY_MAX_VIEWS)
+		BUG("%u views, room for %u", view_registry_count, SUMMARY_MAX_VIEWS);
+	s->n = view_registry_count;
+	for (unsigned i = 0; i < s->n; i++)
+		s->views[i] = &view_registry[i];
+	summary_build(&s->a, &vo, s->views, s->n, s->tables);
+	return NULL;
+}
+
+static void csv_sum_start(struct csv_sum *s, const char *input, struct job *j, uint32_t p)
+{
+	memset(s, 0, sizeof(*s));
+	s->input = input;
+	s->j = j;
+	s->p = p;
+	s->started = 1;
+	s->threaded = parallel_threads() > 1 &&
+		      pthread_create(&s->tid, NULL, csv_sum_build, s) == 0;
+}
+
+/* Waits for the tables (or builds them now), then writes them when write:
+ * 0, or -1 after a message. Frees the analysis and the tables. */
+static int csv_sum_finish(struct csv_sum *s, struct csv_dir *d, int force, int write)
+{
+	if (!s->started)
+		return 0;
+	s->started = 0;
+	if (s->threaded)
+		pthread_join(s->tid, NULL);
+	else if (!write)
+		return 0; /* never built */
+	else
+		csv_sum_build(s);
+	int rc = s->rc;
+	if (rc != 0) {
+		if (write)
+			error("%s", s->err);
+		analysis_free(&s->a);
+		return -1;
 	}
-	analysis_free(&a);
+	unsigned at = CSV_FILE_COUNT;
+	if (write)
+		rc = csv_table(d, at++, "trace", s->tables[0], force);
+	else
+		table_free(s->tables[0]);
+	for (unsigned i = 0; i < s->n; i++) {
+		if (write && rc == 0)
+			rc = csv_table(d, at++, s->views[i]->name, s->tables[i + 1], force);
+		else
+			table_free(s->tables[i + 1]);
+	}
+	analysis_free(&s->a);
 	return rc;
 }
 
@@ -167,11 +231,16 @@ static int csv_write_dir(struct csv_dir *d, const struct export_opts *o, const c
 {
 	uint64_t events = 0;
 	int rc = -1;
-	if (csv_files_mkdir(&d->fs, d->dir, "--csv") == 0 &&
-	    csv_raw(d, r, f, o, &events) == 0 &&
-	    (o->no_summary || csv_summary(d, input, j, p, o->force) == 0) &&
-	    (j || csv_files_commit(&d->fs) == 0)) /* a job's, once every part is whole */
-		rc = 0;
+	struct csv_sum sum = {0};
+	if (csv_files_mkdir(&d->fs, d->dir, "--csv") == 0) {
+		if (!o->no_summary)
+			csv_sum_start(&sum, input, j, p);
+		if (csv_raw(d, r, f, o, &events) == 0 &&
+		    csv_sum_finish(&sum, d, o->force, 1) == 0 &&
+		    (j || csv_files_commit(&d->fs) == 0)) /* a job's, once every part is whole */
+			rc = 0;
+		csv_sum_finish(&sum, d, o->force, 0); /* the raw files failed: not written */
+	}
 	*written += events;
 	if (rc == 0)
 		export_warn_damage(r, input, events);

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,16 +26,81 @@
 /* ---- the SQL exports: --csv --partitioned and --sqlite ---------------------- */
 
 
-struct agg_sqlite {
-	struct sqlite_export *s;
-	int32_t rank;
+/* A part's aggregate rows, measured on a thread of their own while the
+ * part's events go in (rankagg_part() loads and measures the trace: half
+ * as long again as the events' rows on 2 cores, and sqlite is one thread),
+ * kept here, then written by the thread that owns the database. */
+struct agg_row {
+	enum csv_agg_table t;
+	size_t n;
+	struct csv_agg_value *v; /* text copied */
 };
 
-static int agg_sqlite_emit(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v,
-			   size_t n)
+struct agg_keep {
+	struct job *j;
+	uint32_t p;
+	int rc; /* rankagg_part()'s */
+	struct agg_row *rows;
+	size_t n, cap;
+	pthread_t tid;
+	int threaded;
+};
+
+static int agg_keep_emit(void *ctx, enum csv_agg_table t, const struct csv_agg_value *v,
+			 size_t n)
 {
-	struct agg_sqlite *x = ctx;
-	return sqlite_export_agg_row(x->s, t, x->rank, v, n);
+	struct agg_keep *k = ctx;
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 64;
+		k->rows = xrealloc(k->rows, k->cap * sizeof(*k->rows));
+	}
+	struct csv_agg_value *c = xmalloc((n ? n : 1) * sizeof(*c));
+	for (size_t i = 0; i < n; i++) {
+		c[i] = v[i];
+		if (v[i].kind == CSV_AGG_TEXT)
+			c[i].s = xstrdup(v[i].s);
+	}
+	k->rows[k->n++] = (struct agg_row){t, n, c};
+	return 0;
+}
+
+static void *agg_keep_run(void *arg)
+{
+	struct agg_keep *k = arg;
+	k->rc = rankagg_part(k->j, k->p, agg_keep_emit, k);
+	return NULL;
+}
+
+/* Starts part p's measure: on a thread, or (none to be had) at once. */
+static void agg_keep_start(struct agg_keep *k, struct job *j, uint32_t p)
+{
+	*k = (struct agg_keep){.j = j, .p = p};
+	k->threaded = pthread_create(&k->tid, NULL, agg_keep_run, k) == 0;
+	if (!k->threaded)
+		agg_keep_run(k);
+}
+
+/* Waits for the measure, then its rows into s: rankagg_part()'s result, or
+ * -1 when a row could not be written. Frees what was kept. */
+static int agg_keep_finish(struct agg_keep *k, struct sqlite_export *s, int32_t rank, int write)
+{
+	if (k->threaded)
+		pthread_join(k->tid, NULL);
+	k->threaded = 0;
+	int rc = k->rc;
+	for (size_t r = 0; r < k->n; r++) {
+		struct agg_row *row = &k->rows[r];
+		if (write && rc == 0)
+			rc = sqlite_export_agg_row(s, row->t, rank, row->v, row->n);
+		for (size_t i = 0; i < row->n; i++)
+			if (row->v[i].kind == CSV_AGG_TEXT)
+				free((char *)row->v[i].s);
+		free(row->v);
+	}
+	free(k->rows);
+	k->rows = NULL;
+	k->n = k->cap = 0;
+	return rc;
 }
 
 /* ---- the SQL exports ------------------------------------------------------------ */
@@ -57,8 +123,11 @@ static struct csv_export_opts sql_opts(const struct job *j, uint32_t p)
 }
 
 /* Part p of j through w: 0, 1 when its file cannot be read, -1 when a
- * write failed; *events counts what it wrote. */
-static int sql_part(struct export_writer *w, const struct job *j, uint32_t p, uint64_t *events)
+ * write failed; *events counts what it wrote. agg, when not NULL, starts
+ * the part's aggregate measure once the trace is open (an import of it
+ * done: never two at once). */
+static int sql_part_with(struct export_writer *w, struct job *j, uint32_t p, uint64_t *events,
+			 struct agg_keep *agg)
 {
 	const char *path = j->files[j->ranks[p].file].path;
 	char err[1024];
@@ -67,6 +136,8 @@ static int sql_part(struct export_writer *w, const struct job *j, uint32_t p, ui
 		error("%s", err);
 		return 1;
 	}
+	if (agg)
+		agg_keep_start(agg, j, p);
 	struct export_filter f;
 	int rc = export_writer_run_part(w, rd, job_part_filter(j, p, &f)) != 0 ? -1 : 0;
 	*events += w->events;
@@ -74,6 +145,11 @@ static int sql_part(struct export_writer *w, const struct job *j, uint32_t p, ui
 		export_warn_damage(rd, path, w->events);
 	trace_reader_close(rd);
 	return rc;
+}
+
+static int sql_part(struct export_writer *w, struct job *j, uint32_t p, uint64_t *events)
+{
+	return sql_part_with(w, j, p, events, NULL);
 }
 
 /* "wrote 1200 events of 2 ranks and 1 more part to 'DIR'" on stderr ("wrote
@@ -232,14 +308,20 @@ int export_sqlite(const struct export_opts *o, struct job *j)
 	rc = 0;
 	for (uint32_t p = 0; p < j->nparts && rc == 0; p++) {
 		struct csv_export_opts eo = sql_opts(j, p);
+		struct agg_keep agg = {0};
 		if (!o->no_events) {
 			struct export_writer *w = sqlite_export_part(s, &eo);
-			rc = w ? sql_part(w, j, p, &events) : -1;
+			rc = w ? sql_part_with(w, j, p, &events, &agg) : -1;
 			export_writer_destroy(w);
+		} else {
+			agg_keep_start(&agg, j, p);
 		}
-		struct agg_sqlite as = {s, eo.rank};
-		if (rc == 0)
-			rc = rankagg_part(j, p, agg_sqlite_emit, &as);
+		/* a part that failed before the trace was open started no measure */
+		if (agg.j) {
+			int arc = agg_keep_finish(&agg, s, eo.rank, rc == 0);
+			if (rc == 0)
+				rc = arc;
+		}
 		if (rc < 0)
 			error("%s", *sqlite_export_error(s) ? sqlite_export_error(s)
 							    : "cannot write the database");
