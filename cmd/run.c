@@ -566,6 +566,12 @@ static int run_finish(const struct run_args *a, struct run_state *l)
 				"their %llu events were dropped\n",
 				(int)pid, (unsigned long long)stats.no_slot_threads, (unsigned)a->ro.nslots,
 				(unsigned long long)stats.no_slot_events);
+		if (stats.spilled_bytes)
+			fprintf(stderr,
+				"==%d== Spilled: %.1f MB of records while the rings backed up (peak %.1f MB, "
+				"%.1f MB through the file), converted in %.2f s\n",
+				(int)pid, stats.spilled_bytes / 1e6, stats.spill_peak_bytes / 1e6,
+				stats.spill_file_bytes / 1e6, stats.spill_convert_ns / 1e9);
 		if (stats.nranks)
 			report_ranks(&stats, (unsigned)pid, pid);
 	}
