@@ -131,10 +131,9 @@ static void analysis_parts(struct analysis *a)
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_HOST || !a->from_steps)
 			continue;
-		for (size_t i = 0; i < t->n; i++)
-			if (store_ev_type(s, t, i) == TRACE_EV_PROFILE_STEP && !store_ev_is_instant(t, i))
-				ivl_set_add(&a->part_window[a->track_part[ti]], t->start[i],
-					    store_ev_end(t, i));
+		for (size_t k = 0; k < t->nsteps; k++)
+			ivl_set_add(&a->part_window[a->track_part[ti]], t->start[t->steps[k]],
+				    store_ev_end(t, t->steps[k]));
 	}
 	if (a->gpu_window)
 		gpu_spans(a);
@@ -178,12 +177,9 @@ static void analysis_window(struct analysis *a)
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_HOST)
 			continue;
-		for (size_t i = 0; i < t->n; i++) {
-			if (store_ev_type(s, t, i) != TRACE_EV_PROFILE_STEP || store_ev_is_instant(t, i))
-				continue;
-			ivl_set_add(&a->window, t->start[i], store_ev_end(t, i));
-			a->steps++;
-		}
+		for (size_t k = 0; k < t->nsteps; k++) /* found by store_finish() */
+			ivl_set_add(&a->window, t->start[t->steps[k]], store_ev_end(t, t->steps[k]));
+		a->steps += t->nsteps;
 	}
 	ivl_set_normalize(&a->window); /* steps of several tracks come in any order */
 	a->from_steps = a->steps > 0;

@@ -36,6 +36,7 @@ void store_free(struct store *s)
 		free(t->xonly_id);
 		free(t->details);
 		free(t->comm);
+		free(t->steps);
 	}
 	for (uint32_t i = 0; i < s->nfiles; i++) {
 		free(s->files[i].path);
@@ -879,6 +880,26 @@ static void extras_follow(struct store_track *t, int moved)
 	}
 }
 
+/* A host thread's ProfileStep ranges (store.h: steps). */
+static void store_find_steps(const struct store *s, struct store_track *t)
+{
+	free(t->steps);
+	t->steps = NULL;
+	t->nsteps = 0;
+	if (t->kind != STORE_TRACK_HOST)
+		return;
+	size_t cap = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (store_ev_type(s, t, i) != TRACE_EV_PROFILE_STEP || store_ev_is_instant(t, i))
+			continue;
+		if (t->nsteps == cap) {
+			cap = cap ? cap * 2 : 64;
+			t->steps = xrealloc(t->steps, cap * sizeof(*t->steps));
+		}
+		t->steps[t->nsteps++] = (uint32_t)i;
+	}
+}
+
 static void finish_track(void *ctx, unsigned i)
 {
 	struct finish_job *job = ctx;
@@ -899,6 +920,7 @@ static void finish_track(void *ctx, unsigned i)
 		extras_follow(t, moved);
 	store_nest_track(t);
 	store_fold_track(job->s, t);
+	store_find_steps(job->s, t);
 }
 
 /* The GPUs the streams run on, one per (host, device id): the ranks of one
