@@ -201,17 +201,22 @@ static int hw_visits(struct hw_walk *w, uint32_t ti, size_t i)
 {
 	if (!w->walked[ti])
 		return 0;
-	return w->want[w->a->store.tracks[ti].desc[i] >> 8] || hw_next_call(w, ti, i) == i;
+	if (w->want[w->a->store.tracks[ti].desc[i] >> 8])
+		return 1;
+	const struct gpu_track *g = &w->a->gpu.tracks[ti];
+	return (g->nlaunches || g->nxlaunches) && hw_next_call(w, ti, i) == i;
 }
 
 /* Moves a track to its next event that some visitor visits; 0 at its end. */
 static int hw_seek(struct hw_many *m, uint32_t ti)
 {
 	const struct store_track *t = &m->a->store.tracks[ti];
+	const struct gpu_track *g = &m->a->gpu.tracks[ti];
+	const int calls = g->nlaunches || g->nxlaunches;
 	size_t i = m->pos[ti];
 	for (;;) {
 		size_t call = SIZE_MAX;
-		for (unsigned k = 0; k < m->nw; k++) {
+		for (unsigned k = 0; calls && k < m->nw; k++) {
 			if (!m->w[k].walked[ti])
 				continue;
 			size_t c = hw_next_call(&m->w[k], ti, i);
