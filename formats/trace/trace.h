@@ -293,6 +293,11 @@ struct trace_visitor {
 	int (*counter)(void *ctx, const struct trace_counter *c);
 	int (*drops)(void *ctx, uint32_t thread, uint64_t dropped);
 	int (*device)(void *ctx, const struct trace_device *d); /* 1.1 */
+	/* The events of one EVNT or EVNS chunk at once, n of them in file
+	 * order, all of one thread and none with details (ext NULL): set, it
+	 * takes those chunks from event(), which still gets the EVNX ones. For
+	 * a reader that stores them, so that it can make room once a chunk. */
+	int (*events)(void *ctx, const struct trace_event *ev, size_t n);
 };
 
 /* NULL with a one-line message in err (size errlen) when the file cannot be

@@ -25,9 +25,11 @@
  */
 #include "formats/trace/trace.h"
 #include "formats/trace/trace_format.h"
+#include "common/parallel.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +94,7 @@ struct trace_reader {
 	uint32_t (*launches)[9]; /* LCFG records, id - 1: grid, block, regs, static, dynamic */
 	uint32_t nlaunch, launch_cap;
 	struct trace_event_ext ext; /* the details of the event being delivered */
+	struct trace_event *batch;  /* READER_BATCH events of a chunk, for visitor.events */
 	uint64_t total_drops;
 	uint64_t drops_by_reason[TRACE_DROP_REASON_COUNT + 1]; /* the last: unknown reasons */
 
@@ -739,6 +742,76 @@ static void reader_get_short_event(struct trace_event *ev, const unsigned char *
 	ev->flags = (uint8_t)(df >> TRACE_EVENT_SHORT_DESC_BITS);
 }
 
+/* Decodes the records of [p, end) into the batch, each desc checked as it
+ * is decoded: 0, or -1 on damage (nothing delivered). */
+static int reader_batch_decode(struct trace_reader *r, const struct reader_chunk *c, int shrt,
+			       const unsigned char *p, const unsigned char *end, uint32_t rs,
+			       uint32_t thread, uint64_t base)
+{
+	struct trace_event *ev = r->batch;
+	const uint32_t ndesc = r->descs.n;
+
+	for (; p < end; p += rs, ev++) {
+		if (shrt) {
+			uint32_t df = trace_le32(p + TRACE_EVS_DESC_FLAGS);
+			ev->start_ns = base + trace_le32(p + TRACE_EVS_START);
+			ev->dur_ns = trace_le32(p + TRACE_EVS_DUR);
+			ev->desc = df & TRACE_EVENT_SHORT_DESC_MAX;
+			ev->flags = (uint8_t)(df >> TRACE_EVENT_SHORT_DESC_BITS);
+		} else {
+			reader_get_event(ev, p, base);
+		}
+		ev->thread = thread;
+		ev->ext = NULL;
+		if (ev->desc - 1 >= ndesc) /* 0 wraps to UINT32_MAX */
+			return reader_damage(r, c->off, "event refers to unknown desc %u", ev->desc);
+	}
+	return 0;
+}
+
+/* reader_events() for visitor.events: a chunk of at most READER_BATCH
+ * records (the writer's are 4094) decoded and checked in one pass, then
+ * delivered in one call; a larger one checked whole first
+ * (reader_events_check()), then delivered READER_BATCH at a time. Either
+ * way every record or none. */
+#define READER_BATCH 4096u
+static int reader_events_batch(struct trace_reader *r, const struct reader_chunk *c,
+			       const char *what, const struct trace_visitor *v, void *ctx)
+{
+	const int shrt = c->type == TRACE_CHUNK_EVENTS_SHORT;
+	const unsigned char *p = c->p + TRACE_EVENTS_HEADER_SIZE;
+	uint32_t thread = trace_le32(c->p), rs = trace_le32(c->p + 4);
+	uint64_t base = trace_le64(c->p + 8);
+	int rc;
+
+	if (thread >= r->threads.n)
+		return reader_damage(r, c->off, "events of unknown thread %u", thread);
+	if (rs < (shrt ? TRACE_EVENT_SHORT_SIZE : TRACE_EVENT_SIZE) ||
+	    (c->len - TRACE_EVENTS_HEADER_SIZE) % rs)
+		return reader_damage(r, c->off, "%s record size %u disagrees with the chunk length",
+				     what, rs);
+	size_t n = (c->len - TRACE_EVENTS_HEADER_SIZE) / rs;
+	if (!r->batch && !(r->batch = malloc(READER_BATCH * sizeof(*r->batch))))
+		return reader_damage(r, c->off, "out of memory");
+	if (n > READER_BATCH &&
+	    reader_events_check(r, c, what, TRACE_EVENTS_HEADER_SIZE,
+				shrt ? TRACE_EVENT_SHORT_SIZE : TRACE_EVENT_SIZE,
+				shrt ? TRACE_EVS_DESC_FLAGS : 12,
+				shrt ? TRACE_EVENT_SHORT_DESC_MAX : UINT32_MAX) < 0)
+		return -1;
+	while (n) {
+		size_t k = n < READER_BATCH ? n : READER_BATCH;
+		const unsigned char *stop = p + k * rs;
+		if (reader_batch_decode(r, c, shrt, p, stop, rs, thread, base) < 0)
+			return -1;
+		if ((rc = v->events(ctx, r->batch, k)) != 0)
+			return rc;
+		p = stop;
+		n -= k;
+	}
+	return 0;
+}
+
 /* An EVNT chunk, or an EVNS chunk (2.0: its records 12 bytes, or more). */
 static int reader_events(struct trace_reader *r, const struct reader_chunk *c,
 			 const struct trace_visitor *v, void *ctx)
@@ -753,6 +826,8 @@ static int reader_events(struct trace_reader *r, const struct reader_chunk *c,
 
 	if (c->len < TRACE_EVENTS_HEADER_SIZE)
 		return reader_damage(r, c->off, "%s chunk shorter than its header", what);
+	if (v->events)
+		return reader_events_batch(r, c, what, v, ctx);
 	if (reader_events_check(r, c, what, TRACE_EVENTS_HEADER_SIZE,
 				shrt ? TRACE_EVENT_SHORT_SIZE : TRACE_EVENT_SIZE,
 				shrt ? TRACE_EVS_DESC_FLAGS : 12,
@@ -1250,6 +1325,239 @@ struct trace_reader *trace_reader_open_fd(int fd, const char *path, char *err, s
 	return r;
 }
 
+/* ---- reading ahead on a second thread ----------------------------------------
+ *
+ * A large regular file is read and checksummed by a second thread while the
+ * caller's decodes and delivers: the read-ahead thread fills blocks of
+ * whole chunks (READ_AHEAD_BLOCKS of them in turn, READ_AHEAD_SIZE bytes or
+ * one chunk if larger) with pread(2), checks each chunk's checksum, and
+ * hands a block over with each chunk's verdict. It stops at the first chunk
+ * it cannot take whole (a length over the maximum or past the end of the
+ * file, a read error, the end of the file): the run goes on from that
+ * chunk's offset through the buffer as before (reader_next_chunk()), which
+ * says what is wrong there in its words. So the chunks, their order, the
+ * damage and its offset are those of the plain read. */
+#define READ_AHEAD_MIN (16u << 20)  /* smaller files: the plain read */
+#define READ_AHEAD_SIZE (4u << 20)
+#define READ_AHEAD_BLOCKS 3
+
+struct ra_block {
+	unsigned char *p;
+	size_t cap, len;  /* len: bytes of whole chunks */
+	uint64_t off;     /* the file offset of p[0] */
+	uint8_t *bad;     /* by chunk: 1 when its checksum fails */
+	size_t nchunks, bad_cap;
+	int last;         /* the read-ahead stopped after this block, at off + len */
+};
+
+struct read_ahead {
+	struct trace_reader *r;
+	pthread_t tid;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct ra_block b[READ_AHEAD_BLOCKS];
+	unsigned filled, taken; /* blocks filled and handed back, counted from 0 */
+	int stop;               /* the caller wants no more */
+};
+
+/* Reads [off, off + n) into p; the bytes read. */
+static size_t ra_pread(int fd, unsigned char *p, size_t n, uint64_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t k = pread(fd, p + got, n - got, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	return got;
+}
+
+static int ra_grow(unsigned char **p, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	unsigned char *q = realloc(*p, need);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = need;
+	return 0;
+}
+
+static void *ra_thread(void *arg)
+{
+	struct read_ahead *ra = arg;
+	struct trace_reader *r = ra->r;
+	uint64_t off = r->cur;
+	unsigned char *carry = NULL; /* a chunk's first bytes, read with the block before */
+	size_t ncarry = 0, carry_cap = 0;
+	for (unsigned k = 0;; k++) {
+		pthread_mutex_lock(&ra->lock);
+		while (!ra->stop && k - ra->taken >= READ_AHEAD_BLOCKS)
+			pthread_cond_wait(&ra->cond, &ra->lock);
+		int stop = ra->stop;
+		pthread_mutex_unlock(&ra->lock);
+		if (stop)
+			break;
+		struct ra_block *b = &ra->b[k % READ_AHEAD_BLOCKS];
+		b->off = off;
+		b->len = 0;
+		b->nchunks = 0;
+		b->last = 0;
+		/* the block: the carried bytes, then READ_AHEAD_SIZE or up to the file's end */
+		uint64_t left = r->file_size - off;
+		size_t want = left < READ_AHEAD_SIZE ? (size_t)left : READ_AHEAD_SIZE;
+		if (want < ncarry)
+			want = ncarry;
+		size_t have = ncarry;
+		if (ra_grow(&b->p, &b->cap, want) != 0) {
+			b->last = 1;
+		} else {
+			memcpy(b->p, carry, ncarry);
+			have += ra_pread(r->fd, b->p + ncarry, want - ncarry, off + ncarry);
+			if (have < want)
+				b->last = 1; /* a read error or a shorter file: the plain read says */
+		}
+		size_t at = 0;
+		while (!b->last) {
+			if (have - at < TRACE_CHUNK_HEADER_SIZE) {
+				if (off + have == r->file_size)
+					b->last = 1; /* the end, or a header cut short */
+				break;
+			}
+			const unsigned char *h = b->p + at;
+			uint32_t len = trace_le32(h + TRACE_CH_LENGTH);
+			uint64_t size = TRACE_CHUNK_HEADER_SIZE + (uint64_t)len;
+			if (len > TRACE_CHUNK_MAX_PAYLOAD || off + at + size > r->file_size) {
+				b->last = 1;
+				break;
+			}
+			if (have - at < size) {
+				if (at == 0 && ra_grow(&b->p, &b->cap, (size_t)size) == 0) {
+					/* a chunk larger than a block: all of it in this one */
+					have += ra_pread(r->fd, b->p + have, (size_t)size - have, off + have);
+					if (have < size)
+						b->last = 1;
+					continue;
+				}
+				break;
+			}
+			if (b->nchunks == b->bad_cap) {
+				size_t cap = b->bad_cap ? b->bad_cap * 2 : 1024;
+				uint8_t *q = realloc(b->bad, cap);
+				if (!q) {
+					b->last = 1;
+					break;
+				}
+				b->bad = q;
+				b->bad_cap = cap;
+			}
+			uint32_t crc = trace_le32(h + TRACE_CH_CRC);
+			b->bad[b->nchunks++] =
+				(uint32_t)crc32(crc32(0L, h, TRACE_CH_CRC), h + TRACE_CHUNK_HEADER_SIZE,
+						len) != crc;
+			at += (size_t)size;
+		}
+		b->len = at;
+		ncarry = have - at;
+		if (!b->last && (ra_grow(&carry, &carry_cap, ncarry) != 0))
+			b->last = 1;
+		if (!b->last)
+			memcpy(carry, b->p + at, ncarry);
+		off += at;
+		pthread_mutex_lock(&ra->lock);
+		ra->filled = k + 1;
+		pthread_cond_broadcast(&ra->cond);
+		pthread_mutex_unlock(&ra->lock);
+		if (b->last)
+			break;
+	}
+	free(carry);
+	return NULL;
+}
+
+/* Whether to read ahead: a large regular file and a second thread to do it. */
+static int ra_wanted(const struct trace_reader *r)
+{
+	return r->file_size != UINT64_MAX && r->file_size >= READ_AHEAD_MIN &&
+	       r->file_size - r->cur >= READ_AHEAD_MIN && parallel_threads() > 1;
+}
+
+/* The plain read from r->cur on: the buffer emptied, the file at cur. */
+static void ra_resync(struct trace_reader *r)
+{
+	r->buf_off = r->cur;
+	r->buf_len = 0;
+	r->eof = 0;
+	if (lseek(r->fd, (off_t)r->cur, SEEK_SET) < 0) {
+		r->io_errno = errno;
+		r->eof = 1;
+	}
+}
+
+/* The chunks the read-ahead took whole, delivered in order: 1 when the run
+ * is over (damage, END, or rc a callback's result), 0 to go on with the
+ * plain read from r->cur. */
+static int ra_run(struct trace_reader *r, const struct trace_visitor *v, void *ctx, int *rc)
+{
+	struct read_ahead ra = {.r = r};
+	int over = 0;
+	pthread_mutex_init(&ra.lock, NULL);
+	pthread_cond_init(&ra.cond, NULL);
+	if (pthread_create(&ra.tid, NULL, ra_thread, &ra) != 0) {
+		pthread_mutex_destroy(&ra.lock);
+		pthread_cond_destroy(&ra.cond);
+		return 0;
+	}
+	for (unsigned k = 0; !over; k++) {
+		pthread_mutex_lock(&ra.lock);
+		while (ra.filled <= k)
+			pthread_cond_wait(&ra.cond, &ra.lock);
+		pthread_mutex_unlock(&ra.lock);
+		const struct ra_block *b = &ra.b[k % READ_AHEAD_BLOCKS];
+		size_t at = 0;
+		for (size_t i = 0; i < b->nchunks && !over; i++) {
+			const unsigned char *h = b->p + at;
+			struct reader_chunk c = {trace_le32(h + TRACE_CH_TYPE), trace_le32(h + TRACE_CH_LENGTH),
+						 b->off + at, h + TRACE_CHUNK_HEADER_SIZE};
+			if (b->bad[i]) {
+				reader_damage(r, c.off, "checksum mismatch");
+				over = 1;
+				break;
+			}
+			at += TRACE_CHUNK_HEADER_SIZE + (size_t)c.len;
+			r->cur += TRACE_CHUNK_HEADER_SIZE + (size_t)c.len;
+			if (c.type == TRACE_CHUNK_END)
+				ra_resync(r); /* it looks past itself with the plain read */
+			*rc = reader_dispatch(r, &c, v, ctx);
+			if (*rc != 0 || r->damaged || r->end_seen)
+				over = 1;
+		}
+		int last = b->last;
+		pthread_mutex_lock(&ra.lock);
+		ra.taken = k + 1;
+		if (over)
+			ra.stop = 1;
+		pthread_cond_broadcast(&ra.cond);
+		pthread_mutex_unlock(&ra.lock);
+		if (last)
+			break;
+	}
+	pthread_join(ra.tid, NULL);
+	for (unsigned k = 0; k < READ_AHEAD_BLOCKS; k++) {
+		free(ra.b[k].p);
+		free(ra.b[k].bad);
+	}
+	pthread_mutex_destroy(&ra.lock);
+	pthread_cond_destroy(&ra.cond);
+	if (!over)
+		ra_resync(r);
+	return over;
+}
+
 int trace_reader_run(struct trace_reader *r, const struct trace_visitor *v, void *ctx)
 {
 	static const struct trace_visitor none;
@@ -1263,6 +1571,14 @@ int trace_reader_run(struct trace_reader *r, const struct trace_visitor *v, void
 		v = &none;
 	if (v->header && (rc = v->header(ctx, &r->hdr)) != 0)
 		return rc;
+	rc = 0;
+	if (ra_wanted(r) && ra_run(r, v, ctx, &rc)) {
+		if (rc != 0 && !r->damaged)
+			return rc;
+		if (!r->damaged && !r->end_seen)
+			reader_damage(r, r->cur, READER_NO_END);
+		return 0;
+	}
 	while (!r->damaged && !r->end_seen && (got = reader_next_chunk(r, &c)) != 0) {
 		if (got < 0)
 			break;
@@ -1294,6 +1610,7 @@ void trace_reader_close(struct trace_reader *r)
 	reader_pages_free(&r->devs);
 	free(r->dev_map.slot);
 	free(r->launches);
+	free(r->batch);
 	free(r->buf);
 	free(r);
 }

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 int summary_format_parse(const char *s, enum summary_format *f)
@@ -150,40 +151,72 @@ struct build_job {
 	const struct view_opts *o;
 	const struct view **views;
 	struct table **tables; /* [0]: the Trace Summary, then one per view */
-	unsigned order[SUMMARY_MAX_VIEWS + 2]; /* job -> table, SUMMARY_UNIONS: the unions */
+	unsigned order[SUMMARY_MAX_VIEWS + 3]; /* job -> table, SUMMARY_UNIONS, SUMMARY_WALK */
+	/* the views that walk the host threads (view.walk_begin): their
+	 * states, by table, and their walks, done in one */
+	void *state[SUMMARY_MAX_VIEWS + 1];
+	int walked[SUMMARY_MAX_VIEWS + 1];
+	struct hw_request req[SUMMARY_MAX_VIEWS];
+	unsigned nreq;
+	unsigned late; /* the first job of the second round */
 };
 
 #define SUMMARY_UNIONS UINT32_MAX
+#define SUMMARY_WALK (UINT32_MAX - 1)
 
-/* The jobs start in order: the per-type unions first (one pass others wait
- * for), then the views that do not need them, then those that do, so that no
- * thread waits while another computes the unions. */
-static unsigned build_order(struct build_job *job, unsigned n)
+/* The jobs in two rounds, each started in order. The first: the per-type
+ * unions (one pass other views wait for) and the one walk of the host
+ * threads that feeds every view that walks them (hostwalk_run_many()),
+ * side by side, then the views that need neither. The second: the views
+ * those fed, the views of the unions, and the Trace Summary. Returns the
+ * first round's count; *n the two rounds'. */
+static unsigned build_order(struct build_job *job, unsigned nviews, unsigned *n)
 {
 	unsigned k = 0;
 	int unions = 0;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < nviews; i++)
 		unions |= job->views[i]->uses_types;
 	if (unions)
 		job->order[k++] = SUMMARY_UNIONS;
-	for (unsigned pass = 0; pass < 2; pass++)
-		for (unsigned i = 0; i < n; i++)
-			if (job->views[i]->uses_types == (int)pass)
-				job->order[k++] = i + 1;
+	if (job->nreq)
+		job->order[k++] = SUMMARY_WALK;
+	for (unsigned i = 0; i < nviews; i++)
+		if (!job->views[i]->uses_types && !job->views[i]->walk_end)
+			job->order[k++] = i + 1;
+	unsigned first = k;
+	for (unsigned i = 0; i < nviews; i++)
+		if (job->views[i]->walk_end)
+			job->order[k++] = i + 1;
+	for (unsigned i = 0; i < nviews; i++)
+		if (job->views[i]->uses_types && !job->views[i]->walk_end)
+			job->order[k++] = i + 1;
 	job->order[k++] = 0;
-	return k;
+	*n = k;
+	return first;
 }
 
 static void build_table(void *ctx, unsigned j)
 {
 	struct build_job *job = ctx;
 	unsigned i = job->order[j];
-	if (i == SUMMARY_UNIONS)
+	if (i == SUMMARY_UNIONS) {
 		analysis_types(job->a);
-	else if (i == 0)
+	} else if (i == SUMMARY_WALK) {
+		hostwalk_run_many(job->a, job->req, job->nreq);
+	} else if (i == 0) {
 		job->tables[0] = view_trace(NULL, job->a, job->o);
-	else
-		job->tables[i] = job->views[i - 1]->build(job->views[i - 1], job->a, job->o);
+	} else {
+		const struct view *v = job->views[i - 1];
+		job->tables[i] = v->walk_end ? v->walk_end(v, job->a, job->o, job->state[i])
+					     : v->build(v, job->a, job->o);
+	}
+}
+
+/* The second round's jobs, after the first's. */
+static void build_table_late(void *ctx, unsigned j)
+{
+	struct build_job *job = ctx;
+	build_table(ctx, j + job->late);
 }
 
 static void summary_out_start(struct summary_out *s, enum summary_format format, FILE *out,
@@ -291,14 +324,28 @@ static int csv_views_only(const struct summary_opts *o)
 void summary_build(const struct analysis *a, const struct view_opts *o,
 		   const struct view **views, unsigned n, struct table **tables)
 {
-	struct build_job job = {a, o, views, tables, {0}};
-	unsigned njobs = build_order(&job, n);
+	struct build_job *job = xcalloc(1, sizeof(*job));
+	*job = (struct build_job){.a = a, .o = o, .views = views, .tables = tables};
+	/* a view that walks the host threads gives its visitor now; NULL: it
+	 * walks on its own (--thread-sep: a walk per thread) */
+	for (unsigned i = 0; i < n; i++) {
+		if (!views[i]->walk_begin)
+			continue;
+		struct hw_request req = {0};
+		job->state[i + 1] = views[i]->walk_begin(views[i], a, o, &req);
+		if (job->state[i + 1])
+			job->req[job->nreq++] = req;
+	}
+	unsigned njobs, first = build_order(job, n, &njobs);
 	/* The views only read the analysis: their tables are built side by side
-	 * (the Overview's union pass next to the UserDefined pass), then printed
-	 * in order. */
+	 * (the Overview's union pass next to the host threads' walk), then
+	 * printed in order. */
 	progress_phase("building %u tables", n + 1);
-	parallel_for(njobs, build_table, &job);
+	parallel_for(first, build_table, job);
+	job->late = first;
+	parallel_for(njobs - first, build_table_late, job);
 	progress_done();
+	free(job);
 }
 
 int summary_write(const struct analysis *a, const struct summary_opts *o, FILE *out)

@@ -131,10 +131,9 @@ static void analysis_parts(struct analysis *a)
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_HOST || !a->from_steps)
 			continue;
-		for (size_t i = 0; i < t->n; i++)
-			if (store_ev_type(s, t, i) == TRACE_EV_PROFILE_STEP && !store_ev_is_instant(t, i))
-				ivl_set_add(&a->part_window[a->track_part[ti]], t->start[i],
-					    store_ev_end(t, i));
+		for (size_t k = 0; k < t->nsteps; k++)
+			ivl_set_add(&a->part_window[a->track_part[ti]], t->start[t->steps[k]],
+				    store_ev_end(t, t->steps[k]));
 	}
 	if (a->gpu_window)
 		gpu_spans(a);
@@ -178,12 +177,9 @@ static void analysis_window(struct analysis *a)
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_HOST)
 			continue;
-		for (size_t i = 0; i < t->n; i++) {
-			if (store_ev_type(s, t, i) != TRACE_EV_PROFILE_STEP || store_ev_is_instant(t, i))
-				continue;
-			ivl_set_add(&a->window, t->start[i], store_ev_end(t, i));
-			a->steps++;
-		}
+		for (size_t k = 0; k < t->nsteps; k++) /* found by store_finish() */
+			ivl_set_add(&a->window, t->start[t->steps[k]], store_ev_end(t, t->steps[k]));
+		a->steps += t->nsteps;
 	}
 	ivl_set_normalize(&a->window); /* steps of several tracks come in any order */
 	a->from_steps = a->steps > 0;
@@ -279,21 +275,24 @@ struct unions {
 	struct part_unions *part; /* by part */
 };
 
-/* GPU work: its type's union, and the derived ones. */
+/* GPU work: its type's union, and the derived ones (the part's too unless
+ * they are the whole's: one part, windowed as the whole). */
 static void unite_gpu_work(struct analysis *a, struct unions *u, const struct store_track *t,
-			   uint32_t ti, size_t i)
+			   uint32_t ti, size_t i, int one_part)
 {
 	unsigned type = store_ev_type(&a->store, t, i);
 	uint64_t start = t->start[i], end = store_ev_end(t, i);
 	struct part_unions *pu = &u->part[a->track_part[ti]];
 	a->types[type].calls++;
 	ivl_union_add(&u->type[type], start, end);
-	ivl_union_add(&pu->type[type], start, end);
+	if (!one_part)
+		ivl_union_add(&pu->type[type], start, end);
 	int comm = (a->gpu.tracks[ti].flags[i] & GPU_COMM) != 0;
 	if (comm) {
 		a->comm.calls++;
 		ivl_union_add(&u->comm, start, end);
-		ivl_union_add(&pu->comm, start, end);
+		if (!one_part)
+			ivl_union_add(&pu->comm, start, end);
 	} else if (type == TRACE_EV_KERNEL) {
 		a->comp.calls++;
 		ivl_union_add(&u->comp, start, end);
@@ -301,7 +300,8 @@ static void unite_gpu_work(struct analysis *a, struct unions *u, const struct st
 	if (type == TRACE_EV_KERNEL || type == TRACE_EV_COMMUNICATION) {
 		a->kernels.calls++;
 		ivl_union_add(&u->kernels, start, end);
-		ivl_union_add(&pu->kernels, start, end);
+		if (!one_part)
+			ivl_union_add(&pu->kernels, start, end);
 	}
 	if (analysis_gpu_busy(a, ti, i, type)) {
 		ivl_union_add(&u->busy, start, end);
@@ -337,6 +337,11 @@ static void analysis_unite_types(struct analysis *a)
 		ivl_union_init(&pu->phases, &a->part_window[p]);
 		ivl_union_init(&pu->kernels, &a->part_window[p]);
 	}
+	/* One part whose window is the whole's (a single trace): its unions
+	 * are the whole's, taken once (but for the phases, its own) */
+	int one_part = a->nparts == 1 && a->part_window[0].n == a->window.n &&
+		       (!a->window.n || memcmp(a->part_window[0].v, a->window.v,
+					       a->window.n * sizeof(*a->window.v)) == 0);
 	struct analysis_walk w;
 	uint32_t ti;
 	size_t i;
@@ -353,8 +358,9 @@ static void analysis_unite_types(struct analysis *a)
 		    (a->gpu.roles[store_ev_desc(t, i)] & ROLE_COMM_OP)) {
 			a->host_comm.calls++; /* host communication: see analysis.h */
 			ivl_union_add(&u.host_comm, t->start[i], store_ev_end(t, i));
-			ivl_union_add(&u.part[a->track_part[ti]].host_comm, t->start[i],
-				      store_ev_end(t, i));
+			if (!one_part)
+				ivl_union_add(&u.part[a->track_part[ti]].host_comm, t->start[i],
+					      store_ev_end(t, i));
 		}
 		if ((t->kind == STORE_TRACK_DEVICE) != device_type)
 			continue; /* see analysis.h: counted where the type belongs */
@@ -363,24 +369,33 @@ static void analysis_unite_types(struct analysis *a)
 			continue;
 		}
 		if (t->kind == STORE_TRACK_DEVICE) {
-			unite_gpu_work(a, &u, t, ti, i);
+			unite_gpu_work(a, &u, t, ti, i, one_part);
 			continue;
 		}
 		a->types[type].calls += !store_ev_folded(t, i); /* its parent is the call */
 		ivl_union_add(&u.type[type], t->start[i], store_ev_end(t, i));
 		struct part_unions *pu = &u.part[a->track_part[ti]];
-		ivl_union_add(&pu->type[type], t->start[i], store_ev_end(t, i));
+		if (!one_part)
+			ivl_union_add(&pu->type[type], t->start[i], store_ev_end(t, i));
 		if (PHASE_TYPES >> type & 1)
 			ivl_union_add(&pu->phases, t->start[i], store_ev_end(t, i));
 	}
 	analysis_walk_free(&w);
 	for (uint32_t p = 0; p < a->nparts; p++) {
 		const struct part_unions *pu = &u.part[p];
+		a->phases_part_ns += ivl_union_measure(&pu->phases);
+		if (one_part) {
+			for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
+				a->types[k].part_ns += ivl_union_measure(&u.type[k]);
+			a->comm.part_ns += ivl_union_measure(&u.comm);
+			a->host_comm.part_ns += ivl_union_measure(&u.host_comm);
+			a->kernels.part_ns += ivl_union_measure(&u.kernels);
+			continue;
+		}
 		for (unsigned k = 0; k < TRACE_EV_TYPE_COUNT; k++)
 			a->types[k].part_ns += ivl_union_measure(&pu->type[k]);
 		a->comm.part_ns += ivl_union_measure(&pu->comm);
 		a->host_comm.part_ns += ivl_union_measure(&pu->host_comm);
-		a->phases_part_ns += ivl_union_measure(&pu->phases);
 		a->kernels.part_ns += ivl_union_measure(&pu->kernels);
 	}
 	free(u.part);

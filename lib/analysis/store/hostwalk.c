@@ -24,7 +24,6 @@ int hostwalk_is_instant(const struct store *s, const struct store_track *t, size
 struct hw_track {
 	struct hw_stack st;
 	size_t next_launch, next_xlaunch;
-	size_t pos;               /* the next event to visit */
 	struct ivl_cursor at;     /* the window, for this thread's starts */
 	struct store_extra_cursor xc;
 };
@@ -38,8 +37,7 @@ struct hw_walk {
 	void *ctx;
 	uint8_t *want;            /* by desc: the type is visited */
 	struct hw_track *ht;      /* by store track */
-	uint32_t *heap;           /* tracks, by their next event */
-	uint32_t nheap;
+	uint8_t *walked;          /* by store track: this walk's */
 };
 
 static void hw_pop(struct hw_walk *w, struct hw_stack *st)
@@ -159,14 +157,13 @@ static void hw_event(struct hw_walk *w, uint32_t ti, size_t i)
 		hw_launches(w, ht, ti, i);
 }
 
-/* Moves a track to its next event of a visited type, or the next call that
- * launched GPU work (or range it is attributed to); 0 at its end. */
-static int hw_seek(struct hw_walk *w, uint32_t ti)
+/* The next call after or at i of track ti that launched GPU work this walk
+ * delivers (or range it is attributed to); SIZE_MAX: none. */
+static size_t hw_next_call(struct hw_walk *w, uint32_t ti, size_t i)
 {
-	const struct store_track *t = &w->a->store.tracks[ti];
 	const struct gpu_track *g = &w->a->gpu.tracks[ti];
 	struct hw_track *ht = &w->ht[ti];
-	size_t i = ht->pos, call = SIZE_MAX;
+	size_t call = SIZE_MAX;
 	while (ht->next_launch < g->nlaunches && g->launches[ht->next_launch].call < i)
 		ht->next_launch++;
 	if (ht->next_launch < g->nlaunches && !w->v->skip_gpu)
@@ -176,16 +173,75 @@ static int hw_seek(struct hw_walk *w, uint32_t ti)
 	if (ht->next_xlaunch < g->nxlaunches && !w->v->skip_gpu && !w->v->by_call &&
 	    g->xlaunches[ht->next_xlaunch].call < call)
 		call = g->xlaunches[ht->next_xlaunch].call;
-	while (i < t->n && i != call && !w->want[t->desc[i] >> 8])
-		i++;
-	ht->pos = i;
+	return call;
+}
+
+/* ---- one walk for several visitors ----------------------------------------
+ *
+ * Each visitor (a hw_walk) keeps its own stacks and cursors, and visits what
+ * it would visit alone: the events of its types and its calls, on its
+ * tracks. The tracks are merged once, by their next event that some visitor
+ * visits; each visitor's events come in the order its own walk would give
+ * them (start, longer first, track, index: the merge's order restricted to
+ * them), and each sees its own stacks as its own walk would have left them,
+ * so what it hands its view is the same. */
+struct hw_many {
+	const struct analysis *a;
+	struct hw_walk *w;
+	unsigned nw;
+	uint8_t *want;   /* by desc: some visitor visits the type */
+	uint8_t *active; /* by track: some visitor walks it */
+	size_t *pos;     /* by track: the next event to look at */
+	uint32_t *heap;  /* tracks, by their next event */
+	uint32_t nheap;
+};
+
+/* Whether visitor w visits event i of track ti (its tracks only). */
+static int hw_visits(struct hw_walk *w, uint32_t ti, size_t i)
+{
+	if (!w->walked[ti])
+		return 0;
+	if (w->want[w->a->store.tracks[ti].desc[i] >> 8])
+		return 1;
+	const struct gpu_track *g = &w->a->gpu.tracks[ti];
+	return (g->nlaunches || g->nxlaunches) && hw_next_call(w, ti, i) == i;
+}
+
+/* Moves a track to its next event that some visitor visits; 0 at its end. */
+static int hw_seek(struct hw_many *m, uint32_t ti)
+{
+	const struct store_track *t = &m->a->store.tracks[ti];
+	const struct gpu_track *g = &m->a->gpu.tracks[ti];
+	const int calls = g->nlaunches || g->nxlaunches;
+	size_t i = m->pos[ti];
+	for (;;) {
+		size_t call = SIZE_MAX;
+		for (unsigned k = 0; calls && k < m->nw; k++) {
+			if (!m->w[k].walked[ti])
+				continue;
+			size_t c = hw_next_call(&m->w[k], ti, i);
+			if (c < call)
+				call = c;
+		}
+		while (i < t->n && i != call && !m->want[t->desc[i] >> 8])
+			i++;
+		if (i >= t->n)
+			break;
+		unsigned k = 0;
+		while (k < m->nw && !hw_visits(&m->w[k], ti, i))
+			k++;
+		if (k < m->nw)
+			break;
+		i++; /* a type another track's visitor wants */
+	}
+	m->pos[ti] = i;
 	return i < t->n;
 }
 
-static int hw_before(const struct hw_walk *w, uint32_t x, uint32_t y)
+static int hw_before(const struct hw_many *m, uint32_t x, uint32_t y)
 {
-	const struct store_track *a = &w->a->store.tracks[x], *b = &w->a->store.tracks[y];
-	size_t i = w->ht[x].pos, j = w->ht[y].pos;
+	const struct store_track *a = &m->a->store.tracks[x], *b = &m->a->store.tracks[y];
+	size_t i = m->pos[x], j = m->pos[y];
 	if (a->start[i] != b->start[j])
 		return a->start[i] < b->start[j];
 	if (a->dur[i] != b->dur[j])
@@ -193,19 +249,19 @@ static int hw_before(const struct hw_walk *w, uint32_t x, uint32_t y)
 	return x < y;
 }
 
-static void hw_sift(struct hw_walk *w, uint32_t k)
+static void hw_sift(struct hw_many *m, uint32_t k)
 {
 	for (;;) {
 		uint32_t c = 2 * k + 1;
-		if (c >= w->nheap)
+		if (c >= m->nheap)
 			return;
-		if (c + 1 < w->nheap && hw_before(w, w->heap[c + 1], w->heap[c]))
+		if (c + 1 < m->nheap && hw_before(m, m->heap[c + 1], m->heap[c]))
 			c++;
-		if (!hw_before(w, w->heap[c], w->heap[k]))
+		if (!hw_before(m, m->heap[c], m->heap[k]))
 			return;
-		uint32_t tmp = w->heap[k];
-		w->heap[k] = w->heap[c];
-		w->heap[c] = tmp;
+		uint32_t tmp = m->heap[k];
+		m->heap[k] = m->heap[c];
+		m->heap[c] = tmp;
 		k = c;
 	}
 }
@@ -279,44 +335,80 @@ static void hw_peers(struct hw_walk *w, const uint32_t *tracks, uint32_t ntracks
 	free(key);
 }
 
+void hostwalk_run_many(const struct analysis *a, const struct hw_request *req, unsigned n)
+{
+	const struct store *s = &a->store;
+	const size_t nt = s->ntracks ? s->ntracks : 1;
+	struct hw_many m = {.a = a, .nw = n};
+	m.w = xcalloc(n ? n : 1, sizeof(*m.w));
+	m.want = xcalloc(s->ndescs ? s->ndescs : 1, 1);
+	m.active = xcalloc(nt, 1);
+	m.pos = xcalloc(nt, sizeof(*m.pos));
+	m.heap = xmalloc(nt * sizeof(*m.heap));
+	for (unsigned k = 0; k < n; k++) {
+		struct hw_walk *w = &m.w[k];
+		const struct hw_visitor *v = req[k].v;
+		*w = (struct hw_walk){.a = a, .v = v, .ctx = req[k].ctx};
+		hw_want(w);
+		for (uint32_t d = 0; d < s->ndescs; d++)
+			m.want[d] |= w->want[d];
+		w->ht = xcalloc(nt, sizeof(*w->ht));
+		w->walked = xcalloc(nt, 1);
+		const uint32_t *tracks = req[k].tracks;
+		uint32_t ntracks = req[k].ntracks;
+		if (v->across_threads && !v->skip_gpu && a->gpu.has_gpu)
+			hw_peers(w, tracks, ntracks);
+		for (uint32_t j = 0; j < (tracks ? ntracks : s->ntracks); j++) {
+			uint32_t ti = tracks ? tracks[j] : j;
+			if (s->tracks[ti].kind != STORE_TRACK_HOST ||
+			    (!hw_any(w, ti) && (!v->gpu || v->skip_gpu)))
+				continue;
+			ivl_cursor_init(&w->ht[ti].at, &a->window);
+			w->walked[ti] = 1;
+			m.active[ti] = 1;
+		}
+	}
+	for (uint32_t ti = 0; ti < s->ntracks; ti++)
+		if (m.active[ti] && hw_seek(&m, ti))
+			m.heap[m.nheap++] = ti;
+	for (uint32_t k = m.nheap / 2; k-- > 0;)
+		hw_sift(&m, k);
+	while (m.nheap) {
+		uint32_t ti = m.heap[0];
+		size_t i = m.pos[ti];
+		for (unsigned k = 0; k < n; k++)
+			if (hw_visits(&m.w[k], ti, i))
+				hw_event(&m.w[k], ti, i);
+		m.pos[ti] = i + 1;
+		if (!hw_seek(&m, ti))
+			m.heap[0] = m.heap[--m.nheap];
+		hw_sift(&m, 0);
+	}
+	for (unsigned k = 0; k < n; k++) {
+		struct hw_walk *w = &m.w[k];
+		for (uint32_t ti = 0; ti < s->ntracks; ti++) {
+			struct hw_track *h = &w->ht[ti];
+			while (h->st.n)
+				hw_pop(w, &h->st);
+			free(h->st.v);
+		}
+		free(w->ht);
+		free(w->walked);
+		free(w->want);
+		free(w->peer);
+		free(w->peer_at);
+		free(w->npeer);
+	}
+	free(m.w);
+	free(m.want);
+	free(m.active);
+	free(m.pos);
+	free(m.heap);
+}
+
 void hostwalk_run(const struct analysis *a, const uint32_t *tracks, uint32_t ntracks,
 		  const struct hw_visitor *v, void *ctx)
 {
-	const struct store *s = &a->store;
-	struct hw_walk w = {.a = a, .v = v, .ctx = ctx};
-	hw_want(&w);
-	w.ht = xcalloc(s->ntracks ? s->ntracks : 1, sizeof(*w.ht));
-	w.heap = xmalloc((s->ntracks ? s->ntracks : 1) * sizeof(*w.heap));
-	if (v->across_threads && !v->skip_gpu && a->gpu.has_gpu)
-		hw_peers(&w, tracks, ntracks);
-	for (uint32_t k = 0; k < (tracks ? ntracks : s->ntracks); k++) {
-		uint32_t ti = tracks ? tracks[k] : k;
-		if (s->tracks[ti].kind != STORE_TRACK_HOST ||
-		    (!hw_any(&w, ti) && (!v->gpu || v->skip_gpu)))
-			continue;
-		ivl_cursor_init(&w.ht[ti].at, &a->window);
-		if (hw_seek(&w, ti))
-			w.heap[w.nheap++] = ti;
-	}
-	for (uint32_t k = w.nheap / 2; k-- > 0;)
-		hw_sift(&w, k);
-	while (w.nheap) {
-		uint32_t ti = w.heap[0];
-		hw_event(&w, ti, w.ht[ti].pos++);
-		if (!hw_seek(&w, ti))
-			w.heap[0] = w.heap[--w.nheap];
-		hw_sift(&w, 0);
-	}
-	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
-		struct hw_track *h = &w.ht[ti];
-		while (h->st.n)
-			hw_pop(&w, &h->st);
-		free(h->st.v);
-	}
-	free(w.ht);
-	free(w.heap);
-	free(w.want);
-	free(w.peer);
-	free(w.peer_at);
-	free(w.npeer);
+	const struct hw_request req = {v, ctx, tracks, ntracks};
+	hostwalk_run_many(a, &req, 1);
 }

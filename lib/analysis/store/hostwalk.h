@@ -82,6 +82,17 @@ struct hw_visitor {
 void hostwalk_run(const struct analysis *a, const uint32_t *tracks, uint32_t ntracks,
 		  const struct hw_visitor *v, void *ctx);
 
+/* Several walks in one: the host tracks merged once, each visitor handed
+ * what hostwalk_run() of it alone would hand it, in the same order (its
+ * callbacks interleave with the others', never share state with them). */
+struct hw_request {
+	const struct hw_visitor *v;
+	void *ctx;
+	const uint32_t *tracks; /* NULL: all host tracks */
+	uint32_t ntracks;
+};
+void hostwalk_run_many(const struct analysis *a, const struct hw_request *req, unsigned n);
+
 /* Instants: marks and Memory events, whatever their flags say. */
 int hostwalk_is_instant(const struct store *s, const struct store_track *t, size_t i);
 

@@ -36,6 +36,7 @@ void store_free(struct store *s)
 		free(t->xonly_id);
 		free(t->details);
 		free(t->comm);
+		free(t->steps);
 	}
 	for (uint32_t i = 0; i < s->nfiles; i++) {
 		free(s->files[i].path);
@@ -190,6 +191,15 @@ static void track_grow(struct store_track *t)
 	t->dur = xrealloc(t->dur, cap * sizeof(*t->dur));
 	t->desc = xrealloc(t->desc, cap * sizeof(*t->desc));
 	t->cap = cap;
+}
+
+/* Room for n more events: at least doubled, as track_grow(). */
+static void track_reserve(struct store_track *t, size_t n)
+{
+	if (n > STORE_MAX_TRACK_EVENTS - t->n)
+		die("more than %u events on one thread", STORE_MAX_TRACK_EVENTS);
+	while (t->cap - t->n < n)
+		track_grow(t);
 }
 
 /* The one way an event enters the store; inlined into the loader's hot path
@@ -534,6 +544,65 @@ static int load_event(void *ctx, const struct trace_event *e)
 	return 0;
 }
 
+/* The events of one EVNT or EVNS chunk (trace_visitor.events): what
+ * load_event() does with each, with the track looked up once, room made
+ * once, and the file's counts kept in locals. */
+static int load_events(void *ctx, const struct trace_event *ev, size_t n)
+{
+	struct load_ctx *c = ctx;
+	struct store *s = c->s;
+	uint32_t track = ev[0].thread < c->nthreads ? c->thread_track[ev[0].thread] : 0;
+	if (track == LOAD_SKIP)
+		return 0;
+	track = track ? track - 1 : load_track(c, ev[0].thread);
+	if (track == LOAD_SKIP)
+		return 0;
+	struct store_track *t = &s->tracks[track];
+	track_reserve(t, n);
+	struct store_file *f = &s->files[t->file];
+	uint64_t lo = f->start_ns, hi = f->end_ns, ehi = f->events_end_ns;
+	uint64_t marks = 0, pops = 0, open = 0;
+	uint64_t *start = t->start + t->n, *dur = t->dur + t->n;
+	uint32_t *desc = t->desc + t->n;
+	for (size_t k = 0; k < n; k++) {
+		const struct trace_event *e = &ev[k];
+		uint32_t d = e->desc < c->ndescs ? c->desc_map[e->desc] : 0;
+		d = d ? d - 1 : load_desc(c, e->desc);
+		uint64_t b = e->start_ns, len = e->dur_ns;
+		unsigned flags = e->flags;
+		if (flags & (TRACE_EVF_MARK | TRACE_EVF_UNBALANCED_POP)) {
+			len = 0;
+			if (flags & TRACE_EVF_UNBALANCED_POP)
+				pops++;
+			else
+				marks++;
+		}
+		if (len > UINT64_MAX - b)
+			len = UINT64_MAX - b;
+		open += (flags & TRACE_EVF_OPEN_AT_EXIT) != 0;
+		start[k] = b;
+		dur[k] = len;
+		desc[k] = d << 8 | (flags & STORE_EVF_TRACE);
+		if (b < lo)
+			lo = b;
+		if (b + len > hi)
+			hi = b + len;
+		if (b + len > ehi)
+			ehi = b + len;
+	}
+	t->n += n;
+	f->events += n;
+	f->marks += marks;
+	f->unbalanced_pops += pops;
+	f->open_at_exit += open;
+	f->start_ns = lo;
+	f->end_ns = hi;
+	f->events_end_ns = ehi;
+	for (size_t k = 0; k < n; k += 64)
+		progress_tick(f->events, "events");
+	return 0;
+}
+
 static int load_device(void *ctx, const struct trace_device *d)
 {
 	struct load_ctx *c = ctx;
@@ -645,6 +714,7 @@ int store_load_part(struct store *s, const char *path, const struct trace_pids *
 		.counter = load_counter,
 		.drops = load_drops,
 		.device = load_device,
+		.events = load_events,
 	};
 	int rc = trace_reader_run(r, &v, &c);
 	load_finish_file(&c);
@@ -810,6 +880,26 @@ static void extras_follow(struct store_track *t, int moved)
 	}
 }
 
+/* A host thread's ProfileStep ranges (store.h: steps). */
+static void store_find_steps(const struct store *s, struct store_track *t)
+{
+	free(t->steps);
+	t->steps = NULL;
+	t->nsteps = 0;
+	if (t->kind != STORE_TRACK_HOST)
+		return;
+	size_t cap = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (store_ev_type(s, t, i) != TRACE_EV_PROFILE_STEP || store_ev_is_instant(t, i))
+			continue;
+		if (t->nsteps == cap) {
+			cap = cap ? cap * 2 : 64;
+			t->steps = xrealloc(t->steps, cap * sizeof(*t->steps));
+		}
+		t->steps[t->nsteps++] = (uint32_t)i;
+	}
+}
+
 static void finish_track(void *ctx, unsigned i)
 {
 	struct finish_job *job = ctx;
@@ -830,6 +920,7 @@ static void finish_track(void *ctx, unsigned i)
 		extras_follow(t, moved);
 	store_nest_track(t);
 	store_fold_track(job->s, t);
+	store_find_steps(job->s, t);
 }
 
 /* The GPUs the streams run on, one per (host, device id): the ranks of one

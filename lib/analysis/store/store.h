@@ -188,6 +188,11 @@ struct store_track {
 	size_t ndetails, details_cap;
 	struct store_comm *comm;   /* ... when it has STORE_DETAIL_COMM */
 	size_t ncomm, comm_cap;
+	/* after store_finish(), on a host thread: its ProfileStep ranges
+	 * (instants not), their indices in order; what the analysis's window
+	 * is made of, found while the tracks are finished side by side */
+	uint32_t *steps;
+	size_t nsteps;
 };
 
 /* A GPU: the (host, device id) its streams name, with its properties when a

@@ -13,6 +13,7 @@
 #define GPDL_ANALYSIS_VIEW_H
 
 #include "lib/analysis/store/analysis.h"
+#include "lib/analysis/store/hostwalk.h"
 #include "lib/analysis/table/table.h"
 
 enum sort_key {
@@ -80,7 +81,21 @@ struct view {
 	/* shows GPU work (or communication) only: a default text summary of
 	 * traces with no GPU work leaves the view out when its table is empty */
 	int gpu_view;
+	/* Optional, for a view that walks the host threads (hostwalk.h), so
+	 * that a summary walks them once for all such views: walk_begin fills
+	 * req with the view's visitor and returns its state (NULL: no shared
+	 * walk with these options; build() then does it all); walk_end makes
+	 * the table from the state once the walk is over, and frees the state.
+	 * build() is walk_begin, hostwalk_run() of req and walk_end. */
+	void *(*walk_begin)(const struct view *v, const struct analysis *a,
+			    const struct view_opts *o, struct hw_request *req);
+	struct table *(*walk_end)(const struct view *v, const struct analysis *a,
+				  const struct view_opts *o, void *state);
 };
+
+/* build() of a view with walk_begin and walk_end, through its own walk. */
+struct table *view_build_walked(const struct view *v, const struct analysis *a,
+				const struct view_opts *o);
 
 extern const struct view view_registry[];
 extern const unsigned view_registry_count;
@@ -108,6 +123,22 @@ struct table *view_memory(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o);
 struct table *view_nvprof(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o);
+void *view_operator_walk(const struct view *v, const struct analysis *a,
+			 const struct view_opts *o, struct hw_request *req);
+struct table *view_operator_end(const struct view *v, const struct analysis *a,
+				const struct view_opts *o, void *state);
+void *view_userdefined_walk(const struct view *v, const struct analysis *a,
+			    const struct view_opts *o, struct hw_request *req);
+struct table *view_userdefined_end(const struct view *v, const struct analysis *a,
+				   const struct view_opts *o, void *state);
+void *view_model_walk(const struct view *v, const struct analysis *a, const struct view_opts *o,
+		      struct hw_request *req);
+struct table *view_model_end(const struct view *v, const struct analysis *a,
+			     const struct view_opts *o, void *state);
+void *view_memory_walk(const struct view *v, const struct analysis *a, const struct view_opts *o,
+		       struct hw_request *req);
+struct table *view_memory_end(const struct view *v, const struct analysis *a,
+			      const struct view_opts *o, void *state);
 struct table *view_advice(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o);
 struct job_dist;

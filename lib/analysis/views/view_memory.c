@@ -484,8 +484,15 @@ static void mem_free(struct mem_view *m)
 	free(m);
 }
 
-/* The walk: every device's rows and levels. */
-static struct mem_view *mem_build(const struct analysis *a, int series)
+static const struct hw_visitor mem_visitor = {
+	.open = mem_open,
+	.instant = mem_instant,
+	.types = 1u << TRACE_EV_OPERATOR | 1u << TRACE_EV_MEMORY,
+	.skip_gpu = 1,
+};
+
+/* Before the walk. */
+static struct mem_view *mem_begin(const struct analysis *a, int series)
 {
 	struct mem_view *m = xcalloc(1, sizeof(*m));
 	m->a = a;
@@ -495,14 +502,14 @@ static struct mem_view *mem_build(const struct analysis *a, int series)
 	m->no_op = names_intern(&m->names, "(no operator)", 13);
 	m->local = xcalloc(a->store.names.count ? a->store.names.count : 1, sizeof(*m->local));
 	rt_init(&m->calls, a);
-	static const struct hw_visitor visitor = {
-		.open = mem_open,
-		.instant = mem_instant,
-		.types = 1u << TRACE_EV_OPERATOR | 1u << TRACE_EV_MEMORY,
-		.skip_gpu = 1,
-	};
 	mem_collect_streams(m);
-	hostwalk_run(a, NULL, 0, &visitor, m);
+	return m;
+}
+
+/* After the walk: every device's rows and levels. */
+static void mem_end(struct mem_view *m)
+{
+	const struct analysis *a = m->a;
 	mem_streams_until(m, UINT64_MAX);
 	for (uint32_t k = 0; k < m->ndevs; k++) { /* the level held after the last event */
 		struct mem_dev *d = &m->devs[k];
@@ -511,16 +518,41 @@ static struct mem_view *mem_build(const struct analysis *a, int series)
 	}
 	if (m->ndevs > 1)
 		qsort(m->devs, m->ndevs, sizeof(*m->devs), dev_cmp);
+}
+
+/* The walk: every device's rows and levels. */
+static struct mem_view *mem_build(const struct analysis *a, int series)
+{
+	struct mem_view *m = mem_begin(a, series);
+	hostwalk_run(a, NULL, 0, &mem_visitor, m);
+	mem_end(m);
+	return m;
+}
+
+void *view_memory_walk(const struct view *v, const struct analysis *a, const struct view_opts *o,
+		       struct hw_request *req)
+{
+	(void)v;
+	(void)o;
+	struct mem_view *m = mem_begin(a, 0);
+	*req = (struct hw_request){&mem_visitor, m, NULL, 0};
 	return m;
 }
 
 struct table *view_memory(const struct view *v, const struct analysis *a,
 			  const struct view_opts *o)
 {
+	return view_build_walked(v, a, o);
+}
+
+struct table *view_memory_end(const struct view *v, const struct analysis *a,
+			      const struct view_opts *o, void *state)
+{
 	(void)o;
 	struct table *t = table_new(v->name, v->title, mem_cols,
 				    sizeof(mem_cols) / sizeof(mem_cols[0]));
-	struct mem_view *m = mem_build(a, 0);
+	struct mem_view *m = state;
+	mem_end(m);
 	int several_hosts = mem_several_hosts(m);
 	for (uint32_t k = 0; k < m->ndevs; k++)
 		if (m->devs[k].events_in)

@@ -138,14 +138,11 @@ static void model_notes(struct table *t, const struct analysis *a)
 		      "(CPU), the GPU work launched outside every phase (GPU). Never negative.");
 }
 
-struct table *view_model(const struct view *v, const struct analysis *a,
-			 const struct view_opts *o)
+void *view_model_walk(const struct view *v, const struct analysis *a, const struct view_opts *o,
+		      struct hw_request *req)
 {
+	(void)v;
 	(void)o;
-	struct table *t = table_new(v->name, v->title, model_cols,
-				    sizeof(model_cols) / sizeof(model_cols[0]));
-	struct model *m = xcalloc(1, sizeof(*m));
-	m->a = a;
 	static const struct hw_visitor visitor = {
 		.open = model_open,
 		.close = model_close,
@@ -153,7 +150,25 @@ struct table *view_model(const struct view *v, const struct analysis *a,
 		.types = 1u << TRACE_EV_PROFILE_STEP | VIEW_PHASE_TYPES,
 		.across_threads = 1,
 	};
-	hostwalk_run(a, NULL, 0, &visitor, m);
+	struct model *m = xcalloc(1, sizeof(*m));
+	m->a = a;
+	*req = (struct hw_request){&visitor, m, NULL, 0};
+	return m;
+}
+
+struct table *view_model(const struct view *v, const struct analysis *a,
+			 const struct view_opts *o)
+{
+	return view_build_walked(v, a, o);
+}
+
+struct table *view_model_end(const struct view *v, const struct analysis *a,
+			     const struct view_opts *o, void *state)
+{
+	(void)o;
+	struct table *t = table_new(v->name, v->title, model_cols,
+				    sizeof(model_cols) / sizeof(model_cols[0]));
+	struct model *m = state;
 
 	struct tpart *p = table_add_part(t, NULL, NULL, NULL);
 	if (a->from_steps)

@@ -74,6 +74,7 @@ struct op_walk {
 	int detail;
 	int shapes; /* a row per (name, input shapes) */
 	uint64_t serial;
+	struct hw_visitor visitor;
 };
 
 static int op_open(void *ctx, struct hw_frame *f, const struct hw_stack *st)
@@ -178,13 +179,13 @@ static void op_row(void *ctx, const struct rt_tree *tr, uint32_t id, unsigned de
 	}
 }
 
-static void op_part(struct table *t, const struct analysis *a, const struct view_opts *o,
-		    struct view_memory_ops *mem, unsigned mem_col,
-		    const struct store_track *track, const uint32_t *tracks, uint32_t ntracks)
+/* A walk of the operators, its visitor ready. */
+static struct op_walk *op_walk_new(const struct analysis *a, const struct view_opts *o)
 {
+	struct op_walk *w = xcalloc(1, sizeof(*w));
 	/* Inside an operator every host range but the API calls is a row of
 	 * its detail; without detail, only operators are. */
-	const struct hw_visitor visitor = {
+	w->visitor = (struct hw_visitor){
 		.open = op_open,
 		.close = op_close,
 		.gpu = op_gpu,
@@ -192,11 +193,17 @@ static void op_part(struct table *t, const struct analysis *a, const struct view
 					       ~(1u << TRACE_EV_CUDA_RUNTIME)
 				      : 1u << TRACE_EV_OPERATOR,
 	};
-	struct op_walk *w = xcalloc(1, sizeof(*w));
 	rt_init(&w->tr, a);
 	w->detail = o->op_detail;
 	w->shapes = o->group_shapes;
-	hostwalk_run(a, tracks, ntracks, &visitor, w);
+	return w;
+}
+
+/* The rows of a walk done, and the walk freed. */
+static void op_part_rows(struct table *t, const struct analysis *a, const struct view_opts *o,
+			 struct view_memory_ops *mem, unsigned mem_col,
+			 const struct store_track *track, struct op_walk *w)
+{
 	rt_link(&w->tr, o->sort);
 	if (w->tr.nodes[RT_ROOT].nchildren) {
 		struct op_rows c = {t, view_thread_part(t, a, track), o->op_detail, mem, mem_col};
@@ -206,8 +213,34 @@ static void op_part(struct table *t, const struct analysis *a, const struct view
 	free(w);
 }
 
+static void op_part(struct table *t, const struct analysis *a, const struct view_opts *o,
+		    struct view_memory_ops *mem, unsigned mem_col,
+		    const struct store_track *track, const uint32_t *tracks, uint32_t ntracks)
+{
+	struct op_walk *w = op_walk_new(a, o);
+	hostwalk_run(a, tracks, ntracks, &w->visitor, w);
+	op_part_rows(t, a, o, mem, mem_col, track, w);
+}
+
+void *view_operator_walk(const struct view *v, const struct analysis *a,
+			 const struct view_opts *o, struct hw_request *req)
+{
+	(void)v;
+	if (o->thread_sep) /* a walk per thread */
+		return NULL;
+	struct op_walk *w = op_walk_new(a, o);
+	*req = (struct hw_request){&w->visitor, w, NULL, 0};
+	return w;
+}
+
 struct table *view_operator(const struct view *v, const struct analysis *a,
 			    const struct view_opts *o)
+{
+	return view_build_walked(v, a, o);
+}
+
+struct table *view_operator_end(const struct view *v, const struct analysis *a,
+				const struct view_opts *o, void *state)
 {
 	/* Memory by operator name, as the Memory Summary counts it: a row per
 	 * name, so not with a row per thread or per shapes */
@@ -227,7 +260,7 @@ struct table *view_operator(const struct view *v, const struct analysis *a,
 			if (a->store.tracks[i].kind == STORE_TRACK_HOST)
 				op_part(t, a, o, mem, ncols, &a->store.tracks[i], &i, 1);
 	} else {
-		op_part(t, a, o, mem, ncols, NULL, NULL, 0);
+		op_part_rows(t, a, o, mem, ncols, NULL, state);
 	}
 	if (mem) {
 		table_note(t, "Memory (--profile-memory): the bytes allocated and freed inside the "

@@ -21,6 +21,8 @@
 
 #include "common/error.h"
 
+#include <stdlib.h>
+
 enum { UC_NAME, UC_CALLS, UC_CPU, UC_GPU = UC_CPU + 5 };
 
 static const struct tcol ud_cols[] = {
@@ -96,28 +98,55 @@ static void ud_row(void *ctx, const struct rt_tree *tr, uint32_t id, unsigned de
 	view_put_stats(r, UC_GPU, &d->gpu, view_gpu_ratio(tr->a, d->gpu.total));
 }
 
+static const struct hw_visitor ud_visitor = {
+	.open = ud_open,
+	.close = ud_close,
+	.instant = ud_instant,
+	.types = 1u << TRACE_EV_USER_DEFINED,
+};
+
+/* The rows of a walk done, and the walk freed. */
+static void ud_part_rows(struct table *t, const struct analysis *a, const struct view_opts *o,
+			 const struct store_track *track, struct rt_tree *tr)
+{
+	rt_link(tr, o->sort);
+	if (tr->nodes[RT_ROOT].nchildren) {
+		struct ud_rows c = {t, view_thread_part(t, a, track)};
+		rt_walk(tr, ud_row, &c);
+	}
+	rt_free(tr);
+	free(tr);
+}
+
 static void ud_part(struct table *t, const struct analysis *a, const struct view_opts *o,
 		    const struct store_track *track, const uint32_t *tracks, uint32_t ntracks)
 {
-	static const struct hw_visitor visitor = {
-		.open = ud_open,
-		.close = ud_close,
-		.instant = ud_instant,
-		.types = 1u << TRACE_EV_USER_DEFINED,
-	};
-	struct rt_tree tr;
-	rt_init(&tr, a);
-	hostwalk_run(a, tracks, ntracks, &visitor, &tr);
-	rt_link(&tr, o->sort);
-	if (tr.nodes[RT_ROOT].nchildren) {
-		struct ud_rows c = {t, view_thread_part(t, a, track)};
-		rt_walk(&tr, ud_row, &c);
-	}
-	rt_free(&tr);
+	struct rt_tree *tr = xmalloc(sizeof(*tr));
+	rt_init(tr, a);
+	hostwalk_run(a, tracks, ntracks, &ud_visitor, tr);
+	ud_part_rows(t, a, o, track, tr);
+}
+
+void *view_userdefined_walk(const struct view *v, const struct analysis *a,
+			    const struct view_opts *o, struct hw_request *req)
+{
+	(void)v;
+	if (o->thread_sep) /* a walk per thread */
+		return NULL;
+	struct rt_tree *tr = xmalloc(sizeof(*tr));
+	rt_init(tr, a);
+	*req = (struct hw_request){&ud_visitor, tr, NULL, 0};
+	return tr;
 }
 
 struct table *view_userdefined(const struct view *v, const struct analysis *a,
 			       const struct view_opts *o)
+{
+	return view_build_walked(v, a, o);
+}
+
+struct table *view_userdefined_end(const struct view *v, const struct analysis *a,
+				   const struct view_opts *o, void *state)
 {
 	struct table *t = table_new(v->name, v->title, ud_cols, sizeof(ud_cols) / sizeof(ud_cols[0]));
 	if (o->thread_sep) {
@@ -125,7 +154,7 @@ struct table *view_userdefined(const struct view *v, const struct analysis *a,
 			if (a->store.tracks[i].kind == STORE_TRACK_HOST)
 				ud_part(t, a, o, &a->store.tracks[i], &i, 1);
 	} else {
-		ud_part(t, a, o, NULL, NULL, 0);
+		ud_part_rows(t, a, o, NULL, state);
 	}
 	table_set_empty(t, "No UserDefined ranges in the window.");
 	const char *window = analysis_window_name(a);

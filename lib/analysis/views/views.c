@@ -12,13 +12,15 @@ const struct view view_registry[] = {
 	{"perf", "Perf Summary", view_perf, VIEW_DEFAULT_WITH_STEPS},
 	{"device", "Device Summary", view_device, 1, 1},
 	{"overview", "Overview Summary", view_overview, 1, 1},
-	{"model", "Model Summary", view_model, 1, 1},
+	{"model", "Model Summary", view_model, 1, 1, 0, view_model_walk, view_model_end},
 	{"distributed", "Distributed Summary", view_distributed, 1, 1, 1},
-	{"operator", "Operator Summary", view_operator, 1},
+	{"operator", "Operator Summary", view_operator, 1, 0, 0, view_operator_walk,
+	 view_operator_end},
 	{"kernel", "Kernel Summary", view_kernel, 1, 0, 1},
 	{"memory-manipulation", "Memory Manipulation Summary", view_memcpy, 1, 0, 1},
-	{"userdefined", "UserDefined Summary", view_userdefined, 1},
-	{"memory", "Memory Summary", view_memory, 1},
+	{"userdefined", "UserDefined Summary", view_userdefined, 1, 0, 0, view_userdefined_walk,
+	 view_userdefined_end},
+	{"memory", "Memory Summary", view_memory, 1, 0, 0, view_memory_walk, view_memory_end},
 	{"nvprof", "nvprof Summary", view_nvprof, 1, 0, 1},
 	/* series over the run, for `gprof-dl report` to plot: --view only */
 	{"steps", "Step Summary", view_steps, VIEW_NOT_DEFAULT},
@@ -30,6 +32,16 @@ const unsigned view_phases[VIEW_NPHASES] = {TRACE_EV_DATALOADER, TRACE_EV_FORWAR
 					    TRACE_EV_BACKWARD, TRACE_EV_OPTIMIZATION};
 
 const unsigned view_registry_count = sizeof(view_registry) / sizeof(view_registry[0]);
+
+struct table *view_build_walked(const struct view *v, const struct analysis *a,
+				const struct view_opts *o)
+{
+	struct hw_request req = {0};
+	void *state = v->walk_begin(v, a, o, &req);
+	if (state)
+		hostwalk_run(a, req.tracks, req.ntracks, req.v, req.ctx);
+	return v->walk_end(v, a, o, state);
+}
 
 const struct view *view_find(const char *name)
 {
