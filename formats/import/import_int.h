@@ -311,7 +311,7 @@ static inline int64_t import_sat_add(int64_t a, int64_t b)
 
 /* import_json.c: reads the document from f (a gzFile), filling im. 0, or -1
  * with the message in im->err. */
-int import_parse(struct import *im, void *gzfile);
+int import_parse(struct import *im, void *gzfile, const void *map, size_t maplen);
 
 /* import_event.c: e's strings are arena's first arena_len bytes. */
 int import_event(struct import *im, const struct jevent *e, const char *arena, size_t arena_len);

@@ -24,10 +24,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
 #define JSON_READ_CHUNK (1u << 20)
+/* a mapped file is parsed, and its pages given back, this much at a time
+ * (a power of two, a multiple of the page size) */
+#define JSON_MAP_CHUNK (4u << 20)
 /* Deeper nesting is refused: yajl's own stack grows with it, and no trace
  * nests beyond a handful of levels (record_shapes' lists of lists). */
 #define JSON_MAX_DEPTH 1000
@@ -1455,41 +1459,74 @@ static void json_error(struct import *im, yajl_handle h, uint64_t offset, int at
 			    (unsigned long long)offset, line);
 }
 
-int import_parse(struct import *im, void *gzfile)
+/* The next piece of the input: from the mapping when there is one (no
+ * copy; the pages behind are given back as the parse passes them, so memory
+ * stays flat), else from zlib. Its length, 0 at the end, -1 on an error
+ * (reported). */
+static long next_chunk(struct import *im, gzFile f, const unsigned char *map, size_t maplen,
+		       uint64_t offset, unsigned char *buf, const unsigned char **out)
+{
+	int errnum;
+
+	if (map) {
+		size_t n = maplen - (size_t)offset;
+		if (n > JSON_MAP_CHUNK)
+			n = JSON_MAP_CHUNK;
+		/* the whole pages already parsed: yajl keeps no pointer into
+		 * them (a token cut by a chunk's end is copied into its own
+		 * buffer) */
+		size_t done = (size_t)offset & ~(size_t)(JSON_MAP_CHUNK - 1);
+		if (done >= JSON_MAP_CHUNK)
+			madvise((void *)(map + done - JSON_MAP_CHUNK), JSON_MAP_CHUNK,
+				MADV_DONTNEED);
+		*out = map + offset;
+		return (long)n;
+	}
+	int n = gzread(f, buf, JSON_READ_CHUNK);
+	if (n < 0) {
+		const char *m = gzerror(f, &errnum);
+		import_fail(im, "'%s': %s after %llu bytes",
+			    im->in_path, errnum == Z_ERRNO ? strerror(errno) : m,
+			    (unsigned long long)offset);
+		return -1;
+	}
+	if (n == 0) {
+		gzerror(f, &errnum);
+		if (errnum == Z_BUF_ERROR) {
+			import_fail(im, "'%s': the gzip data ends early, after %llu %s",
+				    im->in_path, (unsigned long long)offset,
+				    "bytes of JSON (a truncated file?)");
+			return -1;
+		}
+	}
+	*out = buf;
+	return n;
+}
+
+int import_parse(struct import *im, void *gzfile, const void *mapped, size_t maplen)
 {
 	gzFile f = gzfile;
+	const unsigned char *map = mapped;
 	struct jparser p = {.im = im, .st = PS_TOP};
 	yajl_handle h = yajl_alloc(&callbacks, NULL, &p);
-	unsigned char *buf = xmalloc(JSON_READ_CHUNK);
+	unsigned char *buf = map ? NULL : xmalloc(JSON_READ_CHUNK);
 	uint64_t offset = 0;
-	int rc = -1, errnum;
+	int rc = -1;
 
 	if (!h)
 		die("out of memory");
 	yajl_config(h, yajl_dont_validate_strings, 1); /* names are bytes; writers escape them */
 	for (;;) {
-		int n = gzread(f, buf, JSON_READ_CHUNK);
-		if (n < 0) {
-			const char *m = gzerror(f, &errnum);
-			import_fail(im, "'%s': %s after %llu bytes",
-				    im->in_path, errnum == Z_ERRNO ? strerror(errno) : m,
-				    (unsigned long long)offset);
+		const unsigned char *in;
+		long n = next_chunk(im, f, map, maplen, offset, buf, &in);
+		if (n < 0)
 			goto out;
-		}
-		if (n == 0) {
-			gzerror(f, &errnum);
-			if (errnum == Z_BUF_ERROR) {
-				import_fail(im, "'%s': the gzip data ends early, after %llu %s",
-					    im->in_path, (unsigned long long)offset,
-					    "bytes of JSON (a truncated file?)");
-				goto out;
-			}
+		if (n == 0)
 			break;
-		}
 		/* a UTF-8 byte order mark, as some editors and Windows tools
 		 * write: no JSON, but the file's is JSON after it */
-		size_t skip = offset == 0 && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
-		yajl_status s = yajl_parse(h, buf + skip, (size_t)n - skip);
+		size_t skip = offset == 0 && n >= 3 && !memcmp(in, "\xef\xbb\xbf", 3) ? 3 : 0;
+		yajl_status s = yajl_parse(h, in + skip, (size_t)n - skip);
 		if (s == yajl_status_client_canceled) {
 			if (p.too_deep) {
 				size_t used = yajl_get_bytes_consumed(h);
