@@ -229,22 +229,63 @@ static struct keydef othread_keys[] = {
 	{"stream", OT_STREAM}, {"start_ns", OT_START},  {"end_ns", OT_END},
 };
 
-#define KEYS(t) t, sizeof(t) / sizeof(t[0])
+/* Each table gets a small hash index on first use: a key's length and its
+ * first and last bytes pick a bucket, and one comparison, inline (keys are
+ * short), settles it. Every key of every event goes through here. */
+#define KEY_BUCKETS 64
 
-/* Every key of every event goes through here: lengths first. */
-static int key_lookup(struct keydef *tab, size_t n, const unsigned char *k, size_t len)
+struct keytab {
+	struct keydef *d;
+	size_t n;
+	int ready;
+	uint8_t head[KEY_BUCKETS]; /* 1 + the first entry's index, 0 none */
+	uint8_t next[64];          /* 1 + the next entry's index in the bucket */
+};
+
+static unsigned key_hash(const unsigned char *k, size_t len)
+{
+	return ((unsigned)len * 7u + k[0] + k[len - 1] * 3u) & (KEY_BUCKETS - 1);
+}
+
+static void key_index(struct keytab *t)
+{
+	/* from the last so that a bucket lists the table's order */
+	for (size_t i = t->n; i-- > 0;) {
+		struct keydef *d = &t->d[i];
+		d->len = strlen(d->key);
+		unsigned h = key_hash((const unsigned char *)d->key, d->len);
+		t->next[i] = t->head[h];
+		t->head[h] = (uint8_t)(i + 1);
+	}
+	t->ready = 1;
+}
+
+static int key_lookup(struct keytab *t, const unsigned char *k, size_t len)
 {
 	if (len == 0)
 		return 0;
-	if (!tab[0].len)
-		for (size_t i = 0; i < n; i++)
-			tab[i].len = strlen(tab[i].key);
-	for (size_t i = 0; i < n; i++)
-		if (tab[i].len == len && tab[i].key[0] == (char)k[0] &&
-		    memcmp(tab[i].key, k, len) == 0)
-			return tab[i].id;
+	if (!t->ready)
+		key_index(t);
+	for (unsigned i = t->head[key_hash(k, len)]; i; i = t->next[i - 1]) {
+		const struct keydef *d = &t->d[i - 1];
+		if (d->len != len)
+			continue;
+		size_t j = 0;
+		while (j < len && (unsigned char)d->key[j] == k[j])
+			j++;
+		if (j == len)
+			return d->id;
+	}
 	return 0;
 }
+
+#define KEYTAB(t) {t, sizeof(t) / sizeof(t[0]), 0, {0}, {0}}
+static struct keytab root_tab = KEYTAB(root_keys), event_tab = KEYTAB(event_keys),
+		     args_tab = KEYTAB(args_keys), dev_tab = KEYTAB(dev_keys),
+		     dist_tab = KEYTAB(dist_keys), other_tab = KEYTAB(other_keys),
+		     drop_tab = KEYTAB(drop_keys), oproc_tab = KEYTAB(oproc_keys),
+		     othread_tab = KEYTAB(othread_keys);
+_Static_assert(sizeof(args_keys) / sizeof(args_keys[0]) <= 64, "a key table holds <= 64");
 
 enum jval { JV_NULL, JV_BOOL, JV_NUMBER, JV_STRING };
 
@@ -1339,40 +1380,40 @@ static int on_key(struct jparser *p, const unsigned char *k, size_t n)
 		return 1;
 	switch (p->st) {
 	case PS_ROOT:
-		p->key = key_lookup(KEYS(root_keys), k, n);
+		p->key = key_lookup(&root_tab, k, n);
 		p->st = PS_ROOT_VAL;
 		break;
 	case PS_EVENT:
-		p->key = key_lookup(KEYS(event_keys), k, n);
+		p->key = key_lookup(&event_tab, k, n);
 		p->st = PS_EVENT_VAL;
 		p->ev.have |= JE_MEMBERS;
 		break;
 	case PS_ARGS:
-		p->key = key_lookup(KEYS(args_keys), k, n);
+		p->key = key_lookup(&args_tab, k, n);
 		p->st = PS_ARGS_VAL;
 		break;
 	case PS_DEV:
-		p->key = key_lookup(KEYS(dev_keys), k, n);
+		p->key = key_lookup(&dev_tab, k, n);
 		p->st = PS_DEV_VAL;
 		break;
 	case PS_DIST:
-		p->key = key_lookup(KEYS(dist_keys), k, n);
+		p->key = key_lookup(&dist_tab, k, n);
 		p->st = PS_DIST_VAL;
 		break;
 	case PS_OTHER:
-		p->key = key_lookup(KEYS(other_keys), k, n);
+		p->key = key_lookup(&other_tab, k, n);
 		p->st = PS_OTHER_VAL;
 		break;
 	case PS_ODROP:
-		p->key = key_lookup(KEYS(drop_keys), k, n);
+		p->key = key_lookup(&drop_tab, k, n);
 		p->st = PS_ODROP_VAL;
 		break;
 	case PS_OPROC:
-		p->key = key_lookup(KEYS(oproc_keys), k, n);
+		p->key = key_lookup(&oproc_tab, k, n);
 		p->st = PS_OPROC_VAL;
 		break;
 	case PS_OTHREAD:
-		p->key = key_lookup(KEYS(othread_keys), k, n);
+		p->key = key_lookup(&othread_tab, k, n);
 		p->st = PS_OTHREAD_VAL;
 		break;
 	default:
