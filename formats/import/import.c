@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -136,26 +138,59 @@ static enum import_format import_format_of(const struct import *im)
 	return IMPORT_FMT_CHROME;
 }
 
+/* A plain (not gzip) regular file is mapped, not copied through read(): its
+ * length, with *map set, or 0 (then zlib reads it: gzip, a pipe, an empty
+ * or unmappable file). */
+static size_t import_map(int fd, void **map)
+{
+	struct stat st;
+	unsigned char magic[2];
+
+	*map = NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 2 ||
+	    (uint64_t)st.st_size > SIZE_MAX)
+		return 0;
+	if (pread(fd, magic, 2, 0) != 2 || (magic[0] == 0x1f && magic[1] == 0x8b))
+		return 0;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return 0;
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	*map = m;
+	return (size_t)st.st_size;
+}
+
 /* The parse: 0, or -1 with the message in im->err. */
 static int import_read(struct import *im)
 {
 	int fd = open(im->in_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return import_fail(im, "cannot open '%s': %s", im->in_path, strerror(errno));
-	gzFile f = gzdopen(fd, "rb");
-	if (!f) {
+	void *map;
+	size_t maplen = import_map(fd, &map);
+	gzFile f = NULL;
+	if (!map) {
+		f = gzdopen(fd, "rb");
+		if (!f) {
+			close(fd);
+			return import_fail(im, "'%s': %s", im->in_path, strerror(ENOMEM));
+		}
+		gzbuffer(f, IMPORT_GZ_BUFFER);
+	} else {
 		close(fd);
-		return import_fail(im, "'%s': %s", im->in_path, strerror(ENOMEM));
 	}
-	gzbuffer(f, IMPORT_GZ_BUFFER);
+	int rc;
 	if (spill_open(&im->spill, import_tmpdir()) < 0) {
-		gzclose(f);
-		return import_fail(im, "cannot create a temporary file in '%s': %s",
-				   import_tmpdir(), strerror(errno));
+		rc = import_fail(im, "cannot create a temporary file in '%s': %s",
+				 import_tmpdir(), strerror(errno));
+	} else {
+		rc = import_parse(im, f, map, maplen);
+		im->st.format = import_format_of(im);
 	}
-	int rc = import_parse(im, f);
-	gzclose(f);
-	im->st.format = import_format_of(im);
+	if (f)
+		gzclose(f);
+	if (map)
+		munmap(map, maplen);
 	return rc;
 }
 

@@ -50,7 +50,10 @@ static const struct cat_entry cat_table[] = {
 
 static int span_eq_ci(const char *a, size_t alen, const char *b, size_t blen)
 {
-	return alen == blen && strncasecmp(a, b, alen) == 0;
+	/* the first letter, without case, before the call: most categories
+	 * differ there */
+	return alen == blen && (alen == 0 || ((a[0] ^ b[0]) & ~0x20) == 0) &&
+	       strncasecmp(a, b, alen) == 0;
 }
 
 static int has_prefix(const char *s, size_t len, const char *p)
@@ -138,8 +141,12 @@ int import_is_step_name(const char *name, size_t len)
 static const char *find_ci(const char *s, size_t len, const char *needle)
 {
 	size_t n = strlen(needle);
+	if (n == 0)
+		return s;
+	/* the first letter without case before the call (the needles are
+	 * letters) */
 	for (size_t i = 0; i + n <= len; i++)
-		if (strncasecmp(s + i, needle, n) == 0)
+		if (((s[i] ^ needle[0]) & ~0x20) == 0 && strncasecmp(s + i, needle, n) == 0)
 			return s + i;
 	return NULL;
 }

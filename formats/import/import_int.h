@@ -309,9 +309,10 @@ static inline int64_t import_sat_add(int64_t a, int64_t b)
  * pid (pid_max is at most 2^22). */
 #define IMPORT_SYNTH_ID_BASE 0x40000000u
 
-/* import_json.c: reads the document from f (a gzFile), filling im. 0, or -1
- * with the message in im->err. */
-int import_parse(struct import *im, void *gzfile);
+/* import_json.c: reads the document from map (maplen bytes, a mapped plain
+ * file whose pages it hands back as it goes) or, map NULL, from gzfile (a
+ * gzFile), filling im. 0, or -1 with the message in im->err. */
+int import_parse(struct import *im, void *gzfile, const void *map, size_t maplen);
 
 /* import_event.c: e's strings are arena's first arena_len bytes. */
 int import_event(struct import *im, const struct jevent *e, const char *arena, size_t arena_len);

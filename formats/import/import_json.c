@@ -24,10 +24,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
 #define JSON_READ_CHUNK (1u << 20)
+/* a mapped file is parsed, and its pages given back, this much at a time
+ * (a power of two, a multiple of the page size) */
+#define JSON_MAP_CHUNK (4u << 20)
 /* Deeper nesting is refused: yajl's own stack grows with it, and no trace
  * nests beyond a handful of levels (record_shapes' lists of lists). */
 #define JSON_MAX_DEPTH 1000
@@ -225,22 +229,85 @@ static struct keydef othread_keys[] = {
 	{"stream", OT_STREAM}, {"start_ns", OT_START},  {"end_ns", OT_END},
 };
 
-#define KEYS(t) t, sizeof(t) / sizeof(t[0])
+/* Each table gets a small hash index on first use: a key's length and its
+ * first and last bytes pick a bucket, and one comparison, inline (keys are
+ * short), settles it. Every key of every event goes through here. */
+#define KEY_BUCKETS 64
 
-/* Every key of every event goes through here: lengths first. */
-static int key_lookup(struct keydef *tab, size_t n, const unsigned char *k, size_t len)
+struct keytab {
+	struct keydef *d;
+	size_t n;
+	int ready;
+	uint8_t head[KEY_BUCKETS]; /* 1 + the first entry's index, 0 none */
+	uint8_t next[64];          /* 1 + the next entry's index in the bucket */
+};
+
+static unsigned key_hash(const unsigned char *k, size_t len)
+{
+	return ((unsigned)len * 7u + k[0] + k[len - 1] * 3u) & (KEY_BUCKETS - 1);
+}
+
+static void key_index(struct keytab *t)
+{
+	/* from the last so that a bucket lists the table's order */
+	for (size_t i = t->n; i-- > 0;) {
+		struct keydef *d = &t->d[i];
+		d->len = strlen(d->key);
+		unsigned h = key_hash((const unsigned char *)d->key, d->len);
+		t->next[i] = t->head[h];
+		t->head[h] = (uint8_t)(i + 1);
+	}
+	t->ready = 1;
+}
+
+static uint32_t load32(const unsigned char *s)
+{
+	uint32_t v;
+	memcpy(&v, s, sizeof(v));
+	return v;
+}
+
+static uint64_t load64(const unsigned char *s)
+{
+	uint64_t v;
+	memcpy(&v, s, sizeof(v));
+	return v;
+}
+
+/* a and b, both len bytes, alike: two loads that overlap in the middle
+ * instead of a loop (whose exit the branch predictor keeps missing) */
+static int key_equal(const unsigned char *a, const unsigned char *b, size_t len)
+{
+	if (len >= 8 && len <= 16)
+		return load64(a) == load64(b) && load64(a + len - 8) == load64(b + len - 8);
+	if (len >= 4 && len < 8)
+		return load32(a) == load32(b) && load32(a + len - 4) == load32(b + len - 4);
+	if (len < 4)
+		return a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1];
+	return memcmp(a, b, len) == 0;
+}
+
+static int key_lookup(struct keytab *t, const unsigned char *k, size_t len)
 {
 	if (len == 0)
 		return 0;
-	if (!tab[0].len)
-		for (size_t i = 0; i < n; i++)
-			tab[i].len = strlen(tab[i].key);
-	for (size_t i = 0; i < n; i++)
-		if (tab[i].len == len && tab[i].key[0] == (char)k[0] &&
-		    memcmp(tab[i].key, k, len) == 0)
-			return tab[i].id;
+	if (!t->ready)
+		key_index(t);
+	for (unsigned i = t->head[key_hash(k, len)]; i; i = t->next[i - 1]) {
+		const struct keydef *d = &t->d[i - 1];
+		if (d->len == len && key_equal((const unsigned char *)d->key, k, len))
+			return d->id;
+	}
 	return 0;
 }
+
+#define KEYTAB(t) {t, sizeof(t) / sizeof(t[0]), 0, {0}, {0}}
+static struct keytab root_tab = KEYTAB(root_keys), event_tab = KEYTAB(event_keys),
+		     args_tab = KEYTAB(args_keys), dev_tab = KEYTAB(dev_keys),
+		     dist_tab = KEYTAB(dist_keys), other_tab = KEYTAB(other_keys),
+		     drop_tab = KEYTAB(drop_keys), oproc_tab = KEYTAB(oproc_keys),
+		     othread_tab = KEYTAB(othread_keys);
+_Static_assert(sizeof(args_keys) / sizeof(args_keys[0]) <= 64, "a key table holds <= 64");
 
 enum jval { JV_NULL, JV_BOOL, JV_NUMBER, JV_STRING };
 
@@ -1335,40 +1402,40 @@ static int on_key(struct jparser *p, const unsigned char *k, size_t n)
 		return 1;
 	switch (p->st) {
 	case PS_ROOT:
-		p->key = key_lookup(KEYS(root_keys), k, n);
+		p->key = key_lookup(&root_tab, k, n);
 		p->st = PS_ROOT_VAL;
 		break;
 	case PS_EVENT:
-		p->key = key_lookup(KEYS(event_keys), k, n);
+		p->key = key_lookup(&event_tab, k, n);
 		p->st = PS_EVENT_VAL;
 		p->ev.have |= JE_MEMBERS;
 		break;
 	case PS_ARGS:
-		p->key = key_lookup(KEYS(args_keys), k, n);
+		p->key = key_lookup(&args_tab, k, n);
 		p->st = PS_ARGS_VAL;
 		break;
 	case PS_DEV:
-		p->key = key_lookup(KEYS(dev_keys), k, n);
+		p->key = key_lookup(&dev_tab, k, n);
 		p->st = PS_DEV_VAL;
 		break;
 	case PS_DIST:
-		p->key = key_lookup(KEYS(dist_keys), k, n);
+		p->key = key_lookup(&dist_tab, k, n);
 		p->st = PS_DIST_VAL;
 		break;
 	case PS_OTHER:
-		p->key = key_lookup(KEYS(other_keys), k, n);
+		p->key = key_lookup(&other_tab, k, n);
 		p->st = PS_OTHER_VAL;
 		break;
 	case PS_ODROP:
-		p->key = key_lookup(KEYS(drop_keys), k, n);
+		p->key = key_lookup(&drop_tab, k, n);
 		p->st = PS_ODROP_VAL;
 		break;
 	case PS_OPROC:
-		p->key = key_lookup(KEYS(oproc_keys), k, n);
+		p->key = key_lookup(&oproc_tab, k, n);
 		p->st = PS_OPROC_VAL;
 		break;
 	case PS_OTHREAD:
-		p->key = key_lookup(KEYS(othread_keys), k, n);
+		p->key = key_lookup(&othread_tab, k, n);
 		p->st = PS_OTHREAD_VAL;
 		break;
 	default:
@@ -1455,41 +1522,74 @@ static void json_error(struct import *im, yajl_handle h, uint64_t offset, int at
 			    (unsigned long long)offset, line);
 }
 
-int import_parse(struct import *im, void *gzfile)
+/* The next piece of the input: from the mapping when there is one (no
+ * copy; the pages behind are given back as the parse passes them, so memory
+ * stays flat), else from zlib. Its length, 0 at the end, -1 on an error
+ * (reported). */
+static long next_chunk(struct import *im, gzFile f, const unsigned char *map, size_t maplen,
+		       uint64_t offset, unsigned char *buf, const unsigned char **out)
+{
+	int errnum;
+
+	if (map) {
+		size_t n = maplen - (size_t)offset;
+		if (n > JSON_MAP_CHUNK)
+			n = JSON_MAP_CHUNK;
+		/* the whole pages already parsed: yajl keeps no pointer into
+		 * them (a token cut by a chunk's end is copied into its own
+		 * buffer) */
+		size_t done = (size_t)offset & ~(size_t)(JSON_MAP_CHUNK - 1);
+		if (done >= JSON_MAP_CHUNK)
+			madvise((void *)(map + done - JSON_MAP_CHUNK), JSON_MAP_CHUNK,
+				MADV_DONTNEED);
+		*out = map + offset;
+		return (long)n;
+	}
+	int n = gzread(f, buf, JSON_READ_CHUNK);
+	if (n < 0) {
+		const char *m = gzerror(f, &errnum);
+		import_fail(im, "'%s': %s after %llu bytes",
+			    im->in_path, errnum == Z_ERRNO ? strerror(errno) : m,
+			    (unsigned long long)offset);
+		return -1;
+	}
+	if (n == 0) {
+		gzerror(f, &errnum);
+		if (errnum == Z_BUF_ERROR) {
+			import_fail(im, "'%s': the gzip data ends early, after %llu %s",
+				    im->in_path, (unsigned long long)offset,
+				    "bytes of JSON (a truncated file?)");
+			return -1;
+		}
+	}
+	*out = buf;
+	return n;
+}
+
+int import_parse(struct import *im, void *gzfile, const void *mapped, size_t maplen)
 {
 	gzFile f = gzfile;
+	const unsigned char *map = mapped;
 	struct jparser p = {.im = im, .st = PS_TOP};
 	yajl_handle h = yajl_alloc(&callbacks, NULL, &p);
-	unsigned char *buf = xmalloc(JSON_READ_CHUNK);
+	unsigned char *buf = map ? NULL : xmalloc(JSON_READ_CHUNK);
 	uint64_t offset = 0;
-	int rc = -1, errnum;
+	int rc = -1;
 
 	if (!h)
 		die("out of memory");
 	yajl_config(h, yajl_dont_validate_strings, 1); /* names are bytes; writers escape them */
 	for (;;) {
-		int n = gzread(f, buf, JSON_READ_CHUNK);
-		if (n < 0) {
-			const char *m = gzerror(f, &errnum);
-			import_fail(im, "'%s': %s after %llu bytes",
-				    im->in_path, errnum == Z_ERRNO ? strerror(errno) : m,
-				    (unsigned long long)offset);
+		const unsigned char *in;
+		long n = next_chunk(im, f, map, maplen, offset, buf, &in);
+		if (n < 0)
 			goto out;
-		}
-		if (n == 0) {
-			gzerror(f, &errnum);
-			if (errnum == Z_BUF_ERROR) {
-				import_fail(im, "'%s': the gzip data ends early, after %llu %s",
-					    im->in_path, (unsigned long long)offset,
-					    "bytes of JSON (a truncated file?)");
-				goto out;
-			}
+		if (n == 0)
 			break;
-		}
 		/* a UTF-8 byte order mark, as some editors and Windows tools
 		 * write: no JSON, but the file's is JSON after it */
-		size_t skip = offset == 0 && n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
-		yajl_status s = yajl_parse(h, buf + skip, (size_t)n - skip);
+		size_t skip = offset == 0 && n >= 3 && !memcmp(in, "\xef\xbb\xbf", 3) ? 3 : 0;
+		yajl_status s = yajl_parse(h, in + skip, (size_t)n - skip);
 		if (s == yajl_status_client_canceled) {
 			if (p.too_deep) {
 				size_t used = yajl_get_bytes_consumed(h);

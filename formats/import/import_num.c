@@ -48,6 +48,42 @@ static void decimal_digit(struct decimal *d, int digit, int after_point)
 	}
 }
 
+/* The common case, "[-]digits[.digits]" of at most 19 digits in all, with
+ * no blank and no exponent: the digits fit mant as they come, which is what
+ * decimal_digit() makes of them too (a leading zero adds nothing to mant
+ * either way). 1 when taken, 0 to leave it to the full parse. */
+static int decimal_fast(const char *s, size_t n, struct decimal *d)
+{
+	size_t i = 0;
+	uint64_t m = 0;
+	int frac = 0, fractional = 0, neg = 0;
+
+	if (n > 21)
+		return 0;
+	if (i < n && s[i] == '-')
+		neg = 1, i++;
+	size_t start = i;
+	for (; i < n && (unsigned)(s[i] - '0') < 10; i++)
+		m = m * 10 + (uint64_t)(s[i] - '0');
+	size_t ndig = i - start;
+	if (i < n && s[i] == '.') {
+		fractional = 1;
+		size_t f0 = ++i;
+		for (; i < n && (unsigned)(s[i] - '0') < 10; i++)
+			m = m * 10 + (uint64_t)(s[i] - '0');
+		frac = (int)(i - f0);
+		ndig += (size_t)frac;
+	}
+	if (i != n || ndig == 0 || ndig > NUM_MAX_DIGITS)
+		return 0;
+	d->neg = neg;
+	d->mant = m;
+	d->exp10 = -frac;
+	d->dropped = 0;
+	d->fractional = fractional;
+	return 1;
+}
+
 /* JSON number grammar, plus a leading '+' and surrounding blanks, which
  * numbers given as strings ("ts": "12.5") may have. */
 static int decimal_parse(const char *s, size_t n, struct decimal *d)
@@ -55,6 +91,8 @@ static int decimal_parse(const char *s, size_t n, struct decimal *d)
 	size_t i = 0;
 	int digits = 0, e = 0, eneg = 0, edigits = 0;
 
+	if (decimal_fast(s, n, d))
+		return 0;
 	memset(d, 0, sizeof(*d));
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
@@ -152,6 +190,18 @@ static int plain_integer(const char *s, size_t n, int *neg, uint64_t *mag)
 	size_t i = 0;
 	uint64_t v = 0;
 
+	/* the common case: up to 19 digits, which cannot overflow */
+	if (n > 0 && n <= 19) {
+		for (; i < n && (unsigned)(s[i] - '0') < 10; i++)
+			v = v * 10 + (uint64_t)(s[i] - '0');
+		if (i == n) {
+			*neg = 0;
+			*mag = v;
+			return 1;
+		}
+		i = 0;
+		v = 0;
+	}
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
 	while (n > i && (s[n - 1] == ' ' || s[n - 1] == '\t'))
