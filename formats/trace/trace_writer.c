@@ -982,6 +982,17 @@ static int writer_fits_short(const struct wthread *t)
 	return 1;
 }
 
+/* Room for an events chunk of len bytes in the scratch buffer, the pending
+ * tables written first (the strings and descs its events name come before
+ * it in the file); NULL on error. */
+static unsigned char *writer_chunk_room(struct trace_writer *w, size_t len)
+{
+	if (writer_flush_tables(w) < 0)
+		return NULL;
+	w->scratch.len = 0;
+	return wbuf_reserve(w, &w->scratch, len);
+}
+
 /* Writes one thread's buffered compact events as a chunk, base = their
  * earliest start: EVNS when they all fit its records, EVNT otherwise. */
 static int writer_flush_compact(struct trace_writer *w, uint32_t index)
@@ -994,10 +1005,7 @@ static int writer_flush_compact(struct trace_writer *w, uint32_t index)
 
 	if (!t->n)
 		return 0;
-	if (writer_flush_tables(w) < 0)
-		return -1;
-	w->scratch.len = 0;
-	p = wbuf_reserve(w, &w->scratch, len);
+	p = writer_chunk_room(w, len);
 	if (!p)
 		return -1;
 	trace_put32(p, index);
@@ -1026,10 +1034,7 @@ static int writer_flush_xbuf(struct trace_writer *w, uint32_t index, struct wxbu
 
 	if (!b->n)
 		return 0;
-	if (writer_flush_tables(w) < 0)
-		return -1;
-	w->scratch.len = 0;
-	p = wbuf_reserve(w, &w->scratch, len);
+	p = writer_chunk_room(w, len);
 	if (!p)
 		return -1;
 	trace_put32(p + TRACE_EVX_THREAD, index);
