@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -20,6 +21,24 @@ static inline double bench_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* qsort's order of doubles: least first. */
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The arguments of the benchmarks that time NVTX pairs on threads
+ * (bench-nvtx, bench-collector-cpu): [PAIRS [MODE [THREADS]]], by default
+ * 1,000,000 pairs, "plain", one thread. */
+static inline void bench_pair_args(int argc, char **argv, long *pairs, const char **mode,
+				   int *nthreads)
+{
+	*pairs = argc > 1 ? atol(argv[1]) : 1000000;
+	*mode = argc > 2 ? argv[2] : "plain";
+	*nthreads = argc > 3 ? atoi(argv[3]) : 1;
 }
 
 /* Resident memory now, in KiB (/proc/self/statm), 0 when unknown. */

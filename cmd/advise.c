@@ -59,9 +59,8 @@ static const struct option advise_options[] = {
 	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, 'f'},
-	{"help", no_argument, NULL, 'h'},
+	CMD_OPTIONS_OUTPUT,
+	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
 };
 
@@ -109,17 +108,9 @@ int cmd_advise(int argc, char **argv)
 		case OPT_MIXED_JOBS:
 			o.job_flags |= JOB_OPEN_MIXED;
 			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'f':
-			force = 1;
-			break;
-		case 'h':
-			fputs(advise_usage, stdout);
-			return 0;
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			if (cmd_common_option(c, argv, advise_usage, &output, &force) < 0)
+				return 0;
 		}
 	}
 	if (rules)

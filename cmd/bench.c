@@ -111,7 +111,7 @@ static const struct option bench_options[] = {
 	{"min-ips", required_argument, NULL, OPT_MIN_IPS},
 	{"confidence", required_argument, NULL, OPT_CONFIDENCE},
 	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
-	{"help", no_argument, NULL, 'h'},
+	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
 };
 
@@ -173,11 +173,9 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 		case OPT_MIXED_JOBS:
 			o->job_flags |= JOB_OPEN_MIXED;
 			break;
-		case 'h':
-			fputs(bench_usage, stdout);
-			return -1;
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			if (cmd_common_option(c, argv, bench_usage, NULL, NULL) < 0)
+				return -1;
 		}
 	}
 	if (optind >= argc)

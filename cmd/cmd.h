@@ -53,6 +53,15 @@ enum time_unit cmd_parse_time_unit(const char *s);
  * neither ':' nor '?'. */
 int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct option *longopts,
 		    int *longindex);
+/* The options of the subcommands that write a file, as their tables end:
+ * --output FILE (-o), --force (-f); and --help (-h), which every one has. */
+#define CMD_OPTIONS_OUTPUT {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'}
+#define CMD_OPTION_HELP {"help", no_argument, NULL, 'h'}
+/* The cases every option switch has, for its default branch: -o FILE into
+ * *output and -f into *force (0); -h prints usage on standard output (-1:
+ * the caller stops, exit status 0). Any other c is one of the caller's
+ * own options its switch missed: a usage error naming it. */
+int cmd_common_option(int c, char **argv, const char *usage, const char **output, int *force);
 /* "; did you mean 'PREFIXcand'?" (or "'a' or 'b'") into buf, "" when no
  * candidate is close to word: at most 2 edits (Damerau-Levenshtein: a letter
  * added, dropped, changed, or two swapped), under half the candidate's

@@ -107,9 +107,8 @@ static const struct option diff_options[] = {
 	{"a", required_argument, NULL, OPT_SIDE_A},
 	{"b", required_argument, NULL, OPT_SIDE_B},
 	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, 'f'},
-	{"help", no_argument, NULL, 'h'},
+	CMD_OPTIONS_OUTPUT,
+	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
 };
 
@@ -216,19 +215,12 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 			if (summary_format_parse(optarg, &o->s.format) != 0)
 				usage_error("unknown format '%s' (text, csv or json)", optarg);
 			break;
-		case 'o':
-			cmd->output = optarg;
-			break;
-		case 'f':
-			cmd->force = 1;
-			break;
-		case 'h':
-			fputs(diff_usage, stdout);
-			free(loose);
-			loose = NULL;
-			return -1;
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			if (cmd_common_option(c, argv, diff_usage, &cmd->output, &cmd->force) < 0) {
+				free(loose);
+				loose = NULL;
+				return -1;
+			}
 		}
 	}
 	for (; optind < argc; optind++) /* after "--" */

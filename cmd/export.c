@@ -162,9 +162,8 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 		{"no-events", no_argument, &o->no_events, 1},
 		{"no-summary", no_argument, &o->no_summary, 1},
 		{"mixed-jobs", no_argument, &o->mixed_jobs, 1},
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
+		CMD_OPTIONS_OUTPUT,
+		CMD_OPTION_HELP,
 		{"steps", required_argument, NULL, 'S'},
 		{"window", required_argument, NULL, 'W'},
 		{"cycle", required_argument, NULL, 'Y'},
@@ -180,12 +179,6 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 		switch (c) {
 		case 0:
 			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
 		case 'S':
 			o->steps_arg = optarg;
 			parse_steps(o, optarg);
@@ -199,13 +192,9 @@ static void parse_args(int argc, char **argv, struct export_opts *o)
 				usage_error("--cycle: '%s' is not a cycle number (0, 1, ...)", optarg);
 			o->cycle_arg = o->window_arg = optarg;
 			break;
-		case 'h':
-			fputs(export_usage, stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			if (cmd_common_option(c, argv, export_usage, &o->output, &o->force) < 0)
+				exit(0);
 		}
 	}
 	if (!o->chrome && !o->csv && !o->sqlite)

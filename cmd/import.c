@@ -48,10 +48,9 @@ struct import_opts {
 static void parse_args(int argc, char **argv, struct import_opts *o)
 {
 	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, 'f'},
+		CMD_OPTIONS_OUTPUT,
 		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
+		CMD_OPTION_HELP,
 		{NULL, 0, NULL, 0},
 	};
 	int c;
@@ -59,20 +58,12 @@ static void parse_args(int argc, char **argv, struct import_opts *o)
 	optind = 1;
 	while ((c = cmd_getopt_long(argc, argv, ":o:fqh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
 		case 'q':
 			o->quiet = 1;
 			break;
-		case 'h':
-			fputs(import_usage, stdout);
-			exit(0);
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			if (cmd_common_option(c, argv, import_usage, &o->output, &o->force) < 0)
+				exit(0);
 		}
 	}
 	if (optind >= argc)

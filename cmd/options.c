@@ -226,6 +226,23 @@ int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct o
 	return c;
 }
 
+int cmd_common_option(int c, char **argv, const char *usage, const char **output, int *force)
+{
+	if (c == 'o' && output) {
+		*output = optarg;
+		return 0;
+	}
+	if (c == 'f' && force) {
+		*force = 1;
+		return 0;
+	}
+	if (c == 'h') {
+		fputs(usage, stdout);
+		return -1;
+	}
+	usage_error("unknown option '%s'", argv[optind - 1]);
+}
+
 uint64_t cmd_parse_size(const char *s, const char *opt)
 {
 	char *end;

@@ -81,9 +81,8 @@ static const struct option report_options[] = {
 	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
 	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
 	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, 'f'},
-	{"help", no_argument, NULL, 'h'},
+	CMD_OPTIONS_OUTPUT,
+	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
 };
 
@@ -135,17 +134,9 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 		case OPT_MIXED_JOBS:
 			o->job_flags |= JOB_OPEN_MIXED;
 			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = 1;
-			break;
-		case 'h':
-			fputs(report_usage, stdout);
-			return -1;
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			if (cmd_common_option(c, argv, report_usage, &o->output, &o->force) < 0)
+				return -1;
 		}
 	}
 	for (; optind < argc; optind++) /* after "--" */

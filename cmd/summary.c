@@ -106,9 +106,8 @@ static const struct option summary_options[] = {
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	{"window", required_argument, NULL, OPT_WINDOW},
-	{"output", required_argument, NULL, 'o'},
-	{"force", no_argument, NULL, 'f'},
-	{"help", no_argument, NULL, 'h'},
+	CMD_OPTIONS_OUTPUT,
+	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
 };
 
@@ -211,17 +210,9 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 				usage_error("unknown --window '%s' (steps or gpu)", optarg);
 			o->view.gpu_window = strcmp(optarg, "gpu") == 0;
 			break;
-		case 'o':
-			*output = optarg;
-			break;
-		case 'f':
-			summary_force = 1;
-			break;
-		case 'h':
-			fputs(summary_usage, stdout);
-			return -1;
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			if (cmd_common_option(c, argv, summary_usage, output, &summary_force) < 0)
+				return -1;
 		}
 	}
 	if (optind >= argc)

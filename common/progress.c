@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,11 @@ static struct {
 	double start;  /* when the work began */
 	unsigned calls;
 	char phase[256];
+	/* the bar: on, since when, after how long, the percentage shown */
+	int bar;
+	double bar_start, bar_delay;
+	unsigned bar_pct;
+	char bar_what[320];
 } progress;
 
 double progress_clock(void)
@@ -32,17 +38,27 @@ void progress_enable(int on)
 	progress.start = progress_clock();
 }
 
+/* The line, "gprof-dl: " and fmt's text, written over the one shown. */
+__attribute__((format(printf, 1, 2))) static void progress_line(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("\rgprof-dl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("\033[K", stderr);
+	va_end(ap);
+	fflush(stderr);
+	progress.shown = 1;
+}
+
 static void progress_show(uint64_t count, const char *unit)
 {
 	if (!progress.on || progress_clock() - progress.start < 1.0)
 		return;
 	if (count && unit)
-		fprintf(stderr, "\rgprof-dl: %s: %.1fM %s\033[K", progress.phase, (double)count / 1e6,
-			unit);
+		progress_line("%s: %.1fM %s", progress.phase, (double)count / 1e6, unit);
 	else
-		fprintf(stderr, "\rgprof-dl: %s ...\033[K", progress.phase);
-	fflush(stderr);
-	progress.shown = 1;
+		progress_line("%s ...", progress.phase);
 }
 
 void progress_phase(const char *fmt, ...)
@@ -72,4 +88,43 @@ void progress_done(void)
 		fflush(stderr);
 	}
 	progress.shown = 0;
+}
+
+void progress_bar_end(void)
+{
+	progress_done();
+	progress.bar = 0;
+}
+
+void progress_bar_begin(int on, const char *what)
+{
+	progress.bar = on;
+	const char *delay = getenv("GPROF_DL_PROGRESS_DELAY");
+	char *end;
+	progress.bar_delay = delay && *delay ? strtod(delay, &end) : 1.0;
+	if (!delay || !*delay || *end || !(progress.bar_delay >= 0))
+		progress.bar_delay = 1.0;
+	snprintf(progress.bar_what, sizeof(progress.bar_what), "%s", what);
+	progress.bar_start = progress_clock();
+}
+
+int progress_bar_on(void)
+{
+	return progress.bar;
+}
+
+void progress_bar(unsigned pct)
+{
+	if (!progress.bar || progress_clock() - progress.bar_start < progress.bar_delay)
+		return;
+	if (progress.shown && pct == progress.bar_pct)
+		return; /* the terminal has this line already */
+	enum { WIDTH = 30 };
+	char cells[WIDTH + 1];
+	progress.bar_pct = pct;
+	unsigned full = pct * WIDTH / 100;
+	for (unsigned i = 0; i < WIDTH; i++)
+		cells[i] = i < full ? '#' : '.';
+	cells[WIDTH] = '\0';
+	progress_line("%s [%s] %3u%%", progress.bar_what, cells, pct);
 }

@@ -7,6 +7,9 @@
  *
  * progress_tick() is cheap enough for a per-event loop: it looks at the
  * clock once every 65536 calls.
+ *
+ * The export's bar ("gprof-dl: exporting 'x.gpdl' [#####.....]  50%") is
+ * the same line, drawn and erased here: one display, whoever fills it.
  */
 #ifndef GPDL_COMMON_PROGRESS_H
 #define GPDL_COMMON_PROGRESS_H
@@ -21,6 +24,18 @@ void progress_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void progress_tick(uint64_t count, const char *unit);
 /* Erases the line, if one was shown. */
 void progress_done(void);
+/* A bar for work of a known size: "WHAT [####......]  42%", drawn by
+ * progress_bar() when on (the caller has looked at its terminals) once the
+ * work has taken GPROF_DL_PROGRESS_DELAY seconds (as git's
+ * GIT_PROGRESS_DELAY; 1 when unset or not a number >= 0). The phases'
+ * line (progress_enable) is not touched. */
+void progress_bar_begin(int on, const char *what);
+/* Whether the bar is on. */
+int progress_bar_on(void);
+/* The bar at pct percent (0 to 100): drawn when it changed. */
+void progress_bar(unsigned pct);
+/* Erases the line; the bar is off until the next progress_bar_begin. */
+void progress_bar_end(void);
 /* CLOCK_MONOTONIC in seconds: what a progress display times itself by. */
 double progress_clock(void);
 

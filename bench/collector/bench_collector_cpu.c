@@ -15,6 +15,7 @@
  */
 #include <nvtx3/nvToolsExt.h>
 
+#include "bench/bench.h"
 #include "lib/collector/collector-test.h"
 #include "lib/collector/collector.h"
 #include "lib/ring/ring.h"
@@ -100,17 +101,11 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
-	pairs = argc > 1 ? atol(argv[1]) : 1000000;
-	const char *mode = argc > 2 ? argv[2] : "plain";
-	int nthreads = argc > 3 ? atoi(argv[3]) : 1;
+	const char *mode;
+	int nthreads;
+	bench_pair_args(argc, argv, &pairs, &mode, &nthreads);
 	distinct = !strcmp(mode, "distinct");
 	if (pairs <= 0 || (!distinct && strcmp(mode, "plain") != 0) || nthreads < 1 || nthreads > MAX_THREADS) {
 		fprintf(stderr, "usage: bench-collector-cpu [PAIRS [plain|distinct [THREADS]]]\n");
@@ -152,8 +147,8 @@ int main(int argc, char **argv)
 	double best[MAX_THREADS], names[MAX_THREADS];
 	for (int k = 0; k < nthreads; k++)
 		best[k] = w[k].best, names[k] = w[k].names;
-	qsort(best, (size_t)nthreads, sizeof(best[0]), cmp_double);
-	qsort(names, (size_t)nthreads, sizeof(names[0]), cmp_double);
+	qsort(best, (size_t)nthreads, sizeof(best[0]), bench_cmp_double);
+	qsort(names, (size_t)nthreads, sizeof(names[0]), bench_cmp_double);
 	uint64_t dropped = 0;
 	for (uint32_t i = 0; i < shm->nslots; i++)
 		dropped += atomic_load(&ring_shm_slot(shm, i)->dropped);

@@ -23,6 +23,7 @@
  */
 #include <nvtx3/nvToolsExt.h>
 
+#include "bench/bench.h"
 #include "lib/collector/gprof-dl-api.h"
 
 #include <dlfcn.h>
@@ -98,17 +99,11 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
-	pairs = argc > 1 ? atol(argv[1]) : 1000000;
-	const char *name = argc > 2 ? argv[2] : "plain";
-	int nthreads = argc > 3 ? atoi(argv[3]) : 1;
+	const char *name;
+	int nthreads;
+	bench_pair_args(argc, argv, &pairs, &name, &nthreads);
 	int torch = !strncmp(name, "torch", 5);
 	int shapes = strstr(name, "-shapes") != NULL;
 	if (torch || !strncmp(name, "msgs", 4))
@@ -156,7 +151,7 @@ int main(int argc, char **argv)
 		pthread_join(w[k].th, NULL);
 	for (int k = 0; k < nthreads; k++)
 		best[k] = w[k].best;
-	qsort(best, (size_t)nthreads, sizeof(best[0]), cmp_double);
+	qsort(best, (size_t)nthreads, sizeof(best[0]), bench_cmp_double);
 	double median = nthreads % 2 ? best[nthreads / 2] : (best[nthreads / 2 - 1] + best[nthreads / 2]) / 2;
 	printf("%.2f ns per push+pop pair (best of %d x %ld, %s, %d thread%s, median of threads)\n", median,
 	       REPS, pairs, name, nthreads, nthreads == 1 ? "" : "s");

@@ -50,11 +50,7 @@ CREATE TEMPORARY VIEW coll_calls AS
 -- parts' sets inside the calls (agg_call_sets: D, C \ D, M \ (D u C),
 -- disjoint)
 CREATE TEMPORARY VIEW part_ivl AS
-  SELECT rank, start_ns AS s, end_ns AS e, 1 AS i_step, step AS i_num,
-         0 AS i_w, 0 AS i_d, 0 AS i_c, 0 AS i_m
-  FROM counted WHERE counted = 1
-  UNION ALL
-  SELECT rank, s, e, 0, 0, 1, 0, 0, 0 FROM wait_ivl WHERE e > s
+  SELECT rank, s, e, i_step, i_num, i_w, i_d, i_c, i_m FROM step_wait_ivl
   UNION ALL
   SELECT rank, start_ns, end_ns, 0, 0, 0,
          CASE WHEN part = 'data' THEN 1 ELSE 0 END, CASE WHEN part = 'comp' THEN 1 ELSE 0 END,

@@ -238,13 +238,18 @@ CREATE TEMPORARY VIEW gpu_sets AS
 
 -- the sweep: every interval of a rank that matters (its counted steps, W,
 -- D, C, M), with its sets; each gives +1 to them at its start and -1 at its
--- end (the step's +/- its number, so that the running sum names the step)
-CREATE TEMPORARY VIEW part_ivl AS
+-- end (the step's +/- its number, so that the running sum names the step);
+-- first the counted steps and W, the same for agg_views.sql's part_ivl
+CREATE TEMPORARY VIEW step_wait_ivl AS
   SELECT rank, start_ns AS s, end_ns AS e, 1 AS i_step, step AS i_num,
          0 AS i_w, 0 AS i_d, 0 AS i_c, 0 AS i_m
   FROM counted WHERE counted = 1
   UNION ALL
-  SELECT rank, s, e, 0, 0, 1, 0, 0, 0 FROM wait_ivl WHERE e > s
+  SELECT rank, s, e, 0, 0, 1, 0, 0, 0 FROM wait_ivl WHERE e > s;
+
+-- ... then the parts' sets D, C, M
+CREATE TEMPORARY VIEW part_ivl AS
+  SELECT rank, s, e, i_step, i_num, i_w, i_d, i_c, i_m FROM step_wait_ivl
   UNION ALL
   SELECT rank, start_ns, end_ns, 0, 0, 0, dataloader, comp, comm
   FROM host_sets WHERE end_ns > start_ns AND dataloader + comp + comm > 0

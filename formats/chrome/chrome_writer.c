@@ -660,13 +660,10 @@ static void chrome_destroy(struct export_writer *w)
 struct export_writer *chrome_writer_new(FILE *out)
 {
 	struct chrome_writer *c = xcalloc(1, sizeof(*c));
-	c->ops.name = "chrome";
-	c->ops.begin = chrome_begin;
-	c->ops.event = chrome_event;
-	c->ops.counter = chrome_counter;
-	c->ops.drops = chrome_drops;
-	c->ops.end = chrome_end;
-	c->ops.destroy = chrome_destroy;
+	c->ops = (struct export_writer){.name = "chrome", .begin = chrome_begin,
+					.event = chrome_event, .counter = chrome_counter,
+					.drops = chrome_drops, .end = chrome_end,
+					.destroy = chrome_destroy};
 	c->out = out;
 	json_writer_init_buffered(&c->json, out, 0, CHROME_BUFFER);
 	return &c->ops;

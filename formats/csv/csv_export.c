@@ -1000,13 +1000,9 @@ static int hand_wait(void *a)
 static struct csv_export *csv_export_alloc(const struct csv_export_opts *o)
 {
 	struct csv_export *x = xcalloc(1, sizeof(*x));
-	x->ops.name = "csv";
-	x->ops.begin = csv_begin;
-	x->ops.event = csv_event;
-	x->ops.counter = csv_counter;
-	x->ops.drops = csv_drops;
-	x->ops.end = csv_end;
-	x->ops.destroy = csv_destroy;
+	x->ops = (struct export_writer){.name = "csv", .begin = csv_begin, .event = csv_event,
+					.counter = csv_counter, .drops = csv_drops, .end = csv_end,
+					.destroy = csv_destroy};
 	x->opts = o ? *o : (struct csv_export_opts){.rank = -1};
 	return x;
 }

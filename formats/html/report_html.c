@@ -61,44 +61,60 @@ static void json_words(struct json_writer *w, char *const *argv, int argc)
 	json_end_array(w);
 }
 
+/* The head of one object of the document: its "{" and the members before
+ * the documents spliced in after them, written by the JSON writer into a
+ * memory stream (head_begin), then its "command" and the whole embedded
+ * into the document (head_end); the object's '}' is the document's to
+ * write. */
+struct head {
+	char *text;
+	size_t len;
+	FILE *h;
+	struct json_writer w;
+};
+
+static struct json_writer *head_begin(struct head *hd)
+{
+	free(hd->text);
+	hd->text = NULL;
+	hd->h = open_memstream(&hd->text, &hd->len);
+	if (!hd->h)
+		die_errno("open_memstream");
+	json_writer_init(&hd->w, hd->h, 0);
+	json_begin_object(&hd->w);
+	return &hd->w;
+}
+
+static void head_end(struct head *hd, FILE *f, char *const *argv, int argc)
+{
+	json_key(&hd->w, "command");
+	json_words(&hd->w, argv, argc);
+	fclose(hd->h);
+	embed_json(f, hd->text, hd->len);
+}
+
 char *report_html_document(const struct report_doc *d, size_t *len)
 {
-	char *head = NULL, *doc = NULL;
-	size_t head_len = 0, doc_len = 0;
-	FILE *h = open_memstream(&head, &head_len);
+	char *doc = NULL;
+	size_t doc_len = 0;
+	struct head hd = {0};
 	FILE *f = open_memstream(&doc, &doc_len);
-	if (!h || !f)
+	if (!f)
 		die_errno("open_memstream");
-	/* the members before "summary", written by the JSON writer; the two
-	 * documents spliced in after them as they are */
-	struct json_writer w;
-	json_writer_init(&w, h, 0);
-	json_begin_object(&w);
-	json_key(&w, "gprof_dl_report");
-	json_uint(&w, 1);
-	json_key(&w, "version");
-	json_string(&w, d->version);
-	json_key(&w, "title");
-	json_string(&w, d->title);
-	json_key(&w, "command");
-	json_words(&w, d->summary_argv, d->summary_argc);
-	fclose(h);
-	embed_json(f, head, head_len);
+	struct json_writer *w = head_begin(&hd);
+	json_key(w, "gprof_dl_report");
+	json_uint(w, 1);
+	json_key(w, "version");
+	json_string(w, d->version);
+	json_key(w, "title");
+	json_string(w, d->title);
+	head_end(&hd, f, d->summary_argv, d->summary_argc);
 	fputs(",\"summary\":", f);
 	embed_json(f, d->summary, d->summary_len);
 	fputs(",\"baseline\":", f);
 	if (d->diff_argv) {
-		free(head);
-		head = NULL;
-		h = open_memstream(&head, &head_len);
-		if (!h)
-			die_errno("open_memstream");
-		json_writer_init(&w, h, 0);
-		json_begin_object(&w);
-		json_key(&w, "command");
-		json_words(&w, d->diff_argv, d->diff_argc);
-		fclose(h);
-		embed_json(f, head, head_len);
+		head_begin(&hd);
+		head_end(&hd, f, d->diff_argv, d->diff_argc);
 		fputs(",\"diff\":", f);
 		embed_json(f, d->diff, d->diff_len);
 		fputc('}', f);
@@ -108,28 +124,19 @@ char *report_html_document(const struct report_doc *d, size_t *len)
 	fputs(",\"ranks\":[", f);
 	for (size_t i = 0; i < d->nranks; i++) {
 		const struct report_rank_doc *r = &d->ranks[i];
-		free(head);
-		head = NULL;
-		h = open_memstream(&head, &head_len);
-		if (!h)
-			die_errno("open_memstream");
-		json_writer_init(&w, h, 0);
-		json_begin_object(&w);
-		json_key(&w, "rank");
-		json_int(&w, r->rank);
-		json_key(&w, "command");
-		json_words(&w, r->argv, r->argc);
-		fclose(h);
 		if (i)
 			fputc(',', f);
-		embed_json(f, head, head_len);
+		w = head_begin(&hd);
+		json_key(w, "rank");
+		json_int(w, r->rank);
+		head_end(&hd, f, r->argv, r->argc);
 		fputs(",\"summary\":", f);
 		embed_json(f, r->summary, r->summary_len);
 		fputc('}', f);
 	}
 	fputs("]}", f);
 	fclose(f);
-	free(head);
+	free(hd.text);
 	*len = doc_len;
 	return doc;
 }

@@ -568,6 +568,24 @@ static int writer_str_known(const struct trace_writer *w, uint32_t id)
 	return id <= w->nstr;
 }
 
+/* Room for one record of a pending table (b): NULL, errno set, when the
+ * writer has failed, when one of the n string ids strs is not written yet (the
+ * call fails alone, EINVAL), or when b cannot grow. */
+static unsigned char *writer_table_rec(struct trace_writer *w, struct wbuf *b, size_t size,
+				       const uint32_t *strs, int n)
+{
+	if (w->err) {
+		writer_fail(w, w->err);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		if (!writer_str_known(w, strs[i])) {
+			writer_reject();
+			return NULL;
+		}
+	return wbuf_reserve(w, b, size);
+}
+
 static int writer_pending_full(struct trace_writer *w, const struct wbuf *b)
 {
 	return b->len >= WRITER_TABLE_FLUSH ? writer_flush_tables(w) : 0;
@@ -663,13 +681,9 @@ int trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 
 int trace_writer_category(struct trace_writer *w, const struct trace_category *c)
 {
-	unsigned char *rec;
+	const uint32_t strs[] = {c->domain_str, c->name_str};
+	unsigned char *rec = writer_table_rec(w, &w->pend_cats, TRACE_CATEGORY_SIZE, strs, 2);
 
-	if (w->err)
-		return writer_fail(w, w->err);
-	if (!writer_str_known(w, c->domain_str) || !writer_str_known(w, c->name_str))
-		return writer_reject();
-	rec = wbuf_reserve(w, &w->pend_cats, TRACE_CATEGORY_SIZE);
 	if (!rec)
 		return -1;
 	trace_put32(rec, c->domain_str);
@@ -681,14 +695,9 @@ int trace_writer_category(struct trace_writer *w, const struct trace_category *c
 
 int trace_writer_process(struct trace_writer *w, const struct trace_process *p)
 {
-	unsigned char *rec;
+	const uint32_t strs[] = {p->cmdline_str, p->backend_str, p->job_str};
+	unsigned char *rec = writer_table_rec(w, &w->pend_procs, TRACE_PROCESS_SIZE_2_1, strs, 3);
 
-	if (w->err)
-		return writer_fail(w, w->err);
-	if (!writer_str_known(w, p->cmdline_str) || !writer_str_known(w, p->backend_str) ||
-	    !writer_str_known(w, p->job_str))
-		return writer_reject();
-	rec = wbuf_reserve(w, &w->pend_procs, TRACE_PROCESS_SIZE_2_1);
 	if (!rec)
 		return -1;
 	trace_put32(rec, p->pid);
@@ -973,6 +982,17 @@ static int writer_fits_short(const struct wthread *t)
 	return 1;
 }
 
+/* Room for an events chunk of len bytes in the scratch buffer, the pending
+ * tables written first (the strings and descs its events name come before
+ * it in the file); NULL on error. */
+static unsigned char *writer_chunk_room(struct trace_writer *w, size_t len)
+{
+	if (writer_flush_tables(w) < 0)
+		return NULL;
+	w->scratch.len = 0;
+	return wbuf_reserve(w, &w->scratch, len);
+}
+
 /* Writes one thread's buffered compact events as a chunk, base = their
  * earliest start: EVNS when they all fit its records, EVNT otherwise. */
 static int writer_flush_compact(struct trace_writer *w, uint32_t index)
@@ -985,10 +1005,7 @@ static int writer_flush_compact(struct trace_writer *w, uint32_t index)
 
 	if (!t->n)
 		return 0;
-	if (writer_flush_tables(w) < 0)
-		return -1;
-	w->scratch.len = 0;
-	p = wbuf_reserve(w, &w->scratch, len);
+	p = writer_chunk_room(w, len);
 	if (!p)
 		return -1;
 	trace_put32(p, index);
@@ -1017,10 +1034,7 @@ static int writer_flush_xbuf(struct trace_writer *w, uint32_t index, struct wxbu
 
 	if (!b->n)
 		return 0;
-	if (writer_flush_tables(w) < 0)
-		return -1;
-	w->scratch.len = 0;
-	p = wbuf_reserve(w, &w->scratch, len);
+	p = writer_chunk_room(w, len);
 	if (!p)
 		return -1;
 	trace_put32(p + TRACE_EVX_THREAD, index);
@@ -1227,13 +1241,8 @@ int trace_writer_event(struct trace_writer *w, const struct trace_event *e)
 
 int trace_writer_device(struct trace_writer *w, const struct trace_device *d)
 {
-	unsigned char *rec;
+	unsigned char *rec = writer_table_rec(w, &w->pend_devs, TRACE_DEVICE_SIZE, &d->name_str, 1);
 
-	if (w->err)
-		return writer_fail(w, w->err);
-	if (!writer_str_known(w, d->name_str))
-		return writer_reject();
-	rec = wbuf_reserve(w, &w->pend_devs, TRACE_DEVICE_SIZE);
 	if (!rec)
 		return -1;
 	const uint32_t v[11] = {
@@ -1253,11 +1262,8 @@ int trace_writer_device(struct trace_writer *w, const struct trace_device *d)
 
 int trace_writer_counter(struct trace_writer *w, const struct trace_counter *c)
 {
-	unsigned char *rec;
+	unsigned char *rec = writer_table_rec(w, &w->pend_counters, TRACE_COUNTER_SIZE, NULL, 0);
 
-	if (w->err)
-		return writer_fail(w, w->err);
-	rec = wbuf_reserve(w, &w->pend_counters, TRACE_COUNTER_SIZE);
 	if (!rec)
 		return -1;
 	uint64_t bits;

@@ -27,11 +27,8 @@ int advice_files(int n, char *const *paths, const struct advice_opts *o, FILE *o
 {
 	struct job j;
 	char err[1024];
-	if (job_open(&j, n, (char **)(uintptr_t)paths, o->job_flags, err, sizeof(err)) != 0) {
-		progress_done();
-		error("%s", err);
+	if (job_open_said(&j, n, paths, o->job_flags) != 0)
 		return 1;
-	}
 	struct analysis sum, all;
 	analysis_init(&sum);
 	analysis_init(&all);

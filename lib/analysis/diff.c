@@ -435,9 +435,7 @@ static int diff_load(struct diff_input *in, const struct diff_opts *o)
 	struct job j[2];
 	char err[1024];
 	for (unsigned k = 0; k < 2; k++) {
-		if (job_open(&j[k], in[k].nfiles, in[k].files, o->s.job_flags, err, sizeof(err)) != 0) {
-			progress_done();
-			error("%s", err);
+		if (job_open_said(&j[k], in[k].nfiles, in[k].files, o->s.job_flags) != 0) {
 			if (k)
 				job_free(&j[0]);
 			return -1;

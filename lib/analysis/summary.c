@@ -505,12 +505,8 @@ int summary_files(int n, char *const *paths, const struct summary_opts *o, long 
 {
 	struct job j;
 	char err[1024];
-	/* job_open() only reads the paths */
-	if (job_open(&j, n, (char **)(uintptr_t)paths, o->job_flags, err, sizeof(err)) != 0) {
-		progress_done();
-		error("%s", err);
+	if (job_open_said(&j, n, paths, o->job_flags) != 0)
 		return 1;
-	}
 	int as_job = summary_is_job(&j, o);
 	struct analysis a;
 	analysis_init(&a);

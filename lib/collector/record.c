@@ -64,6 +64,21 @@ static inline uint32_t domain_id(struct coll_thread *t, struct coll_str *domain)
 	return domain ? coll_str_id(t, domain) : 0;
 }
 
+/* The name (returned) and domain (*dom) of a mark or a range start in t's
+ * strings; 0 when the record is not written: t has no ring slot (a drop,
+ * counted here) or the name could not be put (counted by coll_name_id). */
+static inline uint32_t point_names(struct coll_thread *t, struct coll_str *domain,
+				   const struct coll_name *n, uint32_t *flags, uint32_t *dom)
+{
+	if (COLL_UNLIKELY(!t->slot)) {
+		coll_drop(t);
+		return 0;
+	}
+	uint32_t name = coll_name_id(t, n, flags);
+	*dom = domain_id(t, domain);
+	return name;
+}
+
 /* Stack entry i is mirrored at i - inherited, while that is < RING_STACK_MAX. */
 static void mirror_depth(struct coll_thread *t)
 {
@@ -382,14 +397,8 @@ void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t cate
 		leave();
 		return;
 	}
-	if (COLL_UNLIKELY(!t->slot)) {
-		coll_drop(t);
-		leave();
-		return;
-	}
-	uint32_t flags = TRACE_EVF_MARK;
-	uint32_t name = coll_name_id(t, n, &flags);
-	uint32_t dom = domain_id(t, domain);
+	uint32_t flags = TRACE_EVF_MARK, dom = 0;
+	uint32_t name = point_names(t, domain, n, &flags, &dom);
 	if (name) {
 		struct ring_mark m = {
 			.h = {RING_REC_MARK, sizeof(m), flags},
@@ -414,14 +423,8 @@ uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, ui
 		return 0; /* its end, given id 0, writes nothing either */
 	}
 	uint64_t id = atomic_fetch_add_explicit(&coll.shm->next_range_id, 1, memory_order_relaxed);
-	if (COLL_UNLIKELY(!t->slot)) {
-		coll_drop(t);
-		leave();
-		return id;
-	}
-	uint32_t flags = TRACE_EVF_START_END;
-	uint32_t name = coll_name_id(t, n, &flags);
-	uint32_t dom = domain_id(t, domain);
+	uint32_t flags = TRACE_EVF_START_END, dom = 0;
+	uint32_t name = point_names(t, domain, n, &flags, &dom);
 	if (name) {
 		struct ring_range_start r = {
 			.h = {RING_REC_RANGE_START, sizeof(r), flags},

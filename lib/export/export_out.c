@@ -84,69 +84,36 @@ void export_warn_damage(struct trace_reader *r, const char *input, uint64_t even
 
 /* ---- part of a trace, a progress bar, what was written ---------------------- */
 
-/* A bar on standard error while an export runs, once it has taken longer
- * than a second (GPROF_DL_PROGRESS_DELAY seconds, as git's
- * GIT_PROGRESS_DELAY), only when standard error is a terminal; rewritten in
- * place and erased at the end, so that it never reaches a log. */
-static struct {
-	int on, shown;
-	unsigned pct; /* on the terminal */
-	double start, delay;
-	uint64_t size;
-	char what[320];
-} bar;
+/* The bar on standard error while an export runs: common/progress.c's,
+ * on when standard error is a terminal (and JSON is not going to the same
+ * one: it would tear the bar apart), filled by the reader's offset in the
+ * file. */
+static uint64_t bar_size;
 
 void export_bar_start(const char *what, const char *input, struct trace_reader *r, int to_stdout)
 {
-	char clean[256];
-	/* JSON going to the same terminal would tear the bar apart */
-	bar.on = isatty(STDERR_FILENO) && !(to_stdout && isatty(STDOUT_FILENO));
-	bar.shown = 0;
-	bar.size = trace_reader_file_size(r);
-	const char *delay = getenv("GPROF_DL_PROGRESS_DELAY");
-	char *end;
-	bar.delay = delay && *delay ? strtod(delay, &end) : 1.0;
-	if (!delay || !*delay || *end || !(bar.delay >= 0))
-		bar.delay = 1.0;
-	snprintf(bar.what, sizeof(bar.what), "%s '%s'", what, text_clean(clean, sizeof(clean), input));
-	bar.start = progress_clock();
+	char clean[256], line[320];
+	bar_size = trace_reader_file_size(r);
+	snprintf(line, sizeof(line), "%s '%s'", what, text_clean(clean, sizeof(clean), input));
+	progress_bar_begin(isatty(STDERR_FILENO) && !(to_stdout && isatty(STDOUT_FILENO)), line);
 }
 
 static void bar_show(void *ctx, uint64_t offset)
 {
 	(void)ctx;
-	if (!bar.on || progress_clock() - bar.start < bar.delay)
-		return;
-	enum { WIDTH = 30 };
-	char cells[WIDTH + 1];
-	unsigned pct = bar.size ? (unsigned)(offset >= bar.size ? 100 : offset * 100 / bar.size) : 0;
-	if (bar.shown && pct == bar.pct)
-		return; /* the terminal has this line already */
-	bar.pct = pct;
-	unsigned full = pct * WIDTH / 100;
-	for (unsigned i = 0; i < WIDTH; i++)
-		cells[i] = i < full ? '#' : '.';
-	cells[WIDTH] = '\0';
-	fprintf(stderr, "\rgprof-dl: %s [%s] %3u%%\033[K", bar.what, cells, pct);
-	fflush(stderr);
-	bar.shown = 1;
+	progress_bar(bar_size ? (unsigned)(offset >= bar_size ? 100 : offset * 100 / bar_size) : 0);
 }
 
 void export_bar_done(void)
 {
-	if (bar.shown) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
-	}
-	bar.shown = 0;
-	bar.on = 0;
+	progress_bar_end();
 }
 
 void export_writer_setup(struct export_writer *w, const struct export_opts *o)
 {
 	w->from_ns = o->from_ns;
 	w->to_ns = o->to_ns;
-	w->progress = bar.on ? bar_show : NULL;
+	w->progress = progress_bar_on() ? bar_show : NULL;
 }
 
 /* "12.3 MB": decimal units, as ls -h --si and the browsers say. */
@@ -239,7 +206,7 @@ int export_find_steps(struct export_opts *o)
 	s.ops.name = "steps";
 	s.ops.event = scan_event;
 	export_bar_start("finding the steps of", o->inputs[0], r, 0);
-	s.ops.progress = bar.on ? bar_show : NULL;
+	s.ops.progress = progress_bar_on() ? bar_show : NULL;
 	export_writer_run(&s.ops, r);
 	export_bar_done();
 	trace_reader_close(r);

@@ -416,6 +416,16 @@ int job_open(struct job *j, int nfiles, char **paths, unsigned flags, char *err,
 	return 0;
 }
 
+int job_open_said(struct job *j, int nfiles, char *const *paths, unsigned flags)
+{
+	char err[1024];
+	if (job_open(j, nfiles, (char **)(uintptr_t)paths, flags, err, sizeof(err)) == 0)
+		return 0;
+	progress_done();
+	error("%s", err);
+	return -1;
+}
+
 void job_free(struct job *j)
 {
 	for (uint32_t f = 0; f < j->nfiles; f++) {

@@ -103,6 +103,10 @@ enum job_open_flag {
  * theirs (trace 2.1). 0, or -1 with a one-line message naming the files in
  * err. */
 int job_open(struct job *j, int nfiles, char **paths, unsigned flags, char *err, size_t errlen);
+/* job_open() for a command that says its own errors: on failure, the
+ * progress line ended and the message said (error()); 0 or -1. Only reads
+ * the paths. */
+int job_open_said(struct job *j, int nfiles, char *const *paths, unsigned flags);
 void job_free(struct job *j);
 
 /* Loads part p (index in j->ranks) into a, which is initialised and empty,

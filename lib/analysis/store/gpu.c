@@ -194,9 +194,11 @@ static void corr_hash_put(struct corr_map *m, const struct store *s, uint32_t ti
 	m->slots[i] = (struct corr_slot){corr, ti, ev};
 }
 
-static void corr_map_build(struct corr_map *m, const struct store *s)
+/* One pass over every host call that has a correlation id: the first
+ * (fill 0) measures each process's ids (their track, count and bounds), the
+ * second (fill 1) puts each call into its group's table, or the hash. */
+static void corr_map_pass(struct corr_map *m, const struct store *s, int fill)
 {
-	memset(m, 0, sizeof(*m));
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
 		const struct store_track *t = &s->tracks[ti];
 		if (t->kind != STORE_TRACK_HOST || !t->nextra)
@@ -206,12 +208,27 @@ static void corr_map_build(struct corr_map *m, const struct store *s)
 			uint64_t c = store_extra_corr(t, &t->extra[k]);
 			if (!c)
 				continue;
-			g->track = !g->count || g->track == ti ? ti : STORE_NONE;
-			g->count++;
-			g->min = c < g->min ? c : g->min;
-			g->max = c > g->max ? c : g->max;
+			if (!fill) {
+				g->track = !g->count || g->track == ti ? ti : STORE_NONE;
+				g->count++;
+				g->min = c < g->min ? c : g->min;
+				g->max = c > g->max ? c : g->max;
+			} else if (g->ref32) {
+				if (g->ref32[c - g->min] == STORE_NONE)
+					g->ref32[c - g->min] = t->extra[k].ev;
+			} else if (!g->ref) {
+				corr_hash_put(m, s, ti, t->extra[k].ev, c);
+			} else if (g->ref[c - g->min] == CORR_NONE) {
+				g->ref[c - g->min] = (uint64_t)ti << 32 | t->extra[k].ev;
+			}
 		}
 	}
+}
+
+static void corr_map_build(struct corr_map *m, const struct store *s)
+{
+	memset(m, 0, sizeof(*m));
+	corr_map_pass(m, s, 0);
 	size_t sparse = 0;
 	for (uint32_t k = 0; k < m->ngroups; k++) {
 		struct corr_group *g = &m->groups[k];
@@ -239,25 +256,7 @@ static void corr_map_build(struct corr_map *m, const struct store *s)
 	m->mask = cap - 1;
 	for (size_t i = 0; i < cap; i++)
 		m->slots[i].track = UINT32_MAX;
-	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
-		const struct store_track *t = &s->tracks[ti];
-		if (t->kind != STORE_TRACK_HOST || !t->nextra)
-			continue;
-		struct corr_group *g = corr_group_of(m, t->file, t->pid);
-		for (size_t k = 0; k < t->nextra; k++) {
-			uint64_t c = store_extra_corr(t, &t->extra[k]);
-			if (!c)
-				continue;
-			if (g->ref32) {
-				if (g->ref32[c - g->min] == STORE_NONE)
-					g->ref32[c - g->min] = t->extra[k].ev;
-			} else if (!g->ref) {
-				corr_hash_put(m, s, ti, t->extra[k].ev, c);
-			} else if (g->ref[c - g->min] == CORR_NONE) {
-				g->ref[c - g->min] = (uint64_t)ti << 32 | t->extra[k].ev;
-			}
-		}
-	}
+	corr_map_pass(m, s, 1);
 }
 
 /* The call of the stream's work with id corr: 1 with its track and event. */
