@@ -16,6 +16,7 @@
  */
 #include "cmd/cmd.h"
 #include "formats/import/import.h"
+#include "formats/trace/trace_open.h"
 #include "common/progress.h"
 #include "common/error.h"
 #include "common/textsafe.h"
@@ -71,6 +72,8 @@ static void parse_args(int argc, char **argv, struct import_opts *o)
 	if (argc - optind > 1)
 		usage_error("one file at a time ('%s' is one too many)", argv[optind + 1]);
 	o->input = argv[optind];
+	if (strcmp(o->input, "-") == 0 && !o->output)
+		usage_error("standard input has no name to make the output's from: give -o FILE");
 	if (o->output && !*o->output)
 		usage_error("empty output name");
 	if (o->output && strcmp(o->output, "-") == 0)
@@ -115,7 +118,15 @@ int cmd_import(int argc, char **argv)
 	progress_enable(!o.quiet);
 	progress_phase("importing '%s'", o.input);
 	import_set_progress(import_tick);
-	int rc = import_chrome_trace(o.input, path, o.force, &st, err, sizeof(err));
+	/* a pipe or standard input is read once, into a copy the importer can
+	 * look at twice (its head, then the whole) */
+	const char *from = trace_open_path(o.input, err, sizeof(err));
+	int rc = -1;
+	if (from) {
+		rc = import_chrome_trace(from, path, o.force, &st, err, sizeof(err));
+		if (rc < 0)
+			trace_open_name_input(err, sizeof(err), from, o.input);
+	}
 	import_set_progress(NULL);
 	progress_done();
 	if (rc < 0) {

@@ -220,7 +220,7 @@ const char *trace_open_path(const char *path, char *err, size_t errlen)
 }
 
 /* The importer names the file it reads: a copy's messages name the input. */
-static void name_input(char *err, size_t errlen, const char *from, const char *path)
+void trace_open_name_input(char *err, size_t errlen, const char *from, const char *path)
 {
 	char quoted[80], *at;
 	snprintf(quoted, sizeof(quoted), "'%s'", from);
@@ -265,7 +265,7 @@ struct trace_reader *trace_open_any(const char *path, char *err, size_t errlen)
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	snprintf(where, sizeof(where), "the import of '%s' (a temporary file in '%s')", path, dir);
 	if (import_run(from, proc, where, 1, 0, NULL, err, errlen) < 0) {
-		name_input(err, errlen, from, path);
+		trace_open_name_input(err, errlen, from, path);
 		close(fd);
 		return NULL;
 	}

@@ -34,6 +34,9 @@
  * message in err when there is no copy (no writer, a terminal, a full disk). */
 const char *trace_open_path(const char *path, char *err, size_t errlen);
 
+/* A message about from (trace_open_path's name for path) names path instead. */
+void trace_open_name_input(char *err, size_t errlen, const char *from, const char *path);
+
 /* A reader for path, or NULL with a one-line message naming path in err. */
 struct trace_reader *trace_open_any(const char *path, char *err, size_t errlen);
 

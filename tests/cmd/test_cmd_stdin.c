@@ -1,7 +1,7 @@
 /*
  * test_cmd_stdin.c - traces read from a stream: "-" (standard input, a pipe
  * or a redirected file) and FIFOs, for every subcommand that reads traces
- * (summary, info, diff, export, bench). Each output equals the one of the
+ * (summary, info, diff, export, bench) and import. Each output equals the one of the
  * same trace given as a file, its name aside. A FIFO with no writer ends
  * after GPROF_DL_FIFO_WAIT seconds with a one-line message and status 1
  * (never hangs: each command runs under timeout(1), 124 would be a hang).
@@ -164,6 +164,68 @@ static void test_stdin_bad(void **state)
 	}
 }
 
+/* import from a stream: "-" and /dev/stdin on a pipe write the same trace as
+ * the file does (the importer looks at the input's head, then reads it all:
+ * a pipe is copied once first); "-" needs -o; damage names "-". */
+static void test_stdin_import(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/gpdl-stdin-import-XXXXXX", json[300], script[2048];
+	assert_non_null(mkdtemp(dir));
+	snprintf(json, sizeof(json), "%s/t.json", dir);
+	FILE *f = fopen(json, "w");
+	assert_non_null(f);
+	fputs("{\"schemaVersion\": 1, \"traceEvents\": [\n", f);
+	for (int i = 0; i < 300; i++)
+		fprintf(f,
+			"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op%d\", \"pid\": 7, \"tid\": 7, "
+			"\"ts\": %d.5, \"dur\": 2.25},\n",
+			i % 7, 10 * i);
+	fputs("{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 7, "
+	      "\"tid\": 7, \"ts\": 0, \"dur\": 3000}\n]}\n",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	static const char *const how[] = {"%s import '%s' -o '%s/file.gpdl'",
+					   "cat '%s' | %s import - -o '%s/dash.gpdl'",
+					   "cat '%s' | %s import /dev/stdin -o '%s/devstdin.gpdl'",
+					   "%s import - -o '%s/redir.gpdl' < '%s'"};
+	for (size_t i = 0; i < 4; i++) {
+		if (i == 0 || i == 3)
+			snprintf(script, sizeof(script), how[i], GPDL_BIN, i == 0 ? json : dir,
+				 i == 0 ? dir : json);
+		else
+			snprintf(script, sizeof(script), how[i], json, GPDL_BIN, dir);
+		struct cmd_result r = sh(script);
+		if (r.status != 0)
+			fail_msg("%s: status %d: %s", script, r.status, r.err);
+		assert_non_null(strstr(r.err, "imported 301 events"));
+		cmd_result_free(&r);
+	}
+	snprintf(script, sizeof(script),
+		 "cd '%s' && cmp file.gpdl dash.gpdl && cmp file.gpdl devstdin.gpdl && cmp file.gpdl redir.gpdl",
+		 dir);
+	struct cmd_result r = sh(script);
+	assert_int_equal(r.status, 0);
+	cmd_result_free(&r);
+	/* no name to make the output's from: a usage error */
+	snprintf(script, sizeof(script), "cat '%s' | %s import -", json, GPDL_BIN);
+	r = sh(script);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "give -o FILE"));
+	cmd_result_free(&r);
+	/* damage on the pipe is said of "-" */
+	snprintf(script, sizeof(script), "head -c 200 '%s' | %s import - -o '%s/bad.gpdl'", json, GPDL_BIN,
+		 dir);
+	r = sh(script);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "gprof-dl: '-': "));
+	assert_null(strstr(r.err, "/proc/self/fd"));
+	cmd_result_free(&r);
+	snprintf(script, sizeof(script), "rm -rf '%s'", dir);
+	r = sh(script);
+	cmd_result_free(&r);
+}
+
 static void test_stdin_export(void **state)
 {
 	(void)state;
@@ -314,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_stdin),
 		cmocka_unit_test(test_stdin_bad),
 		cmocka_unit_test(test_stdin_export),
+		cmocka_unit_test(test_stdin_import),
 		cmocka_unit_test(test_fifo),
 		cmocka_unit_test(test_fifo_no_writer),
 	};
