@@ -1416,7 +1416,8 @@ static void *ra_thread(void *arg)
 		if (ra_grow(&b->p, &b->cap, want) != 0) {
 			b->last = 1;
 		} else {
-			memcpy(b->p, carry, ncarry);
+			if (ncarry)
+				memcpy(b->p, carry, ncarry);
 			have += ra_pread(r->fd, b->p + ncarry, want - ncarry, off + ncarry);
 			if (have < want)
 				b->last = 1; /* a read error or a shorter file: the plain read says */

@@ -495,8 +495,8 @@ void recorder_destroy(struct recorder *r)
 	rec_strmap_free(r);
 	free(r->threads);
 	free(r->procs);
+	rec_spill_free(r); /* walks the slots' chunk lists */
 	free(r->slots);
-	rec_spill_free(r);
 	free(r->buf);
 	free(r->out_path);
 	free(r);
