@@ -373,3 +373,23 @@ int outfile_check_inputs(const char *out, const char *const *inputs, int n, char
 			 out, inputs[i]);
 	return -1;
 }
+
+int outfile_scratch(const char *dir)
+{
+	int fd = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	/* a file system without O_TMPFILE: a private name, gone at once */
+	size_t n = strlen(dir) + sizeof("/.gprof-dl-tmp-XXXXXX");
+	char *name = malloc(n);
+	if (!name)
+		return -1;
+	snprintf(name, n, "%s/.gprof-dl-tmp-XXXXXX", dir);
+	fd = mkostemp(name, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(name);
+	int e = errno;
+	free(name);
+	errno = e;
+	return fd;
+}

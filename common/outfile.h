@@ -96,4 +96,9 @@ int outfile_input_index(const char *out, const char *const *inputs, int n);
 int outfile_check_inputs(const char *out, const char *const *inputs, int n, char *err,
 			 size_t errlen);
 
+/* An unlinked temporary file in dir (O_TMPFILE, or a mkstemp name removed at
+ * once where the file system has no O_TMPFILE), opened read-write: the fd,
+ * or -1 with errno. */
+int outfile_scratch(const char *dir);
+
 #endif

@@ -3,6 +3,8 @@
  */
 #include "formats/import/import_spill.h"
 
+#include "common/outfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,26 +40,6 @@ const char *import_tmpdir(void)
 	return d && *d ? d : "/tmp";
 }
 
-int import_tmpfile(const char *dir)
-{
-	int fd = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
-	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
-		return fd;
-	/* a file system without O_TMPFILE: a private name, gone at once */
-	size_t n = strlen(dir) + sizeof("/gprof-dl-import-XXXXXX");
-	char *name = malloc(n);
-	if (!name)
-		return -1;
-	snprintf(name, n, "%s/gprof-dl-import-XXXXXX", dir);
-	fd = mkostemp(name, O_CLOEXEC);
-	if (fd >= 0)
-		unlink(name);
-	int e = errno;
-	free(name);
-	errno = e;
-	return fd;
-}
-
 static int spill_fail(struct spill *s, int e)
 {
 	if (!s->err)
@@ -69,7 +51,7 @@ static int spill_fail(struct spill *s, int e)
 int spill_open(struct spill *s, const char *dir)
 {
 	memset(s, 0, sizeof(*s));
-	s->fd = import_tmpfile(dir);
+	s->fd = outfile_scratch(dir);
 	if (s->fd < 0)
 		return -1;
 	s->buf = malloc(SPILL_BUF);

@@ -63,10 +63,6 @@ int spill_rewind(struct spill *s);
 int spill_next(struct spill *s, struct spill_event *e, struct spill_counter *c);
 void spill_close(struct spill *s);
 
-/* An unlinked temporary file in dir (O_TMPFILE, or a mkstemp name removed at
- * once where the file system has no O_TMPFILE), opened read-write: the fd,
- * or -1 with errno. */
-int import_tmpfile(const char *dir);
 /* $TMPDIR, or /tmp. */
 const char *import_tmpdir(void);
 

@@ -4,6 +4,8 @@
  */
 #include "formats/trace/trace_open.h"
 
+#include "common/outfile.h"
+
 #include "formats/import/import_int.h"
 
 #include <errno.h>
@@ -122,7 +124,7 @@ static int spool_copy(int in, const char *name, const char *first, ssize_t n, ch
 {
 	const char *dir = import_tmpdir();
 	char buf[65536];
-	int out = import_tmpfile(dir);
+	int out = outfile_scratch(dir);
 	if (out < 0) {
 		*err = spool_message("'%s': cannot copy it to a temporary file: %s", name,
 				     strerror(errno));
@@ -256,7 +258,7 @@ struct trace_reader *trace_open_any(const char *path, char *err, size_t errlen)
 	}
 
 	const char *dir = import_tmpdir();
-	int fd = import_tmpfile(dir);
+	int fd = outfile_scratch(dir);
 	if (fd < 0) {
 		snprintf(err, errlen, "'%s': cannot create a temporary file in '%s' %s: %s", path,
 			 dir, "to import it", strerror(errno));

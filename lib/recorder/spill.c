@@ -16,6 +16,7 @@
 #include "lib/recorder/recorder_int.h"
 
 #include "common/error.h"
+#include "common/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,16 +78,7 @@ static int spill_file(struct recorder *r)
 		strcpy(dir, ".");
 	else
 		slash[slash == dir] = '\0';
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) { /* a file system without O_TMPFILE */
-		char *tmpl = xmalloc(strlen(dir) + 32);
-		strcpy(tmpl, dir);
-		strcat(tmpl, "/.gprof-dl-spill-XXXXXX");
-		fd = mkostemp(tmpl, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(tmpl);
-		free(tmpl);
-	}
+	int fd = outfile_scratch(dir);
 	free(dir);
 	s->fd = fd >= 0 ? fd : -2;
 	return fd;
