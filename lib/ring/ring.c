@@ -106,6 +106,15 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Wakes the launcher if it sleeps in ring_wait(): the first producer to see
+ * the flag clears it, so a sleep costs one system call at most. */
+static void launcher_wake(struct ring_shm *shm)
+{
+	if (atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
+		syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 /* Back-pressure (RING_SHM_WAIT): the producer sleeps in short steps,
  * waking the launcher, until the ring has room for size bytes, for
  * RING_WAIT_MAX_NS at most (a launcher stopped or gone must not hang the
@@ -116,9 +125,7 @@ static int ring_wait_room(struct ring_shm *shm, struct ring_slot *slot, uint64_t
 	int rc = -1;
 	while (now - t0 < RING_WAIT_MAX_NS) {
 		struct timespec step = {0, 20000};
-		if (atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
-		    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
-			syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+		launcher_wake(shm);
 		nanosleep(&step, NULL);
 		uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
 		now = mono_ns();
@@ -148,9 +155,7 @@ static int __attribute__((noinline)) ring_look(struct ring_shm *shm, struct ring
 	slot->tail_seen = tail;
 	if (cap - (head - tail) < size) {
 		slot->wake_at = head; /* look again at the next record */
-		if (atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
-		    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
-			syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+		launcher_wake(shm);
 		if (!(atomic_load_explicit(&shm->flags, memory_order_relaxed) & RING_SHM_WAIT) ||
 		    ring_wait_room(shm, slot, head, size) != 0) {
 			atomic_fetch_add_explicit(&slot->dropped, 1, memory_order_relaxed);
@@ -158,9 +163,8 @@ static int __attribute__((noinline)) ring_look(struct ring_shm *shm, struct ring
 		}
 		tail = slot->tail_seen;
 	}
-	if (head - tail >= cap / 2 && atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
-	    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
-		syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+	if (head - tail >= cap / 2)
+		launcher_wake(shm);
 	uint64_t next = head + cap / 8, full = tail + cap;
 	slot->wake_at = next < full ? next : full;
 	return 0;
