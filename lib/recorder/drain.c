@@ -62,16 +62,7 @@ static void strmap_grow(struct recorder *r, uint32_t ring_id)
 			r->strmap_cap = STRMAP_IDS;
 			return;
 		}
-		if (r->strmap) /* what was reserved goes back: the tables grow instead */
-			munmap(r->strmap, STRMAP_IDS * sizeof(*r->strmap));
-		if (r->domfile)
-			munmap(r->domfile, STRMAP_IDS * sizeof(*r->domfile));
-		if (r->rdescs)
-			munmap(r->rdescs, STRMAP_IDS * sizeof(*r->rdescs));
-		r->strmap = NULL;
-		r->domfile = NULL;
-		r->rdescs = NULL;
-		r->strmap_mapped = 0;
+		rec_strmap_free(r); /* what was reserved goes back: the tables grow instead */
 	}
 	size_t old = r->strmap_cap, cap = old ? old : 1024;
 	while (cap <= ring_id)
@@ -89,11 +80,15 @@ static void strmap_grow(struct recorder *r, uint32_t ring_id)
 
 void rec_strmap_free(struct recorder *r)
 {
-	if (r->strmap_mapped) {
-		munmap(r->strmap, STRMAP_IDS * sizeof(*r->strmap));
-		munmap(r->domfile, STRMAP_IDS * sizeof(*r->domfile));
-		munmap(r->rdescs, STRMAP_IDS * sizeof(*r->rdescs));
-		munmap(r->strcomm, STRMAP_IDS);
+	if (r->strmap_mapped) { /* some may not have been reserved */
+		if (r->strmap)
+			munmap(r->strmap, STRMAP_IDS * sizeof(*r->strmap));
+		if (r->domfile)
+			munmap(r->domfile, STRMAP_IDS * sizeof(*r->domfile));
+		if (r->rdescs)
+			munmap(r->rdescs, STRMAP_IDS * sizeof(*r->rdescs));
+		if (r->strcomm)
+			munmap(r->strcomm, STRMAP_IDS);
 	} else {
 		free(r->strmap);
 		free(r->domfile);
