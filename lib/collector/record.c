@@ -387,32 +387,10 @@ int coll_pop(struct coll_str *domain)
 	return level;
 }
 
-void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t category)
-{
-	struct coll_thread *t = enter();
-	if (!t)
-		return;
-	uint64_t now = coll_clock_now();
-	if (gated(domain, category, now)) {
-		leave();
-		return;
-	}
-	uint32_t flags = TRACE_EVF_MARK, dom = 0;
-	uint32_t name = point_names(t, domain, n, &flags, &dom);
-	if (name) {
-		struct ring_mark m = {
-			.h = {RING_REC_MARK, sizeof(m), flags},
-			.ts_ns = now,
-			.name_str = name,
-			.domain_str = dom,
-			.category = category,
-		};
-		coll_emit(t, &m);
-	}
-	leave();
-}
-
-uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, uint32_t category)
+/* A mark (range 0) or a range's start (range 1: returned, its id; 0 when it
+ * is not recorded, and its end, given id 0, writes nothing either). */
+static uint64_t point(struct coll_str *domain, const struct coll_name *n, uint32_t category,
+		      int range)
 {
 	struct coll_thread *t = enter();
 	if (!t)
@@ -420,24 +398,32 @@ uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, ui
 	uint64_t now = coll_clock_now();
 	if (gated(domain, category, now)) {
 		leave();
-		return 0; /* its end, given id 0, writes nothing either */
+		return 0;
 	}
-	uint64_t id = atomic_fetch_add_explicit(&coll.shm->next_range_id, 1, memory_order_relaxed);
-	uint32_t flags = TRACE_EVF_START_END, dom = 0;
+	uint64_t id =
+		range ? atomic_fetch_add_explicit(&coll.shm->next_range_id, 1, memory_order_relaxed) : 0;
+	uint32_t flags = range ? TRACE_EVF_START_END : TRACE_EVF_MARK, dom = 0;
 	uint32_t name = point_names(t, domain, n, &flags, &dom);
-	if (name) {
-		struct ring_range_start r = {
-			.h = {RING_REC_RANGE_START, sizeof(r), flags},
-			.id = id,
-			.ts_ns = now,
-			.name_str = name,
-			.domain_str = dom,
-			.category = category,
-		};
+	if (name && range) {
+		struct ring_range_start r = {{RING_REC_RANGE_START, sizeof(r), flags}, id, now,
+					     name, dom, category, 0};
 		coll_emit(t, &r);
+	} else if (name) {
+		struct ring_mark m = {{RING_REC_MARK, sizeof(m), flags}, now, name, dom, category, 0};
+		coll_emit(t, &m);
 	}
 	leave();
 	return id;
+}
+
+void coll_mark(struct coll_str *domain, const struct coll_name *n, uint32_t category)
+{
+	point(domain, n, category, 0);
+}
+
+uint64_t coll_range_start(struct coll_str *domain, const struct coll_name *n, uint32_t category)
+{
+	return point(domain, n, category, 1);
 }
 
 void coll_range_end(uint64_t id)
