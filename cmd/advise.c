@@ -47,18 +47,15 @@ enum {
 	OPT_FORMAT = 256,
 	OPT_FAIL_ON,
 	OPT_RULES,
-	OPT_SKIP_STEPS,
 	OPT_TOP,
-	OPT_MIXED_JOBS,
 };
 
 static const struct option advise_options[] = {
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"fail-on", required_argument, NULL, OPT_FAIL_ON},
 	{"rules", no_argument, NULL, OPT_RULES},
-	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
+	CMD_OPTIONS_JOB,
 	{"top", required_argument, NULL, OPT_TOP},
-	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	CMD_OPTIONS_OUTPUT,
 	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
@@ -99,16 +96,12 @@ int cmd_advise(int argc, char **argv)
 		case OPT_RULES:
 			rules = 1;
 			break;
-		case OPT_SKIP_STEPS:
-			o.skip = cmd_parse_skip_steps(optarg);
-			break;
 		case OPT_TOP:
 			o.top = cmd_parse_count("--top", optarg, "a number of findings, 0 for all");
 			break;
-		case OPT_MIXED_JOBS:
-			o.job_flags |= JOB_OPEN_MIXED;
-			break;
 		default:
+			if (cmd_job_option(c, &o.skip, &o.job_flags, NULL))
+				break;
 			if (cmd_common_option(c, argv, advise_usage, &output, &force) < 0)
 				return 0;
 		}

@@ -91,26 +91,22 @@ struct bench_opts {
 };
 
 enum {
-	OPT_SKIP_STEPS = 256,
-	OPT_TIME_UNIT,
-	OPT_FORMAT,
+	OPT_FORMAT = 256,
 	OPT_BASELINE,
 	OPT_MAX_REGRESSION,
 	OPT_MIN_IPS,
 	OPT_CONFIDENCE,
-	OPT_MIXED_JOBS,
 };
 
 static const struct option bench_options[] = {
-	{"skip", required_argument, NULL, OPT_SKIP_STEPS},
-	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
-	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
+	{"skip", required_argument, NULL, CMD_OPT_SKIP_STEPS},
+	CMD_OPTIONS_JOB,
+	CMD_OPTION_TIME_UNIT,
 	{"format", required_argument, NULL, OPT_FORMAT},
 	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"max-regression", required_argument, NULL, OPT_MAX_REGRESSION},
 	{"min-ips", required_argument, NULL, OPT_MIN_IPS},
 	{"confidence", required_argument, NULL, OPT_CONFIDENCE},
-	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -137,12 +133,6 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 	optind = 1;
 	while ((c = cmd_getopt_long(argc, argv, ":h", bench_options, NULL)) != -1) {
 		switch (c) {
-		case OPT_SKIP_STEPS:
-			o->skip = cmd_parse_skip_steps(optarg);
-			break;
-		case OPT_TIME_UNIT:
-			o->unit = cmd_parse_time_unit(optarg);
-			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") == 0)
 				o->format = BENCH_TEXT;
@@ -170,10 +160,9 @@ static int bench_parse(int argc, char **argv, struct bench_opts *o)
 			o->level = parse_number("--confidence", optarg, 50, 0, 100, 1,
 						"a percentage from 50 to below 100") / 100;
 			break;
-		case OPT_MIXED_JOBS:
-			o->job_flags |= JOB_OPEN_MIXED;
-			break;
 		default:
+			if (cmd_job_option(c, &o->skip, &o->job_flags, &o->unit))
+				break;
 			if (cmd_common_option(c, argv, bench_usage, NULL, NULL) < 0)
 				return -1;
 		}

@@ -57,11 +57,40 @@ int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct o
  * --output FILE (-o), --force (-f); and --help (-h), which every one has. */
 #define CMD_OPTIONS_OUTPUT {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'}
 #define CMD_OPTION_HELP {"help", no_argument, NULL, 'h'}
+/* The options of the commands that read a job's steps (advise, bench, diff,
+ * report, summary), with one code each across them: --skip-steps N and
+ * --mixed-jobs; --time-unit U of those that print times. */
+enum {
+	CMD_OPT_SKIP_STEPS = 200,
+	CMD_OPT_MIXED_JOBS,
+	CMD_OPT_TIME_UNIT,
+	CMD_OPT_OP_DETAIL,
+	CMD_OPT_WIDE,
+	CMD_OPT_FORMAT,
+};
+#define CMD_OPTIONS_JOB                                                      \
+	{"skip-steps", required_argument, NULL, CMD_OPT_SKIP_STEPS},         \
+	{"mixed-jobs", no_argument, NULL, CMD_OPT_MIXED_JOBS}
+#define CMD_OPTION_TIME_UNIT {"time-unit", required_argument, NULL, CMD_OPT_TIME_UNIT}
 /* The cases every option switch has, for its default branch: -o FILE into
  * *output and -f into *force (0); -h prints usage on standard output (-1:
  * the caller stops, exit status 0). Any other c is one of the caller's
  * own options its switch missed: a usage error naming it. */
 int cmd_common_option(int c, char **argv, const char *usage, const char **output, int *force);
+/* The options summary and diff share, which set their struct summary_opts
+ * alike: --op-detail, --wide, --format text|csv|json, --time-unit U and
+ * --mixed-jobs (its table entry is CMD_OPTIONS_JOB's). 1 when c was one of
+ * them (done), 0 when not. */
+#define CMD_OPTIONS_SUMMARY                                             \
+	{"op-detail", no_argument, NULL, CMD_OPT_OP_DETAIL},            \
+	{"wide", no_argument, NULL, CMD_OPT_WIDE},                      \
+	{"format", required_argument, NULL, CMD_OPT_FORMAT}, CMD_OPTION_TIME_UNIT
+struct summary_opts;
+int cmd_summary_option(int c, struct summary_opts *o);
+/* CMD_OPTIONS_JOB's options and --time-unit into *skip, *job_flags and
+ * *unit (NULL: the command has no --time-unit); 1 when c was one of them
+ * (done), 0 when not. */
+int cmd_job_option(int c, unsigned *skip, unsigned *job_flags, enum time_unit *unit);
 /* "; did you mean 'PREFIXcand'?" (or "'a' or 'b'") into buf, "" when no
  * candidate is close to word: at most 2 edits (Damerau-Levenshtein: a letter
  * added, dropped, changed, or two swapped), under half the candidate's

@@ -82,31 +82,21 @@ struct diff_cmd {
 
 enum {
 	OPT_VIEW = 256,
-	OPT_OP_DETAIL,
 	OPT_TOP,
 	OPT_TOTALS,
-	OPT_TIME_UNIT,
-	OPT_FORMAT,
-	OPT_SKIP_STEPS,
 	OPT_SIDE_A,
 	OPT_SIDE_B,
-	OPT_WIDE,
-	OPT_MIXED_JOBS,
 };
 
 static const struct option diff_options[] = {
 	{"view", required_argument, NULL, OPT_VIEW},
-	{"op-detail", no_argument, NULL, OPT_OP_DETAIL},
+	CMD_OPTIONS_SUMMARY,
 	{"top", required_argument, NULL, OPT_TOP},
 	{"totals", no_argument, NULL, OPT_TOTALS},
-	{"wide", no_argument, NULL, OPT_WIDE},
-	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
-	{"skip", required_argument, NULL, OPT_SKIP_STEPS},
+	CMD_OPTIONS_JOB,
+	{"skip", required_argument, NULL, CMD_OPT_SKIP_STEPS},
 	{"a", required_argument, NULL, OPT_SIDE_A},
 	{"b", required_argument, NULL, OPT_SIDE_B},
-	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	CMD_OPTIONS_OUTPUT,
 	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
@@ -190,32 +180,18 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 		case OPT_VIEW:
 			diff_view_option(o, optarg);
 			break;
-		case OPT_OP_DETAIL:
-			o->s.view.op_detail = 1;
-			break;
 		case OPT_TOP:
 			o->top = cmd_parse_count("--top", optarg, "a number of rows, 0 for all");
 			break;
 		case OPT_TOTALS:
 			o->totals = 1;
 			break;
-		case OPT_WIDE:
-			o->s.fit = 0;
-			break;
-		case OPT_MIXED_JOBS:
-			o->s.job_flags |= JOB_OPEN_MIXED;
-			break;
-		case OPT_SKIP_STEPS:
+		case CMD_OPT_SKIP_STEPS:
 			o->skip = cmd_parse_skip_steps(optarg);
 			break;
-		case OPT_TIME_UNIT:
-			o->s.view.unit = cmd_parse_time_unit(optarg);
-			break;
-		case OPT_FORMAT:
-			if (summary_format_parse(optarg, &o->s.format) != 0)
-				usage_error("unknown format '%s' (text, csv or json)", optarg);
-			break;
 		default:
+			if (cmd_summary_option(c, &o->s))
+				break;
 			if (cmd_common_option(c, argv, diff_usage, &cmd->output, &cmd->force) < 0) {
 				free(loose);
 				loose = NULL;

@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "common/error.h"
 #include "common/textsafe.h"
+#include "lib/analysis/dist/job.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -224,6 +225,24 @@ int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct o
 			    text_clean(clean, sizeof(clean), opt));
 	}
 	return c;
+}
+
+int cmd_job_option(int c, unsigned *skip, unsigned *job_flags, enum time_unit *unit)
+{
+	switch (c) {
+	case CMD_OPT_SKIP_STEPS:
+		*skip = cmd_parse_skip_steps(optarg);
+		return 1;
+	case CMD_OPT_MIXED_JOBS:
+		*job_flags |= JOB_OPEN_MIXED;
+		return 1;
+	case CMD_OPT_TIME_UNIT:
+		if (!unit)
+			return 0;
+		*unit = cmd_parse_time_unit(optarg);
+		return 1;
+	}
+	return 0;
 }
 
 int cmd_common_option(int c, char **argv, const char *usage, const char **output, int *force)

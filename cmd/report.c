@@ -69,18 +69,14 @@ enum {
 	OPT_BASELINE = 256,
 	OPT_TITLE,
 	OPT_TOP,
-	OPT_SKIP_STEPS,
-	OPT_TIME_UNIT,
-	OPT_MIXED_JOBS,
 };
 
 static const struct option report_options[] = {
 	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"title", required_argument, NULL, OPT_TITLE},
 	{"top", required_argument, NULL, OPT_TOP},
-	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
-	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
-	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
+	CMD_OPTIONS_JOB,
+	CMD_OPTION_TIME_UNIT,
 	CMD_OPTIONS_OUTPUT,
 	CMD_OPTION_HELP,
 	{NULL, 0, NULL, 0},
@@ -125,16 +121,9 @@ static int report_parse(int argc, char **argv, struct report_opts *o)
 			if (o->top > INT32_MAX)
 				usage_error("invalid --top '%s' (a number of rows, 0 for all)", optarg);
 			break;
-		case OPT_SKIP_STEPS:
-			o->skip = cmd_parse_skip_steps(optarg);
-			break;
-		case OPT_TIME_UNIT:
-			o->unit = cmd_parse_time_unit(optarg);
-			break;
-		case OPT_MIXED_JOBS:
-			o->job_flags |= JOB_OPEN_MIXED;
-			break;
 		default:
+			if (cmd_job_option(c, &o->skip, &o->job_flags, &o->unit))
+				break;
 			if (cmd_common_option(c, argv, report_usage, &o->output, &o->force) < 0)
 				return -1;
 		}

@@ -73,17 +73,11 @@ static const char summary_usage[] =
 
 enum {
 	OPT_VIEW = 256,
-	OPT_OP_DETAIL,
 	OPT_THREAD_SEP,
 	OPT_SORTED_BY,
-	OPT_TIME_UNIT,
-	OPT_FORMAT,
-	OPT_SKIP_STEPS,
 	OPT_CYCLE,
 	OPT_TOP,
-	OPT_WIDE,
 	OPT_GROUP_BY,
-	OPT_MIXED_JOBS,
 	OPT_WINDOW,
 };
 
@@ -94,17 +88,13 @@ static int summary_force;
 
 static const struct option summary_options[] = {
 	{"view", required_argument, NULL, OPT_VIEW},
-	{"op-detail", no_argument, NULL, OPT_OP_DETAIL},
+	CMD_OPTIONS_SUMMARY,
 	{"thread-sep", no_argument, NULL, OPT_THREAD_SEP},
 	{"sorted-by", required_argument, NULL, OPT_SORTED_BY},
-	{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"skip-steps", required_argument, NULL, OPT_SKIP_STEPS},
+	CMD_OPTIONS_JOB,
 	{"cycle", required_argument, NULL, OPT_CYCLE},
 	{"top", required_argument, NULL, OPT_TOP},
-	{"wide", no_argument, NULL, OPT_WIDE},
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
-	{"mixed-jobs", no_argument, NULL, OPT_MIXED_JOBS},
 	{"window", required_argument, NULL, OPT_WINDOW},
 	CMD_OPTIONS_OUTPUT,
 	CMD_OPTION_HELP,
@@ -163,9 +153,6 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 		case OPT_VIEW:
 			summary_view_option(o, optarg);
 			break;
-		case OPT_OP_DETAIL:
-			o->view.op_detail = 1;
-			break;
 		case OPT_THREAD_SEP:
 			o->view.thread_sep = 1;
 			break;
@@ -174,14 +161,7 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 				cmd_unknown_name("sort key", optarg, sort_key_names, SORT_KEY_COUNT, NULL);
 			o->view.sort_set = 1;
 			break;
-		case OPT_TIME_UNIT:
-			o->view.unit = cmd_parse_time_unit(optarg);
-			break;
-		case OPT_FORMAT:
-			if (summary_format_parse(optarg, &o->format) != 0)
-				usage_error("unknown format '%s' (text, csv or json)", optarg);
-			break;
-		case OPT_SKIP_STEPS:
+		case CMD_OPT_SKIP_STEPS:
 			o->view.skip_steps = cmd_parse_skip_steps(optarg);
 			o->view.skip_set = 1;
 			break;
@@ -194,16 +174,10 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 			if ((summary_cycle = capture_parse_cycle(optarg)) < 0)
 				usage_error("--cycle: '%s' is not a cycle number (0, 1, ...)", optarg);
 			break;
-		case OPT_WIDE:
-			o->fit = 0;
-			break;
 		case OPT_GROUP_BY:
 			if (strcmp(optarg, "name") != 0 && strcmp(optarg, "shapes") != 0)
 				usage_error("unknown --group-by '%s' (name or shapes)", optarg);
 			o->view.group_shapes = strcmp(optarg, "shapes") == 0;
-			break;
-		case OPT_MIXED_JOBS:
-			o->job_flags |= JOB_OPEN_MIXED;
 			break;
 		case OPT_WINDOW:
 			if (strcmp(optarg, "steps") != 0 && strcmp(optarg, "gpu") != 0)
@@ -211,6 +185,8 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 			o->view.gpu_window = strcmp(optarg, "gpu") == 0;
 			break;
 		default:
+			if (cmd_summary_option(c, o))
+				break;
 			if (cmd_common_option(c, argv, summary_usage, output, &summary_force) < 0)
 				return -1;
 		}
@@ -218,6 +194,29 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 	if (optind >= argc)
 		usage_error("no trace file given");
 	return optind;
+}
+
+int cmd_summary_option(int c, struct summary_opts *o)
+{
+	switch (c) {
+	case CMD_OPT_OP_DETAIL:
+		o->view.op_detail = 1;
+		return 1;
+	case CMD_OPT_WIDE:
+		o->fit = 0;
+		return 1;
+	case CMD_OPT_FORMAT:
+		if (summary_format_parse(optarg, &o->format) != 0)
+			usage_error("unknown format '%s' (text, csv or json)", optarg);
+		return 1;
+	case CMD_OPT_TIME_UNIT:
+		o->view.unit = cmd_parse_time_unit(optarg);
+		return 1;
+	case CMD_OPT_MIXED_JOBS:
+		o->job_flags |= JOB_OPEN_MIXED;
+		return 1;
+	}
+	return 0;
 }
 
 int cmd_summary(int argc, char **argv)
