@@ -616,20 +616,29 @@ static uint32_t writer_desc_add(struct trace_writer *w, const struct wdesc *d)
 	return id;
 }
 
+/* Whether d may be added: the writer has not failed, and it knows d's
+ * strings (a rejected desc is counted by writer_reject()). */
+static int writer_desc_ok(struct trace_writer *w, const struct wdesc *d)
+{
+	if (w->err) {
+		writer_fail(w, w->err);
+		return 0;
+	}
+	if (!writer_str_known(w, d->name_str) || !writer_str_known(w, d->domain_str)) {
+		writer_reject();
+		return 0;
+	}
+	return 1;
+}
+
 uint32_t trace_writer_desc(struct trace_writer *w, uint32_t name_str, uint32_t domain_str,
 			   uint32_t category, uint8_t type)
 {
 	struct wdesc d = { name_str, domain_str, category, type };
 	uint32_t j, id;
 
-	if (w->err) {
-		writer_fail(w, w->err);
+	if (!writer_desc_ok(w, &d))
 		return 0;
-	}
-	if (!writer_str_known(w, name_str) || !writer_str_known(w, domain_str)) {
-		writer_reject();
-		return 0;
-	}
 	if ((w->ndesc_hashed + 1) * 2 > w->desc_hash_cap &&
 	    writer_hash_grow(w, &w->desc_hash, &w->desc_hash_cap, writer_desc_hash_of) < 0)
 		return 0;
@@ -650,15 +659,7 @@ uint32_t trace_writer_desc_append(struct trace_writer *w, uint32_t name_str, uin
 {
 	struct wdesc d = { name_str, domain_str, category, type };
 
-	if (w->err) {
-		writer_fail(w, w->err);
-		return 0;
-	}
-	if (!writer_str_known(w, name_str) || !writer_str_known(w, domain_str)) {
-		writer_reject();
-		return 0;
-	}
-	return writer_desc_add(w, &d);
+	return writer_desc_ok(w, &d) ? writer_desc_add(w, &d) : 0;
 }
 
 /* ---- records ---------------------------------------------------------------- */
@@ -883,6 +884,19 @@ static void writer_id_reset(struct wspan *s)
 	s->hi = 0;
 }
 
+/* A 32- or 64-bit field at q; where the next one goes. */
+static inline unsigned char *put32(unsigned char *q, uint32_t v)
+{
+	trace_put32(q, v);
+	return q + 4;
+}
+
+static inline unsigned char *put64(unsigned char *q, uint64_t v)
+{
+	trace_put64(q, v);
+	return q + 8;
+}
+
 /* Encodes xe's groups in mask at p, ids from the bases; returns the bytes written. */
 static size_t writer_put_ext(unsigned char *p, const struct wxevent *xe, uint32_t mask,
 			     uint64_t corr_base, uint64_t ext_base)
@@ -890,18 +904,12 @@ static size_t writer_put_ext(unsigned char *p, const struct wxevent *xe, uint32_
 	const struct trace_event_ext *x = &xe->ext;
 	unsigned char *q = p;
 
-	if (mask & TRACE_EXTG_CORRELATION) {
-		trace_put32(q, writer_id_delta(x->correlation, corr_base));
-		q += 4;
-	}
-	if (mask & TRACE_EXTG_EXTERNAL) {
-		trace_put32(q, writer_id_delta(x->external_id, ext_base));
-		q += 4;
-	}
-	if (mask & TRACE_EXTG_LAUNCH) {
-		trace_put32(q, xe->launch);
-		q += 4;
-	}
+	if (mask & TRACE_EXTG_CORRELATION)
+		q = put32(q, writer_id_delta(x->correlation, corr_base));
+	if (mask & TRACE_EXTG_EXTERNAL)
+		q = put32(q, writer_id_delta(x->external_id, ext_base));
+	if (mask & TRACE_EXTG_LAUNCH)
+		q = put32(q, xe->launch);
 	if (mask & TRACE_EXTG_TRANSFER) {
 		trace_put64(q, x->bytes);
 		q[8] = x->copy_kind;
@@ -910,34 +918,22 @@ static size_t writer_put_ext(unsigned char *p, const struct wxevent *xe, uint32_
 		q[11] = x->is_async;
 		q += 12;
 	}
-	if (mask & TRACE_EXTG_ALLOC) {
-		trace_put64(q, x->address);
-		trace_put64(q + 8, x->total_allocated);
-		q += 16;
-	}
-	if (mask & TRACE_EXTG_DEVICE) {
-		trace_put32(q, (uint32_t)x->device);
-		q += 4;
-	}
+	if (mask & TRACE_EXTG_ALLOC)
+		q = put64(put64(q, x->address), x->total_allocated);
+	if (mask & TRACE_EXTG_DEVICE)
+		q = put32(q, (uint32_t)x->device);
 	if (mask & TRACE_EXTG_SEQ) {
 		uint32_t v = !x->has_seq ? 0
 			     : writer_seq_narrow(x->seq_nr) ? (uint32_t)x->seq_nr + 1
 							    : TRACE_EXT_SEQ_WIDE;
-		trace_put32(q, v);
-		q += 4;
+		q = put32(q, v);
 	}
-	if (mask & TRACE_EXTG_SEQ64) {
-		trace_put64(q, x->has_seq && !writer_seq_narrow(x->seq_nr) ? (uint64_t)x->seq_nr : 0);
-		q += 8;
-	}
-	if (mask & TRACE_EXTG_SHAPES) {
-		trace_put32(q, x->shapes_str);
-		q += 4;
-	}
-	if (mask & TRACE_EXTG_SAMPLES) {
-		trace_put64(q, x->samples);
-		q += 8;
-	}
+	if (mask & TRACE_EXTG_SEQ64)
+		q = put64(q, x->has_seq && !writer_seq_narrow(x->seq_nr) ? (uint64_t)x->seq_nr : 0);
+	if (mask & TRACE_EXTG_SHAPES)
+		q = put32(q, x->shapes_str);
+	if (mask & TRACE_EXTG_SAMPLES)
+		q = put64(q, x->samples);
 	if (mask & TRACE_EXTG_COLLECTIVE) {
 		trace_put64(q + TRACE_COLL_SEQ, x->has_coll_seq ? x->coll_seq + 1 : 0);
 		trace_put32(q + TRACE_COLL_PG_STR, x->pg_str);
