@@ -69,20 +69,16 @@ static struct runend_row *runend_rows(const struct analysis *a, size_t *nrows)
 		ivl_union_init(&rows[i].open, &a->window);
 	}
 	struct analysis_walk w;
-	uint32_t ti;
-	size_t i;
-	uint64_t clipped;
-	analysis_walk_init(&w, a);
-	while (analysis_walk_next(&w, &ti, &i, &clipped)) {
-		const struct store_track *t = &s->tracks[ti];
-		unsigned type = store_ev_type(s, t, i);
-		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, i) ||
-		    type == TRACE_EV_CUDA_RUNTIME || type == TRACE_EV_MEMORY)
+	for (analysis_walk_init(&w, a); analysis_walk_next(&w);) {
+		const struct store_track *t = w.t;
+		if (t->kind != STORE_TRACK_HOST || store_ev_is_instant(t, w.i) ||
+		    w.type == TRACE_EV_CUDA_RUNTIME || w.type == TRACE_EV_MEMORY)
 			continue; /* API calls have their own table */
-		struct runend_row *r = type == TRACE_EV_PROFILE_STEP ? &rows[nnames]
-								     : &rows[s->descs[store_ev_desc(t, i)].name];
-		time_stats_add(&r->cpu, clipped);
-		ivl_union_add(&r->open, t->start[i], store_ev_end(t, i));
+		struct runend_row *r = w.type == TRACE_EV_PROFILE_STEP
+					       ? &rows[nnames]
+					       : &rows[s->descs[store_ev_desc(t, w.i)].name];
+		time_stats_add(&r->cpu, w.clipped);
+		ivl_union_add(&r->open, t->start[w.i], store_ev_end(t, w.i));
 	}
 	analysis_walk_free(&w);
 	size_t n = 0;

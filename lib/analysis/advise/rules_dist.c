@@ -166,27 +166,22 @@ static void kernel_evidence(struct adv_finding *f, const struct analysis *a, uns
 	const struct store *s = &a->store;
 	struct kw_row *rows = NULL;
 	size_t n = 0;
-	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
-		const struct store_track *t = &s->tracks[ti];
-		if (t->kind != STORE_TRACK_DEVICE)
+	struct analysis_gpu_walk w;
+	for (analysis_gpu_walk_init(&w, a); analysis_gpu_next(&w);) {
+		if (!(w.flags & GPU_COMM))
 			continue;
-		const uint8_t *flags = a->gpu.tracks[ti].flags;
-		for (size_t i = 0; i < t->n; i++) {
-			if (!(flags[i] & GPU_COMM) || !(flags[i] & GPU_COUNTED))
-				continue;
-			uint32_t name = s->descs[store_ev_desc(t, i)].name;
-			size_t k = 0;
-			while (k < n && rows[k].name != name)
-				k++;
-			if (k == n) {
-				rows = xrealloc(rows, (n + 1) * sizeof(*rows));
-				rows[n].name = name;
-				rows[n].calls = rows[n].ns = 0;
-				n++;
-			}
-			rows[k].calls++;
-			rows[k].ns += t->dur[i];
+		uint32_t name = s->descs[store_ev_desc(w.t, w.i)].name;
+		size_t k = 0;
+		while (k < n && rows[k].name != name)
+			k++;
+		if (k == n) {
+			rows = xrealloc(rows, (n + 1) * sizeof(*rows));
+			rows[n].name = name;
+			rows[n].calls = rows[n].ns = 0;
+			n++;
 		}
+		rows[k].calls++;
+		rows[k].ns += w.t->dur[w.i];
 	}
 	for (unsigned shown = 0; shown < max && shown < n; shown++) {
 		size_t best = shown;

@@ -228,17 +228,43 @@ void analysis_walk_init(struct analysis_walk *w, const struct analysis *a)
 	ivl_cursor_init(&w->at, &a->window);
 }
 
-int analysis_walk_next(struct analysis_walk *w, uint32_t *track, size_t *i, uint64_t *clipped)
+int analysis_walk_next(struct analysis_walk *w)
 {
-	while (store_iter_next(&w->it, track, i))
-		if (analysis_clip_next(&w->at, &w->s->tracks[*track], *i, clipped))
+	while (store_iter_next(&w->it, &w->ti, &w->i)) {
+		w->t = &w->s->tracks[w->ti];
+		if (analysis_clip_next(&w->at, w->t, w->i, &w->clipped)) {
+			w->type = store_ev_type(w->s, w->t, w->i);
 			return 1;
+		}
+	}
 	return 0;
 }
 
 void analysis_walk_free(struct analysis_walk *w)
 {
 	store_iter_free(&w->it);
+}
+
+int analysis_gpu_next(struct analysis_gpu_walk *w)
+{
+	const struct store *s = &w->a->store;
+	for (;;) {
+		if (w->t && ++w->i < w->t->n) {
+			uint8_t f = w->a->gpu.tracks[w->ti].flags[w->i];
+			if (!(f & GPU_COUNTED))
+				continue;
+			w->flags = f;
+			w->type = store_ev_type(s, w->t, w->i);
+			return 1;
+		}
+		do { /* the next GPU stream (ti starts at UINT32_MAX: 0 first) */
+			if (++w->ti >= s->ntracks)
+				return 0;
+		} while (s->tracks[w->ti].kind != STORE_TRACK_DEVICE);
+		w->t = &s->tracks[w->ti];
+		w->i = (size_t)-1;
+		w->xc = (struct store_extra_cursor){0};
+	}
 }
 
 double analysis_ratio(const struct analysis *a, uint64_t ns)
@@ -343,13 +369,12 @@ static void analysis_unite_types(struct analysis *a)
 		       (!a->window.n || memcmp(a->part_window[0].v, a->window.v,
 					       a->window.n * sizeof(*a->window.v)) == 0);
 	struct analysis_walk w;
-	uint32_t ti;
-	size_t i;
-	uint64_t clipped;
 	analysis_walk_init(&w, a);
-	while (analysis_walk_next(&w, &ti, &i, &clipped)) {
-		const struct store_track *t = &s->tracks[ti];
-		unsigned type = store_ev_type(s, t, i);
+	while (analysis_walk_next(&w)) {
+		const struct store_track *t = w.t;
+		uint32_t ti = w.ti;
+		size_t i = w.i;
+		unsigned type = w.type;
 		if (store_ev_flags(t, i) & TRACE_EVF_UNBALANCED_POP)
 			continue;
 		/* trace_event_type_is_device(), inlined in the loop over every event */

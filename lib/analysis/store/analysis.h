@@ -142,11 +142,37 @@ struct analysis_walk {
 	struct store_iter it;
 	struct ivl_cursor at;
 	const struct store *s;
+	/* the event analysis_walk_next() stopped at: event i of track ti (t),
+	 * its type and its length inside the window */
+	const struct store_track *t;
+	uint32_t ti;
+	size_t i;
+	unsigned type;
+	uint64_t clipped;
 };
 void analysis_walk_init(struct analysis_walk *w, const struct analysis *a);
-/* 1 with the next event's track, index and clipped length; 0 at the end. */
-int analysis_walk_next(struct analysis_walk *w, uint32_t *track, size_t *i, uint64_t *clipped);
+/* 1 with w at the next event; 0 at the end. */
+int analysis_walk_next(struct analysis_walk *w);
 void analysis_walk_free(struct analysis_walk *w);
+
+/* Every piece of GPU work that counts in the window (GPU_COUNTED), stream
+ * by stream, each in its order: after each analysis_gpu_next() that returns
+ * 1, event i of track ti (t), its GPU flags (enum gpu_flag) and its type;
+ * xc follows the stream, for store_extra_next(). */
+struct analysis_gpu_walk {
+	const struct analysis *a;
+	const struct store_track *t;
+	uint32_t ti;
+	size_t i;
+	uint8_t flags;
+	unsigned type;
+	struct store_extra_cursor xc;
+};
+static inline void analysis_gpu_walk_init(struct analysis_gpu_walk *w, const struct analysis *a)
+{
+	*w = (struct analysis_gpu_walk){.a = a, .ti = UINT32_MAX};
+}
+int analysis_gpu_next(struct analysis_gpu_walk *w);
 
 /* Whether GPU work i of GPU stream ti (of type type) keeps its device busy:
  * a kernel or communication (gpu.h's, so a copy inside a collective too).

@@ -103,26 +103,17 @@ void nvprof_gpu_activities(const struct analysis *a, struct nvprof_table *out)
 	const struct store *s = &a->store;
 	struct nv_build b;
 	nv_begin(&b, a, out);
-	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
-		const struct store_track *t = &s->tracks[ti];
-		if (t->kind != STORE_TRACK_DEVICE)
-			continue;
-		const uint8_t *flags = a->gpu.tracks[ti].flags;
-		struct store_extra_cursor xc = {0};
-		for (size_t i = 0; i < t->n; i++) {
-			if (!(flags[i] & GPU_COUNTED))
-				continue;
-			unsigned type = store_ev_type(s, t, i);
-			uint32_t row;
-			if (type == TRACE_EV_MEMCPY || type == TRACE_EV_MEMSET) {
-				char name[64];
-				gpu_name(name, sizeof(name), t, i, type, &xc);
-				row = nv_row(&b, name);
-			} else {
-				row = nv_row_of_store_name(&b, s, s->descs[store_ev_desc(t, i)].name);
-			}
-			time_stats_add(&out->rows[row].t, t->dur[i]);
+	struct analysis_gpu_walk w;
+	for (analysis_gpu_walk_init(&w, a); analysis_gpu_next(&w);) {
+		uint32_t row;
+		if (w.type == TRACE_EV_MEMCPY || w.type == TRACE_EV_MEMSET) {
+			char name[64];
+			gpu_name(name, sizeof(name), w.t, w.i, w.type, &w.xc);
+			row = nv_row(&b, name);
+		} else {
+			row = nv_row_of_store_name(&b, s, s->descs[store_ev_desc(w.t, w.i)].name);
 		}
+		time_stats_add(&out->rows[row].t, w.t->dur[w.i]);
 	}
 	nv_end(&b);
 }

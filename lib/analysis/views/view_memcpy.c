@@ -177,22 +177,13 @@ static void mm_close(void *ctx, const struct hw_frame *f, const struct hw_stack 
 /* Copies and sets that no known call launched. */
 static void mm_unlinked(struct mm *m)
 {
-	const struct analysis *a = m->tr.a;
-	const struct store *s = &a->store;
-	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
-		const struct store_track *t = &s->tracks[ti];
-		if (t->kind != STORE_TRACK_DEVICE)
+	struct analysis_gpu_walk w;
+	for (analysis_gpu_walk_init(&w, m->tr.a); analysis_gpu_next(&w);) {
+		if (!is_copy_type(w.type) || (w.flags & GPU_LINKED))
 			continue;
-		const uint8_t *flags = a->gpu.tracks[ti].flags;
-		struct store_extra_cursor xc = {0};
-		for (size_t i = 0; i < t->n; i++) {
-			unsigned type = store_ev_type(s, t, i);
-			if (!is_copy_type(type) || (flags[i] & GPU_LINKED) || !(flags[i] & GPU_COUNTED))
-				continue;
-			const struct store_ext *x = store_extra_ext(t, store_extra_next(t, &xc, i));
-			uint32_t node = mm_row(m, STORE_NONE, type, x);
-			time_stats_add(&m->tr.nodes[node].gpu, t->dur[i]);
-		}
+		const struct store_ext *x = store_extra_ext(w.t, store_extra_next(w.t, &w.xc, w.i));
+		uint32_t node = mm_row(m, STORE_NONE, w.type, x);
+		time_stats_add(&m->tr.nodes[node].gpu, w.t->dur[w.i]);
 	}
 }
 
