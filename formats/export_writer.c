@@ -274,3 +274,46 @@ int export_launch_measure(const struct trace_device *d, const struct trace_event
 	l->occupancy_pct = pct > 100.0 ? 100.0 : pct;
 	return 0;
 }
+
+struct export_desc_bytes *export_desc_at(struct export_desc_cache *c, uint32_t id)
+{
+	c->v = xgrow_zeroed(c->v, &c->n, id, sizeof(*c->v));
+	return &c->v[id];
+}
+
+void export_desc_clear(struct export_desc_cache *c)
+{
+	for (uint32_t i = 0; i < c->n; i++)
+		free(c->v[i].bytes);
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+}
+
+FILE *export_desc_open(struct export_desc_mem *m)
+{
+	*m = (struct export_desc_mem){0};
+	m->f = open_memstream(&m->text, &m->len);
+	return m->f;
+}
+
+void export_desc_split(struct export_desc_mem *m)
+{
+	m->bad |= fflush(m->f) != 0;
+	m->first = m->len;
+}
+
+int export_desc_close(struct export_desc_mem *m, int bad, struct export_desc_bytes *k,
+		      uint32_t flags)
+{
+	bad |= m->bad;
+	bad |= fclose(m->f) != 0;
+	if (bad || m->len > UINT32_MAX) {
+		free(m->text);
+		return -1;
+	}
+	free(k->bytes);
+	*k = (struct export_desc_bytes){m->text, (uint32_t)m->first, (uint32_t)(m->len - m->first),
+					flags};
+	return 0;
+}

@@ -25,6 +25,7 @@
 #include "formats/trace/trace.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct export_writer {
 	const char *name; /* "chrome", "csv": for messages */
@@ -131,6 +132,40 @@ static inline double export_bandwidth_gbps(uint64_t bytes, uint64_t dur_ns)
 {
 	return dur_ns ? (double)bytes / (double)dur_ns : 0.0;
 }
+
+/* ---- bytes an exporter makes once per desc ------------------------------ */
+
+/* What every event of one desc repeats, made once by the exporter's own
+ * writer calls into memory and copied from there after: two runs in one
+ * allocation (chrome: the object's head and tail; CSV: the name and type
+ * fields, the domain and category ones). Desc ids are the reader's, so a
+ * job's next part clears the cache. */
+struct export_desc_bytes {
+	char *bytes;            /* the first run, then the second; NULL: not made */
+	uint32_t first, second; /* their lengths */
+	uint32_t flags;         /* what they were made for (chrome: the event's flags) */
+};
+struct export_desc_cache {
+	struct export_desc_bytes *v;
+	uint32_t n;
+};
+/* Desc id's entry (zeroed when new), the cache grown to hold it. */
+struct export_desc_bytes *export_desc_at(struct export_desc_cache *c, uint32_t id);
+void export_desc_clear(struct export_desc_cache *c);
+/* Making an entry: export_desc_open() gives the stream to write the first
+ * run to (NULL when memory fails), export_desc_split() ends the first run,
+ * export_desc_close() the second and, when bad is 0 and all went well,
+ * replaces *k (with flags); -1 otherwise, *k unchanged. */
+struct export_desc_mem {
+	FILE *f;
+	char *text;
+	size_t len, first;
+	int bad;
+};
+FILE *export_desc_open(struct export_desc_mem *m);
+void export_desc_split(struct export_desc_mem *m);
+int export_desc_close(struct export_desc_mem *m, int bad, struct export_desc_bytes *k,
+		      uint32_t flags);
 
 static inline void export_writer_destroy(struct export_writer *w)
 {

@@ -25,12 +25,6 @@
 #include <stdio.h>
 #include <string.h>
 
-struct chrome_cached {
-	char *bytes;          /* head, then tail; NULL: not built */
-	uint32_t head, tail;  /* their lengths */
-	uint32_t flags;       /* the event flags they were built for */
-};
-
 struct chrome_writer {
 	struct export_writer ops; /* first: export_writer_container() */
 	struct json_writer json;
@@ -44,8 +38,7 @@ struct chrome_writer {
 	uint32_t ndrops;
 	/* per desc id of the trace being read: a plain event's bytes before
 	 * its ts and after its tid (chrome_writer.c); grows with descs */
-	struct chrome_cached *cache;
-	uint32_t ncache;
+	struct export_desc_cache cache; /* per desc: the head and tail of its plain events */
 	uint64_t flows;        /* ac2g flow events written */
 	int64_t shift_ns;      /* added to a trace time before base_ns is taken off */
 	struct chrome_job *job; /* NULL: one trace (chrome_writer_new) */

@@ -33,20 +33,11 @@ static int failed(struct chrome_writer *c)
 	return c->json.error ? -1 : 0;
 }
 
-static void cache_clear(struct chrome_writer *c)
-{
-	for (uint32_t i = 0; i < c->ncache; i++)
-		free(c->cache[i].bytes);
-	free(c->cache);
-	c->cache = NULL;
-	c->ncache = 0;
-}
-
 static int chrome_begin(struct export_writer *w, struct trace_reader *r,
 			const struct trace_header *h)
 {
 	struct chrome_writer *c = chrome_of(w);
-	cache_clear(c); /* desc ids are the reader's: a job's next part has others */
+	export_desc_clear(&c->cache); /* desc ids are the reader's: a job's next part has others */
 	c->steps = 0;   /* a job's parts number their unnumbered steps each from 0 */
 	if (c->job)
 		return chrome_job_begin(c, r, h);
@@ -218,44 +209,35 @@ static void write_event_head(struct chrome_writer *c, const char *name, const ch
  * Those bytes are made once, by the same writer calls as any event's, into
  * memory: head is the object up to "ph" (or "s"), tail from the comma
  * before "args" to the object's end. */
-static const struct chrome_cached *cache_get(struct chrome_writer *c, const struct trace_desc *d,
-					     const struct trace_thread *t,
-					     const struct trace_event *e)
+static const struct export_desc_bytes *cache_get(struct chrome_writer *c,
+						 const struct trace_desc *d,
+						 const struct trace_thread *t,
+						 const struct trace_event *e)
 {
-	c->cache = xgrow_zeroed(c->cache, &c->ncache, e->desc, sizeof(*c->cache));
-	struct chrome_cached *k = &c->cache[e->desc];
+	struct export_desc_bytes *k = export_desc_at(&c->cache, e->desc);
 	if (k->bytes && k->flags == e->flags)
 		return k;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	if (!m)
+	struct export_desc_mem m;
+	if (!export_desc_open(&m))
 		return NULL;
 	struct json_writer keep = c->json;
-	json_writer_init(&c->json, m, 0);
+	json_writer_init(&c->json, m.f, 0);
 	write_event_head(c, trace_reader_string(c->reader, d->name_str),
 			 chrome_category(d->type, 0), (e->flags & TRACE_EVF_MARK) != 0);
-	int bad = fflush(m) != 0;
-	size_t head = len;
+	export_desc_split(&m);
 	write_event_args(c, d, t, e, NULL);
 	json_end_object(&c->json);
-	bad |= json_writer_error(&c->json) || fclose(m) != 0;
+	int bad = json_writer_error(&c->json);
 	c->json = keep;
-	if (bad || len > UINT32_MAX) {
-		free(text);
-		return NULL;
-	}
-	free(k->bytes);
-	*k = (struct chrome_cached){text, (uint32_t)head, (uint32_t)(len - head), e->flags};
-	return k;
+	return export_desc_close(&m, bad, k, e->flags) ? NULL : k;
 }
 
-static void write_plain_event(struct chrome_writer *c, const struct chrome_cached *k,
+static void write_plain_event(struct chrome_writer *c, const struct export_desc_bytes *k,
 			      const struct trace_thread *t, const struct trace_event *e)
 {
 	struct json_writer *j = &c->json;
 	chrome_next_item(c);
-	json_raw(j, k->bytes, k->head);
+	json_raw(j, k->bytes, k->first);
 	/* at depth 0 the writer adds nothing around a value: the separators
 	 * and keys are these bytes, as json_key would write them */
 	json_raw(j, ",\"ts\":", 6);
@@ -268,7 +250,7 @@ static void write_plain_event(struct chrome_writer *c, const struct chrome_cache
 	json_uint(j, chrome_pid(c, t));
 	json_raw(j, ",\"tid\":", 7);
 	json_uint(j, chrome_tid(c, t));
-	json_raw(j, k->bytes + k->head, k->tail);
+	json_raw(j, k->bytes + k->first, k->second);
 }
 
 /* TensorBoard's profiler plugin and HTA find the steps of a trace by
@@ -308,7 +290,7 @@ static int chrome_event(struct export_writer *w, const struct trace_event *e)
 	}
 	int mark = (e->flags & TRACE_EVF_MARK) != 0;
 	int stream = t->kind == TRACE_TRACK_STREAM;
-	const struct chrome_cached *k;
+	const struct export_desc_bytes *k;
 	char buf[128];
 	const char *name = trace_reader_string(c->reader, d->name_str);
 	const char *step = step_name(c, d, name, buf, sizeof(buf));
@@ -652,7 +634,7 @@ static void chrome_destroy(struct export_writer *w)
 	if (c->job)
 		chrome_job_destroy(c);
 	json_writer_release(&c->json);
-	cache_clear(c);
+	export_desc_clear(&c->cache);
 	free(c->drops);
 	free(c);
 }

@@ -223,18 +223,12 @@ struct csv_export {
 	uint32_t nthreads;
 	/* per desc id: its name and type fields, then its domain and category
 	 * fields, as CSV (csv_desc()); grows with descs, not events */
-	struct csv_desc *descs;
-	uint32_t ndescs;
+	struct export_desc_cache descs;
 	/* the part's ProfileStep ranges, for the steps file: a few per step */
 	struct csv_step *steps;
 	size_t nsteps, steps_cap;
 	char *clean; /* a sink's text with ill-formed UTF-8 replaced */
 	size_t clean_cap;
-};
-
-struct csv_desc {
-	char *bytes; /* NULL: not made yet */
-	uint32_t name_type, domain_category; /* the two runs' lengths */
 };
 
 /* Where one row's values go: a CSV file (c), or the sink (c NULL). Every
@@ -404,19 +398,10 @@ static void grow(struct csv_export *x, uint32_t thread)
 	x->drops = xgrow_zeroed(x->drops, &x->nthreads, thread, sizeof(*x->drops));
 }
 
-static void descs_clear(struct csv_export *x)
-{
-	for (uint32_t i = 0; i < x->ndescs; i++)
-		free(x->descs[i].bytes);
-	free(x->descs);
-	x->descs = NULL;
-	x->ndescs = 0;
-}
-
 static int csv_begin(struct export_writer *w, struct trace_reader *r, const struct trace_header *h)
 {
 	struct csv_export *x = csv_of(w);
-	descs_clear(x); /* desc ids are the reader's */
+	export_desc_clear(&x->descs); /* desc ids are the reader's */
 	x->nsteps = 0;
 	x->reader = r;
 	x->header = h;
@@ -453,51 +438,41 @@ static void domain_category_columns(struct row *o, const struct trace_desc *d)
 
 /* A desc's fields, made once by the same calls as any row's, into memory:
  * every event of the desc repeats them. NULL when memory fails. */
-static const struct csv_desc *csv_desc(struct csv_export *x, uint32_t id,
-				       const struct trace_desc *d)
+static const struct export_desc_bytes *csv_desc(struct csv_export *x, uint32_t id,
+						const struct trace_desc *d)
 {
-	x->descs = xgrow_zeroed(x->descs, &x->ndescs, id, sizeof(*x->descs));
-	struct csv_desc *k = &x->descs[id];
+	struct export_desc_bytes *k = export_desc_at(&x->descs, id);
 	if (k->bytes)
 		return k;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	if (!m)
+	struct export_desc_mem m;
+	if (!export_desc_open(&m))
 		return NULL;
 	struct csv_out mc;
-	csv_out_init(&mc, m);
+	csv_out_init(&mc, m.f);
 	struct row o = {&mc, x};
 	name_type_columns(&o, d);
-	int bad = fflush(m) != 0;
-	size_t first = len;
+	export_desc_split(&m);
 	mc.row_started = 0; /* the second run is a field list of its own */
 	domain_category_columns(&o, d);
-	bad |= csv_out_error(&mc) || fclose(m) != 0;
-	if (bad || len > UINT32_MAX) {
-		free(text);
-		return NULL;
-	}
-	*k = (struct csv_desc){text, (uint32_t)first, (uint32_t)(len - first)};
-	return k;
+	return export_desc_close(&m, csv_out_error(&mc), k, 0) ? NULL : k;
 }
 
 static void event_columns(struct row *o, const struct trace_desc *d,
 			  const struct trace_thread *t, const struct trace_event *e)
 {
-	const struct csv_desc *k = o->c ? csv_desc(o->x, e->desc, d) : NULL;
+	const struct export_desc_bytes *k = o->c ? csv_desc(o->x, e->desc, d) : NULL;
 	v_time(o, e->start_ns);
 	v_time(o, e->start_ns + e->dur_ns);
 	v_uint(o, e->dur_ns);
 	if (k)
-		csv_out_raw(o->c, k->bytes, k->name_type);
+		csv_out_raw(o->c, k->bytes, k->first);
 	else
 		name_type_columns(o, d);
 	v_uint(o, t->pid);
 	v_uint(o, t->tid);
 	v_uint(o, t->index);
 	if (k)
-		csv_out_raw(o->c, k->bytes + k->name_type, k->domain_category);
+		csv_out_raw(o->c, k->bytes + k->first, k->second);
 	else
 		domain_category_columns(o, d);
 	v_flag(o, e->flags, TRACE_EVF_OPEN_AT_EXIT);
@@ -979,7 +954,7 @@ static void csv_destroy(struct export_writer *w)
 	struct csv_export *x = csv_of(w);
 	for (int i = 0; i < CSV_FILE_COUNT && !x->sinking; i++)
 		csv_out_release(&x->files[i]);
-	descs_clear(x);
+	export_desc_clear(&x->descs);
 	free(x->events);
 	free(x->drops);
 	free(x->steps);
