@@ -609,23 +609,24 @@ static int conv_device(struct coll_thread *t, const cupti_device *d, struct wait
 {
 	struct ring_gpu_device r;
 	REC_INIT(r, RING_REC_GPU_DEVICE, 0);
-	r.id = d->id;
-	r.sm_count = d->numMultiprocessors;
-	r.max_threads_per_sm = d->maxWarpsPerMultiprocessor * d->numThreadsPerWarp;
-	r.max_threads_per_block = d->maxThreadsPerBlock;
-	r.max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
-	r.warp_size = d->numThreadsPerWarp;
-	r.regs_per_sm = d->maxRegistersPerMultiprocessor;
-	r.regs_per_block = d->maxRegistersPerBlock;
-	r.smem_per_sm = d->maxSharedMemoryPerMultiprocessor;
-	r.smem_per_block = d->maxSharedMemoryPerBlock;
-	r.clock_khz = d->coreClockRate;
-	r.total_memory = d->globalMemorySize;
-	r.cc_major = (uint16_t)d->computeCapabilityMajor;
-	r.cc_minor = (uint16_t)d->computeCapabilityMinor;
+	r.d.id = d->id;
+	r.d.sm_count = d->numMultiprocessors;
+	r.d.max_threads_per_sm = d->maxWarpsPerMultiprocessor * d->numThreadsPerWarp;
+	r.d.max_threads_per_block = d->maxThreadsPerBlock;
+	r.d.max_blocks_per_sm = d->maxBlocksPerMultiprocessor;
+	r.d.warp_size = d->numThreadsPerWarp;
+	r.d.regs_per_sm = d->maxRegistersPerMultiprocessor;
+	r.d.regs_per_block = d->maxRegistersPerBlock;
+	r.d.smem_per_sm = d->maxSharedMemoryPerMultiprocessor;
+	r.d.smem_per_block = d->maxSharedMemoryPerBlock;
+	r.d.clock_khz = d->coreClockRate;
+	r.d.total_memory = d->globalMemorySize;
+	r.d.cc_major = (uint16_t)d->computeCapabilityMajor;
+	r.d.cc_minor = (uint16_t)d->computeCapabilityMinor;
 	if (d->name) {
-		r.name_str = intern_wait(t, d->name, coll_cut_len(d->name, strlen(d->name)), sizeof(r), w);
-		if (!r.name_str)
+		r.d.name_str =
+			intern_wait(t, d->name, coll_cut_len(d->name, strlen(d->name)), sizeof(r), w);
+		if (!r.d.name_str)
 			return -1;
 	}
 	return emit(t, &r, w);

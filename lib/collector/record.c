@@ -492,27 +492,36 @@ void coll_api_pop(void)
 
 /* The gprof-dl domain's string id for a record of category on t, or 0 when
  * the event is not to be written (window closed, no slot, name lost). */
-static uint32_t api_event_domain(struct coll_thread *t, struct coll_str *gpdl, uint32_t category,
-				 uint32_t name, uint64_t now)
+/* enter() for a range or a mark of the binding's API (the gprof-dl
+ * domain): the thread (NULL: none), with *now, and *dom the domain's id in
+ * its strings, 0 when nothing is written (outside the window; or a drop,
+ * counted; or its STRING record did not fit, counted). */
+static struct coll_thread *api_enter(uint32_t category, uint32_t name, uint64_t *now,
+				     uint32_t *dom)
 {
-	if (gated(gpdl, category, now))
-		return 0;
-	if (!t->slot || !name) {
+	struct coll_str *gpdl = coll_gpdl_domain();
+	struct coll_thread *t = gpdl ? enter() : NULL;
+	if (!t)
+		return NULL;
+	*now = coll_clock_now();
+	*dom = 0;
+	if (gated(gpdl, category, *now))
+		return t;
+	if (!t->slot || !name)
 		coll_drop(t);
-		return 0;
-	}
-	return coll_str_id(t, gpdl); /* 0: its STRING record did not fit, counted */
+	else
+		*dom = coll_str_id(t, gpdl);
+	return t;
 }
 
 void coll_api_range(uint32_t category, uint32_t name, uint64_t start_ns, uint64_t end_ns,
 		    uint64_t samples)
 {
-	struct coll_str *gpdl = coll_gpdl_domain();
-	struct coll_thread *t = gpdl ? enter() : NULL;
+	uint64_t now;
+	uint32_t dom;
+	struct coll_thread *t = api_enter(category, name, &now, &dom);
 	if (!t)
 		return;
-	uint64_t now = coll_clock_now();
-	uint32_t dom = api_event_domain(t, gpdl, category, name, now);
 	if (dom && category == GPROF_DL_CAT_PROFILE_STEP) {
 		/* recorded at its end or soon after: the step() that began the
 		 * next one sampled that boundary, else now may serve */
@@ -546,12 +555,11 @@ void coll_api_range(uint32_t category, uint32_t name, uint64_t start_ns, uint64_
 
 void coll_api_mark(uint32_t category, uint32_t name)
 {
-	struct coll_str *gpdl = coll_gpdl_domain();
-	struct coll_thread *t = gpdl ? enter() : NULL;
+	uint64_t now;
+	uint32_t dom;
+	struct coll_thread *t = api_enter(category, name, &now, &dom);
 	if (!t)
 		return;
-	uint64_t now = coll_clock_now();
-	uint32_t dom = api_event_domain(t, gpdl, category, name, now);
 	if (dom) {
 		struct ring_mark m = {
 			.h = {RING_REC_MARK, sizeof(m), TRACE_EVF_MARK},

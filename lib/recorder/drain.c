@@ -666,7 +666,7 @@ static const uint32_t *record_string_ids(const struct ring_rec *h, unsigned *n)
 		ids[0] = ((const struct ring_gpu_overhead *)(const void *)h)->name_str, *n = 1;
 		break;
 	case RING_REC_GPU_DEVICE:
-		ids[0] = ((const struct ring_gpu_device *)(const void *)h)->name_str, *n = 1;
+		ids[0] = ((const struct ring_gpu_device *)(const void *)h)->d.name_str, *n = 1;
 		break;
 	case RING_REC_GPU_STATUS:
 		ids[0] = ((const struct ring_gpu_status *)(const void *)h)->msg_str, *n = 1;

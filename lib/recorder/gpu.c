@@ -331,22 +331,8 @@ static void gpu_sync(struct recorder *r, uint32_t pid, const struct ring_gpu_syn
 static void gpu_device(struct recorder *r, const struct ring_gpu_device *x)
 {
 	struct trace_device d;
-	memset(&d, 0, sizeof(d));
-	d.id = x->id;
-	d.name_str = string_file_id(r, x->name_str);
-	d.sm_count = x->sm_count;
-	d.max_threads_per_sm = x->max_threads_per_sm;
-	d.max_threads_per_block = x->max_threads_per_block;
-	d.max_blocks_per_sm = x->max_blocks_per_sm;
-	d.warp_size = x->warp_size;
-	d.regs_per_sm = x->regs_per_sm;
-	d.regs_per_block = x->regs_per_block;
-	d.smem_per_sm = x->smem_per_sm;
-	d.smem_per_block = x->smem_per_block;
-	d.total_memory = x->total_memory;
-	d.clock_khz = x->clock_khz;
-	d.cc_major = x->cc_major;
-	d.cc_minor = x->cc_minor;
+	memcpy(&d, &x->d, sizeof(d)); /* padding too (zero in the ring), for the memcmp */
+	d.name_str = string_file_id(r, x->d.name_str);
 	uint32_t i;
 	for (i = 0; i < r->ndevs && r->devs[i].id != d.id; i++)
 		;
@@ -505,7 +491,7 @@ int rec_gpu_record(struct recorder *r, uint32_t pid, const struct ring_rec *h)
 	}
 	case RING_REC_GPU_DEVICE: {
 		const struct ring_gpu_device *x = (const void *)h;
-		if (!string_known(r, x->name_str))
+		if (!string_known(r, x->d.name_str))
 			return 1;
 		gpu_device(r, x);
 		return 0;

@@ -85,6 +85,8 @@
 #ifndef GPDL_RING_H
 #define GPDL_RING_H
 
+#include "formats/trace/trace.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -369,17 +371,9 @@ struct ring_gpu_extcorr { /* RING_REC_GPU_EXTCORR, aux = CUPTI's CUpti_ExternalC
 
 struct ring_gpu_device { /* RING_REC_GPU_DEVICE */
 	struct ring_rec h;
-	uint32_t id;       /* the CUDA device ordinal */
-	uint32_t name_str;
-	uint32_t sm_count;
-	uint32_t max_threads_per_sm, max_threads_per_block, max_blocks_per_sm;
-	uint32_t warp_size;
-	uint32_t regs_per_sm, regs_per_block;
-	uint32_t smem_per_sm, smem_per_block; /* bytes */
-	uint32_t clock_khz;
-	uint64_t total_memory;                /* bytes */
-	uint16_t cc_major, cc_minor;
-	uint32_t pad;
+	/* the file's record as it is (id: the CUDA device ordinal), but for
+	 * name_str, which is the ring's string id */
+	struct trace_device d;
 };
 
 struct ring_gpu_drops { /* RING_REC_GPU_DROPS */

@@ -1029,21 +1029,21 @@ static void test_external_correlation(void **state)
 static void want_device(struct ring_gpu_device *w, uint32_t base, uint32_t name_str)
 {
 	REC(*w, RING_REC_GPU_DEVICE, 0);
-	w->id = 2 + base;
-	w->name_str = name_str;
-	w->sm_count = 132 + base;
-	w->max_threads_per_sm = (64 - base) * 32;
-	w->max_threads_per_block = 1024 - base;
-	w->max_blocks_per_sm = 32 + base;
-	w->warp_size = 32;
-	w->regs_per_sm = 65536 + base;
-	w->regs_per_block = 65535 - base;
-	w->smem_per_sm = 233472 + base;
-	w->smem_per_block = 49152 + base;
-	w->clock_khz = 1980000 + base;
-	w->total_memory = 85520809984ull + base;
-	w->cc_major = (uint16_t)(9 - base);
-	w->cc_minor = (uint16_t)base;
+	w->d.id = 2 + base;
+	w->d.name_str = name_str;
+	w->d.sm_count = 132 + base;
+	w->d.max_threads_per_sm = (64 - base) * 32;
+	w->d.max_threads_per_block = 1024 - base;
+	w->d.max_blocks_per_sm = 32 + base;
+	w->d.warp_size = 32;
+	w->d.regs_per_sm = 65536 + base;
+	w->d.regs_per_block = 65535 - base;
+	w->d.smem_per_sm = 233472 + base;
+	w->d.smem_per_block = 49152 + base;
+	w->d.clock_khz = 1980000 + base;
+	w->d.total_memory = 85520809984ull + base;
+	w->d.cc_major = (uint16_t)(9 - base);
+	w->d.cc_minor = (uint16_t)base;
 }
 
 static void test_device5_and_device4(void **state)
@@ -1063,12 +1063,12 @@ static void test_device5_and_device4(void **state)
 	assert_int_equal(view_count(s, RING_REC_GPU_DEVICE), 2);
 	const struct ring_gpu_device *a = view_find(s, RING_REC_GPU_DEVICE, 0);
 	const struct ring_gpu_device *b = view_find(s, RING_REC_GPU_DEVICE, 1);
-	assert_name(&v, a->name_str, "NVIDIA H100 80GB HBM3");
-	assert_name(&v, b->name_str, "NVIDIA A100-SXM4-40GB");
+	assert_name(&v, a->d.name_str, "NVIDIA H100 80GB HBM3");
+	assert_name(&v, b->d.name_str, "NVIDIA A100-SXM4-40GB");
 	struct ring_gpu_device w;
-	want_device(&w, 0, a->name_str);
+	want_device(&w, 0, a->d.name_str);
 	assert_rec(a, &w);
-	want_device(&w, 1, b->name_str);
+	want_device(&w, 1, b->d.name_str);
 	assert_rec(b, &w);
 	view_free(&v);
 }

@@ -163,9 +163,9 @@ static void assert_basic(const struct gpu_run *r, uint32_t pid)
 	assert_in_run(r, alloc->ts_ns);
 	assert_true(release->ts_ns > alloc->ts_ns);
 	const struct ring_gpu_device *d = gpu_nth(r, pid, RING_REC_GPU_DEVICE, 0);
-	assert_string_equal(view_str(&r->v, d->name_str), FAKE_DEVICE_NAME);
-	assert_int_equal(d->sm_count, FAKE_SM_COUNT);
-	assert_int_equal(d->cc_major, 9);
+	assert_string_equal(view_str(&r->v, d->d.name_str), FAKE_DEVICE_NAME);
+	assert_int_equal(d->d.sm_count, FAKE_SM_COUNT);
+	assert_int_equal(d->d.cc_major, 9);
 }
 
 static void assert_on(const struct gpu_run *r, const char *path)

@@ -175,21 +175,21 @@ static void put_sync(struct ring_shm *shm, struct ring_slot *s, unsigned type, u
 static void put_device(struct ring_shm *shm, struct ring_slot *s, uint32_t name)
 {
 	struct ring_gpu_device x = {{RING_REC_GPU_DEVICE, sizeof(x), 0}};
-	x.id = 0;
-	x.name_str = name;
-	x.sm_count = 132;
-	x.max_threads_per_sm = 2048;
-	x.max_threads_per_block = 1024;
-	x.max_blocks_per_sm = 32;
-	x.warp_size = 32;
-	x.regs_per_sm = 65536;
-	x.regs_per_block = 65536;
-	x.smem_per_sm = 233472;
-	x.smem_per_block = 49152;
-	x.clock_khz = 1980000;
-	x.total_memory = 85520809984ull;
-	x.cc_major = 9;
-	x.cc_minor = 0;
+	x.d.id = 0;
+	x.d.name_str = name;
+	x.d.sm_count = 132;
+	x.d.max_threads_per_sm = 2048;
+	x.d.max_threads_per_block = 1024;
+	x.d.max_blocks_per_sm = 32;
+	x.d.warp_size = 32;
+	x.d.regs_per_sm = 65536;
+	x.d.regs_per_block = 65536;
+	x.d.smem_per_sm = 233472;
+	x.d.smem_per_block = 49152;
+	x.d.clock_khz = 1980000;
+	x.d.total_memory = 85520809984ull;
+	x.d.cc_major = 9;
+	x.d.cc_minor = 0;
 	put(shm, s, &x);
 }
 
