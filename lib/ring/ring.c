@@ -8,9 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING_VERSION 5u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity;
+#define RING_VERSION 6u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity;
 			   4: ranks, output variables, communication; 5: steps with their
-			   CPU and run-queue time */
+			   CPU and run-queue time; 6: the GPU device record is the
+			   file's struct trace_device */
 #define RING_ALIGN 64u
 
 static size_t slot_header_size(void)

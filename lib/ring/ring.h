@@ -81,6 +81,9 @@
  * the trace can say a rank was slow because another program took its CPU.
  * A record of its own, so that operators' records stay as small as they
  * were; written instead of a RANGE(_EXT) for such a step.
+ *
+ * Version 6: RING_REC_GPU_DEVICE carries the file's struct trace_device
+ * (the same size; its fields in the file's order).
  */
 #ifndef GPDL_RING_H
 #define GPDL_RING_H

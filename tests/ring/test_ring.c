@@ -165,12 +165,12 @@ static void test_version_2_records(void **state)
 	(void)state;
 	size_t len;
 	struct ring_shm *shm = make_shm(1, &len);
-	assert_int_equal(shm->version, 5);
-	for (uint32_t old = 1; old <= 4; old++) {
+	assert_int_equal(shm->version, 6);
+	for (uint32_t old = 1; old <= 5; old++) {
 		shm->version = old;
 		assert_int_equal(ring_shm_check(shm, len), -1);
 	}
-	shm->version = 5;
+	shm->version = 6;
 	assert_int_equal(ring_shm_check(shm, len), 0);
 	assert_int_equal(sizeof(struct ring_process_rank), 32);
 	assert_int_equal(sizeof(struct ring_comm), 64);
