@@ -22,6 +22,7 @@ struct job_part {
 	uint64_t events, counters, drops;
 	char *damage;           /* NULL: read to its end */
 	uint64_t damage_offset;
+	int gpu_seen;           /* chrome_job_opts.gpu called for it */
 };
 
 struct chrome_job {
@@ -194,6 +195,12 @@ void chrome_job_event(struct chrome_writer *c, const struct trace_desc *d,
 		      const struct trace_thread *t, const struct trace_event *e)
 {
 	const struct chrome_job_opts *o = &c->job->o;
+	struct job_part *jp = current(c);
+	if (o->gpu && !jp->gpu_seen && t->kind == TRACE_TRACK_STREAM &&
+	    trace_event_type_is_device(d->type)) {
+		jp->gpu_seen = 1;
+		o->gpu(o->ctx, c->job->nparts - 1);
+	}
 	if (!o->comm || (e->flags & TRACE_EVF_MARK))
 		return;
 	/* what the analysis takes for one: a Communication event, a host range

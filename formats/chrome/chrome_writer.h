@@ -100,6 +100,9 @@ struct chrome_job_opts {
 	int64_t wall_offset_ns;  /* job time + this = Unix time */
 	const char *clock;       /* how the clocks were aligned, for otherData */
 	void (*comm)(void *ctx, const struct chrome_comm *c); /* NULL: none */
+	/* called once a part, at its first GPU work (a kernel, copy, set or
+	 * communication on a GPU stream); NULL: not asked */
+	void (*gpu)(void *ctx, uint32_t part);
 	void *ctx;
 };
 

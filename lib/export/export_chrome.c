@@ -127,7 +127,8 @@ int export_chrome_job(const struct export_opts *o, const struct job *j)
 	char clock[256];
 	struct job_calls cs;
 	job_calls_init(&cs, j);
-	struct chrome_job_opts jo = {.clock = clock, .comm = job_calls_add, .ctx = &cs};
+	struct chrome_job_opts jo = {
+		.clock = clock, .comm = job_calls_add, .gpu = job_calls_gpu, .ctx = &cs};
 	job_clock_base(j, &jo.base_ns, &jo.wall_offset_ns);
 	store_clock_words(clock, sizeof(clock), j->wall_clock, j->nhosts, j->clock,
 			  j->nfiles ? j->files[0].host : "");

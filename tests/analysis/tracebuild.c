@@ -634,7 +634,9 @@ static void tb_job_nccl_step(struct tb *b, const struct tb_job *j, unsigned r, u
 	tb_comm(b, 0, d[3], s + 11 * TB_MS, TB_MS, "0", k, 1ull << 20, j->ranks);
 	tb_range(b, 0, d[0], s, 100 * TB_MS);
 	tb_kernel(b, 1, d[6], s + 5 * TB_MS, g, 2 * k + 1, 1, 32, 1, 0, 0, 0);
-	tb_kernel(b, 2, d[7], s + 5 * TB_MS + g, 90 * TB_MS - g, 2 * k + 2, 1, 32, 1, 0, 0, 0);
+	if (!j->gpu_comm_lost)
+		tb_kernel(b, 2, d[7], s + 5 * TB_MS + g, 90 * TB_MS - g, 2 * k + 2, 1, 32, 1, 0, 0,
+			  0);
 }
 
 /* One rank's threads and steps in b: threads main, worker (or streams). */

@@ -151,6 +151,7 @@ const char *tb_diff_trace(const char *name, uint32_t pid, unsigned steps, uint64
 struct tb_job {
 	unsigned ranks, steps;
 	int gpu;
+	int gpu_comm_lost; /* gpu: the NCCL kernels were not recorded */
 	int slow_rank; /* -1: none */
 	unsigned slow_ms;
 	int slow_dataloader;

@@ -339,6 +339,32 @@ static void test_gpu(void **state)
 	free(text);
 }
 
+/* GPU ranks whose NCCL kernels were not recorded: GPU work, none of it
+ * communication. Their nccl:all_reduce host calls only enqueued, so the
+ * Distributed view takes no call of theirs (dist_calls_of()), and neither
+ * do the flows: none is drawn, where the host calls were joined before. */
+static void test_gpu_comm_lost(void **state)
+{
+	(void)state;
+	struct tb_job job = {.ranks = 2, .steps = STEPS, .gpu = 1, .gpu_comm_lost = 1,
+			     .slow_rank = 1, .slow_ms = 20, .killed_rank = -1};
+	char *text;
+	yajl_val doc = export_job("gpulost", &job, &text);
+	struct evlist evs = events_of(doc);
+	assert_int_equal(count_at(evs, "X", "gemm", 100), STEPS);
+	assert_int_equal(count_at(evs, "X", "nccl:all_reduce", 100), STEPS);
+	assert_int_equal(count_at(evs, "X", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 100), 0);
+	yajl_val job_info = get(get(doc, "otherData"), "job");
+	assert_non_null(job_info);
+	assert_int_equal(get_int(job_info, "collective_flow_events"), 0);
+	for (long long id = FLOW_ID0; id < FLOW_ID0 + STEPS; id++) {
+		yajl_val ends[4];
+		assert_int_equal(flow_ends(evs, id, ends, 4), 0);
+	}
+	yajl_tree_free(doc);
+	free(text);
+}
+
 /* ---- --csv: a directory per part --------------------------------------------------------- */
 
 /* Data rows of a CSV file (lines after the header). */
@@ -474,6 +500,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rank_files), cmocka_unit_test(test_two_hosts),
 		cmocka_unit_test(test_merged),	   cmocka_unit_test(test_gpu),
+		cmocka_unit_test(test_gpu_comm_lost),
 		cmocka_unit_test(test_csv),	   cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_usage),
 	};

@@ -66,6 +66,29 @@ struct dist_src {
  * execution ("gloo:*", "mpi:*", "ucc:*"), never an enqueue (c10d::*,
  * record_param_comms) nor NCCL's ("nccl:*", whose work is the GPU's). */
 int dist_is_host_exec(const struct store *s, uint32_t desc);
+/* The same of a name of len bytes. */
+int dist_name_is_host_exec(const char *name, size_t len);
+
+/* Which of a rank's communication calls are its calls, the one rule of the
+ * Distributed view and of the chrome export's flows: its GPU communication
+ * when it has any; else, on a rank without GPU work, its host calls; else
+ * (GPU work, none of it communication) a CPU backend's executions on the
+ * host, or none (c10d's and NCCL's host calls only enqueue). Host calls
+ * are the outermost of each thread (collective_outermost()). */
+enum dist_calls {
+	DIST_CALLS_NONE,
+	DIST_CALLS_GPU,
+	DIST_CALLS_HOST,
+	DIST_CALLS_HOST_EXEC,
+};
+static inline enum dist_calls dist_calls_of(const struct dist_src *src)
+{
+	if (src->gpu_comm)
+		return DIST_CALLS_GPU;
+	if (!src->gpu_comp)
+		return DIST_CALLS_HOST;
+	return src->host_exec ? DIST_CALLS_HOST_EXEC : DIST_CALLS_NONE;
+}
 
 /* Totals over a window (Paddle's figures: unions). */
 struct dist_fig {
@@ -201,9 +224,9 @@ void dist_map_free(struct dist_map *m);
 
 /* ---- one rank, while it is loaded (rank.c) ----------------------------------- */
 
-/* Collects the rank's communication calls (host calls on a rank without
- * GPU work, the GPU work of each call on a rank with GPU communication,
- * none on a rank with GPU work but no GPU communication) into cs as rank index ri;
+/* Collects the rank's communication calls (dist_calls_of(src): the GPU
+ * work of each call on a rank with GPU communication, else host calls)
+ * into cs as rank index ri;
  * slot(ctx, t) gives the counted step a call starting at t lies in (-1:
  * none). group_size: where a call does not say. */
 void dist_rank_calls(struct collective_set *cs, uint32_t ri, const struct analysis *a,

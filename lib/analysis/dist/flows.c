@@ -5,6 +5,7 @@
 #include "lib/analysis/dist/flows.h"
 
 #include "lib/analysis/dist/collective.h"
+#include "lib/analysis/dist/dist.h"
 
 #include "common/error.h"
 
@@ -21,6 +22,7 @@ struct xcall {
 	uint32_t group_size;
 	int32_t peer;
 	int on_stream;
+	int host_exec; /* a CPU backend's execution on the host (dist.h) */
 };
 
 void job_calls_add(void *ctx, const struct chrome_comm *c)
@@ -47,7 +49,18 @@ void job_calls_add(void *ctx, const struct chrome_comm *c)
 		.group_size = x ? x->group_size : 0,
 		.peer = x && x->has_peer ? x->peer : -1,
 		.on_stream = c->on_stream,
+		.host_exec = !c->on_stream && dist_name_is_host_exec(c->name, strlen(c->name)),
 	};
+}
+
+void job_calls_gpu(void *ctx, uint32_t part)
+{
+	struct job_calls *cs = ctx;
+	if (part >= cs->j->nranks)
+		return;
+	if (!cs->gpu)
+		cs->gpu = xcalloc(cs->j->nranks, 1);
+	cs->gpu[part] = 1;
 }
 
 static const struct xcall *sort_base;
@@ -74,21 +87,30 @@ static int by_thread(const void *a, const void *b)
 	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
 }
 
-/* A rank's calls, as the Distributed view takes them: its GPU
- * communication when it has any, else its host calls, the outermost of each
- * thread (a gloo:all_reduce inside c10d's call is one call). Indexes into
- * cs->v, in start order; *n their number. */
+/* A rank's calls, as the Distributed view takes them (dist_calls_of(), its
+ * facts from what was written of it): indexes into cs->v, in start order;
+ * *n their number. */
 static size_t *rank_calls(const struct job_calls *cs, uint32_t part, size_t *n)
 {
 	size_t *idx = xmalloc((cs->n ? cs->n : 1) * sizeof(*idx)), k = 0;
-	int gpu = 0;
-	for (size_t i = 0; i < cs->n; i++)
-		gpu |= cs->v[i].part == part && cs->v[i].on_stream;
-	for (size_t i = 0; i < cs->n; i++)
-		if (cs->v[i].part == part && cs->v[i].on_stream == gpu)
+	struct dist_src src = {.gpu_comp = cs->gpu && cs->gpu[part]};
+	for (size_t i = 0; i < cs->n; i++) {
+		const struct xcall *x = &cs->v[i];
+		if (x->part == part) {
+			src.gpu_comm |= x->on_stream;
+			src.host_exec |= x->host_exec;
+		}
+	}
+	src.gpu_comp |= src.gpu_comm;
+	enum dist_calls rule = dist_calls_of(&src);
+	for (size_t i = 0; i < cs->n && rule != DIST_CALLS_NONE; i++) {
+		const struct xcall *x = &cs->v[i];
+		if (x->part == part && x->on_stream == (rule == DIST_CALLS_GPU) &&
+		    (rule != DIST_CALLS_HOST_EXEC || x->host_exec))
 			idx[k++] = i;
+	}
 	sort_base = cs->v;
-	if (!gpu) {
+	if (rule != DIST_CALLS_GPU) { /* host calls: the outermost of each thread */
 		qsort(idx, k, sizeof(*idx), by_thread);
 		size_t kept = 0;
 		uint64_t end = 0;
@@ -198,6 +220,7 @@ void job_calls_init(struct job_calls *cs, const struct job *j)
 void job_calls_free(struct job_calls *cs)
 {
 	free(cs->v);
+	free(cs->gpu);
 	names_free(&cs->names);
 	memset(cs, 0, sizeof(*cs));
 }

@@ -13,11 +13,16 @@
 
 /* ---- sources and unions ---------------------------------------------------------- */
 
+int dist_name_is_host_exec(const char *name, size_t len)
+{
+	size_t n = trace_name_comm_call(name, len);
+	return n && !(n == 4 && strncasecmp(name, "nccl", 4) == 0);
+}
+
 int dist_is_host_exec(const struct store *s, uint32_t desc)
 {
 	const char *name = store_name(s, s->descs[desc].name);
-	size_t n = trace_name_comm_call(name, strlen(name));
-	return n && !(n == 4 && strncasecmp(name, "nccl", 4) == 0);
+	return dist_name_is_host_exec(name, strlen(name));
 }
 
 /* With GPU work, a host communication call (c10d::allreduce_, record_param_comms,
@@ -324,14 +329,19 @@ void dist_rank_calls(struct collective_set *cs, uint32_t ri, const struct analys
 {
 	uint8_t *is_call = call_descs(&a->store);
 	struct call_ctx c = {cs, ri, a, slot, ctx, group_size};
-	if (src->gpu_comm) {
+	switch (dist_calls_of(src)) {
+	case DIST_CALLS_GPU:
 		gpu_calls(&c, is_call);
-	} else if (!src->gpu_comp) {
-		host_calls(&c, is_call);
-	} else if (src->host_exec) { /* with GPU work, a CPU backend's executions alone */
+		break;
+	case DIST_CALLS_HOST_EXEC:
 		for (uint32_t d = 0; d < a->store.ndescs; d++)
 			is_call[d] = is_call[d] && dist_is_host_exec(&a->store, d);
+		/* fall through */
+	case DIST_CALLS_HOST:
 		host_calls(&c, is_call);
+		break;
+	case DIST_CALLS_NONE:
+		break;
 	}
 	free(is_call);
 }
