@@ -275,7 +275,7 @@ int export_launch_measure(const struct trace_device *d, const struct trace_event
 	return 0;
 }
 
-struct export_desc_bytes *export_desc_at(struct export_desc_cache *c, uint32_t id)
+struct export_desc_bytes *export_desc_grow(struct export_desc_cache *c, uint32_t id)
 {
 	c->v = xgrow_zeroed(c->v, &c->n, id, sizeof(*c->v));
 	return &c->v[id];

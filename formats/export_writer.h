@@ -150,7 +150,11 @@ struct export_desc_cache {
 	uint32_t n;
 };
 /* Desc id's entry (zeroed when new), the cache grown to hold it. */
-struct export_desc_bytes *export_desc_at(struct export_desc_cache *c, uint32_t id);
+struct export_desc_bytes *export_desc_grow(struct export_desc_cache *c, uint32_t id);
+static inline struct export_desc_bytes *export_desc_at(struct export_desc_cache *c, uint32_t id)
+{
+	return id < c->n ? &c->v[id] : export_desc_grow(c, id);
+}
 void export_desc_clear(struct export_desc_cache *c);
 /* Making an entry: export_desc_open() gives the stream to write the first
  * run to (NULL when memory fails), export_desc_split() ends the first run,
