@@ -115,7 +115,7 @@ static void check(struct split *s, int rc)
 		s->failed = 1;
 }
 
-static int on_thread(void *ctx, const struct trace_thread *t)
+static int split_thread(void *ctx, const struct trace_thread *t)
 {
 	struct split *s = ctx;
 	if (t->index >= s->nthreads) {
@@ -168,7 +168,7 @@ static int to_every_output(struct split *s, const struct trace_event *e)
 	return 0;
 }
 
-static int on_event(void *ctx, const struct trace_event *e)
+static int split_event(void *ctx, const struct trace_event *e)
 {
 	struct split *s = ctx;
 	const struct sthread *st = &s->threads[e->thread];
@@ -196,7 +196,7 @@ static int on_event(void *ctx, const struct trace_event *e)
 	return 0;
 }
 
-static int on_counter(void *ctx, const struct trace_counter *c)
+static int split_counter(void *ctx, const struct trace_counter *c)
 {
 	struct split *s = ctx;
 	if (s->spans) {
@@ -213,7 +213,7 @@ static int on_counter(void *ctx, const struct trace_counter *c)
 	return 0;
 }
 
-static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
+static int split_drops(void *ctx, uint32_t thread, uint64_t dropped)
 {
 	struct split *s = ctx;
 	const struct sthread *st = &s->threads[thread];
@@ -221,7 +221,7 @@ static int on_drops(void *ctx, uint32_t thread, uint64_t dropped)
 	return 0;
 }
 
-static int on_device(void *ctx, const struct trace_device *d)
+static int split_device(void *ctx, const struct trace_device *d)
 {
 	struct split *s = ctx;
 	for (uint32_t i = 0; i < s->nouts; i++) {
@@ -232,7 +232,7 @@ static int on_device(void *ctx, const struct trace_device *d)
 	return 0;
 }
 
-static int on_process(void *ctx, const struct trace_process *p)
+static int split_process(void *ctx, const struct trace_process *p)
 {
 	struct split *s = ctx;
 	if (s->spans) {
@@ -315,12 +315,12 @@ static int split_run(struct split *sp, const char *src, const struct split_out *
 	}
 	if (rc == 0) {
 		struct trace_visitor v = {
-			.process = on_process,
-			.thread = on_thread,
-			.event = on_event,
-			.counter = on_counter,
-			.drops = on_drops,
-			.device = on_device,
+			.process = split_process,
+			.thread = split_thread,
+			.event = split_event,
+			.counter = split_counter,
+			.drops = split_drops,
+			.device = split_device,
 		};
 		if (trace_reader_run(s.r, &v, &s) != 0)
 			s.failed = 1;
