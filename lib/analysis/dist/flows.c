@@ -101,7 +101,6 @@ static size_t *rank_calls(const struct job_calls *cs, uint32_t part, size_t *n)
 			src.host_exec |= x->host_exec;
 		}
 	}
-	src.gpu_comp |= src.gpu_comm;
 	enum dist_calls rule = dist_calls_of(&src);
 	for (size_t i = 0; i < cs->n && rule != DIST_CALLS_NONE; i++) {
 		const struct xcall *x = &cs->v[i];
