@@ -67,6 +67,8 @@ enum {
 	CMD_OPT_OP_DETAIL,
 	CMD_OPT_WIDE,
 	CMD_OPT_FORMAT,
+	CMD_OPT_VIEW,
+	CMD_OPT_TOP,
 };
 #define CMD_OPTIONS_JOB                                                      \
 	{"skip-steps", required_argument, NULL, CMD_OPT_SKIP_STEPS},         \
@@ -77,11 +79,15 @@ enum {
  * the caller stops, exit status 0). Any other c is one of the caller's
  * own options its switch missed: a usage error naming it. */
 int cmd_common_option(int c, char **argv, const char *usage, const char **output, int *force);
-/* The options summary and diff share, which set their struct summary_opts
- * alike: --op-detail, --wide, --format text|csv|json, --time-unit U and
- * --mixed-jobs (its table entry is CMD_OPTIONS_JOB's). 1 when c was one of
- * them (done), 0 when not. */
+/* The options summary and diff share. --view V and --top N: each command
+ * takes them in its own switch (the views it can show, its rows). The rest
+ * set their struct summary_opts alike through cmd_summary_option():
+ * --op-detail, --wide, --format text|csv|json, --time-unit U and
+ * --mixed-jobs (its table entry is CMD_OPTIONS_JOB's); it returns 1 when c
+ * was one of them (done), 0 when not. */
 #define CMD_OPTIONS_SUMMARY                                             \
+	{"view", required_argument, NULL, CMD_OPT_VIEW},                \
+	{"top", required_argument, NULL, CMD_OPT_TOP},                  \
 	{"op-detail", no_argument, NULL, CMD_OPT_OP_DETAIL},            \
 	{"wide", no_argument, NULL, CMD_OPT_WIDE},                      \
 	{"format", required_argument, NULL, CMD_OPT_FORMAT}, CMD_OPTION_TIME_UNIT

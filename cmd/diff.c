@@ -81,17 +81,13 @@ struct diff_cmd {
 
 
 enum {
-	OPT_VIEW = 256,
-	OPT_TOP,
-	OPT_TOTALS,
+	OPT_TOTALS = 256,
 	OPT_SIDE_A,
 	OPT_SIDE_B,
 };
 
 static const struct option diff_options[] = {
-	{"view", required_argument, NULL, OPT_VIEW},
 	CMD_OPTIONS_SUMMARY,
-	{"top", required_argument, NULL, OPT_TOP},
 	{"totals", no_argument, NULL, OPT_TOTALS},
 	CMD_OPTIONS_JOB,
 	{"skip", required_argument, NULL, CMD_OPT_SKIP_STEPS},
@@ -177,10 +173,10 @@ static int diff_parse(int argc, char **argv, struct diff_cmd *cmd)
 			marked = 1;
 			side_add(o, side, optarg);
 			break;
-		case OPT_VIEW:
+		case CMD_OPT_VIEW:
 			diff_view_option(o, optarg);
 			break;
-		case OPT_TOP:
+		case CMD_OPT_TOP:
 			o->top = cmd_parse_count("--top", optarg, "a number of rows, 0 for all");
 			break;
 		case OPT_TOTALS:

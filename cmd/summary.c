@@ -72,11 +72,9 @@ static const char summary_usage[] =
 	"See gprof-dl-summary(1) for every view, column and note.\n";
 
 enum {
-	OPT_VIEW = 256,
-	OPT_THREAD_SEP,
+	OPT_THREAD_SEP = 256,
 	OPT_SORTED_BY,
 	OPT_CYCLE,
-	OPT_TOP,
 	OPT_GROUP_BY,
 	OPT_WINDOW,
 };
@@ -87,13 +85,11 @@ static long summary_cycle = -1;
 static int summary_force;
 
 static const struct option summary_options[] = {
-	{"view", required_argument, NULL, OPT_VIEW},
 	CMD_OPTIONS_SUMMARY,
 	{"thread-sep", no_argument, NULL, OPT_THREAD_SEP},
 	{"sorted-by", required_argument, NULL, OPT_SORTED_BY},
 	CMD_OPTIONS_JOB,
 	{"cycle", required_argument, NULL, OPT_CYCLE},
-	{"top", required_argument, NULL, OPT_TOP},
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"window", required_argument, NULL, OPT_WINDOW},
 	CMD_OPTIONS_OUTPUT,
@@ -150,7 +146,7 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 	optind = 1;
 	while ((c = cmd_getopt_long(argc, argv, ":o:fh", summary_options, NULL)) != -1) {
 		switch (c) {
-		case OPT_VIEW:
+		case CMD_OPT_VIEW:
 			summary_view_option(o, optarg);
 			break;
 		case OPT_THREAD_SEP:
@@ -165,7 +161,7 @@ static int summary_parse(int argc, char **argv, struct summary_opts *o, const ch
 			o->view.skip_steps = cmd_parse_skip_steps(optarg);
 			o->view.skip_set = 1;
 			break;
-		case OPT_TOP:
+		case CMD_OPT_TOP:
 			o->top = (int)cmd_parse_count("--top", optarg, "a number of rows, 0 for all");
 			if (o->top < 0)
 				usage_error("invalid --top '%s' (a number of rows, 0 for all)", optarg);
