@@ -79,44 +79,30 @@ CREATE TEMPORARY VIEW step_sets AS
 
 -- the Operator and Kernel views' rows of each rank (agg_operators,
 -- agg_kernels), kind 'operator' or 'kernel', by name: each rank's total of
--- the name and its spread over the ranks that have the name (least,
--- median, largest, and the rank of the largest: the lowest such rank on a
--- tie), and the calls' median and 95th percentile over all ranks
+-- the name (views.sql's name_spread gives its spread over the ranks), and
+-- the longest call
 CREATE TEMPORARY VIEW name_totals AS
   SELECT 'operator' AS kind, rank, name, total_ns, max_ns FROM agg_operators WHERE rank >= 0
   UNION ALL
   SELECT 'kernel' AS kind, rank, name, total_ns, max_ns FROM agg_kernels WHERE rank >= 0;
 
--- the quantiles from the summed histograms (agg_durations): the call of
--- rank ceil(q x calls) lies in the first bucket where the calls so far
--- reach it, at most its upper bound (exclusive: hi_ns - 1 in whole ns)
--- and at most the longest call
+-- the calls' median and 95th percentile over all ranks, from the summed
+-- histograms (agg_durations): the call of rank ceil(q x calls) lies in the
+-- first bucket where the calls so far reach it, at most its upper bound
+-- (exclusive: hi_ns - 1 in whole ns) and at most the longest call
 CREATE TEMPORARY VIEW name_quantiles AS
-  SELECT kind, name, min(CASE WHEN 2 * upto >= n THEN hi_ns - 1 END) AS p50_ns,
-         min(CASE WHEN 20 * upto >= 19 * n THEN hi_ns - 1 END) AS p95_ns
-  FROM (SELECT kind, name, hi_ns,
-               sum(calls) OVER (PARTITION BY kind, name ORDER BY lo_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
-               sum(calls) OVER (PARTITION BY kind, name) AS n
-        FROM (SELECT kind, name, lo_ns, hi_ns, sum(calls) AS calls
-              FROM agg_durations WHERE rank >= 0
-              GROUP BY kind, name, lo_ns, hi_ns) b) c
-  GROUP BY kind, name;
-
-CREATE TEMPORARY VIEW name_spread AS
-  SELECT o.kind, o.name, max(o.n) AS ranks, min(o.total_ns) AS rank_min_ns,
-         max(o.total_ns) AS rank_max_ns,
-         avg(CASE WHEN 2 * o.k IN (o.n, o.n + 1, o.n + 2) THEN CAST(o.total_ns AS DOUBLE) END)
-           AS rank_median_ns,
-         max(CASE WHEN o.k_desc = 1 THEN o.rank END) AS max_rank,
-         CASE WHEN max(q.p50_ns) > max(o.max_ns) THEN max(o.max_ns) ELSE max(q.p50_ns) END
-           AS p50_ns,
-         CASE WHEN max(q.p95_ns) > max(o.max_ns) THEN max(o.max_ns) ELSE max(q.p95_ns) END
-           AS p95_ns
-  FROM (SELECT kind, rank, name, total_ns, max_ns,
-               row_number() OVER (PARTITION BY kind, name ORDER BY total_ns, rank) AS k,
-               row_number() OVER (PARTITION BY kind, name ORDER BY total_ns DESC, rank) AS k_desc,
-               count(*) OVER (PARTITION BY kind, name) AS n
-        FROM name_totals) o
-  LEFT JOIN name_quantiles q ON q.kind = o.kind AND q.name = o.name
-  GROUP BY o.kind, o.name;
+  SELECT q.kind, q.name,
+         CASE WHEN q.p50_ns > m.max_ns THEN m.max_ns ELSE q.p50_ns END AS p50_ns,
+         CASE WHEN q.p95_ns > m.max_ns THEN m.max_ns ELSE q.p95_ns END AS p95_ns
+  FROM (SELECT kind, name, min(CASE WHEN 2 * upto >= n THEN hi_ns - 1 END) AS p50_ns,
+               min(CASE WHEN 20 * upto >= 19 * n THEN hi_ns - 1 END) AS p95_ns
+        FROM (SELECT kind, name, hi_ns,
+                     sum(calls) OVER (PARTITION BY kind, name ORDER BY lo_ns
+                                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
+                     sum(calls) OVER (PARTITION BY kind, name) AS n
+              FROM (SELECT kind, name, lo_ns, hi_ns, sum(calls) AS calls
+                    FROM agg_durations WHERE rank >= 0
+                    GROUP BY kind, name, lo_ns, hi_ns) b) c
+        GROUP BY kind, name) q
+  LEFT JOIN (SELECT kind, name, max(max_ns) AS max_ns FROM name_totals GROUP BY kind, name) m
+    ON m.kind = q.kind AND m.name = q.name;

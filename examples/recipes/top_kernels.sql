@@ -39,48 +39,13 @@
 -- Times are integer ns; avg_ns and rank_median_ns are real.
 -- Needs views.sql (the shared views, and params) run first in the same session:
 -- examples/recipes/run does; by hand, run views.sql, then this file.
--- what decides whether a kernel counts: its call, else itself
-WITH anchored AS (
-  SELECT k.rank, k.name, k.dur_ns,
-         CASE WHEN c.pid IS NULL THEN k.start_ns ELSE c.start_ns END AS a_start,
-         CASE WHEN c.pid IS NULL THEN k.end_ns ELSE c.end_ns END AS a_end
-  FROM kernels k
-  LEFT JOIN launchers c ON c.rank = k.rank AND c.pid = k.pid AND c.correlation = k.correlation
-),
-job_counted AS (
-  SELECT a.name, a.dur_ns FROM anchored a
+-- the kernels that count in the job's window (views.sql: kernel_spans)
+WITH job_counted AS (
+  SELECT a.name, a.dur_ns FROM kernel_spans a
   WHERE NOT EXISTS (SELECT 1 FROM steps)
      OR EXISTS (SELECT 1 FROM job_window w
                 WHERE (a.a_start < w.e AND a.a_end > w.s)
                    OR (a.a_start = a.a_end AND a.a_start >= w.s AND a.a_start <= w.e))
-),
-rank_counted AS (
-  SELECT a.rank, a.name, a.dur_ns FROM anchored a
-  WHERE a.rank >= 0
-    AND (NOT EXISTS (SELECT 1 FROM steps t WHERE t.rank = a.rank)
-         OR EXISTS (SELECT 1 FROM rank_window w
-                    WHERE w.rank = a.rank
-                      AND ((a.a_start < w.e AND a.a_end > w.s)
-                           OR (a.a_start = a.a_end AND a.a_start >= w.s
-                               AND a.a_start <= w.e))))
-),
-rank_totals AS (
-  SELECT rank, name, sum(dur_ns) AS total FROM rank_counted GROUP BY rank, name
-),
-rank_ordered AS (
-  SELECT rank, name, total,
-         row_number() OVER (PARTITION BY name ORDER BY total, rank) AS k,
-         row_number() OVER (PARTITION BY name ORDER BY total DESC, rank) AS k_desc,
-         count(*) OVER (PARTITION BY name) AS n
-  FROM rank_totals
-),
-spread AS (
-  SELECT name, max(n) AS ranks, min(total) AS rank_min_ns, max(total) AS rank_max_ns,
-         avg(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(total AS DOUBLE) END)
-           AS rank_median_ns,
-         max(CASE WHEN k_desc = 1 THEN rank END) AS max_rank
-  FROM rank_ordered
-  GROUP BY name
 ),
 job_kernels AS (
   SELECT name, count(*) AS calls, sum(dur_ns) AS total_ns,
@@ -93,7 +58,8 @@ ranked AS (
   SELECT j.name, j.calls, j.total_ns, j.avg_ns, j.max_ns, j.min_ns,
          s.ranks, s.rank_min_ns, s.rank_median_ns, s.rank_max_ns, s.max_rank,
          row_number() OVER (ORDER BY j.total_ns DESC, j.name) AS pos
-  FROM job_kernels j LEFT JOIN spread s ON s.name = j.name
+  FROM job_kernels j
+  LEFT JOIN (SELECT * FROM name_spread WHERE kind = 'kernel') s ON s.name = j.name
 )
 SELECT r.name, r.calls, r.total_ns, r.avg_ns, r.max_ns, r.min_ns,
        r.ranks, r.rank_min_ns, r.rank_median_ns, r.rank_max_ns, r.max_rank

@@ -47,51 +47,8 @@
 -- Times are integer ns; avg_ns, gpu_avg_ns and rank_median_ns are real.
 -- Needs views.sql (the shared views, and params) run first in the same session:
 -- examples/recipes/run does; by hand, run views.sql, then this file.
-WITH host AS (
-  SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM operators
-  UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM ranges
-  UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM runtime
-  UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM communication
-),
--- in the store's order (start, longer first), with the range just before
-ordered AS (
-  SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type,
-         row_number() OVER (PARTITION BY rank, pid, thread
-                            ORDER BY start_ns, dur_ns DESC, name, type) AS idx,
-         lag(name) OVER (PARTITION BY rank, pid, thread
-                         ORDER BY start_ns, dur_ns DESC, name, type) AS p_name,
-         lag(type) OVER (PARTITION BY rank, pid, thread
-                         ORDER BY start_ns, dur_ns DESC, name, type) AS p_type,
-         lag(end_ns) OVER (PARTITION BY rank, pid, thread
-                           ORDER BY start_ns, dur_ns DESC, name, type) AS p_end
-  FROM host
-),
--- an operator right after a range of its name and type that contains it
-fold_candidates AS (
-  SELECT rank, pid, thread, idx, end_ns, p_end FROM ordered
-  WHERE type = 'Operator' AND p_type = type AND p_name = name AND end_ns <= p_end
-),
--- ... and that range's only child
-folded AS (
-  SELECT c.rank, c.pid, c.thread, c.idx
-  FROM fold_candidates c
-  LEFT JOIN ordered o
-    ON o.rank = c.rank AND o.pid = c.pid AND o.thread = c.thread
-   AND o.idx > c.idx AND o.end_ns > c.end_ns AND o.end_ns <= c.p_end
-  GROUP BY c.rank, c.pid, c.thread, c.idx
-  HAVING count(o.idx) = 0
-),
-ops AS (
-  SELECT o.rank, o.pid, o.thread, o.idx, o.name, o.start_ns, o.end_ns, o.dur_ns
-  FROM ordered o
-  JOIN threads t ON t.rank = o.rank AND t.pid = o.pid AND t.thread = o.thread
-  LEFT JOIN folded f ON f.rank = o.rank AND f.pid = o.pid AND f.thread = o.thread
-                    AND f.idx = o.idx
-  WHERE o.type = 'Operator' AND t.kind = 'host' AND f.idx IS NULL
-),
-job_has_steps AS (SELECT count(*) AS n FROM steps),
-rank_has_steps AS (SELECT rank, count(*) AS n FROM steps GROUP BY rank),
--- each call clipped to the job's window ...
+-- the calls (views.sql: ops), each clipped to the job's window ...
+WITH job_has_steps AS (SELECT count(*) AS n FROM steps),
 job_clip AS (
   SELECT o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns,
          sum(CASE WHEN w.s IS NULL THEN 0
@@ -128,40 +85,6 @@ job_calls AS (
                     AND g.idx = c.idx
   WHERE n.n = 0 OR c.clipped > 0 OR (c.dur_ns = 0 AND c.hits > 0)
 ),
--- ... and to its rank's
-rank_clip AS (
-  SELECT o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns,
-         sum(CASE WHEN w.s IS NULL THEN 0
-                  ELSE (CASE WHEN o.end_ns < w.e THEN o.end_ns ELSE w.e END)
-                     - (CASE WHEN o.start_ns > w.s THEN o.start_ns ELSE w.s END) END) AS clipped,
-         count(w.s) AS hits
-  FROM ops o LEFT JOIN rank_window w
-    ON w.rank = o.rank AND o.start_ns <= w.e AND o.end_ns >= w.s
-  WHERE o.rank >= 0
-  GROUP BY o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns
-),
-rank_totals AS (
-  SELECT c.rank, c.name,
-         sum(CASE WHEN n.n IS NULL THEN c.dur_ns ELSE c.clipped END) AS total
-  FROM rank_clip c LEFT JOIN rank_has_steps n ON n.rank = c.rank
-  WHERE n.n IS NULL OR c.clipped > 0 OR (c.dur_ns = 0 AND c.hits > 0)
-  GROUP BY c.rank, c.name
-),
-rank_ordered AS (
-  SELECT rank, name, total,
-         row_number() OVER (PARTITION BY name ORDER BY total, rank) AS k,
-         row_number() OVER (PARTITION BY name ORDER BY total DESC, rank) AS k_desc,
-         count(*) OVER (PARTITION BY name) AS n
-  FROM rank_totals
-),
-spread AS (
-  SELECT name, max(n) AS ranks, min(total) AS rank_min_ns, max(total) AS rank_max_ns,
-         avg(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(total AS DOUBLE) END)
-           AS rank_median_ns,
-         max(CASE WHEN k_desc = 1 THEN rank END) AS max_rank
-  FROM rank_ordered
-  GROUP BY name
-),
 job_ops AS (
   SELECT name, count(*) AS calls, sum(cpu) AS total_ns,
          CAST(sum(cpu) AS DOUBLE) / count(*) AS avg_ns, max(cpu) AS max_ns, min(cpu) AS min_ns,
@@ -174,7 +97,8 @@ ranked AS (
   SELECT j.name, j.calls, j.total_ns, j.avg_ns, j.max_ns, j.min_ns,
          j.gpu_total_ns, j.gpu_avg_ns, j.gpu_max_ns, j.gpu_min_ns, s.ranks, s.rank_min_ns, s.rank_median_ns, s.rank_max_ns, s.max_rank,
          row_number() OVER (ORDER BY j.total_ns DESC, j.name) AS pos
-  FROM job_ops j LEFT JOIN spread s ON s.name = j.name
+  FROM job_ops j
+  LEFT JOIN (SELECT * FROM name_spread WHERE kind = 'operator') s ON s.name = j.name
 )
 SELECT r.name, r.calls, r.total_ns, r.avg_ns, r.max_ns, r.min_ns,
        r.gpu_total_ns, r.gpu_avg_ns, r.gpu_max_ns, r.gpu_min_ns, r.ranks, r.rank_min_ns, r.rank_median_ns, r.rank_max_ns, r.max_rank

@@ -22,6 +22,12 @@
 --                    job's and each rank's (top_operators.sql, top_kernels.sql)
 --   launchers        the host event that launched each correlation id: the
 --                    earliest of its process (top_*.sql, collectives.sql)
+--   ops, kernel_spans  the calls the Operator and Kernel views count
+--                    (top_operators.sql, top_kernels.sql)
+--   name_totals, name_spread  each rank's total of an operator or kernel
+--                    name, and the spread of those totals over the ranks
+--                    (top_*.sql; agg_views.sql gives name_totals from the
+--                    aggregate tables)
 --   coll_calls       the communication calls with their bytes and group
 --                    (collectives.sql)
 -- The views' names are the recipes' to use; a recipe's own CTE of the same
@@ -411,6 +417,114 @@ CREATE TEMPORARY VIEW launchers AS
               UNION ALL SELECT rank, pid, thread, correlation, start_ns, end_ns FROM memory) h
         WHERE correlation IS NOT NULL AND correlation <> 0) x
   WHERE k = 1;
+
+-- ---- the Operator and Kernel views' calls (top_operators.sql,
+-- ---- top_kernels.sql) and their totals' spread over the ranks
+
+-- the operator calls the Operator view counts (the rules: top_operators.sql):
+-- ranges of type Operator on a host thread, in the store's order (start,
+-- longer first: idx), less each call that redispatches to itself, folded
+-- into its parent (the host range just before, of its name and type, that
+-- contains it and has no other child)
+CREATE TEMPORARY VIEW ops AS
+  WITH op_events AS (
+    SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM operators
+    UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM ranges
+    UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM runtime
+    UNION ALL SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type FROM communication
+  ),
+  -- with the range just before
+  op_ordered AS (
+    SELECT rank, pid, thread, start_ns, end_ns, dur_ns, name, type,
+           row_number() OVER (PARTITION BY rank, pid, thread
+                              ORDER BY start_ns, dur_ns DESC, name, type) AS idx,
+           lag(name) OVER (PARTITION BY rank, pid, thread
+                           ORDER BY start_ns, dur_ns DESC, name, type) AS p_name,
+           lag(type) OVER (PARTITION BY rank, pid, thread
+                           ORDER BY start_ns, dur_ns DESC, name, type) AS p_type,
+           lag(end_ns) OVER (PARTITION BY rank, pid, thread
+                             ORDER BY start_ns, dur_ns DESC, name, type) AS p_end
+    FROM op_events
+  ),
+  -- an operator right after a range of its name and type that contains it
+  fold_candidates AS (
+    SELECT rank, pid, thread, idx, end_ns, p_end FROM op_ordered
+    WHERE type = 'Operator' AND p_type = type AND p_name = name AND end_ns <= p_end
+  ),
+  -- ... and that range's only child
+  folded AS (
+    SELECT c.rank, c.pid, c.thread, c.idx
+    FROM fold_candidates c
+    LEFT JOIN op_ordered o
+      ON o.rank = c.rank AND o.pid = c.pid AND o.thread = c.thread
+     AND o.idx > c.idx AND o.end_ns > c.end_ns AND o.end_ns <= c.p_end
+    GROUP BY c.rank, c.pid, c.thread, c.idx
+    HAVING count(o.idx) = 0
+  )
+  SELECT o.rank, o.pid, o.thread, o.idx, o.name, o.start_ns, o.end_ns, o.dur_ns
+  FROM op_ordered o
+  JOIN threads t ON t.rank = o.rank AND t.pid = o.pid AND t.thread = o.thread
+  LEFT JOIN folded f ON f.rank = o.rank AND f.pid = o.pid AND f.thread = o.thread
+                    AND f.idx = o.idx
+  WHERE o.type = 'Operator' AND t.kind = 'host' AND f.idx IS NULL;
+
+-- each kernel (the kernels table: Kernel, and Communication on a GPU
+-- stream) with the span that decides whether it counts (the rules:
+-- top_kernels.sql): its launching call's, else its own
+CREATE TEMPORARY VIEW kernel_spans AS
+  SELECT k.rank, k.name, k.dur_ns,
+         CASE WHEN c.pid IS NULL THEN k.start_ns ELSE c.start_ns END AS a_start,
+         CASE WHEN c.pid IS NULL THEN k.end_ns ELSE c.end_ns END AS a_end
+  FROM kernels k
+  LEFT JOIN launchers c ON c.rank = k.rank AND c.pid = k.pid AND c.correlation = k.correlation;
+
+-- each rank's total of a name as `summary --view operator` (kind
+-- 'operator': CPU Total) or `--view kernel` (kind 'kernel': GPU Total) of
+-- that rank's trace alone gives it: its calls in the rank's own window
+-- (CPU time clipped to it; a kernel in full)
+CREATE TEMPORARY VIEW name_totals AS
+  SELECT 'operator' AS kind, c.rank, c.name,
+         sum(CASE WHEN n.n IS NULL THEN c.dur_ns ELSE c.clipped END) AS total_ns
+  FROM (SELECT o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns,
+               sum(CASE WHEN w.s IS NULL THEN 0
+                        ELSE (CASE WHEN o.end_ns < w.e THEN o.end_ns ELSE w.e END)
+                           - (CASE WHEN o.start_ns > w.s THEN o.start_ns ELSE w.s END) END)
+                 AS clipped,
+               count(w.s) AS hits
+        FROM ops o LEFT JOIN rank_window w
+          ON w.rank = o.rank AND o.start_ns <= w.e AND o.end_ns >= w.s
+        WHERE o.rank >= 0
+        GROUP BY o.rank, o.pid, o.thread, o.idx, o.name, o.dur_ns) c
+  LEFT JOIN (SELECT rank, count(*) AS n FROM steps GROUP BY rank) n ON n.rank = c.rank
+  WHERE n.n IS NULL OR c.clipped > 0 OR (c.dur_ns = 0 AND c.hits > 0)
+  GROUP BY c.rank, c.name
+  UNION ALL
+  SELECT 'kernel' AS kind, a.rank, a.name, sum(a.dur_ns) AS total_ns
+  FROM kernel_spans a
+  WHERE a.rank >= 0
+    AND (NOT EXISTS (SELECT 1 FROM steps t WHERE t.rank = a.rank)
+         OR EXISTS (SELECT 1 FROM rank_window w
+                    WHERE w.rank = a.rank
+                      AND ((a.a_start < w.e AND a.a_end > w.s)
+                           OR (a.a_start = a.a_end AND a.a_start >= w.s
+                               AND a.a_start <= w.e))))
+  GROUP BY a.rank, a.name;
+
+-- the spread of each name's rank totals over the ranks that have it: the
+-- least, the median and the largest, and the rank of the largest (the
+-- lowest such rank on a tie)
+CREATE TEMPORARY VIEW name_spread AS
+  SELECT kind, name, max(n) AS ranks, min(total_ns) AS rank_min_ns,
+         max(total_ns) AS rank_max_ns,
+         avg(CASE WHEN 2 * k IN (n, n + 1, n + 2) THEN CAST(total_ns AS DOUBLE) END)
+           AS rank_median_ns,
+         max(CASE WHEN k_desc = 1 THEN rank END) AS max_rank
+  FROM (SELECT kind, rank, name, total_ns,
+               row_number() OVER (PARTITION BY kind, name ORDER BY total_ns, rank) AS k,
+               row_number() OVER (PARTITION BY kind, name ORDER BY total_ns DESC, rank) AS k_desc,
+               count(*) OVER (PARTITION BY kind, name) AS n
+        FROM name_totals) o
+  GROUP BY kind, name;
 
 -- the communication calls the Collective Summary counts, with their details
 -- (collectives.sql; gprof-dl-summary(1), "Communication calls"): a rank's

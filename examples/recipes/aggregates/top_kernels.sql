@@ -17,7 +17,8 @@
 -- kernel is launched, on a rank, outside its own steps but inside another
 -- rank's. The spread columns (per rank) are the same. Calls and totals are
 -- sums over ranks, min and max the least and largest, avg_ns the sum over
--- the calls. The spread and the quantiles: agg_views.sql's name_spread.
+-- the calls. The spread and the quantiles: views.sql's name_spread and
+-- agg_views.sql's name_quantiles.
 WITH job_kernels AS (
   SELECT name, sum(calls) AS calls, sum(total_ns) AS total_ns,
          CAST(sum(total_ns) AS DOUBLE) / sum(calls) AS avg_ns, max(max_ns) AS max_ns,
@@ -26,9 +27,10 @@ WITH job_kernels AS (
   GROUP BY name
 ),
 ranked AS (
-  SELECT j.*, s.ranks, s.rank_min_ns, s.rank_median_ns, s.rank_max_ns, s.max_rank, s.p50_ns,
-         s.p95_ns, row_number() OVER (ORDER BY j.total_ns DESC, j.name) AS pos
+  SELECT j.*, s.ranks, s.rank_min_ns, s.rank_median_ns, s.rank_max_ns, s.max_rank, q.p50_ns,
+         q.p95_ns, row_number() OVER (ORDER BY j.total_ns DESC, j.name) AS pos
   FROM job_kernels j LEFT JOIN name_spread s ON s.kind = 'kernel' AND s.name = j.name
+  LEFT JOIN name_quantiles q ON q.kind = 'kernel' AND q.name = j.name
 )
 SELECT r.name, r.calls, r.total_ns, r.avg_ns, r.max_ns, r.min_ns,
        r.ranks, r.rank_min_ns, r.rank_median_ns, r.rank_max_ns, r.max_rank, r.p50_ns, r.p95_ns

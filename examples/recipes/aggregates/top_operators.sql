@@ -18,8 +18,9 @@
 -- inside another rank's; the spread columns (per rank) are the same.
 -- Calls, totals, Self and GPU totals are sums over ranks; min and max the
 -- least and largest; averages the sums over the calls. The spread and the
--- quantiles: agg_views.sql's name_spread.
-WITH ops AS (
+-- quantiles: views.sql's name_spread and
+-- agg_views.sql's name_quantiles.
+WITH rank_ops AS (
   SELECT rank, name, calls, total_ns, self_ns, min_ns, max_ns, gpu_total_ns, gpu_min_ns,
          gpu_max_ns
   FROM agg_operators WHERE rank >= 0
@@ -30,13 +31,14 @@ job_ops AS (
          min(min_ns) AS min_ns, sum(gpu_total_ns) AS gpu_total_ns,
          CAST(sum(gpu_total_ns) AS DOUBLE) / sum(calls) AS gpu_avg_ns,
          max(gpu_max_ns) AS gpu_max_ns, min(gpu_min_ns) AS gpu_min_ns, sum(self_ns) AS self_ns
-  FROM ops
+  FROM rank_ops
   GROUP BY name
 ),
 ranked AS (
-  SELECT j.*, s.ranks, s.rank_min_ns, s.rank_median_ns, s.rank_max_ns, s.max_rank, s.p50_ns,
-         s.p95_ns, row_number() OVER (ORDER BY j.total_ns DESC, j.name) AS pos
+  SELECT j.*, s.ranks, s.rank_min_ns, s.rank_median_ns, s.rank_max_ns, s.max_rank, q.p50_ns,
+         q.p95_ns, row_number() OVER (ORDER BY j.total_ns DESC, j.name) AS pos
   FROM job_ops j LEFT JOIN name_spread s ON s.kind = 'operator' AND s.name = j.name
+  LEFT JOIN name_quantiles q ON q.kind = 'operator' AND q.name = j.name
 )
 SELECT r.name, r.calls, r.total_ns, r.avg_ns, r.max_ns, r.min_ns,
        r.gpu_total_ns, r.gpu_avg_ns, r.gpu_max_ns, r.gpu_min_ns, r.ranks, r.rank_min_ns,
