@@ -57,8 +57,7 @@ static const struct option advise_options[] = {
 	CMD_OPTIONS_JOB,
 	{"top", required_argument, NULL, OPT_TOP},
 	CMD_OPTIONS_OUTPUT,
-	CMD_OPTION_HELP,
-	{NULL, 0, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 static void fail_on(struct advice_opts *o, const char *what)

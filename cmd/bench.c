@@ -107,8 +107,7 @@ static const struct option bench_options[] = {
 	{"max-regression", required_argument, NULL, OPT_MAX_REGRESSION},
 	{"min-ips", required_argument, NULL, OPT_MIN_IPS},
 	{"confidence", required_argument, NULL, OPT_CONFIDENCE},
-	CMD_OPTION_HELP,
-	{NULL, 0, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 /* A finite number within [lo, hi] (open ends where said), or a usage error. */

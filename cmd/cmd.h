@@ -57,6 +57,8 @@ int cmd_getopt_long(int argc, char **argv, const char *optstring, const struct o
  * --output FILE (-o), --force (-f); and --help (-h), which every one has. */
 #define CMD_OPTIONS_OUTPUT {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'}
 #define CMD_OPTION_HELP {"help", no_argument, NULL, 'h'}
+/* --help and the end of a table, as every table but export's ends. */
+#define CMD_OPTIONS_END CMD_OPTION_HELP, {NULL, 0, NULL, 0}
 /* The options of the commands that read a job's steps (advise, bench, diff,
  * report, summary), with one code each across them: --skip-steps N and
  * --mixed-jobs; --time-unit U of those that print times. */
@@ -108,6 +110,11 @@ void cmd_suggest(char *buf, size_t size, const char *word, const char *const *ca
  * the list when not NULL ("or all"). */
 void cmd_unknown_name(const char *what, const char *name, const char *const *valid, size_t n,
 		      const char *more) __attribute__((noreturn));
+/* --view NAME of summary and diff: the view of that name, NULL for "all"; a
+ * usage error naming the views there are (those shown is true of; NULL:
+ * every one), "or all", when NAME is neither. */
+struct view;
+const struct view *cmd_view_option(const char *name, int (*shown)(const struct view *));
 /* --steps of run and export, one syntax for both: A:B is steps A to B-1
  * (half-open, as Paddle's scheduler and Python's slices), A-B steps A to B
  * (B included), A one step, A: or A- from A to the end; step numbers count

@@ -94,8 +94,7 @@ static const struct option diff_options[] = {
 	{"a", required_argument, NULL, OPT_SIDE_A},
 	{"b", required_argument, NULL, OPT_SIDE_B},
 	CMD_OPTIONS_OUTPUT,
-	CMD_OPTION_HELP,
-	{NULL, 0, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 /* Whether a view can be diffed: its table, built for no trace at all, has
@@ -119,19 +118,11 @@ static int view_diffable(const struct view *v)
 
 static void diff_view_option(struct diff_opts *o, const char *name)
 {
-	if (strcmp(name, "all") == 0) {
+	const struct view *v = cmd_view_option(name, view_diffable);
+	if (!v) {
 		for (unsigned i = 0; i < diff_default_view_count; i++)
 			summary_add_view(&o->s, view_find(diff_default_views[i]));
 		return;
-	}
-	const struct view *v = view_find(name);
-	if (!v) {
-		const char *names[64];
-		unsigned n = 0;
-		for (unsigned i = 0; i < view_registry_count && n < 64; i++)
-			if (view_diffable(&view_registry[i]))
-				names[n++] = view_registry[i].name;
-		cmd_unknown_name("view", name, names, n, "or all");
 	}
 	if (!view_diffable(v))
 		usage_error("view '%s' cannot be diffed: it has no CPU or GPU Total column", name);

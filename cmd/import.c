@@ -51,8 +51,7 @@ static void parse_args(int argc, char **argv, struct import_opts *o)
 	static const struct option longopts[] = {
 		CMD_OPTIONS_OUTPUT,
 		{"quiet", no_argument, NULL, 'q'},
-		CMD_OPTION_HELP,
-		{NULL, 0, NULL, 0},
+		CMD_OPTIONS_END,
 	};
 	int c;
 	opterr = 0;

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/textsafe.h"
 #include "lib/analysis/dist/job.h"
+#include "lib/analysis/views/view.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -105,6 +106,22 @@ void cmd_unknown_name(const char *what, const char *name, const char *const *val
 		snprintf(list + len, sizeof(list) - len, ", %s", more);
 	usage_error("unknown %s '%s'%s (%ss: %s)", what, text_clean(clean, sizeof(clean), name), hint,
 		    what, list);
+}
+
+const struct view *cmd_view_option(const char *name, int (*shown)(const struct view *))
+{
+	if (strcmp(name, "all") == 0)
+		return NULL;
+	const struct view *v = view_find(name);
+	if (!v) {
+		const char *names[64];
+		unsigned n = 0;
+		for (unsigned i = 0; i < view_registry_count && n < 64; i++)
+			if (!shown || shown(&view_registry[i]))
+				names[n++] = view_registry[i].name;
+		cmd_unknown_name("view", name, names, n, "or all");
+	}
+	return v;
 }
 
 /* A step number of --steps: 1 to 15 digits. */

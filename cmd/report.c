@@ -78,8 +78,7 @@ static const struct option report_options[] = {
 	CMD_OPTIONS_JOB,
 	CMD_OPTION_TIME_UNIT,
 	CMD_OPTIONS_OUTPUT,
-	CMD_OPTION_HELP,
-	{NULL, 0, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 struct report_opts {

@@ -93,26 +93,18 @@ static const struct option summary_options[] = {
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"window", required_argument, NULL, OPT_WINDOW},
 	CMD_OPTIONS_OUTPUT,
-	CMD_OPTION_HELP,
-	{NULL, 0, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 static void summary_view_option(struct summary_opts *o, const char *name)
 {
-	if (strcmp(name, "all") == 0) {
-		for (unsigned i = 0; i < view_registry_count; i++)
-			summary_add_view(o, &view_registry[i]);
+	const struct view *v = cmd_view_option(name, NULL);
+	if (v) {
+		summary_add_view(o, v);
 		return;
 	}
-	const struct view *v = view_find(name);
-	if (!v) {
-		const char *names[64];
-		unsigned n = 0;
-		for (unsigned i = 0; i < view_registry_count && n < 64; i++)
-			names[n++] = view_registry[i].name;
-		cmd_unknown_name("view", name, names, n, "or all");
-	}
-	summary_add_view(o, v);
+	for (unsigned i = 0; i < view_registry_count; i++)
+		summary_add_view(o, &view_registry[i]);
 }
 
 unsigned cmd_parse_count(const char *option, const char *s, const char *what)
