@@ -114,13 +114,28 @@ def free_port():
 
 
 def ddp_job(args, tmp):
-    """The 2-rank gloo job under gprof-dl run: its rank files, or None."""
+    """The 2-rank gloo job's rank files, or None: those the fixture test
+    recipes_ddp_job recorded into --ddp-dir, else recorded here."""
+    if args.ddp_dir:
+        files = [os.path.join(args.ddp_dir, f"t-{r}.gpdl") for r in range(2)]
+        if not all(os.path.exists(f) for f in files):
+            log(f"NOTE: no DDP job in {args.ddp_dir} (recipes_ddp_job): the real DDP job is left out")
+            return None
+        return files
+    return record_ddp(args, os.path.join(tmp, "ddp"))
+
+
+def record_ddp(args, d):
+    """The 2-rank gloo job under gprof-dl run, recorded into the new
+    directory d: its rank files, or None. Its rank 0 waits about
+    DDP_SLOW_MS a step (check_ddp), so it runs alone (RUN_SERIAL); the
+    recipes over it need not."""
     if not args.torch2 or not os.path.exists(args.torch2):
         log("NOTE: no torch 2 interpreter (--torch2): the real DDP job is left out")
         return None
     torchrun = os.path.join(os.path.dirname(args.torch2), "torchrun")
     # a half-made venv (a failed pip install) is no torch, as for tests/dist
-    probe_dir = args.cache_dir or tmp
+    probe_dir = args.cache_dir or d
     os.makedirs(probe_dir, exist_ok=True)
     if not os.path.exists(torchrun) or not torch_version(args.torch2, probe_dir):
         log(f"NOTE: {args.torch2} has no working torch and torchrun: the real DDP job is left out")
@@ -133,8 +148,7 @@ def ddp_job(args, tmp):
     if args.cache_dir:
         os.makedirs(args.cache_dir, exist_ok=True)
         env["GPROF_DL_CACHE_DIR"] = args.cache_dir
-    d = os.path.join(tmp, "ddp")
-    os.makedirs(d)
+    os.makedirs(d, exist_ok=True)
     cmd = [args.gprof_dl, "run", "-o", "t-%q{RANK}.gpdl", "--", torchrun, "--nproc-per-node", "2",
            "--master-port", str(free_port()), os.path.join(rl.SRC, "examples", "ddp_train.py"), "rank",
            "--steps", str(DDP_STEPS), "--slow-rank", "1", "--slow-ms", str(DDP_SLOW_MS)]
@@ -149,8 +163,12 @@ def ddp_job(args, tmp):
 class Engines:
     """The engines of one job's exports, the Spark session shared by all jobs."""
 
-    def __init__(self, drv, ex):
+    def __init__(self, drv, ex, spark=None):
         self.drv = drv
+        # the recipes Spark runs (None: all): each Spark query costs seconds
+        # of planning, so the jobs after the first give Spark only the
+        # recipes whose rows the first job leaves empty or few
+        self.spark = spark
         self.open = [("duckdb", drv.DuckDB(ex["csv"])), ("duckdb-gzip", drv.DuckDB(ex["gzip"])),
                      ("sqlite", drv.SQLite(ex["sqlite"])), ("spark", drv.Spark(ex["csv"], cache=True))]
         self.ex = ex
@@ -167,6 +185,8 @@ def run_all(drv, engines, job):
     for name, path in rl.recipes().items():
         out[name] = {}
         for ename, e in engines.open:
+            if ename == "spark" and engines.spark is not None and name not in engines.spark:
+                continue
             t = time.monotonic()
             try:
                 cols, rows = drv.run_recipe(e, path, {})
@@ -624,10 +644,15 @@ def check_aggregates(drv, gpdl, files, out, job, events=None, spark=(), gzip=Tru
     return res, facts
 
 
+# the recipes Spark runs on each job (None: all)
+SPARK_RECIPES = {"synthetic": None, "synthetic-gpu": ("top_kernels", "top_operators"),
+                 "ddp": ("top_operators", "collectives")}
+
+
 def do_job(drv, args, tmp, job, files):
     ex = rl.exports(args.gprof_dl, files, os.path.join(tmp, job))
     log(f"{job}: exported")
-    engines = Engines(drv, ex)
+    engines = Engines(drv, ex, SPARK_RECIPES.get(job))
     res = run_all(drv, engines, job)
     check_engines_agree(job, res)
     rows, facts = check_views(job, args.gprof_dl, files, res)
@@ -690,11 +715,24 @@ def main():
     ap.add_argument("--cache-dir", default="")
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--ddp-dir", default="",
+                    help="the DDP job's rank files, as --record-ddp wrote them")
+    ap.add_argument("--record-ddp", default="", metavar="DIR",
+                    help="only record the DDP job into DIR (made anew), for --ddp-dir")
     ap.add_argument("--aggregates-only", action="store_true",
                     help="only the recipes over the aggregate tables (check_aggregates)")
     args = ap.parse_args()
     args.gprof_dl, args.gen = os.path.abspath(args.gprof_dl), os.path.abspath(args.gen)
     args.gen_verdict = os.path.abspath(args.gen_verdict) if args.gen_verdict else ""
+    if args.record_ddp:
+        shutil.rmtree(args.record_ddp, ignore_errors=True)
+        if not args.torch2 or not os.path.exists(args.torch2):
+            print(f"SKIP: no torch 2 interpreter (--torch2 '{args.torch2}')")
+            return SKIP
+        files = record_ddp(args, args.record_ddp)
+        if files:
+            log(f"ddp: recorded {' '.join(files)}")
+        return 1 if FAILED else 0 if files else SKIP
     try:
         import duckdb  # noqa: F401
         import pyspark  # noqa: F401
