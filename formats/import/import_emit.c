@@ -603,16 +603,16 @@ static int emit_phases(struct emit *x)
 	struct import_phases *ph = &x->im->phases;
 	if (!ph->active)
 		return 0;
-	import_phases_forward(x->im);
 	for (size_t i = 0; i < ph->n; i++) {
 		const struct iphase_range *r = &ph->r[i];
 		int rc = 0;
+		int64_t lo, hi;
 		if (r->kind == IPHASE_OPT_STEP && r->desc)
 			rc = emit_phase(x, r->desc, r->track, r->start, r->end);
-		if (r->kind == IPHASE_STEP && r->fwd_lo <= r->fwd_hi)
-			rc = emit_phase(x, ph->fwd_desc, r->track, r->fwd_lo, r->fwd_hi);
-		if (rc == 0 && r->kind == IPHASE_STEP && r->have_bwd && r->bwd_lo <= r->bwd_hi)
-			rc = emit_phase(x, ph->bwd_desc, r->track, r->bwd_lo, r->bwd_hi);
+		if (i < ph->nsteps && import_phases_forward(ph, i, &lo, &hi))
+			rc = emit_phase(x, ph->fwd_desc, r->track, lo, hi);
+		if (rc == 0 && i < ph->nsteps && ph->st[i].bwd_lo <= ph->st[i].bwd_hi)
+			rc = emit_phase(x, ph->bwd_desc, r->track, ph->st[i].bwd_lo, ph->st[i].bwd_hi);
 		if (rc < 0)
 			return -1;
 	}

@@ -208,15 +208,22 @@ struct import_comm_ref {
 enum iphase_kind { IPHASE_STEP, IPHASE_OPT_STEP, IPHASE_EXCLUDE };
 
 struct iphase_range {
-	uint8_t kind;
-	uint32_t track, pid;
 	int64_t start, end;
-	uint32_t name_str; /* optimizer steps: "#SGD.step" */
-	uint32_t desc;     /* optimizer steps: their Optimization desc; 0 none */
-	/* steps: the backward's and the forward's extents, and the forward's
-	 * bound; its parts (segs[seg0, seg0 + nseg)) */
-	int have_bwd;
-	int64_t bwd_lo, bwd_hi, fwd_lo, fwd_hi, fwd_floor, fwd_limit;
+	uint32_t track, pid;
+	union {
+		uint32_t name_str; /* optimizer steps, until prepare: "#SGD.step" */
+		uint32_t desc;     /* optimizer steps, after: their Optimization desc; 0 none */
+	};
+	uint8_t kind;
+};
+
+/* What a step gets after the parse (import_phases_prepare), by its index
+ * among the steps: its backward's extent (bwd_lo > bwd_hi: none), where
+ * the part being placed begins (fwd_floor), and its parts (segs[seg0,
+ * seg0 + nseg)). Apart from the ranges, so that the parse keeps 32 bytes a
+ * range. */
+struct iphase_step {
+	int64_t bwd_lo, bwd_hi, fwd_floor;
 	uint32_t seg0, nseg;
 };
 
@@ -231,6 +238,7 @@ struct iphase_seg {
 struct import_phases {
 	struct iphase_range *r; /* after prepare: steps first (nsteps), by (pid, start) */
 	size_t n, cap, nsteps;
+	struct iphase_step *st;  /* after prepare: of r[0, nsteps) */
 	struct iphase_seg *segs; /* by step: seg0 and nseg */
 	uint8_t *role;          /* by desc id: 1 backward function, 2 forward work */
 	uint32_t nrole;         /* descs role covers: those of the parse */
@@ -352,8 +360,9 @@ void import_phase_range(struct import *im, uint32_t track, uint8_t type, const c
 int import_phases_prepare(struct import *im);
 /* Each spilled event, as the emit reads it back: the steps' forward. */
 void import_phases_event(struct import *im, const struct spill_event *e);
-/* After the emit's pass: each step's forward (fwd_lo, fwd_hi) from its parts. */
-void import_phases_forward(struct import *im);
+/* After the emit's pass: the forward of step i (r[i], i < nsteps) from its
+ * parts, into *lo and *hi; 0 when it has none. */
+int import_phases_forward(const struct import_phases *ph, size_t i, int64_t *lo, int64_t *hi);
 void import_phases_free(struct import_phases *ph);
 
 /* import_emit.c: writes the trace. 0, or -1 with the message in im->err. */

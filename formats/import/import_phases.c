@@ -37,6 +37,7 @@
 
 #include "common/error.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,9 +93,10 @@ static int cmp_range(const void *pa, const void *pb)
 	return 0;
 }
 
-/* The step of pid holding time t (the latest to start at or before it), or
- * NULL. Steps of one process follow each other, so the latest is the one. */
-static struct iphase_range *step_at(struct import_phases *ph, uint32_t pid, int64_t t)
+/* The index of the step of pid holding time t (the latest to start at or
+ * before it), or -1. Steps of one process follow each other, so the latest
+ * is the one. */
+static ptrdiff_t step_at(const struct import_phases *ph, uint32_t pid, int64_t t)
 {
 	size_t lo = 0, hi = ph->nsteps;
 	while (lo < hi) {
@@ -106,9 +108,16 @@ static struct iphase_range *step_at(struct import_phases *ph, uint32_t pid, int6
 			hi = mid;
 	}
 	if (lo == 0)
-		return NULL;
-	struct iphase_range *s = &ph->r[lo - 1];
-	return s->pid == pid && t >= s->start && t < s->end ? s : NULL;
+		return -1;
+	const struct iphase_range *s = &ph->r[lo - 1];
+	return s->pid == pid && t >= s->start && t < s->end ? (ptrdiff_t)lo - 1 : -1;
+}
+
+/* Where step i's forward must end: its backward's start, else its end. */
+static int64_t fwd_limit(const struct import_phases *ph, size_t i)
+{
+	const struct iphase_step *st = &ph->st[i];
+	return st->bwd_lo <= st->bwd_hi ? st->bwd_lo : ph->r[i].end;
 }
 
 static int trace_has_phases(const struct import *im)
@@ -157,15 +166,15 @@ static int phases_backward(struct import *im)
 		const struct itrack *t = &im->tracks.t[e.track];
 		if (t->kind != TRACE_TRACK_HOST)
 			continue;
-		struct iphase_range *s = step_at(ph, t->pid, e.start);
-		if (!s)
+		ptrdiff_t i = step_at(ph, t->pid, e.start);
+		if (i < 0)
 			continue;
+		struct iphase_step *s = &ph->st[i];
 		int64_t end = import_sat_add(e.start, e.dur);
-		if (!s->have_bwd || e.start < s->bwd_lo)
+		if (e.start < s->bwd_lo)
 			s->bwd_lo = e.start;
-		if (!s->have_bwd || end > s->bwd_hi)
+		if (end > s->bwd_hi)
 			s->bwd_hi = end;
-		s->have_bwd = 1;
 	}
 	return kind < 0 ? -1 : 0;
 }
@@ -173,10 +182,13 @@ static int phases_backward(struct import *im)
 /* The zero_grad, optimizer or fetch range x of the step thread that ends
  * before the backward, and after the step's last part began: its step, whose
  * next part begins at x's end, or NULL. */
-static struct iphase_range *part_end(struct import_phases *ph, const struct iphase_range *x)
+static struct iphase_step *part_end(struct import_phases *ph, const struct iphase_range *x)
 {
-	struct iphase_range *s = step_at(ph, x->pid, x->start);
-	if (s && s->track == x->track && x->end <= s->fwd_limit && x->end > s->fwd_floor) {
+	ptrdiff_t i = step_at(ph, x->pid, x->start);
+	if (i < 0 || ph->r[i].track != x->track)
+		return NULL;
+	struct iphase_step *s = &ph->st[i];
+	if (x->end <= fwd_limit(ph, (size_t)i) && x->end > s->fwd_floor) {
 		s->fwd_floor = x->end;
 		return s;
 	}
@@ -187,37 +199,34 @@ static struct iphase_range *part_end(struct import_phases *ph, const struct ipha
 static void phases_bounds(struct import_phases *ph)
 {
 	for (size_t i = 0; i < ph->nsteps; i++) {
-		struct iphase_range *s = &ph->r[i];
-		if (s->have_bwd && s->bwd_hi > s->end)
-			s->bwd_hi = s->end;
-		s->fwd_floor = s->start;
-		s->fwd_limit = s->have_bwd ? s->bwd_lo : s->end;
-		s->fwd_lo = INT64_MAX;
-		s->fwd_hi = INT64_MIN;
+		struct iphase_step *s = &ph->st[i];
+		if (s->bwd_lo <= s->bwd_hi && s->bwd_hi > ph->r[i].end)
+			s->bwd_hi = ph->r[i].end;
+		s->fwd_floor = ph->r[i].start;
 		s->nseg = 1;
 	}
 	/* the ranges come by (track, start), so those of a step one after
 	 * another: count its parts, then place them */
 	for (size_t i = ph->nsteps; i < ph->n; i++) {
-		struct iphase_range *s = part_end(ph, &ph->r[i]);
+		struct iphase_step *s = part_end(ph, &ph->r[i]);
 		if (s)
 			s->nseg++;
 	}
 	size_t total = 0;
 	for (size_t i = 0; i < ph->nsteps; i++)
-		total += ph->r[i].nseg;
+		total += ph->st[i].nseg;
 	ph->segs = xrealloc(ph->segs, total * sizeof(*ph->segs));
 	total = 0;
 	for (size_t i = 0; i < ph->nsteps; i++) {
-		struct iphase_range *s = &ph->r[i];
+		struct iphase_step *s = &ph->st[i];
 		s->seg0 = (uint32_t)total;
 		total += s->nseg;
-		ph->segs[s->seg0] = (struct iphase_seg){s->start, INT64_MAX, INT64_MIN};
+		ph->segs[s->seg0] = (struct iphase_seg){ph->r[i].start, INT64_MAX, INT64_MIN};
 		s->nseg = 1;
-		s->fwd_floor = s->start;
+		s->fwd_floor = ph->r[i].start;
 	}
 	for (size_t i = ph->nsteps; i < ph->n; i++) {
-		struct iphase_range *s = part_end(ph, &ph->r[i]);
+		struct iphase_step *s = part_end(ph, &ph->r[i]);
 		if (s)
 			ph->segs[s->seg0 + s->nseg++] = (struct iphase_seg){s->fwd_floor, INT64_MAX,
 									   INT64_MIN};
@@ -253,9 +262,14 @@ int import_phases_prepare(struct import *im)
 	struct import_phases *ph = &im->phases;
 	if (!ph->n || im->hdr.ours || im->hdr.saw_paddle || trace_has_phases(im))
 		return 0;
+	ph->r = xrealloc(ph->r, ph->n * sizeof(*ph->r)); /* the parse's slack goes back */
+	ph->cap = ph->n;
 	qsort(ph->r, ph->n, sizeof(*ph->r), cmp_range);
 	while (ph->nsteps < ph->n && ph->r[ph->nsteps].kind == IPHASE_STEP)
 		ph->nsteps++;
+	ph->st = xmalloc((ph->nsteps ? ph->nsteps : 1) * sizeof(*ph->st));
+	for (size_t i = 0; i < ph->nsteps; i++)
+		ph->st[i] = (struct iphase_step){.bwd_lo = INT64_MAX, .bwd_hi = INT64_MIN};
 	ph->role = desc_roles(im);
 	ph->nrole = im->descs.n; /* the descs of the phases come after */
 	ph->active = 1;
@@ -276,8 +290,10 @@ int import_phases_prepare(struct import *im)
 		struct iphase_range *x = &ph->r[i];
 		if (x->kind != IPHASE_OPT_STEP)
 			continue;
-		if (x->track == last_track && x->start < last_end)
-			continue; /* inside the previous one */
+		if (x->track == last_track && x->start < last_end) {
+			x->desc = 0; /* inside the previous one */
+			continue;
+		}
 		last_track = x->track;
 		last_end = x->end;
 		const char *suffix = istrings_get(&im->strs, x->name_str);
@@ -301,10 +317,11 @@ void import_phases_event(struct import *im, const struct spill_event *e)
 	const struct itrack *t = &im->tracks.t[e->track];
 	if (t->kind != TRACE_TRACK_HOST)
 		return;
-	struct iphase_range *s = step_at(ph, t->pid, e->start);
+	ptrdiff_t i = step_at(ph, t->pid, e->start);
 	int64_t end = import_sat_add(e->start, e->dur);
-	if (!s || s->track != e->track || end > s->fwd_limit)
+	if (i < 0 || ph->r[i].track != e->track || end > fwd_limit(ph, (size_t)i))
 		return;
+	const struct iphase_step *s = &ph->st[i];
 	if (excluded(ph, e->track, e->start, end))
 		return;
 	/* the part it starts in: the last to begin at or before it */
@@ -316,31 +333,31 @@ void import_phases_event(struct import *im, const struct spill_event *e)
 	g->hi = end > g->hi ? end : g->hi;
 }
 
-void import_phases_forward(struct import *im)
+int import_phases_forward(const struct import_phases *ph, size_t i, int64_t *lo, int64_t *hi)
 {
-	struct import_phases *ph = &im->phases;
-	for (size_t i = 0; i < ph->nsteps; i++) {
-		struct iphase_range *s = &ph->r[i];
-		const struct iphase_seg *g = ph->segs + s->seg0;
-		int64_t most = -1;
-		for (uint32_t k = 0; k < s->nseg; k++)
-			if (g[k].lo <= g[k].hi && g[k].hi - g[k].lo > most)
-				most = g[k].hi - g[k].lo;
-		if (most < 0)
-			continue; /* no forward work */
-		uint32_t first = 0;
-		while (!(g[first].lo <= g[first].hi && (g[first].hi - g[first].lo) * 4 >= most))
-			first++;
-		s->fwd_lo = g[first].lo;
-		for (uint32_t k = first; k < s->nseg; k++)
-			if (g[k].lo <= g[k].hi && g[k].hi > s->fwd_hi)
-				s->fwd_hi = g[k].hi;
-	}
+	const struct iphase_step *s = &ph->st[i];
+	const struct iphase_seg *g = ph->segs + s->seg0;
+	int64_t most = -1;
+	for (uint32_t k = 0; k < s->nseg; k++)
+		if (g[k].lo <= g[k].hi && g[k].hi - g[k].lo > most)
+			most = g[k].hi - g[k].lo;
+	if (most < 0)
+		return 0; /* no forward work */
+	uint32_t first = 0;
+	while (!(g[first].lo <= g[first].hi && (g[first].hi - g[first].lo) * 4 >= most))
+		first++;
+	*lo = g[first].lo;
+	*hi = INT64_MIN;
+	for (uint32_t k = first; k < s->nseg; k++)
+		if (g[k].lo <= g[k].hi && g[k].hi > *hi)
+			*hi = g[k].hi;
+	return 1;
 }
 
 void import_phases_free(struct import_phases *ph)
 {
 	free(ph->r);
+	free(ph->st);
 	free(ph->segs);
 	free(ph->role);
 	memset(ph, 0, sizeof(*ph));
