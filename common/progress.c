@@ -1,11 +1,14 @@
 /*
- * progress.c - see progress.h. One process-wide state: the summary runs one
- * thing at a time on its main thread; the views' threads never call this.
+ * progress.c - see progress.h. One process-wide state, the line of the
+ * thread that enabled it: the summary runs one thing at a time on its main
+ * thread, and what other threads call (a job's parts read ahead, the
+ * views' tables) says nothing.
  */
 #include "common/progress.h"
 
 #include "common/textsafe.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +26,14 @@ static struct {
 	double bar_start, bar_delay;
 	unsigned bar_pct;
 	char bar_what[320];
+	pthread_t owner; /* the thread whose line it is */
 } progress;
+
+/* Whether the line is on, and this thread's to write. */
+static int progress_mine(void)
+{
+	return progress.on && pthread_equal(progress.owner, pthread_self());
+}
 
 double progress_clock(void)
 {
@@ -35,6 +45,7 @@ double progress_clock(void)
 void progress_enable(int on)
 {
 	progress.on = on && isatty(STDERR_FILENO);
+	progress.owner = pthread_self();
 	progress.start = progress_clock();
 }
 
@@ -63,7 +74,7 @@ static void progress_show(uint64_t count, const char *unit)
 
 void progress_phase(const char *fmt, ...)
 {
-	if (!progress.on)
+	if (!progress_mine())
 		return;
 	char raw[sizeof(progress.phase)];
 	va_list ap;
@@ -76,7 +87,7 @@ void progress_phase(const char *fmt, ...)
 
 void progress_tick(uint64_t count, const char *unit)
 {
-	if (!progress.on || (++progress.calls & 0xffffu))
+	if (!progress_mine() || (++progress.calls & 0xffffu))
 		return;
 	progress_show(count, unit);
 }

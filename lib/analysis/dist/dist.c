@@ -487,6 +487,24 @@ static void dist_ended_early(struct job_dist *d)
 	free(scratch);
 }
 
+struct measure_ctx {
+	struct job_dist *d;
+	struct analysis *sum;
+	struct sum_sets *ss;
+	const char *done;
+};
+
+/* One part, loaded: into the Trace Summary's sums, and measured when a rank. */
+static void measure_part(void *ctx, uint32_t p, struct analysis *a)
+{
+	struct measure_ctx *mc = ctx;
+	job_warn_damage(a, 0, mc->done);
+	progress_phase("measuring %u of %u parts", p + 1, mc->d->j->nparts);
+	sum_add(mc->d, mc->sum, mc->ss, p, a);
+	if (p < mc->d->j->nranks)
+		dist_rank_measure(mc->d, p, a);
+}
+
 struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis *sum,
 				  const char *done, char *err, size_t errlen)
 {
@@ -506,22 +524,12 @@ struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis 
 	struct sum_sets ss;
 	ivl_set_init(&ss.steps);
 	ivl_set_init(&ss.runs);
-	for (uint32_t p = 0; p < j->nparts; p++) {
-		struct analysis a;
-		analysis_init(&a);
-		if (job_load(j, p, &a, err, errlen) != 0) {
-			analysis_free(&a);
-			ivl_set_free(&ss.steps);
-			ivl_set_free(&ss.runs);
-			job_dist_free(d);
-			return NULL;
-		}
-		job_warn_damage(&a, 0, done);
-		progress_phase("measuring %u of %u parts", p + 1, j->nparts);
-		sum_add(d, sum, &ss, p, &a);
-		if (p < j->nranks)
-			dist_rank_measure(d, p, &a);
-		analysis_free(&a);
+	struct measure_ctx mc = {d, sum, &ss, done};
+	if (job_load_each(j, measure_part, &mc, err, errlen) != 0) {
+		ivl_set_free(&ss.steps);
+		ivl_set_free(&ss.runs);
+		job_dist_free(d);
+		return NULL;
 	}
 	sum_finish(sum, &ss, j);
 	ivl_set_free(&ss.steps);

@@ -7,10 +7,12 @@
 #include "formats/trace/trace_open.h"
 #include "formats/trace/trace_ranks.h"
 #include "formats/trace/trace_tail.h"
+#include "common/parallel.h"
 #include "common/progress.h"
 #include "common/error.h"
 #include "common/textsafe.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,14 +447,13 @@ void job_free(struct job *j)
 
 /* ---- loading ---------------------------------------------------------------- */
 
-int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t errlen)
+/* job_load() without a word on the progress line: safe on any thread for
+ * parts that differ. */
+static int load_part(struct job *j, uint32_t p, struct analysis *a, char *err, size_t errlen)
 {
-	if (p >= j->nparts)
-		BUG("job_load of part %u of %u", p, j->nparts);
 	struct job_rank *r = &j->ranks[p];
 	const char *path = j->files[r->file].path;
 	struct trace_pids pids = {r->pids, r->npids, r->exclude};
-	progress_phase("reading '%s'", path);
 	a->store.wall_clock = j->wall_clock;
 	if (store_load_part(&a->store, path, r->pids || r->exclude ? &pids : NULL, err, errlen) != 0)
 		return -1;
@@ -474,6 +475,118 @@ int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t er
 	if (root && !r->end_ns)
 		r->end_ns = root->end_ns;
 	return 0;
+}
+
+int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t errlen)
+{
+	if (p >= j->nparts)
+		BUG("job_load of part %u of %u", p, j->nparts);
+	progress_phase("reading '%s'", j->files[j->ranks[p].file].path);
+	return load_part(j, p, a, err, errlen);
+}
+
+/* job_load_each(): loader threads read the parts ahead, at most
+ * LOAD_AHEAD of them, each into the slot of its index modulo the window,
+ * while the calling thread hands out each part in order and frees it. */
+#define LOAD_AHEAD 3
+
+struct load_ahead {
+	struct job *j;
+	unsigned window;          /* slots: the part in hand and those read ahead */
+	struct analysis *a;       /* by slot */
+	int *state;               /* by slot: 0 free, 1 being read, 2 read, 3 failed */
+	char (*err)[512];         /* by slot */
+	uint32_t next, consumed;  /* the next part to read; parts handed out and freed */
+	int stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *load_ahead_thread(void *arg)
+{
+	struct load_ahead *la = arg;
+	for (;;) {
+		pthread_mutex_lock(&la->mu);
+		while (!la->stop && la->next < la->j->nparts && la->next >= la->consumed + la->window)
+			pthread_cond_wait(&la->cv, &la->mu);
+		if (la->stop || la->next >= la->j->nparts) {
+			pthread_mutex_unlock(&la->mu);
+			return NULL;
+		}
+		uint32_t p = la->next++;
+		unsigned k = p % la->window;
+		la->state[k] = 1;
+		pthread_mutex_unlock(&la->mu);
+		analysis_init(&la->a[k]);
+		int rc = load_part(la->j, p, &la->a[k], la->err[k], sizeof(la->err[k]));
+		pthread_mutex_lock(&la->mu);
+		la->state[k] = rc == 0 ? 2 : 3;
+		pthread_cond_broadcast(&la->cv);
+		pthread_mutex_unlock(&la->mu);
+	}
+}
+
+int job_load_each(struct job *j, void (*each)(void *ctx, uint32_t p, struct analysis *a), void *ctx,
+		  char *err, size_t errlen)
+{
+	unsigned loaders = parallel_threads() - 1;
+	if (loaders > LOAD_AHEAD)
+		loaders = LOAD_AHEAD;
+	if (loaders > j->nparts)
+		loaders = j->nparts;
+	pthread_t tids[LOAD_AHEAD];
+	unsigned started = 0;
+	struct load_ahead la = {.j = j, .window = loaders + 1};
+	la.a = xcalloc(la.window, sizeof(*la.a));
+	la.state = xcalloc(la.window, sizeof(*la.state));
+	la.err = xcalloc(la.window, sizeof(*la.err));
+	pthread_mutex_init(&la.mu, NULL);
+	pthread_cond_init(&la.cv, NULL);
+	for (unsigned i = 0; i < loaders; i++)
+		if (pthread_create(&tids[started], NULL, load_ahead_thread, &la) == 0)
+			started++;
+	int ret = 0;
+	for (uint32_t p = 0; p < j->nparts && ret == 0; p++) {
+		unsigned k = p % la.window;
+		progress_phase("reading '%s'", j->files[j->ranks[p].file].path);
+		if (!started) { /* no thread: read here */
+			analysis_init(&la.a[k]);
+			la.state[k] = load_part(j, p, &la.a[k], la.err[k], sizeof(la.err[k])) == 0 ? 2 : 3;
+			la.next = p + 1;
+		}
+		pthread_mutex_lock(&la.mu);
+		while (la.next <= p || la.state[k] < 2)
+			pthread_cond_wait(&la.cv, &la.mu);
+		pthread_mutex_unlock(&la.mu);
+		if (la.state[k] == 2) {
+			each(ctx, p, &la.a[k]);
+		} else {
+			snprintf(err, errlen, "%s", la.err[k]);
+			ret = -1;
+		}
+		analysis_free(&la.a[k]);
+		pthread_mutex_lock(&la.mu);
+		la.state[k] = 0;
+		la.consumed = p + 1;
+		la.stop = ret != 0;
+		pthread_cond_broadcast(&la.cv);
+		pthread_mutex_unlock(&la.mu);
+	}
+	pthread_mutex_lock(&la.mu);
+	la.stop = 1;
+	pthread_cond_broadcast(&la.cv);
+	pthread_mutex_unlock(&la.mu);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	for (unsigned k = 0; k < la.window; k++)
+		if (la.state[k] >= 2)
+			analysis_free(&la.a[k]); /* read ahead of a failure */
+	pthread_mutex_destroy(&la.mu);
+	pthread_cond_destroy(&la.cv);
+	free(la.a);
+	free(la.state);
+	free(la.err);
+	return ret;
 }
 
 int job_load_all(const struct job *j, struct analysis *a, char *err, size_t errlen)
