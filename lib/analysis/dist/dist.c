@@ -495,14 +495,17 @@ struct measure_ctx {
 };
 
 /* One part, loaded: into the Trace Summary's sums, and measured when a rank. */
-static void measure_part(void *ctx, uint32_t p, struct analysis *a)
+static int measure_part(void *ctx, uint32_t p, struct analysis *a, char *err, size_t errlen)
 {
+	(void)err;
+	(void)errlen;
 	struct measure_ctx *mc = ctx;
 	job_warn_damage(a, 0, mc->done);
 	progress_phase("measuring %u of %u parts", p + 1, mc->d->j->nparts);
 	sum_add(mc->d, mc->sum, mc->ss, p, a);
 	if (p < mc->d->j->nranks)
 		dist_rank_measure(mc->d, p, a);
+	return 0;
 }
 
 struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis *sum,
@@ -525,7 +528,7 @@ struct job_dist *job_dist_measure(struct job *j, unsigned skip, struct analysis 
 	ivl_set_init(&ss.steps);
 	ivl_set_init(&ss.runs);
 	struct measure_ctx mc = {d, sum, &ss, done};
-	if (job_load_each(j, measure_part, &mc, err, errlen) != 0) {
+	if (job_load_each(j, j->nparts, measure_part, &mc, err, errlen) != 0) {
 		ivl_set_free(&ss.steps);
 		ivl_set_free(&ss.runs);
 		job_dist_free(d);

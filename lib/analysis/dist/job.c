@@ -496,6 +496,7 @@ struct load_ahead {
 	struct analysis *a;       /* by slot */
 	int *state;               /* by slot: 0 free, 1 being read, 2 read, 3 failed */
 	char (*err)[512];         /* by slot */
+	uint32_t n;               /* the parts to read */
 	uint32_t next, consumed;  /* the next part to read; parts handed out and freed */
 	int stop;
 	pthread_mutex_t mu;
@@ -507,9 +508,9 @@ static void *load_ahead_thread(void *arg)
 	struct load_ahead *la = arg;
 	for (;;) {
 		pthread_mutex_lock(&la->mu);
-		while (!la->stop && la->next < la->j->nparts && la->next >= la->consumed + la->window)
+		while (!la->stop && la->next < la->n && la->next >= la->consumed + la->window)
 			pthread_cond_wait(&la->cv, &la->mu);
-		if (la->stop || la->next >= la->j->nparts) {
+		if (la->stop || la->next >= la->n) {
 			pthread_mutex_unlock(&la->mu);
 			return NULL;
 		}
@@ -526,17 +527,20 @@ static void *load_ahead_thread(void *arg)
 	}
 }
 
-int job_load_each(struct job *j, void (*each)(void *ctx, uint32_t p, struct analysis *a), void *ctx,
-		  char *err, size_t errlen)
+int job_load_each(struct job *j, uint32_t n,
+		  int (*each)(void *ctx, uint32_t p, struct analysis *a, char *err, size_t errlen),
+		  void *ctx, char *err, size_t errlen)
 {
+	if (n > j->nparts)
+		BUG("job_load_each of %u parts of %u", n, j->nparts);
 	unsigned loaders = parallel_threads() - 1;
 	if (loaders > LOAD_AHEAD)
 		loaders = LOAD_AHEAD;
-	if (loaders > j->nparts)
-		loaders = j->nparts;
+	if (loaders > n)
+		loaders = n;
 	pthread_t tids[LOAD_AHEAD];
 	unsigned started = 0;
-	struct load_ahead la = {.j = j, .window = loaders + 1};
+	struct load_ahead la = {.j = j, .window = loaders + 1, .n = n};
 	la.a = xcalloc(la.window, sizeof(*la.a));
 	la.state = xcalloc(la.window, sizeof(*la.state));
 	la.err = xcalloc(la.window, sizeof(*la.err));
@@ -546,7 +550,7 @@ int job_load_each(struct job *j, void (*each)(void *ctx, uint32_t p, struct anal
 		if (pthread_create(&tids[started], NULL, load_ahead_thread, &la) == 0)
 			started++;
 	int ret = 0;
-	for (uint32_t p = 0; p < j->nparts && ret == 0; p++) {
+	for (uint32_t p = 0; p < n && ret == 0; p++) {
 		unsigned k = p % la.window;
 		progress_phase("reading '%s'", j->files[j->ranks[p].file].path);
 		if (!started) { /* no thread: read here */
@@ -558,10 +562,10 @@ int job_load_each(struct job *j, void (*each)(void *ctx, uint32_t p, struct anal
 		while (la.next <= p || la.state[k] < 2)
 			pthread_cond_wait(&la.cv, &la.mu);
 		pthread_mutex_unlock(&la.mu);
-		if (la.state[k] == 2) {
-			each(ctx, p, &la.a[k]);
-		} else {
+		if (la.state[k] != 2) {
 			snprintf(err, errlen, "%s", la.err[k]);
+			ret = -1;
+		} else if (each(ctx, p, &la.a[k], err, errlen) != 0) {
 			ret = -1;
 		}
 		analysis_free(&la.a[k]);

@@ -118,14 +118,16 @@ void job_free(struct job *j);
  * in err. */
 int job_load(struct job *j, uint32_t p, struct analysis *a, char *err, size_t errlen);
 
-/* Each part of the job loaded (job_load()) and handed to each(ctx, p, a)
- * in part order, on the calling thread; a is freed when it returns. The
- * next parts are read ahead on other threads (parallel_threads() - 1 of
- * them, at most 3) while each() works, so at most 4 parts are in memory.
- * 0, or -1 with the first failing part's message in err (each() is not
- * called for it nor after it). */
-int job_load_each(struct job *j, void (*each)(void *ctx, uint32_t p, struct analysis *a), void *ctx,
-		  char *err, size_t errlen);
+/* Each of the first n parts of the job loaded (job_load()) and handed to
+ * each(ctx, p, a, err, errlen) in part order, on the calling thread; a is
+ * freed when it returns. The next parts are read ahead on other threads
+ * (parallel_threads() - 1 of them, at most 3) while each() works, so at
+ * most 4 parts are in memory. 0; or -1 with the message in err of the
+ * first part that could not be read or whose each() returned non-zero (no
+ * part after it is handed out). */
+int job_load_each(struct job *j, uint32_t n,
+		  int (*each)(void *ctx, uint32_t p, struct analysis *a, char *err, size_t errlen),
+		  void *ctx, char *err, size_t errlen);
 
 /* Loads every file of the job into a, as one analysis (the views that sum
  * the job up as one program: operators, kernels, ...), and prepares it. */

@@ -43,33 +43,33 @@ static uint64_t comm_in_steps(const struct analysis *a, const struct perf *p)
 	return ns;
 }
 
-/* Measures part p of j into r; -1 with err. */
-static int measure_rank(struct jobperf_rank *r, struct job *j, uint32_t p, unsigned skip,
-			const char *done, char *err, size_t errlen)
+struct measure_ctx {
+	struct jobperf *jp;
+	const struct job *j;
+	unsigned skip;
+	const char *done;
+};
+
+/* Measures part p, loaded into a, into the job's rank p; -1 with err. */
+static int measure_rank(void *ctx, uint32_t p, struct analysis *a, char *err, size_t errlen)
 {
-	const struct job_rank *jr = &j->ranks[p];
+	struct measure_ctx *mc = ctx;
+	const struct job_rank *jr = &mc->j->ranks[p];
+	struct jobperf_rank *r = &mc->jp->ranks[p];
+	mc->jp->nranks++;
 	r->rank = jr->rank;
 	r->part = p;
-	r->file = xstrdup(j->files[jr->file].path);
+	r->file = xstrdup(mc->j->files[jr->file].path);
 	r->pid = jr->pid;
-	struct analysis a;
-	analysis_init(&a);
-	if (job_load(j, p, &a, err, errlen) != 0) {
-		analysis_free(&a);
-		return -1;
-	}
-	job_warn_damage(&a, 0, done);
-	perf_compute(&r->perf, &a, skip);
-	int rc = 0;
+	job_warn_damage(a, 0, mc->done);
+	perf_compute(&r->perf, a, mc->skip);
 	if (!r->perf.counted) {
 		snprintf(err, errlen, "'%s' (rank %d): no training steps (ProfileStep ranges) to measure",
 			 r->file, r->rank);
-		rc = -1;
-	} else {
-		r->comm_ns = comm_in_steps(&a, &r->perf);
+		return -1;
 	}
-	analysis_free(&a);
-	return rc;
+	r->comm_ns = comm_in_steps(a, &r->perf);
+	return 0;
 }
 
 /* The job's steps from the ranks' (jobperf.h): step number g of every rank
@@ -142,13 +142,11 @@ int jobperf_measure(struct jobperf *jp, struct job *j, unsigned skip, const char
 	if (!j->nranks)
 		BUG("jobperf_measure of a job with no rank");
 	jp->ranks = xcalloc(j->nranks, sizeof(*jp->ranks));
-	for (uint32_t p = 0; p < j->nranks; p++) {
-		jp->nranks++;
-		if (measure_rank(&jp->ranks[p], j, p, skip, done, err, errlen) != 0) {
-			progress_done();
-			jobperf_free(jp);
-			return -1;
-		}
+	struct measure_ctx mc = {jp, j, skip, done};
+	if (job_load_each(j, j->nranks, measure_rank, &mc, err, errlen) != 0) {
+		progress_done();
+		jobperf_free(jp);
+		return -1;
 	}
 	jp->left_out = j->nparts - j->nranks;
 	jobperf_of_job(jp, j);
