@@ -413,6 +413,84 @@ static void test_not_distributed(void **state)
 	job_free(&j);
 }
 
+/* What each_part saw: the parts in the order handed out, and the events of
+ * each; fail_at: the part whose each() fails (-1 none). */
+struct seen {
+	uint32_t order[16];
+	uint64_t events[16];
+	unsigned n;
+	int fail_at;
+};
+
+static int each_part(void *ctx, uint32_t p, struct analysis *a, char *err, size_t errlen)
+{
+	struct seen *s = ctx;
+	assert_true(s->n < 16);
+	s->order[s->n] = p;
+	s->events[s->n++] = a->events;
+	assert_int_equal(a->store.nfiles, 1);
+	if ((int)p == s->fail_at) {
+		snprintf(err, errlen, "part %u refused", p);
+		return -1;
+	}
+	return 0;
+}
+
+/* job_load_each: every part in order, read ahead on 1, 2 and 4 threads as
+ * job_load() reads it alone; a part that cannot be read, or whose each()
+ * fails, stops it there with that part's message, and nothing after it is
+ * handed out. */
+static void test_load_each(void **state)
+{
+	(void)state;
+	enum { N = 7 };
+	const char *paths[N];
+	char names[N][32];
+	for (int r = 0; r < N; r++) {
+		snprintf(names[r], sizeof(names[r]), "each%d.gpdl", r);
+		paths[r] = rank_file(names[r], "a", r, N, 1000 * MS, 0);
+	}
+	static const char *const threads[] = {"1", "2", "4"};
+	for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+		setenv("GPDL_THREADS", threads[t], 1);
+		struct job j;
+		open_job(&j, paths, N);
+		assert_int_equal(j.nparts, N);
+		char err[512] = "";
+		struct seen s = {.fail_at = -1};
+		assert_int_equal(job_load_each(&j, N, each_part, &s, err, sizeof(err)), 0);
+		assert_int_equal(s.n, N);
+		for (unsigned i = 0; i < N; i++) {
+			assert_int_equal(s.order[i], i);
+			assert_int_equal(s.events[i], 6);
+			assert_int_equal(j.ranks[i].exit_status, i == 1 ? 137 : 0); /* learnt */
+		}
+		/* the first parts only */
+		s = (struct seen){.fail_at = -1};
+		assert_int_equal(job_load_each(&j, 3, each_part, &s, err, sizeof(err)), 0);
+		assert_int_equal(s.n, 3);
+		/* each() fails at part 2 */
+		s = (struct seen){.fail_at = 2};
+		assert_int_equal(job_load_each(&j, N, each_part, &s, err, sizeof(err)), -1);
+		assert_int_equal(s.n, 3);
+		assert_string_equal(err, "part 2 refused");
+		job_free(&j);
+		/* part 4's file gone after the job was opened */
+		open_job(&j, paths, N);
+		char moved[600];
+		snprintf(moved, sizeof(moved), "%s.moved", paths[4]);
+		assert_int_equal(rename(paths[4], moved), 0);
+		s = (struct seen){.fail_at = -1};
+		err[0] = '\0';
+		assert_int_equal(job_load_each(&j, N, each_part, &s, err, sizeof(err)), -1);
+		assert_int_equal(rename(moved, paths[4]), 0);
+		assert_int_equal(s.n, 4);
+		assert_non_null(strstr(err, names[4]));
+		job_free(&j);
+	}
+	unsetenv("GPDL_THREADS");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_ranks_from_processes),
 		cmocka_unit_test(test_exec_images),
 		cmocka_unit_test(test_not_distributed),
+		cmocka_unit_test(test_load_each),
 	};
 	return cmocka_run_group_tests(tests, NULL, tb_group_teardown);
 }
