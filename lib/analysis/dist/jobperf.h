@@ -35,9 +35,9 @@
  * Parts of no rank (rank -1: a launcher, or a trace of a run that was not
  * distributed) are left out, counted in left_out.
  *
- * Memory: the ranks are loaded one at a time (job_load()), each freed
- * before the next; what is kept is each rank's counted steps (40 bytes a
- * step) and the job's.
+ * Memory: the ranks are measured one at a time (job_load_each(), the next
+ * ones read ahead), each freed after; what is kept is each rank's counted
+ * steps (40 bytes a step) and the job's.
  */
 #ifndef GPDL_ANALYSIS_DIST_JOBPERF_H
 #define GPDL_ANALYSIS_DIST_JOBPERF_H
