@@ -172,8 +172,9 @@ static void write_env_rank(struct coll_thread *t)
 }
 
 /* The values of the variables `gprof-dl run -o` names its files by
- * (RING_VARS_ENV, "RANK,LOCAL_RANK"), one record each. */
-static void write_output_vars(struct coll_thread *t)
+ * (RING_VARS_ENV, "RANK,LOCAL_RANK"), one record each; forked: written by
+ * a fork child at the fork (RING_VAR_FORKED). */
+static void write_output_vars(struct coll_thread *t, int forked)
 {
 	const char *list = getenv(RING_VARS_ENV);
 	_Alignas(8) unsigned char buf[sizeof(struct ring_process_var) + RING_NAME_MAX + 8];
@@ -191,7 +192,7 @@ static void write_output_vars(struct coll_thread *t)
 		struct ring_process_var *v = (struct ring_process_var *)buf;
 		v->h.kind = RING_REC_PROCESS_VAR;
 		v->h.size = (uint16_t)ring_rec_align(sizeof(*v) + len + 1);
-		v->h.aux = i | (value ? RING_VAR_SET : 0);
+		v->h.aux = i | (value ? RING_VAR_SET : 0) | (forked ? RING_VAR_FORKED : 0);
 		v->pid = coll.pid;
 		v->len = (uint32_t)len;
 		memcpy(buf + sizeof(*v), value ? value : "", len);
@@ -202,8 +203,8 @@ static void write_output_vars(struct coll_thread *t)
 }
 
 /* PROCESS_START, the process's rank and output variables, then the
- * thread's THREAD_START. */
-static void process_started(struct coll_thread *t)
+ * thread's THREAD_START; forked: in a fork child, at the fork. */
+static void process_started(struct coll_thread *t, int forked)
 {
 	if (!t->slot)
 		return;
@@ -218,7 +219,7 @@ static void process_started(struct coll_thread *t)
 	p.ts_ns = coll_clock_now();
 	coll_emit(t, &p);
 	write_env_rank(t);
-	write_output_vars(t);
+	write_output_vars(t, forked);
 	coll_thread_started(t);
 	atomic_signal_fence(memory_order_seq_cst);
 	coll_busy = 0;
@@ -242,7 +243,7 @@ static void atfork_child(void)
 		t = coll_thread_setup();
 	coll_busy = 0;
 	if (t)
-		process_started(t);
+		process_started(t, 1);
 	errno = saved;
 }
 
@@ -259,7 +260,7 @@ static void process_begin(void)
 	struct coll_thread *t = coll_thread_setup();
 	coll_busy = 0;
 	if (t) {
-		process_started(t);
+		process_started(t, 0);
 		coll_window_describe(); /* a capture or schedule: the trace says which */
 	}
 }

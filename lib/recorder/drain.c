@@ -444,6 +444,12 @@ static int process_var_record(struct recorder *r, const struct ring_rec *h)
 		return 0;
 	if (!p || start_deferred(r, x->pid))
 		return 1;
+	if (h->aux & RING_VAR_FORKED) {
+		if (p->vars_own)
+			return 0; /* the image's own values, drained first, stand */
+	} else {
+		p->vars_own = 1;
+	}
 	free(p->vars[i]);
 	p->vars[i] = NULL;
 	if (h->aux & RING_VAR_SET) {

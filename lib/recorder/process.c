@@ -232,6 +232,7 @@ void rec_process_started(struct recorder *r, const struct ring_process *x)
 		p->job = o->job;
 		for (unsigned i = 0; i < RING_VARS_MAX; i++)
 			p->vars[i] = o->vars[i] ? xstrdup(o->vars[i]) : NULL;
+		p->vars_own = o->vars_own;
 	}
 }
 

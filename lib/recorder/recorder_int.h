@@ -69,6 +69,9 @@ struct rec_process {
 	uint32_t backend; /* file string id, 0: unknown */
 	uint32_t job;     /* the job its environment names, file string id; 0: none */
 	char *vars[RING_VARS_MAX]; /* the output variables at its start (NULL: unset) */
+	/* vars were reported by the process itself (or an image before it),
+	 * not only by a fork child at the fork (RING_VAR_FORKED) */
+	int vars_own;
 	/* How it ended, for a process the launcher does not reap. */
 	int reaped;            /* p.exit_status is waitpid's */
 	int exit_reported;     /* PROCESS_EXIT came: exit_code is its code, -1 unknown */

@@ -455,11 +455,16 @@ size_t ring_job_from_env(const char *(*get)(const char *name, void *ctx), void *
 #define RING_VARS_ENV "GPROF_DL_OUTPUT_VARS"
 #define RING_VARS_MAX 16u
 #define RING_VAR_SET (1u << 16) /* aux: the variable is set (else its value is empty) */
+/* aux: written by a fork child at the fork, its parent's environment: it
+ * does not replace what its process's image reported itself (a child that
+ * sets its own and execs reports them from the new image, which the
+ * launcher may drain first) */
+#define RING_VAR_FORKED (1u << 17)
 
 /* One variable of RING_VARS_ENV, by its position in that list, as the
  * process had it at its start (or at its fork). The value is cut at
  * RING_NAME_MAX bytes. */
-struct ring_process_var { /* RING_REC_PROCESS_VAR, aux = index | RING_VAR_SET */
+struct ring_process_var { /* RING_REC_PROCESS_VAR, aux = index | RING_VAR_SET | RING_VAR_FORKED */
 	struct ring_rec h;
 	uint32_t pid;
 	uint32_t len; /* bytes of value, a NUL follows */

@@ -684,6 +684,77 @@ static void check_file(const char *path, int32_t rank, uint32_t nprocs, uint32_t
 	trace_reader_close(tr);
 }
 
+/* A rank that a launcher forks, that sets RANK and execs (rank_launcher,
+ * torchrun): its fork child reports the launcher's variables at the fork
+ * (RING_VAR_FORKED), its new image its own. The launcher may drain the new
+ * image's slot first (it took a lower slot, freed before): the fork's
+ * report must not undo the image's own, in either order. */
+static void test_exec_vars_drained_late(void **state)
+{
+	(void)state;
+	for (int late = 0; late < 2; late++) {
+		char out[128], pattern[128], p[160];
+		snprintf(pattern, sizeof(pattern), "%s/v-%%q{RANK}.gpdl", rdir);
+		snprintf(out, sizeof(out), "%s/v-.gpdl", rdir);
+		char err[256];
+		struct outname *o = outname_parse(pattern, err, sizeof(err));
+		assert_non_null(o);
+		struct recorder_opts ro = {out, 0, 8, 1u << 16, 1000000000ull, o};
+		struct recorder *r = recorder_create(&ro);
+		assert_non_null(r);
+		assert_int_equal(recorder_begin(r, (pid_t)P0, 0, NULL, 0), 0);
+		size_t len;
+		struct ring_shm *shm = attach(r, &len);
+		/* the launcher */
+		struct ring_slot *s0 = ring_slot_claim(shm, P0, P0);
+		put_string(shm, s0, 1, "cmd");
+		struct ring_process ps0 = {{RING_REC_PROCESS_START, sizeof(ps0), 0}, 10, P0, 1, 1, 0};
+		assert_int_equal(ring_write(shm, s0, &ps0), 0);
+		put_var(shm, s0, P0, 0, NULL);
+		put_thread(shm, s0, 10);
+		recorder_poll(r);
+		/* the rank: its exec'd image, RANK=0, and its fork child's
+		 * report at the fork (RANK unset, forked), in the slot order
+		 * late says: 1, the image's slot before the fork's */
+		struct ring_slot *first = ring_slot_claim(shm, P0 + 1, P0 + 1);
+		struct ring_slot *second = ring_slot_claim(shm, P0 + 1, P0 + 1);
+		struct ring_slot *fork_slot = late ? second : first, *image_slot = late ? first : second;
+		put_string(shm, fork_slot, 2, "launcher");
+		struct ring_process pf = {{RING_REC_PROCESS_START, sizeof(pf), 0}, 20, P0 + 1, P0, 2, 0};
+		assert_int_equal(ring_write(shm, fork_slot, &pf), 0);
+		_Alignas(8) unsigned char buf[64] = {0};
+		struct ring_process_var *v = (struct ring_process_var *)buf;
+		v->h.kind = RING_REC_PROCESS_VAR;
+		v->h.size = (uint16_t)ring_rec_align(sizeof(*v) + 1);
+		v->h.aux = 0 | RING_VAR_FORKED; /* unset, at the fork */
+		v->pid = P0 + 1;
+		assert_int_equal(ring_write(shm, fork_slot, buf), 0);
+		put_thread(shm, fork_slot, 20);
+		put_string(shm, image_slot, 3, "rank");
+		struct ring_process pi = {{RING_REC_PROCESS_START, sizeof(pi), 0}, 30, P0 + 1, P0, 3, 0};
+		assert_int_equal(ring_write(shm, image_slot, &pi), 0);
+		put_rank(shm, image_slot, P0 + 1, RING_RANK_ENV_TORCH, 0, 0, 1, 0);
+		put_var(shm, image_slot, P0 + 1, 0, "0");
+		put_thread(shm, image_slot, 30);
+		put_exit(shm, image_slot, P0 + 1, 40, RING_EXIT_KNOWN | 0);
+		recorder_poll(r);
+		ring_slot_release(first);
+		ring_slot_release(second);
+		ring_slot_release(s0);
+		recorder_poll(r);
+		munmap(shm, len);
+		struct recorder_stats st;
+		assert_int_equal(recorder_finish(r, &st), 0);
+		assert_int_equal(st.nranks, 1);
+		snprintf(p, sizeof(p), "%s/v-0.gpdl", rdir);
+		assert_string_equal(st.ranks[0].path, p); /* not the launcher's v-.gpdl */
+		unlink(p);
+		unlink(out);
+		recorder_destroy(r);
+		outname_free(o);
+	}
+}
+
 /* Two ranks the pattern names alike, and a file already there: nothing of
  * either is overwritten. */
 static void test_split_collisions(void **state)
@@ -1153,6 +1224,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_communication, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ranks_and_split, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_collisions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_vars_drained_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_root_is_rank, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reaped_before_drained, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reused, setup, teardown),
