@@ -390,18 +390,26 @@ static void put_rank(struct ring_shm *shm, struct ring_slot *s, uint32_t pid, un
 	assert_int_equal(ring_write(shm, s, &x), 0);
 }
 
-static void put_var(struct ring_shm *shm, struct ring_slot *s, uint32_t pid, unsigned i, const char *value)
+/* Variable i of the -o pattern as pid reported it (value NULL: unset);
+ * flags: more aux bits (RING_VAR_FORKED). */
+static void put_var_flags(struct ring_shm *shm, struct ring_slot *s, uint32_t pid, unsigned i, const char *value,
+			  unsigned flags)
 {
 	_Alignas(8) unsigned char buf[64] = {0};
 	struct ring_process_var *v = (struct ring_process_var *)buf;
 	size_t len = value ? strlen(value) : 0;
 	v->h.kind = RING_REC_PROCESS_VAR;
 	v->h.size = (uint16_t)ring_rec_align(sizeof(*v) + len + 1);
-	v->h.aux = i | (value ? RING_VAR_SET : 0);
+	v->h.aux = i | (value ? RING_VAR_SET : 0) | flags;
 	v->pid = pid;
 	v->len = (uint32_t)len;
 	memcpy(buf + sizeof(*v), value ? value : "", len);
 	assert_int_equal(ring_write(shm, s, buf), 0);
+}
+
+static void put_var(struct ring_shm *shm, struct ring_slot *s, uint32_t pid, unsigned i, const char *value)
+{
+	put_var_flags(shm, s, pid, i, value, 0);
 }
 
 /* A process of the scenario below: its slot's records up to its range. */
@@ -635,6 +643,22 @@ static void test_ranks_and_split(void **state)
 	}
 }
 
+/* A recorder of out, its ranks named by pattern (8 slots), begun and
+ * attached: its shared memory in *shm (*len bytes), the pattern in *op. */
+static struct recorder *pattern_recorder(const char *out, const char *pattern, struct outname **op,
+					 struct ring_shm **shm, size_t *len)
+{
+	char err[256];
+	*op = outname_parse(pattern, err, sizeof(err));
+	assert_non_null(*op);
+	struct recorder_opts ro = {out, 0, 8, 1u << 16, 1000000000ull, *op};
+	struct recorder *r = recorder_create(&ro);
+	assert_non_null(r);
+	assert_int_equal(recorder_begin(r, (pid_t)P0, 0, NULL, 0), 0);
+	*shm = attach(r, len);
+	return r;
+}
+
 /* Records a process tree: procs[i] is a child of procs[parent[i]] (the
  * first: of no one we know), with rank rank[i] of 2 (-1: none), and RANK
  * as var[i]. Returns the stats of recorder_finish(). */
@@ -642,15 +666,9 @@ static void record_tree(const char *out, const char *pattern, uint32_t n, const 
 			const int32_t *rank, const char *const *var, struct recorder **rp,
 			struct outname **op)
 {
-	char err[256];
-	*op = outname_parse(pattern, err, sizeof(err));
-	assert_non_null(*op);
-	struct recorder_opts ro = {out, 0, 8, 1u << 16, 1000000000ull, *op};
-	struct recorder *r = *rp = recorder_create(&ro);
-	assert_non_null(r);
-	assert_int_equal(recorder_begin(r, (pid_t)P0, 0, NULL, 0), 0);
 	size_t len;
-	struct ring_shm *shm = attach(r, &len);
+	struct ring_shm *shm;
+	struct recorder *r = *rp = pattern_recorder(out, pattern, op, &shm, &len);
 	for (uint32_t i = 0; i < n; i++) {
 		struct ring_slot *s = ring_slot_claim(shm, P0 + i, P0 + i);
 		put_string(shm, s, 1, "cmd");
@@ -696,15 +714,10 @@ static void test_exec_vars_drained_late(void **state)
 		char out[128], pattern[128], p[160];
 		snprintf(pattern, sizeof(pattern), "%s/v-%%q{RANK}.gpdl", rdir);
 		snprintf(out, sizeof(out), "%s/v-.gpdl", rdir);
-		char err[256];
-		struct outname *o = outname_parse(pattern, err, sizeof(err));
-		assert_non_null(o);
-		struct recorder_opts ro = {out, 0, 8, 1u << 16, 1000000000ull, o};
-		struct recorder *r = recorder_create(&ro);
-		assert_non_null(r);
-		assert_int_equal(recorder_begin(r, (pid_t)P0, 0, NULL, 0), 0);
+		struct outname *o;
+		struct ring_shm *shm;
 		size_t len;
-		struct ring_shm *shm = attach(r, &len);
+		struct recorder *r = pattern_recorder(out, pattern, &o, &shm, &len);
 		/* the launcher */
 		struct ring_slot *s0 = ring_slot_claim(shm, P0, P0);
 		put_string(shm, s0, 1, "cmd");
@@ -722,13 +735,7 @@ static void test_exec_vars_drained_late(void **state)
 		put_string(shm, fork_slot, 2, "launcher");
 		struct ring_process pf = {{RING_REC_PROCESS_START, sizeof(pf), 0}, 20, P0 + 1, P0, 2, 0};
 		assert_int_equal(ring_write(shm, fork_slot, &pf), 0);
-		_Alignas(8) unsigned char buf[64] = {0};
-		struct ring_process_var *v = (struct ring_process_var *)buf;
-		v->h.kind = RING_REC_PROCESS_VAR;
-		v->h.size = (uint16_t)ring_rec_align(sizeof(*v) + 1);
-		v->h.aux = 0 | RING_VAR_FORKED; /* unset, at the fork */
-		v->pid = P0 + 1;
-		assert_int_equal(ring_write(shm, fork_slot, buf), 0);
+		put_var_flags(shm, fork_slot, P0 + 1, 0, NULL, RING_VAR_FORKED); /* unset, at the fork */
 		put_thread(shm, fork_slot, 20);
 		put_string(shm, image_slot, 3, "rank");
 		struct ring_process pi = {{RING_REC_PROCESS_START, sizeof(pi), 0}, 30, P0 + 1, P0, 3, 0};
