@@ -494,7 +494,7 @@ struct load_ahead {
 	struct job *j;
 	unsigned window;          /* slots: the part in hand and those read ahead */
 	struct analysis *a;       /* by slot */
-	int *state;               /* by slot: 0 free, 1 being read, 2 read, 3 failed */
+	int *state;               /* by slot: 0 free or being read, 2 read, 3 failed */
 	char (*err)[512];         /* by slot */
 	uint32_t n;               /* the parts to read */
 	uint32_t next, consumed;  /* the next part to read; parts handed out and freed */
@@ -516,7 +516,6 @@ static void *load_ahead_thread(void *arg)
 		}
 		uint32_t p = la->next++;
 		unsigned k = p % la->window;
-		la->state[k] = 1;
 		pthread_mutex_unlock(&la->mu);
 		analysis_init(&la->a[k]);
 		int rc = load_part(la->j, p, &la->a[k], la->err[k], sizeof(la->err[k]));
@@ -556,10 +555,9 @@ int job_load_each(struct job *j, uint32_t n,
 		if (!started) { /* no thread: read here */
 			analysis_init(&la.a[k]);
 			la.state[k] = load_part(j, p, &la.a[k], la.err[k], sizeof(la.err[k])) == 0 ? 2 : 3;
-			la.next = p + 1;
 		}
 		pthread_mutex_lock(&la.mu);
-		while (la.next <= p || la.state[k] < 2)
+		while (la.state[k] < 2)
 			pthread_cond_wait(&la.cv, &la.mu);
 		pthread_mutex_unlock(&la.mu);
 		if (la.state[k] != 2) {
