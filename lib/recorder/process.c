@@ -28,12 +28,56 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The live image of pid, or (alive_only 0) its latest: the one that started
+ * last, which need not be the last added (a start drained late). */
 struct rec_process *rec_process_find(struct recorder *r, uint32_t pid, int alive_only)
 {
-	for (uint32_t i = r->nprocs; i-- > 0;)
-		if (r->procs[i].p.pid == pid && (!alive_only || r->procs[i].alive))
-			return &r->procs[i];
-	return NULL;
+	struct rec_process *found = NULL;
+	for (uint32_t i = r->nprocs; i-- > 0;) {
+		struct rec_process *p = &r->procs[i];
+		if (p->p.pid != pid || (alive_only && !p->alive))
+			continue;
+		if (alive_only)
+			return p;
+		if (!found || p->p.start_ns > found->p.start_ns)
+			found = p;
+	}
+	return found;
+}
+
+/* The image of pid that started first after ts, NULL when none did. */
+static struct rec_process *image_after(struct recorder *r, uint32_t pid, uint64_t ts)
+{
+	struct rec_process *found = NULL;
+	for (uint32_t i = 0; i < r->nprocs; i++) {
+		struct rec_process *p = &r->procs[i];
+		if (p->p.pid == pid && p->p.start_ns > ts && (!found || p->p.start_ns < found->p.start_ns))
+			found = p;
+	}
+	return found;
+}
+
+/* The identity an exec keeps (rank, job, variables), from image o to p. */
+static void image_inherit(struct rec_process *p, const struct rec_process *o)
+{
+	p->rank_source = o->rank_source;
+	p->rank = o->rank;
+	p->local_rank = o->local_rank;
+	p->world_size = o->world_size;
+	p->backend = o->backend;
+	p->job = o->job;
+	for (unsigned i = 0; i < RING_VARS_MAX; i++)
+		p->vars[i] = o->vars[i] ? xstrdup(o->vars[i]) : NULL;
+	p->vars_own = o->vars_own;
+}
+
+static void exec_seen(struct recorder *r, uint32_t pid, uint64_t ts)
+{
+	if (r->nexecs == r->execs_cap) {
+		r->execs_cap = r->execs_cap ? r->execs_cap * 2 : 8;
+		r->execs = xrealloc(r->execs, r->execs_cap * sizeof(*r->execs));
+	}
+	r->execs[r->nexecs++] = (struct exec_end){pid, ts};
 }
 
 /* A descriptor that becomes readable when process pid ends (pidfd_open,
@@ -208,32 +252,36 @@ void rec_process_started(struct recorder *r, const struct ring_process *x)
 		p->seen_start = 1;
 		return;
 	}
+	struct rec_process *next = image_after(r, x->pid, x->ts_ns);
+	if (next && next->seen_start) {
+		/* An older image's start drained after its exec's: each image
+		 * writes its start in a ring of its own (a fork child's, then the
+		 * program it exec'd), and the launcher may drain them in either
+		 * order. The older image ended at the exec, its threads with it. */
+		uint64_t exec_ns = next->p.start_ns;
+		int32_t n = (int32_t)(next - r->procs); /* rec_process_add() moves procs */
+		p = rec_process_add(r, x->pid, x->ppid, x->ts_ns);
+		rec_process_unwatch(p); /* the live image watches the pid */
+		p->alive = 0;
+		p->p.end_ns = exec_ns;
+		p->p.cmdline_str = cmd;
+		p->seen_start = 1;
+		image_inherit(p, &r->procs[n]);
+		exec_seen(r, x->pid, exec_ns);
+		return;
+	}
 	if (p) { /* exec: the old image ends here, its threads with it */
 		p->p.end_ns = x->ts_ns;
 		p->alive = 0;
 		rec_process_unwatch(p); /* the new image watches the pid */
-		if (r->nexecs == r->execs_cap) {
-			r->execs_cap = r->execs_cap ? r->execs_cap * 2 : 8;
-			r->execs = xrealloc(r->execs, r->execs_cap * sizeof(*r->execs));
-		}
-		r->execs[r->nexecs++] = (struct exec_end){x->pid, x->ts_ns};
+		exec_seen(r, x->pid, x->ts_ns);
 	}
 	int32_t old = p ? (int32_t)(p - r->procs) : -1; /* rec_process_add() moves procs */
 	p = rec_process_add(r, x->pid, x->ppid, x->ts_ns);
 	p->p.cmdline_str = cmd;
 	p->seen_start = 1;
-	if (old >= 0) { /* an exec keeps the process: its rank and variables */
-		const struct rec_process *o = &r->procs[old];
-		p->rank_source = o->rank_source;
-		p->rank = o->rank;
-		p->local_rank = o->local_rank;
-		p->world_size = o->world_size;
-		p->backend = o->backend;
-		p->job = o->job;
-		for (unsigned i = 0; i < RING_VARS_MAX; i++)
-			p->vars[i] = o->vars[i] ? xstrdup(o->vars[i]) : NULL;
-		p->vars_own = o->vars_own;
-	}
+	if (old >= 0) /* an exec keeps the process: its rank and variables */
+		image_inherit(p, &r->procs[old]);
 }
 
 /* The live image of the process of image i once its slots are drained (an

@@ -99,8 +99,11 @@ void rec_resolve_ranks(struct recorder *r)
 		return;
 	struct hmap latest; /* pid -> its latest image */
 	hmap_init(&latest);
-	for (uint32_t i = 0; i < n; i++)
-		hmap_put(&latest, r->procs[i].p.pid, 0, i);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint64_t *l = hmap_get(&latest, r->procs[i].p.pid, 0);
+		if (!l || r->procs[i].p.start_ns >= r->procs[*l].p.start_ns)
+			hmap_put(&latest, r->procs[i].p.pid, 0, i);
+	}
 	int32_t *parent = xmalloc(n * sizeof(*parent)), *eff = xmalloc(n * sizeof(*eff));
 	uint8_t *cand = xcalloc(n, 1), *below = xcalloc(n, 1);
 	for (uint32_t i = 0; i < n; i++) {

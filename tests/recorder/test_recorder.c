@@ -755,6 +755,28 @@ static void test_exec_vars_drained_late(void **state)
 		assert_int_equal(st.nranks, 1);
 		snprintf(p, sizeof(p), "%s/v-0.gpdl", rdir);
 		assert_string_equal(st.ranks[0].path, p); /* not the launcher's v-.gpdl */
+		/* the rank's two images in either order: the fork child's from
+		 * its start to the exec, then the program it exec'd, which exited */
+		char err[256];
+		struct trace_reader *tr = trace_reader_open(p, err, sizeof(err));
+		assert_non_null(tr);
+		assert_int_equal(trace_reader_run(tr, &(struct trace_visitor){0}, NULL), 0);
+		const struct trace_process *img[2] = {NULL, NULL};
+		for (size_t i = 0; i < trace_reader_process_count(tr); i++) {
+			const struct trace_process *q = trace_reader_process(tr, i);
+			if (q->pid == P0 + 1)
+				img[q->start_ns == 30] = q;
+		}
+		assert_non_null(img[0]);
+		assert_non_null(img[1]);
+		assert_int_equal(img[0]->start_ns, 20);
+		assert_int_equal(img[0]->end_ns, 30);
+		assert_string_equal(trace_reader_string(tr, img[0]->cmdline_str), "launcher");
+		assert_int_equal(img[1]->end_ns, 40);
+		assert_int_equal(img[1]->exit_status, 0);
+		assert_int_equal(img[1]->rank, 0);
+		assert_string_equal(trace_reader_string(tr, img[1]->cmdline_str), "rank");
+		trace_reader_close(tr);
 		unlink(p);
 		unlink(out);
 		recorder_destroy(r);

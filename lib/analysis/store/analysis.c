@@ -40,7 +40,7 @@ int analysis_load(struct analysis *a, const char *path, char *err, size_t errlen
 
 /* The rank of process pid of file f: its own, else its nearest ancestor's
  * in the file's process table (a DataLoader worker is its rank's); -1 none.
- * procs maps (file, pid) to the index of the pid's last image + 1. */
+ * procs maps (file, pid) to the index of the pid's latest image (the last to start) + 1. */
 static int32_t process_rank(const struct store *s, const struct hmap *procs, uint32_t f,
 			    uint32_t pid)
 {
@@ -100,8 +100,11 @@ static void analysis_parts(struct analysis *a)
 	hmap_init(&procs);
 	hmap_init(&by_pid);
 	hmap_init(&by_rank);
-	for (uint32_t i = 0; i < s->nprocs; i++)
-		hmap_put(&procs, s->procs[i].file, s->procs[i].pid, (uint64_t)i + 1);
+	for (uint32_t i = 0; i < s->nprocs; i++) { /* a pid's latest image: the last to start */
+		const uint64_t *l = hmap_get(&procs, s->procs[i].file, s->procs[i].pid);
+		if (!l || s->procs[i].start_ns >= s->procs[*l - 1].start_ns)
+			hmap_put(&procs, s->procs[i].file, s->procs[i].pid, (uint64_t)i + 1);
+	}
 	for (uint32_t ti = 0; ti < s->ntracks; ti++) {
 		const struct store_track *t = &s->tracks[ti];
 		const uint64_t *known = hmap_get(&by_pid, t->file, t->pid);
