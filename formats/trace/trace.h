@@ -22,9 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACE_FORMAT_VERSION_MAJOR 2 /* 2.0: 12-byte events (EVNS), which a 1.x
-                                        reader would skip without a word */
-#define TRACE_FORMAT_VERSION_MINOR 1 /* 1.1: GPU tracks, event details, devices;
+#define TRACE_FORMAT_VERSION_MAJOR 3 /* 2.0: 12-byte events (EVNS), which a 1.x
+                                        reader would skip without a word;
+                                        3.0: events with details deflated (EVNZ),
+                                        which a 2.x reader would skip so */
+#define TRACE_FORMAT_VERSION_MINOR 0 /* 1.1: GPU tracks, event details, devices;
                                         1.2: sequence numbers, input shapes, samples;
                                         1.3: ranks (META's local rank, PROC's rank
                                         fields), collectives' details;

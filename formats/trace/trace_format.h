@@ -75,6 +75,8 @@ enum trace_chunk_type {
 	TRACE_CHUNK_LAUNCHES = TRACE_FOURCC('L', 'C', 'F', 'G'),
 	/* 2.0 */
 	TRACE_CHUNK_EVENTS_SHORT = TRACE_FOURCC('E', 'V', 'N', 'S'),
+	/* 3.0 */
+	TRACE_CHUNK_EVENTS_EXT_Z = TRACE_FOURCC('E', 'V', 'N', 'Z'),
 };
 
 /* ---- META payload (48 bytes in v1) --------------------------------------- */
@@ -183,6 +185,15 @@ enum trace_chunk_type {
 #define TRACE_EVX_CORR_BASE 24  /* u64 correlation base */
 #define TRACE_EVX_EXT_BASE 32   /* u64 external id base */
 #define TRACE_EXT_ID_SPAN_MAX (UINT64_C(0xffffffff) - 1) /* largest id - least id in a chunk */
+
+/* ---- EVNZ (3.0): an EVNX payload, its records by column, deflated ------------
+ *
+ * u32 the EVNX payload's length L, then a zlib stream (RFC 1950) of exactly L
+ * bytes: the EVNX sub-header as it is, then for each byte k of a record (k in
+ * [0, record_size)) byte k of every record in order. Read as that EVNX
+ * chunk; the checksum covers the stored (deflated) bytes. */
+#define TRACE_EVZ_HEADER_SIZE 4
+#define TRACE_EVZ_RAW_LENGTH 0 /* u32 */
 
 enum trace_ext_group {
 	TRACE_EXTG_CORRELATION = 1u << 0, /* u32 correlation - corr_base, 0: none          4 */

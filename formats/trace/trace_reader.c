@@ -1,5 +1,5 @@
 /*
- * trace_reader.c - reads trace format 1.0 to 2.1 (formats/TRACE-FORMAT.md).
+ * trace_reader.c - reads trace format 1.0 to 3.0 (formats/TRACE-FORMAT.md).
  *
  * The file is read front to back through one buffer in large read(2)s, and
  * each chunk is checked whole (length against the file, checksum, then every
@@ -12,7 +12,9 @@
  *    chunk maximum and the bytes left in the file before anything is
  *    allocated or read for it; an id is checked against the tables read so far;
  *  - every allocation is proportional to bytes already read from the file,
- *    apart from the read buffer, which is at most one chunk;
+ *    apart from the read buffer, which is at most one chunk (an EVNZ chunk's
+ *    inflated bytes are at most what deflate can make of its stream, 1032
+ *    to 1);
  *  - a record shorter than this version's (a 1.0 THRD, a META or PROC before
  *    2.1) reads as if its missing fields held their defaults: host thread,
  *    world size, local rank and a process's rank fields -1, backend none,
@@ -95,6 +97,10 @@ struct trace_reader {
 	uint32_t nlaunch, launch_cap;
 	struct trace_event_ext ext; /* the details of the event being delivered */
 	struct trace_event *batch;  /* READER_BATCH events of a chunk, for visitor.events */
+	unsigned char *zcols, *zrecs; /* an EVNZ chunk inflated, and its records as EVNX's */
+	size_t zcap;
+	z_stream zs;
+	int zs_ready;
 	uint64_t total_drops;
 	uint64_t drops_by_reason[TRACE_DROP_REASON_COUNT + 1]; /* the last: unknown reasons */
 
@@ -1020,6 +1026,57 @@ static int reader_events_ext(struct trace_reader *r, const struct reader_chunk *
 	return 0;
 }
 
+/* An EVNZ chunk: inflated, its columns put back into records, and read as
+ * the EVNX chunk it was (formats/trace/trace_format.h). */
+static int reader_events_z(struct trace_reader *r, const struct reader_chunk *c,
+			   const struct trace_visitor *v, void *ctx)
+{
+	if (c->len < TRACE_EVZ_HEADER_SIZE)
+		return reader_damage(r, c->off, "EVNZ chunk shorter than its header");
+	uint32_t len = trace_le32(c->p + TRACE_EVZ_RAW_LENGTH);
+	if (len > TRACE_CHUNK_MAX_PAYLOAD)
+		return reader_damage(r, c->off, "EVNZ chunk inflates to %u bytes, over the maximum of %u",
+				     len, TRACE_CHUNK_MAX_PAYLOAD);
+	if (len > (uint64_t)(c->len - TRACE_EVZ_HEADER_SIZE) * 1032 + 64) /* deflate's largest ratio */
+		return reader_damage(r, c->off, "EVNZ chunk does not inflate to its %u bytes", len);
+	if (len > r->zcap) {
+		unsigned char *a = realloc(r->zcols, len), *b = a ? realloc(r->zrecs, len) : NULL;
+		if (a)
+			r->zcols = a;
+		if (!b)
+			return reader_damage(r, c->off, "out of memory inflating an EVNZ chunk");
+		r->zrecs = b;
+		r->zcap = len;
+	}
+	if (!r->zs_ready) {
+		if (inflateInit(&r->zs) != Z_OK)
+			return reader_damage(r, c->off, "out of memory inflating an EVNZ chunk");
+		r->zs_ready = 1;
+	}
+	r->zs.next_in = (unsigned char *)c->p + TRACE_EVZ_HEADER_SIZE;
+	r->zs.avail_in = c->len - TRACE_EVZ_HEADER_SIZE;
+	r->zs.next_out = r->zcols;
+	r->zs.avail_out = len;
+	int zrc = inflate(&r->zs, Z_FINISH);
+	int whole = zrc == Z_STREAM_END && r->zs.total_out == len && r->zs.avail_in == 0;
+	inflateReset(&r->zs);
+	if (!whole)
+		return reader_damage(r, c->off, "EVNZ chunk does not inflate to its %u bytes", len);
+	struct reader_chunk x = {TRACE_CHUNK_EVENTS_EXT, len, c->off, r->zcols};
+	uint32_t rs = len >= TRACE_EVENTS_EXT_HEADER_SIZE ? trace_le32(r->zcols + TRACE_EVX_RECORD_SIZE) : 0;
+	if (rs && (len - TRACE_EVENTS_EXT_HEADER_SIZE) % rs == 0) {
+		size_t n = (len - TRACE_EVENTS_EXT_HEADER_SIZE) / rs;
+		memcpy(r->zrecs, r->zcols, TRACE_EVENTS_EXT_HEADER_SIZE);
+		const unsigned char *col = r->zcols + TRACE_EVENTS_EXT_HEADER_SIZE;
+		unsigned char *rec = r->zrecs + TRACE_EVENTS_EXT_HEADER_SIZE;
+		for (uint32_t k = 0; k < rs; k++, col += n)
+			for (size_t i = 0; i < n; i++)
+				rec[i * rs + k] = col[i];
+		x.p = r->zrecs;
+	} /* else the EVNX reading says what is wrong with the records */
+	return reader_events_ext(r, &x, v, ctx);
+}
+
 /* LCFG: kernel launch configurations, ids in sequence like descs. */
 static int reader_launches(struct trace_reader *r, const struct reader_chunk *c)
 {
@@ -1177,6 +1234,8 @@ static int reader_dispatch(struct trace_reader *r, const struct reader_chunk *c,
 		return reader_events(r, c, v, ctx);
 	case TRACE_CHUNK_EVENTS_EXT:
 		return reader_events_ext(r, c, v, ctx);
+	case TRACE_CHUNK_EVENTS_EXT_Z:
+		return reader_events_z(r, c, v, ctx);
 	case TRACE_CHUNK_DEVICES:
 		return reader_devices(r, c, v, ctx);
 	case TRACE_CHUNK_LAUNCHES:
@@ -1612,6 +1671,10 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->dev_map.slot);
 	free(r->launches);
 	free(r->batch);
+	free(r->zcols);
+	free(r->zrecs);
+	if (r->zs_ready)
+		inflateEnd(&r->zs);
 	free(r->buf);
 	free(r);
 }

@@ -1,5 +1,5 @@
 /*
- * trace_writer.c - writes trace format 2.1 (formats/TRACE-FORMAT.md).
+ * trace_writer.c - writes trace format 3.0 (formats/TRACE-FORMAT.md).
  *
  * The launcher calls this while the target runs, so nothing here makes a
  * system call per record: records go to per-thread event buffers and pending
@@ -156,6 +156,10 @@ struct trace_writer {
 	uint32_t n_pend_counters, n_pend_drops, n_pend_devs, n_pend_launches;
 
 	struct wbuf scratch; /* an events chunk's payload while it is encoded */
+	/* EVNZ: an EVNX payload by columns, and deflated */
+	struct wbuf zcols, zout;
+	z_stream zs;
+	int zs_ready;
 };
 
 static int writer_fail(struct trace_writer *w, int e)
@@ -1020,6 +1024,45 @@ static int writer_flush_compact(struct trace_writer *w, uint32_t index)
 			   len);
 }
 
+/* An EVNX payload of records of rs bytes, as an EVNZ chunk when that is
+ * smaller: its sub-header, then byte 0 of every record, byte 1 of every
+ * record, ..., deflated at level 1 behind the payload's length. The
+ * columns are what compresses: a chunk's starts, ids and sizes differ from
+ * one record to the next in their low bytes only. */
+static int writer_emit_ext(struct trace_writer *w, const unsigned char *payload, size_t len,
+			   uint32_t rs)
+{
+	size_t n = (len - TRACE_EVENTS_EXT_HEADER_SIZE) / rs;
+	if (!w->zs_ready) {
+		if (deflateInit(&w->zs, 1) != Z_OK)
+			return writer_emit(w, TRACE_CHUNK_EVENTS_EXT, payload, len);
+		w->zs_ready = 1;
+	}
+	w->zcols.len = w->zout.len = 0;
+	unsigned char *cols = wbuf_reserve(w, &w->zcols, len);
+	size_t bound = TRACE_EVZ_HEADER_SIZE + deflateBound(&w->zs, (uLong)len);
+	unsigned char *out = cols ? wbuf_reserve(w, &w->zout, bound) : NULL;
+	if (!out)
+		return -1;
+	memcpy(cols, payload, TRACE_EVENTS_EXT_HEADER_SIZE);
+	const unsigned char *rec = payload + TRACE_EVENTS_EXT_HEADER_SIZE;
+	unsigned char *col = cols + TRACE_EVENTS_EXT_HEADER_SIZE;
+	for (uint32_t k = 0; k < rs; k++, col += n)
+		for (size_t i = 0; i < n; i++)
+			col[i] = rec[i * rs + k];
+	trace_put32(out + TRACE_EVZ_RAW_LENGTH, (uint32_t)len);
+	w->zs.next_in = cols;
+	w->zs.avail_in = (uInt)len;
+	w->zs.next_out = out + TRACE_EVZ_HEADER_SIZE;
+	w->zs.avail_out = (uInt)(bound - TRACE_EVZ_HEADER_SIZE);
+	int zrc = deflate(&w->zs, Z_FINISH);
+	size_t zlen = TRACE_EVZ_HEADER_SIZE + (size_t)w->zs.total_out;
+	deflateReset(&w->zs);
+	if (zrc != Z_STREAM_END || zlen >= len)
+		return writer_emit(w, TRACE_CHUNK_EVENTS_EXT, payload, len);
+	return writer_emit(w, TRACE_CHUNK_EVENTS_EXT_Z, out, zlen);
+}
+
 /* The same for a buffer of events with details: an EVNX chunk. */
 static int writer_flush_xbuf(struct trace_writer *w, uint32_t index, struct wxbuf *b)
 {
@@ -1050,7 +1093,7 @@ static int writer_flush_xbuf(struct trace_writer *w, uint32_t index, struct wxbu
 	b->groups = 0;
 	writer_id_reset(&b->corr);
 	writer_id_reset(&b->xid);
-	return writer_emit(w, TRACE_CHUNK_EVENTS_EXT, w->scratch.p, len);
+	return writer_emit_ext(w, w->scratch.p, len, rs);
 }
 
 static int writer_flush_thread(struct trace_writer *w, uint32_t index)
@@ -1325,7 +1368,7 @@ static void writer_free(struct trace_writer *w)
 	struct wbuf *bufs[] = { &w->out, &w->str_arena, &w->pend_strs, &w->pend_descs,
 				&w->pend_cats, &w->pend_procs, &w->pend_threads,
 				&w->pend_counters, &w->pend_drops, &w->pend_devs,
-				&w->pend_launches, &w->scratch };
+				&w->pend_launches, &w->scratch, &w->zcols, &w->zout };
 
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		free(bufs[i]->p);
@@ -1341,6 +1384,8 @@ static void writer_free(struct trace_writer *w)
 	free(w->desc_hash);
 	free(w->launches);
 	free(w->launch_hash);
+	if (w->zs_ready)
+		deflateEnd(&w->zs);
 	free(w);
 }
 
