@@ -24,7 +24,7 @@
 
 #define TRACE_FORMAT_VERSION_MAJOR 3 /* 2.0: 12-byte events (EVNS), which a 1.x
                                         reader would skip without a word;
-                                        3.0: events with details deflated (EVNZ),
+                                        3.0: events with details compressed (EVNZ),
                                         which a 2.x reader would skip so */
 #define TRACE_FORMAT_VERSION_MINOR 0 /* 1.1: GPU tracks, event details, devices;
                                         1.2: sequence numbers, input shapes, samples;

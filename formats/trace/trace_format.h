@@ -186,12 +186,12 @@ enum trace_chunk_type {
 #define TRACE_EVX_EXT_BASE 32   /* u64 external id base */
 #define TRACE_EXT_ID_SPAN_MAX (UINT64_C(0xffffffff) - 1) /* largest id - least id in a chunk */
 
-/* ---- EVNZ (3.0): an EVNX payload, its records by column, deflated ------------
+/* ---- EVNZ (3.0): an EVNX payload, its records by column, compressed ----------
  *
- * u32 the EVNX payload's length L, then a zlib stream (RFC 1950) of exactly L
- * bytes: the EVNX sub-header as it is, then for each byte k of a record (k in
- * [0, record_size)) byte k of every record in order. Read as that EVNX
- * chunk; the checksum covers the stored (deflated) bytes. */
+ * u32 the EVNX payload's length L, then one zstd frame (RFC 8878) of exactly
+ * L bytes: the EVNX sub-header as it is, then for each byte k of a record (k
+ * in [0, record_size)) byte k of every record in order. Read as that EVNX
+ * chunk; the checksum covers the stored (compressed) bytes. */
 #define TRACE_EVZ_HEADER_SIZE 4
 #define TRACE_EVZ_RAW_LENGTH 0 /* u32 */
 

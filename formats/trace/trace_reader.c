@@ -12,9 +12,8 @@
  *    chunk maximum and the bytes left in the file before anything is
  *    allocated or read for it; an id is checked against the tables read so far;
  *  - every allocation is proportional to bytes already read from the file,
- *    apart from the read buffer, which is at most one chunk (an EVNZ chunk's
- *    inflated bytes are at most what deflate can make of its stream, 1032
- *    to 1);
+ *    apart from the read buffer, which is at most one chunk, and the two an
+ *    EVNZ chunk decompresses into, each at most the chunk maximum;
  *  - a record shorter than this version's (a 1.0 THRD, a META or PROC before
  *    2.1) reads as if its missing fields held their defaults: host thread,
  *    world size, local rank and a process's rank fields -1, backend none,
@@ -39,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #define READER_BUF_SIZE (4u << 20)
 #define READER_NO_END "no END chunk: recording was cut short"
@@ -97,10 +97,9 @@ struct trace_reader {
 	uint32_t nlaunch, launch_cap;
 	struct trace_event_ext ext; /* the details of the event being delivered */
 	struct trace_event *batch;  /* READER_BATCH events of a chunk, for visitor.events */
-	unsigned char *zcols, *zrecs; /* an EVNZ chunk inflated, and its records as EVNX's */
+	unsigned char *zcols, *zrecs; /* an EVNZ chunk decompressed, and its records as EVNX's */
 	size_t zcap;
-	z_stream zs;
-	int zs_ready;
+	ZSTD_DCtx *zd;
 	uint64_t total_drops;
 	uint64_t drops_by_reason[TRACE_DROP_REASON_COUNT + 1]; /* the last: unknown reasons */
 
@@ -1026,8 +1025,8 @@ static int reader_events_ext(struct trace_reader *r, const struct reader_chunk *
 	return 0;
 }
 
-/* An EVNZ chunk: inflated, its columns put back into records, and read as
- * the EVNX chunk it was (formats/trace/trace_format.h). */
+/* An EVNZ chunk: decompressed, its columns put back into records, and read
+ * as the EVNX chunk it was (formats/trace/trace_format.h). */
 static int reader_events_z(struct trace_reader *r, const struct reader_chunk *c,
 			   const struct trace_visitor *v, void *ctx)
 {
@@ -1035,33 +1034,27 @@ static int reader_events_z(struct trace_reader *r, const struct reader_chunk *c,
 		return reader_damage(r, c->off, "EVNZ chunk shorter than its header");
 	uint32_t len = trace_le32(c->p + TRACE_EVZ_RAW_LENGTH);
 	if (len > TRACE_CHUNK_MAX_PAYLOAD)
-		return reader_damage(r, c->off, "EVNZ chunk inflates to %u bytes, over the maximum of %u",
-				     len, TRACE_CHUNK_MAX_PAYLOAD);
-	if (len > (uint64_t)(c->len - TRACE_EVZ_HEADER_SIZE) * 1032 + 64) /* deflate's largest ratio */
-		return reader_damage(r, c->off, "EVNZ chunk does not inflate to its %u bytes", len);
+		return reader_damage(r, c->off, "EVNZ chunk holds %u bytes, over the maximum of %u", len,
+				     TRACE_CHUNK_MAX_PAYLOAD);
 	if (len > r->zcap) {
 		unsigned char *a = realloc(r->zcols, len), *b = a ? realloc(r->zrecs, len) : NULL;
 		if (a)
 			r->zcols = a;
 		if (!b)
-			return reader_damage(r, c->off, "out of memory inflating an EVNZ chunk");
+			return reader_damage(r, c->off, "out of memory reading an EVNZ chunk");
 		r->zrecs = b;
 		r->zcap = len;
 	}
-	if (!r->zs_ready) {
-		if (inflateInit(&r->zs) != Z_OK)
-			return reader_damage(r, c->off, "out of memory inflating an EVNZ chunk");
-		r->zs_ready = 1;
-	}
-	r->zs.next_in = (unsigned char *)c->p + TRACE_EVZ_HEADER_SIZE;
-	r->zs.avail_in = c->len - TRACE_EVZ_HEADER_SIZE;
-	r->zs.next_out = r->zcols;
-	r->zs.avail_out = len;
-	int zrc = inflate(&r->zs, Z_FINISH);
-	int whole = zrc == Z_STREAM_END && r->zs.total_out == len && r->zs.avail_in == 0;
-	inflateReset(&r->zs);
-	if (!whole)
-		return reader_damage(r, c->off, "EVNZ chunk does not inflate to its %u bytes", len);
+	if (!r->zd && !(r->zd = ZSTD_createDCtx()))
+		return reader_damage(r, c->off, "out of memory reading an EVNZ chunk");
+	const unsigned char *z = c->p + TRACE_EVZ_HEADER_SIZE;
+	size_t zlen = c->len - TRACE_EVZ_HEADER_SIZE;
+	/* one frame, the whole of the rest, of exactly len bytes */
+	size_t got = ZSTD_findFrameCompressedSize(z, zlen) == zlen
+			     ? ZSTD_decompressDCtx(r->zd, r->zcols, len, z, zlen)
+			     : (size_t)-1;
+	if (ZSTD_isError(got) || got != len)
+		return reader_damage(r, c->off, "EVNZ chunk does not decompress to its %u bytes", len);
 	struct reader_chunk x = {TRACE_CHUNK_EVENTS_EXT, len, c->off, r->zcols};
 	uint32_t rs = len >= TRACE_EVENTS_EXT_HEADER_SIZE ? trace_le32(r->zcols + TRACE_EVX_RECORD_SIZE) : 0;
 	if (rs && (len - TRACE_EVENTS_EXT_HEADER_SIZE) % rs == 0) {
@@ -1673,8 +1666,7 @@ void trace_reader_close(struct trace_reader *r)
 	free(r->batch);
 	free(r->zcols);
 	free(r->zrecs);
-	if (r->zs_ready)
-		inflateEnd(&r->zs);
+	ZSTD_freeDCtx(r->zd);
 	free(r->buf);
 	free(r);
 }

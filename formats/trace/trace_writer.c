@@ -37,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 /* One events chunk is 64 KiB on disk: header, sub-header and this many records. */
 #define WRITER_EVENTS_PER_CHUNK \
@@ -156,10 +157,9 @@ struct trace_writer {
 	uint32_t n_pend_counters, n_pend_drops, n_pend_devs, n_pend_launches;
 
 	struct wbuf scratch; /* an events chunk's payload while it is encoded */
-	/* EVNZ: an EVNX payload by columns, and deflated */
+	/* EVNZ: an EVNX payload by columns, and compressed */
 	struct wbuf zcols, zout;
-	z_stream zs;
-	int zs_ready;
+	ZSTD_CCtx *zc;
 };
 
 static int writer_fail(struct trace_writer *w, int e)
@@ -1026,21 +1026,18 @@ static int writer_flush_compact(struct trace_writer *w, uint32_t index)
 
 /* An EVNX payload of records of rs bytes, as an EVNZ chunk when that is
  * smaller: its sub-header, then byte 0 of every record, byte 1 of every
- * record, ..., deflated at level 1 behind the payload's length. The
+ * record, ..., compressed (zstd, level 1) behind the payload's length. The
  * columns are what compresses: a chunk's starts, ids and sizes differ from
  * one record to the next in their low bytes only. */
 static int writer_emit_ext(struct trace_writer *w, const unsigned char *payload, size_t len,
 			   uint32_t rs)
 {
 	size_t n = (len - TRACE_EVENTS_EXT_HEADER_SIZE) / rs;
-	if (!w->zs_ready) {
-		if (deflateInit(&w->zs, 1) != Z_OK)
-			return writer_emit(w, TRACE_CHUNK_EVENTS_EXT, payload, len);
-		w->zs_ready = 1;
-	}
+	if (!w->zc && !(w->zc = ZSTD_createCCtx()))
+		return writer_emit(w, TRACE_CHUNK_EVENTS_EXT, payload, len);
 	w->zcols.len = w->zout.len = 0;
 	unsigned char *cols = wbuf_reserve(w, &w->zcols, len);
-	size_t bound = TRACE_EVZ_HEADER_SIZE + deflateBound(&w->zs, (uLong)len);
+	size_t bound = TRACE_EVZ_HEADER_SIZE + ZSTD_compressBound(len);
 	unsigned char *out = cols ? wbuf_reserve(w, &w->zout, bound) : NULL;
 	if (!out)
 		return -1;
@@ -1051,16 +1048,11 @@ static int writer_emit_ext(struct trace_writer *w, const unsigned char *payload,
 		for (size_t i = 0; i < n; i++)
 			col[i] = rec[i * rs + k];
 	trace_put32(out + TRACE_EVZ_RAW_LENGTH, (uint32_t)len);
-	w->zs.next_in = cols;
-	w->zs.avail_in = (uInt)len;
-	w->zs.next_out = out + TRACE_EVZ_HEADER_SIZE;
-	w->zs.avail_out = (uInt)(bound - TRACE_EVZ_HEADER_SIZE);
-	int zrc = deflate(&w->zs, Z_FINISH);
-	size_t zlen = TRACE_EVZ_HEADER_SIZE + (size_t)w->zs.total_out;
-	deflateReset(&w->zs);
-	if (zrc != Z_STREAM_END || zlen >= len)
+	size_t z = ZSTD_compressCCtx(w->zc, out + TRACE_EVZ_HEADER_SIZE, bound - TRACE_EVZ_HEADER_SIZE,
+				     cols, len, 1);
+	if (ZSTD_isError(z) || TRACE_EVZ_HEADER_SIZE + z >= len)
 		return writer_emit(w, TRACE_CHUNK_EVENTS_EXT, payload, len);
-	return writer_emit(w, TRACE_CHUNK_EVENTS_EXT_Z, out, zlen);
+	return writer_emit(w, TRACE_CHUNK_EVENTS_EXT_Z, out, TRACE_EVZ_HEADER_SIZE + z);
 }
 
 /* The same for a buffer of events with details: an EVNX chunk. */
@@ -1384,8 +1376,7 @@ static void writer_free(struct trace_writer *w)
 	free(w->desc_hash);
 	free(w->launches);
 	free(w->launch_hash);
-	if (w->zs_ready)
-		deflateEnd(&w->zs);
+	ZSTD_freeCCtx(w->zc);
 	free(w);
 }
 
