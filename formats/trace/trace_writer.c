@@ -46,7 +46,7 @@
  * memory stays bounded however many threads come and go. */
 #define WRITER_EVENTS_BUFFERED_MAX (1u << 20)
 #define WRITER_TABLE_FLUSH (256u << 10) /* pending table payload that triggers a flush */
-#define WRITER_OUT_FLUSH (1u << 20)     /* output bytes buffered before a write(2) */
+#define WRITER_OUT_FLUSH (256u << 10)   /* output bytes buffered before a write(2) */
 
 struct wbuf {
 	unsigned char *p;
