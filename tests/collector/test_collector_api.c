@@ -444,11 +444,17 @@ static void test_sched_nearest(void **state)
 	uint64_t cpu, runq;
 	coll_sched_thread_end(); /* this thread's earlier samples are gone */
 	coll_sched_sample(t0);
-	uint64_t until = coll_clock_now() + 2 * ms;
-	while (coll_clock_now() < until)
-		;
+	/* 2 ms of this thread's CPU time (a 2 ms wall-clock spin gets less of
+	 * it on a busy machine: 1.4 ms once in CI), at most 2 s of wall time */
+	struct timespec c0, c1;
+	uint64_t until = coll_clock_now() + 2000 * ms;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	while ((c1.tv_sec - c0.tv_sec) * 1000000000LL + (c1.tv_nsec - c0.tv_nsec) < 2000000 &&
+	       coll_clock_now() < until);
 	coll_sched_sample(t0 + 10 * ms);
-	/* each end 0.9 ms from a sample: measured, the 2 ms spin in it */
+	/* each end 0.9 ms from a sample: measured, the 2 ms of CPU in it */
 	assert_int_equal(coll_sched_span(t0 + 900000, t0 + 10 * ms + 900000, &cpu, &runq), 1);
 	assert_true(cpu >= 1500000);
 	/* an end 1.1 ms from the nearest sample, in a 10 ms step: not measured */
