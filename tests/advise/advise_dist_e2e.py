@@ -121,8 +121,12 @@ def case_balanced(c):
     for tag, _, adv in runs(c, EXAMPLE):
         fs = findings(adv, "straggler")
         if tag == "beside the load":
-            fs = [f for f in fs if not (" by CPU contention: " in f["what"] and
-                                        any("cause: CPU contention" in e for e in f["evidence"]))]
+            kept = [f for f in fs if not (" by CPU contention: " in f["what"] and
+                                          any("cause: CPU contention" in e for e in f["evidence"]))]
+            for f in fs:
+                if f not in kept:
+                    print(f"{tag}: named by CPU contention (no false claim): {f['what']}")
+            fs = kept
         eq([f["what"] for f in fs], [], f"{tag}: straggler findings in a balanced job")
 
 
