@@ -371,8 +371,14 @@ uint32_t coll_intern(struct coll_thread *t, const char *s, size_t len);
 /* The id of a name as NVTX gave it; 0 when it could not be written. Adds
  * TRACE_EVF_NAME_TRUNCATED to *flags when the name was cut. */
 uint32_t coll_name_id(struct coll_thread *t, const struct coll_name *n, uint32_t *flags);
-/* The id of a registered string or domain name, writing it on first use. */
-uint32_t coll_str_id(struct coll_thread *t, struct coll_str *s);
+/* The id of a registered string or domain name, writing it on first use
+ * (coll_str_id_slow). */
+uint32_t coll_str_id_slow(struct coll_thread *t, struct coll_str *s);
+static inline uint32_t coll_str_id(struct coll_thread *t, struct coll_str *s)
+{
+	uint32_t id = atomic_load_explicit(&s->id, memory_order_acquire);
+	return COLL_LIKELY(id) ? id : coll_str_id_slow(t, s);
+}
 /* Registers a string (magic COLL_STR_MAGIC) or finds the domain of that name
  * (COLL_DOMAIN_MAGIC). NULL when out of memory. */
 struct coll_str *coll_str_register(uint32_t magic, const struct coll_name *n);
@@ -424,12 +430,19 @@ int coll_thread_init(void);
 
 /* ---- emit.c: the bottom primitive ----------------------------------------- */
 
-/* Appends rec to t's ring, or counts it when t has no slot. 0 or -1. */
-int coll_emit(struct coll_thread *t, const void *rec);
 /* Counts an event that was not written (ring busy, name lost, too deep). */
 void coll_drop(struct coll_thread *t);
 /* An event from a thread with no state at all. */
 void coll_drop_nothread(void);
+/* Appends rec to t's ring, or counts it when t has no slot. 0 or -1. */
+static inline int coll_emit(struct coll_thread *t, const void *rec)
+{
+	if (COLL_UNLIKELY(!t->slot)) {
+		coll_drop_nothread();
+		return -1;
+	}
+	return ring_write(coll.shm, t->slot, rec);
+}
 
 /* ---- record.c: writing -------------------------------------------------- */
 

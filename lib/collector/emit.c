@@ -1,18 +1,11 @@
 /*
  * emit.c - the collector's bottom primitive: a record appended to the
- * thread's ring slot, or an event that could not be written counted as a drop.
- * record.c (NVTX), api.c, memory.c, cupti_convert.c and the rest sit above it.
+ * thread's ring slot (coll_emit, inline in collector.h so that each record's
+ * copy is sized where the record is built), or an event that could not be
+ * written counted as a drop. record.c (NVTX), api.c, memory.c,
+ * cupti_convert.c and the rest sit above it.
  */
 #include "lib/collector/collector.h"
-
-int coll_emit(struct coll_thread *t, const void *rec)
-{
-	if (COLL_UNLIKELY(!t->slot)) {
-		atomic_fetch_add_explicit(&coll.shm->no_slot_events, 1, memory_order_relaxed);
-		return -1;
-	}
-	return ring_write(coll.shm, t->slot, rec);
-}
 
 void coll_drop(struct coll_thread *t)
 {

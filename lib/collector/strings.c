@@ -236,12 +236,9 @@ size_t coll_wide_to_utf8(const wchar_t *w, char *out, uint32_t *flags)
 	return n;
 }
 
-uint32_t coll_str_id(struct coll_thread *t, struct coll_str *s)
+uint32_t coll_str_id_slow(struct coll_thread *t, struct coll_str *s)
 {
-	uint32_t id = atomic_load_explicit(&s->id, memory_order_acquire);
-	if (COLL_LIKELY(id))
-		return id;
-	id = coll_intern(t, s->text, s->len);
+	uint32_t id = coll_intern(t, s->text, s->len);
 	if (id) {
 		uint32_t zero = 0;
 		atomic_compare_exchange_strong_explicit(&s->id, &zero, id, memory_order_release,

@@ -16,7 +16,7 @@
 
 static size_t slot_header_size(void)
 {
-	return (sizeof(struct ring_slot) + RING_ALIGN - 1) & ~(size_t)(RING_ALIGN - 1);
+	return RING_SLOT_HEADER;
 }
 
 static size_t header_size(void)
@@ -171,13 +171,12 @@ static int __attribute__((noinline)) ring_look(struct ring_shm *shm, struct ring
 	return 0;
 }
 
-int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec)
+int ring_write_slow(struct ring_shm *shm, struct ring_slot *slot, const void *rec)
 {
 	const struct ring_rec *h = rec;
 	uint64_t size = h->size, cap = shm->ring_bytes;
 	uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
-	/* one comparison while the room known is enough and no look is due */
-	if (__builtin_expect(head + size > slot->wake_at, 0) && ring_look(shm, slot, head, size) != 0)
+	if (head + size > slot->wake_at && ring_look(shm, slot, head, size) != 0)
 		return -1;
 	unsigned char *data = ring_slot_data(slot);
 	uint64_t off = head & (cap - 1);

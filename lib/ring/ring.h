@@ -93,6 +93,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define RING_MAGIC "GPDLSHM1"
 #define RING_ENV "GPROF_DL_SHM"
@@ -158,6 +159,9 @@ struct ring_slot {
 	struct ring_open_range stack[RING_STACK_MAX];
 	/* ring data of ring_shm.ring_bytes follows, at a 64-byte boundary */
 };
+
+/* Where a slot's ring data begins: its header rounded up to 64 bytes. */
+#define RING_SLOT_HEADER ((sizeof(struct ring_slot) + 63u) & ~(size_t)63u)
 
 struct ring_shm {
 	char magic[8];
@@ -513,8 +517,22 @@ unsigned char *ring_slot_data(struct ring_slot *slot);
 /* Claims a free slot for (pid, tid), the lowest free one, so that live slots
  * stay below shm->slots_used; NULL when every slot is taken. */
 struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t tid);
-/* Appends one record (rec->size bytes). 0, or -1 when it did not fit (counted). */
-int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec);
+/* Appends one record (rec->size bytes). 0, or -1 when it did not fit (counted).
+ * Inline, so that a record's copy has its size known where it is built: the
+ * collector's per-event path. A record that wraps the ring, or reaches the head
+ * where the producer must look at the consumer's tail, takes ring_write_slow(). */
+int ring_write_slow(struct ring_shm *shm, struct ring_slot *slot, const void *rec);
+static inline int ring_write(struct ring_shm *shm, struct ring_slot *slot, const void *rec)
+{
+	uint64_t size = ((const struct ring_rec *)rec)->size, cap = shm->ring_bytes;
+	uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
+	uint64_t off = head & (cap - 1);
+	if (__builtin_expect(head + size > slot->wake_at || off + size > cap, 0))
+		return ring_write_slow(shm, slot, rec);
+	memcpy((unsigned char *)slot + RING_SLOT_HEADER + off, rec, size);
+	atomic_store_explicit(&slot->head, head + size, memory_order_release);
+	return 0;
+}
 /* Bytes a record may take in slot now (what the launcher has drained frees more). */
 uint64_t ring_space(const struct ring_shm *shm, struct ring_slot *slot);
 /* The slot's thread is gone: the launcher drains what is left and frees it. */
