@@ -8,10 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING_VERSION 6u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity;
+#define RING_VERSION 7u /* 2: RING_REC_RANGE_EXT, details in the stack mirror; 3: GPU activity;
 			   4: ranks, output variables, communication; 5: steps with their
 			   CPU and run-queue time; 6: the GPU device record is the
-			   file's struct trace_device */
+			   file's struct trace_device; 7: the spiller's futex */
 #define RING_ALIGN 64u
 
 static size_t slot_header_size(void)
@@ -109,11 +109,17 @@ static uint64_t mono_ns(void)
 
 /* Wakes the launcher if it sleeps in ring_wait(): the first producer to see
  * the flag clears it, so a sleep costs one system call at most. */
+/* Wakes the one sleeping on *w (a launcher's thread), once a sleep: the
+ * first producer to see it clears it. */
+static void futex_wake_one(_Atomic uint32_t *w)
+{
+	if (atomic_load_explicit(w, memory_order_relaxed) && atomic_exchange_explicit(w, 0, memory_order_acq_rel))
+		syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 static void launcher_wake(struct ring_shm *shm)
 {
-	if (atomic_load_explicit(&shm->launcher_waiting, memory_order_relaxed) &&
-	    atomic_exchange_explicit(&shm->launcher_waiting, 0, memory_order_acq_rel))
-		syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
+	futex_wake_one(&shm->launcher_waiting);
 }
 
 /* Back-pressure (RING_SHM_WAIT): the producer sleeps in short steps,
@@ -166,6 +172,8 @@ static int __attribute__((noinline)) ring_look(struct ring_shm *shm, struct ring
 	}
 	if (head - tail >= cap / 2)
 		launcher_wake(shm);
+	if (head - tail >= cap / 4 * 3)
+		futex_wake_one(&shm->spiller_waiting);
 	uint64_t next = head + cap / 8, full = tail + cap;
 	slot->wake_at = next < full ? next : full;
 	return 0;
@@ -240,19 +248,37 @@ uint64_t ring_pending(struct ring_slot *slot)
 	return head - tail;
 }
 
-void ring_wait(struct ring_shm *shm, uint64_t timeout_ns)
+/* Sleeps on *w until a producer's ring holds at least `full` bytes (which
+ * wakes it) or timeout_ns pass. */
+static void futex_sleep(struct ring_shm *shm, _Atomic uint32_t *w, uint64_t full, uint64_t timeout_ns)
 {
-	atomic_store_explicit(&shm->launcher_waiting, 1, memory_order_seq_cst);
+	atomic_store_explicit(w, 1, memory_order_seq_cst);
 	uint32_t used = atomic_load_explicit(&shm->slots_used, memory_order_acquire);
 	for (uint32_t i = 0; i < used && i < shm->nslots; i++) {
-		if (ring_pending(ring_shm_slot(shm, i)) >= shm->ring_bytes / 2) {
-			atomic_store_explicit(&shm->launcher_waiting, 0, memory_order_relaxed);
+		if (ring_pending(ring_shm_slot(shm, i)) >= full) {
+			atomic_store_explicit(w, 0, memory_order_relaxed);
 			return;
 		}
 	}
 	struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
-	syscall(SYS_futex, &shm->launcher_waiting, FUTEX_WAIT, 1, &ts, NULL, 0);
-	atomic_store_explicit(&shm->launcher_waiting, 0, memory_order_relaxed);
+	syscall(SYS_futex, w, FUTEX_WAIT, 1, &ts, NULL, 0);
+	atomic_store_explicit(w, 0, memory_order_relaxed);
+}
+
+void ring_wait(struct ring_shm *shm, uint64_t timeout_ns)
+{
+	futex_sleep(shm, &shm->launcher_waiting, shm->ring_bytes / 2, timeout_ns);
+}
+
+void ring_wait_spiller(struct ring_shm *shm, uint64_t timeout_ns)
+{
+	futex_sleep(shm, &shm->spiller_waiting, shm->ring_bytes / 4 * 3, timeout_ns);
+}
+
+void ring_wake_spiller(struct ring_shm *shm)
+{
+	atomic_store_explicit(&shm->spiller_waiting, 0, memory_order_relaxed);
+	syscall(SYS_futex, &shm->spiller_waiting, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 void ring_slot_free(struct ring_slot *slot)

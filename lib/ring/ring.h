@@ -20,7 +20,8 @@
  * for (RING_SHM_WAIT, below). The producer reads the consumer's tail only
  * when the room it knows runs out or every eighth of a ring, and wakes the
  * launcher from its sleep between polls (a futex) when its ring is half
- * full; the launcher copies a ring that backs up aside and converts it later
+ * full, and the launcher's spiller thread when it is three quarters full;
+ * the launcher copies a ring that backs up aside and converts it later
  * (lib/recorder/spill.c), so a ring fills only while the launcher gets no
  * CPU at all.
  *
@@ -180,7 +181,11 @@ struct ring_shm {
 	_Atomic uint64_t no_slot_threads; /* threads that found every slot taken */
 	_Atomic uint64_t no_slot_events;  /* and the events they could not record */
 	_Atomic uint32_t slots_used; /* 1 + the highest slot index ever claimed: drains scan no further */
-	uint32_t pad4;
+	/* 1 while the launcher's spiller sleeps (a futex, ring_wait_spiller()):
+	 * a producer whose ring is three quarters full wakes it, so that a
+	 * ring is emptied even while the launcher's converting thread, woken
+	 * at half, has no CPU to run on. */
+	_Atomic uint32_t spiller_waiting;
 	uint64_t pad3[7];
 };
 
@@ -551,6 +556,11 @@ void ring_slot_free(struct ring_slot *slot);
  * at once when one is already (no wake is lost: a producer looks again an
  * eighth of a ring later). */
 void ring_wait(struct ring_shm *shm, uint64_t timeout_ns);
+/* The spiller's sleep: until a producer's ring is three quarters full or
+ * timeout_ns pass; at once when one is already. */
+void ring_wait_spiller(struct ring_shm *shm, uint64_t timeout_ns);
+/* Ends a ring_wait_spiller() now (the spiller is stopping). */
+void ring_wake_spiller(struct ring_shm *shm);
 
 static inline size_t ring_rec_align(size_t n) { return (n + 7u) & ~(size_t)7u; }
 

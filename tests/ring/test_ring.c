@@ -156,21 +156,22 @@ static void test_concurrent_producer(void **state)
 	munmap(shm, len);
 }
 
-/* Version 4 (2 added RANGE_EXT, 3 the GPU records, 4 ranks and
- * communication): a header of another
- * version is refused (a collector and a launcher that disagree on records do
- * not attach); RANGE_EXT records and the mirror's details round-trip. */
+/* Version 7 (2 added RANGE_EXT, 3 the GPU records, 4 ranks and
+ * communication, 5 steps' CPU time, 6 the device record, 7 the spiller's
+ * futex): a header of another version is refused (a collector and a
+ * launcher that disagree on records do not attach); RANGE_EXT records and
+ * the mirror's details round-trip. */
 static void test_version_2_records(void **state)
 {
 	(void)state;
 	size_t len;
 	struct ring_shm *shm = make_shm(1, &len);
-	assert_int_equal(shm->version, 6);
-	for (uint32_t old = 1; old <= 5; old++) {
+	assert_int_equal(shm->version, 7);
+	for (uint32_t old = 1; old <= 6; old++) {
 		shm->version = old;
 		assert_int_equal(ring_shm_check(shm, len), -1);
 	}
-	shm->version = 6;
+	shm->version = 7;
 	assert_int_equal(ring_shm_check(shm, len), 0);
 	assert_int_equal(sizeof(struct ring_process_rank), 32);
 	assert_int_equal(sizeof(struct ring_comm), 64);
@@ -386,6 +387,49 @@ static void test_backpressure_and_wake(void **state)
 	munmap(shm, len);
 }
 
+static void *wait_spiller(void *arg)
+{
+	ring_wait_spiller(arg, 5000000000ull);
+	return NULL;
+}
+
+/* The spiller sleeps until a ring is three quarters full: the writes that
+ * fill half of it wake the converting thread's futex, not the spiller's; the
+ * one that reaches three quarters wakes it. */
+static void test_spiller_wake(void **state)
+{
+	(void)state;
+	size_t len;
+	struct ring_shm *shm = make_shm(1, &len);
+	struct ring_slot *s = ring_slot_claim(shm, 1, 1);
+	assert_non_null(s);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, wait_spiller, shm), 0);
+	while (!atomic_load(&shm->spiller_waiting))
+		sched_yield();
+	atomic_store(&shm->launcher_waiting, 1); /* a converting thread asleep too */
+	uint64_t t0 = now_ns(), i = 0;
+	while (ring_pending(s) + sizeof(struct ring_range) <= RING / 2 + RING / 8) {
+		struct ring_range r = range(i++);
+		assert_int_equal(ring_write(shm, s, &r), 0);
+	}
+	assert_int_equal(atomic_load(&shm->launcher_waiting), 0);
+	assert_int_equal(atomic_load(&shm->spiller_waiting), 1);
+	while (ring_pending(s) + sizeof(struct ring_range) <= RING) {
+		struct ring_range r = range(i++);
+		assert_int_equal(ring_write(shm, s, &r), 0);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(now_ns() - t0 < 2000000000ull); /* woken, not timed out */
+	assert_int_equal(atomic_load(&shm->spiller_waiting), 0);
+	assert_int_equal(atomic_load(&s->dropped), 0);
+	/* a ring that is three quarters full already: no sleep at all */
+	t0 = now_ns();
+	ring_wait_spiller(shm, 5000000000ull);
+	assert_true(now_ns() - t0 < 1000000000ull);
+	munmap(shm, len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_rank_from_env),
 		cmocka_unit_test(test_job_from_env),
 		cmocka_unit_test(test_backpressure_and_wake),
+		cmocka_unit_test(test_spiller_wake),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
