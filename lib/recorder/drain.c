@@ -728,13 +728,19 @@ static uint64_t drain_slot_upto(struct recorder *r, uint32_t slot_idx, uint64_t 
 
 	if (st->thread >= 0 && st->generation != slot->generation)
 		st->thread = -1; /* reused by a new thread: cannot happen before we free it */
+	rec_spill_lock(r);
 	if (st->spill_head || ring_pending(slot) >= SPILL_BACKLOG(r)) {
 		total = rec_spill_append(r, slot_idx);
-		if (total || st->spill_head)
+		if (total || st->spill_head) {
+			rec_spill_unlock(r);
 			return total;
+		}
 		/* no room to spill it: converted now, as before there was a spill */
 	}
-	while (total < limit && (n = ring_read(r->shm, slot, r->buf, chunk)) > 0) {
+	/* (the spiller may take the ring between two reads: what it took
+	 * comes before what is left, so the rest waits for the spill) */
+	while (total < limit && !st->spill_head && (n = ring_read(r->shm, slot, r->buf, chunk)) > 0) {
+		rec_spill_unlock(r);
 		uint32_t pid = slot->pid;
 		rec_gpu_prescan(r, pid, r->buf, n);
 		for (size_t off = 0; off < n;) {
@@ -747,7 +753,9 @@ static uint64_t drain_slot_upto(struct recorder *r, uint32_t slot_idx, uint64_t 
 			off += h->size;
 		}
 		total += n;
+		rec_spill_lock(r);
 	}
+	rec_spill_unlock(r);
 	return total;
 }
 
@@ -767,40 +775,58 @@ static uint64_t drain_slot(struct recorder *r, uint32_t slot_idx)
  * records), converted as drain_slot() would have. Returns the bytes. */
 static uint32_t spill_step(struct recorder *r, uint32_t i, uint32_t budget)
 {
+	/* The chunk's bytes up to len are the spiller's no more (it appends
+	 * after them); a chunk scanned is never sent to the file. */
+	rec_spill_lock(r);
 	struct spill_chunk *c = rec_spill_head(r, i);
-	if (!c)
+	if (!c) {
+		rec_spill_unlock(r);
 		return 0;
-	if (c->scanned < c->len) {
-		rec_gpu_prescan(r, c->pid, c->data + c->scanned, c->len - c->scanned);
-		c->scanned = c->len;
 	}
-	uint32_t start = c->done;
-	while (c->done < c->len && c->done - start < budget) {
-		const struct ring_rec *h = (const void *)(c->data + c->done);
-		if (h->size < sizeof(*h) || h->size > c->len - c->done)
-			BUG("record of %u bytes at %u of %u spilled", h->size, c->done, c->len);
-		if (h->kind != RING_REC_GPU_EXTCORR && dispatch_record(r, i, c->pid, h))
-			defer_record(r, i, c->pid, h);
-		c->done += h->size;
+	const unsigned char *data = c->data;
+	uint32_t len = c->len, scanned = c->scanned, start = c->done, done = start, pid = c->pid;
+	c->scanned = len;
+	rec_spill_unlock(r);
+	if (scanned < len)
+		rec_gpu_prescan(r, pid, data + scanned, len - scanned);
+	while (done < len && done - start < budget) {
+		const struct ring_rec *h = (const void *)(data + done);
+		if (h->size < sizeof(*h) || h->size > len - done)
+			BUG("record of %u bytes at %u of %u spilled", h->size, done, len);
+		if (h->kind != RING_REC_GPU_EXTCORR && dispatch_record(r, i, pid, h))
+			defer_record(r, i, pid, h);
+		done += h->size;
 	}
-	uint32_t n = c->done - start;
-	rec_spill_consumed(r, i, n);
+	rec_spill_lock(r);
+	c->done = done;
+	rec_spill_consumed(r, i, done - start);
+	rec_spill_unlock(r);
+	return done - start;
+}
+
+/* The rings that backed up join the spill, all but slot except's. */
+static void spill_rings(struct recorder *r, uint32_t except)
+{
+	rec_spill_lock(r);
+	rec_spill_rings(r, except);
+	rec_spill_unlock(r);
+}
+
+/* Bytes spilled and not yet converted, in every slot (0) or in slot i. */
+static uint64_t spill_pending(struct recorder *r)
+{
+	rec_spill_lock(r);
+	uint64_t n = r->spill.pending;
+	rec_spill_unlock(r);
 	return n;
 }
 
-/* The rings that backed up join the spill (a copy: no record is converted,
- * so no order changes), all but slot except's. */
-static void spill_rings(struct recorder *r, uint32_t except)
+static int spill_has(struct recorder *r, uint32_t i)
 {
-	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
-	for (uint32_t i = 0; i < used && i < r->shm->nslots; i++) {
-		struct ring_slot *s = ring_shm_slot(r->shm, i);
-		if (i == except || ring_pending(s) < SPILL_BACKLOG(r))
-			continue;
-		uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
-		if (state == RING_SLOT_ACTIVE || state == RING_SLOT_EXITED)
-			rec_spill_append(r, i);
-	}
+	rec_spill_lock(r);
+	int has = r->slots[i].spill_head != NULL;
+	rec_spill_unlock(r);
+	return has;
 }
 
 /* A poll's conversion: the slots' spills in turn, a step each, the rings
@@ -810,8 +836,8 @@ static uint64_t spill_work(struct recorder *r)
 {
 	uint64_t t0 = clock_now_ns(), now = t0, total = 0;
 	uint32_t n = r->shm->nslots, i = r->spill.next % n;
-	while (r->spill.pending && now - t0 < SPILL_POLL_NS) {
-		for (uint32_t k = 0; k < n && !r->slots[i].spill_head; k++)
+	while (spill_pending(r) && now - t0 < SPILL_POLL_NS) {
+		for (uint32_t k = 0; k < n && !spill_has(r, i); k++)
 			i = (i + 1) % n;
 		total += spill_step(r, i, SPILL_STEP);
 		i = (i + 1) % n;
@@ -828,16 +854,18 @@ static uint64_t spill_work(struct recorder *r)
  * slot only's: the caller finishes that slot). */
 static void spill_catch_up(struct recorder *r, uint32_t only)
 {
-	if (!r->spill.pending)
+	if (!spill_pending(r))
 		return;
 	uint64_t t0 = clock_now_ns();
 	uint32_t lo = only == UINT32_MAX ? 0 : only, hi = only == UINT32_MAX ? r->shm->nslots : only + 1;
 	uint64_t *goal = xcalloc(hi - lo, sizeof(*goal));
+	rec_spill_lock(r);
 	for (uint32_t i = lo; i < hi; i++)
 		goal[i - lo] = r->slots[i].spill_bytes;
+	rec_spill_unlock(r);
 	for (uint32_t i = lo; i < hi; i++) {
 		uint64_t done = 0;
-		while (done < goal[i - lo] && r->slots[i].spill_head) {
+		while (done < goal[i - lo] && spill_has(r, i)) {
 			done += spill_step(r, i, SPILL_STEP);
 			spill_rings(r, only);
 		}
@@ -851,6 +879,9 @@ static void spill_catch_up(struct recorder *r, uint32_t only)
 static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 {
 	struct ring_slot *slot = ring_shm_slot(r->shm, slot_idx);
+	rec_spill_lock(r);
+	r->slots[slot_idx].finishing = 1; /* the spiller leaves it */
+	rec_spill_unlock(r);
 	/* twice: what a full spill left in the ring comes once its spill is
 	 * converted (a thread that ended left a ring's worth at most) */
 	for (int pass = 0; pass < 2; pass++) {
@@ -876,9 +907,11 @@ static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 				t->t.index, (uint8_t)(o->flags | TRACE_EVF_OPEN_AT_EXIT),
 				range_ext(r, o->seq, o->shapes_str, o->samples, &ext));
 	}
+	rec_spill_lock(r);
 	uint64_t dropped = atomic_load_explicit(&slot->dropped, memory_order_relaxed) +
 			   r->slots[slot_idx].spill_lost;
 	r->slots[slot_idx].spill_lost = 0;
+	rec_spill_unlock(r);
 	r->waited_ns += atomic_exchange_explicit(&slot->waited_ns, 0, memory_order_relaxed);
 	if (dropped) {
 		t->dropped += dropped;
@@ -887,7 +920,10 @@ static void finish_slot(struct recorder *r, uint32_t slot_idx, uint64_t end_ns)
 	}
 	thread_write(r, t);
 	r->slots[slot_idx].thread = -1;
+	rec_spill_lock(r);
 	ring_slot_free(slot);
+	r->slots[slot_idx].finishing = 0;
+	rec_spill_unlock(r);
 }
 
 /* Every slot of pid is finished (the process ended). */
@@ -964,11 +1000,11 @@ uint64_t rec_drain(struct recorder *r)
 	}
 	if (r->nexecs)
 		finish_exec_images(r);
-	if (r->spill.pending)
+	if (spill_pending(r))
 		total += spill_work(r);
 	/* a name may wait in the spill: none is given up on while it holds any */
 	if (r->ndeferred)
-		retry_deferred(r, 0, r->spill.pending == 0);
+		retry_deferred(r, 0, spill_pending(r) == 0);
 	return total;
 }
 

@@ -140,6 +140,7 @@ int launch_wait(struct guard *g, pid_t pid)
 int launch_supervise(struct recorder *rec, pid_t root, struct guard *g)
 {
 	int root_status = -1;
+	recorder_spiller_start(rec);
 	while (root_status < 0) {
 		uint64_t drained = recorder_poll(rec);
 		for (;;) {

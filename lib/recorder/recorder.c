@@ -230,9 +230,18 @@ void recorder_wait(struct recorder *r, uint64_t timeout_ns)
 	ring_wait(r->shm, timeout_ns);
 }
 
-int recorder_backlog(const struct recorder *r)
+int recorder_backlog(struct recorder *r)
 {
-	return r->spill.pending > 0;
+	rec_spill_lock(r);
+	int backlog = r->spill.pending > 0;
+	rec_spill_unlock(r);
+	return backlog;
+}
+
+void recorder_spiller_start(struct recorder *r)
+{
+	if (rec_spiller_start(r) != 0)
+		warning("cannot start the spiller thread: the poll loop empties the rings alone");
 }
 
 uint64_t recorder_poll(struct recorder *r)
@@ -334,6 +343,7 @@ static void report_write_failure(const struct recorder *r)
 
 int recorder_finish(struct recorder *r, struct recorder_stats *stats)
 {
+	rec_spiller_stop(r); /* the end drains alone, as it always did */
 	uint64_t end = clock_now_ns();
 	/* Whatever is still pending, in every slot, live or not: for a second
 	 * at most, as a process left running (a daemon, an orphaned worker)
@@ -438,6 +448,7 @@ void recorder_destroy(struct recorder *r)
 {
 	if (!r)
 		return;
+	rec_spiller_stop(r);
 	if (r->w) {
 		trace_writer_close(r->w, clock_now_ns());
 		r->w = NULL;

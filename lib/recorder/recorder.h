@@ -161,7 +161,12 @@ int recorder_begin(struct recorder *r, pid_t root, int argc, char **argv, uint32
 uint64_t recorder_poll(struct recorder *r);
 /* 1 while records wait in the spill to be converted: the poll loop then
  * polls again at once. */
-int recorder_backlog(const struct recorder *r);
+int recorder_backlog(struct recorder *r);
+/* Starts the spiller, a thread that empties the rings that back up into the
+ * spill while the poll loop converts (spill.c), until recorder_finish() or
+ * recorder_destroy(). Without it (it could not start, or it was never
+ * asked for: tests that drive the poll themselves), the poll spills. */
+void recorder_spiller_start(struct recorder *r);
 /* Sleeps timeout_ns between polls, or less: until a ring of the target is
  * half full. */
 void recorder_wait(struct recorder *r, uint64_t timeout_ns);

@@ -34,6 +34,8 @@
 #include "lib/ring/ring.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define NO_THREAD UINT32_MAX
@@ -109,6 +111,7 @@ struct slot_state {
 	struct spill_chunk *spill_head, *spill_tail;
 	uint64_t spill_bytes; /* not yet converted */
 	uint64_t spill_lost;  /* records of it lost (the spill file could not be read back) */
+	int finishing;        /* finish_slot() drains it alone: the spiller leaves it */
 };
 
 /* The spill: what a backlog costs. Chunks of ring_bytes, in memory up to
@@ -128,6 +131,15 @@ struct spill {
 	uint64_t total_bytes, peak_bytes, file_bytes, lost_records;
 	uint64_t convert_ns;    /* time spent converting spilled records */
 	uint64_t pending;       /* bytes spilled, not yet converted, over every slot */
+	/* The spiller (rec_spiller_start()): a thread that only copies backed-up
+	 * rings into the spill, so that a ring is emptied when the program fills
+	 * it even while the converting thread waits for a CPU. mu is held by
+	 * whoever reads a ring (moves its tail) or touches the chunks, the pool,
+	 * the file or the figures above; never while records are converted. */
+	pthread_mutex_t mu;
+	pthread_t spiller;
+	int spiller_on;
+	_Atomic int spiller_stop;
 };
 
 struct pending_start {
@@ -313,9 +325,24 @@ void rec_finish_pending_ranges(struct recorder *r, uint64_t end_ns);
 #define SPILL_BACKLOG(r) ((r)->opts.ring_bytes / 4) /* pending bytes that make a ring spill */
 void rec_spill_init(struct recorder *r);
 void rec_spill_free(struct recorder *r);
+/* The spill's lock (struct spill: mu); the functions below but init, free
+ * and the spiller's are called with it held. */
+static inline void rec_spill_lock(struct recorder *r)
+{
+	pthread_mutex_lock(&r->spill.mu);
+}
+static inline void rec_spill_unlock(struct recorder *r)
+{
+	pthread_mutex_unlock(&r->spill.mu);
+}
 uint64_t rec_spill_append(struct recorder *r, uint32_t slot_idx);
+uint64_t rec_spill_rings(struct recorder *r, uint32_t except);
 struct spill_chunk *rec_spill_head(struct recorder *r, uint32_t slot_idx);
 void rec_spill_consumed(struct recorder *r, uint32_t slot_idx, uint32_t bytes);
+/* Starts the spiller thread (0, or -1: none, the poll loop spills as
+ * before); stops it (a no-op when none runs). */
+int rec_spiller_start(struct recorder *r);
+void rec_spiller_stop(struct recorder *r);
 
 /* gpu.c: GPU records */
 uint32_t rec_desc_typed(struct recorder *r, uint32_t name, uint8_t type);

@@ -12,6 +12,14 @@
  * beside the output (unlinked: nothing is left behind) and comes back when
  * its turn comes. Only when neither has room does a ring wait, and its
  * thread drop, counted as it always was.
+ *
+ * The copy is also the spiller's, a thread of its own while a run lasts:
+ * a ring three quarters full wakes it (half full wakes the converting
+ * thread, ring.h) and it copies out the rings that backed up, so that on a
+ * machine whose cores the program keeps busy, a ring is emptied when the
+ * program fills it, not when the converting thread next gets a CPU. The two share the
+ * spill under its lock (struct spill: mu), which neither holds while
+ * records are converted.
  */
 #include "lib/recorder/recorder_int.h"
 
@@ -20,8 +28,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SPILL_MEM_CAP (256ull << 20) /* bytes of chunks in memory before the file */
@@ -31,6 +41,7 @@ void rec_spill_init(struct recorder *r)
 {
 	struct spill *s = &r->spill;
 	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->mu, NULL);
 	s->fd = -1;
 	s->mem_cap = r->opts.spill_memory ? r->opts.spill_memory : SPILL_MEM_CAP;
 	if (s->mem_cap < 4 * r->opts.ring_bytes)
@@ -178,6 +189,84 @@ uint64_t rec_spill_append(struct recorder *r, uint32_t i)
 	return total;
 }
 
+/* The rings that backed up join the spill (a copy: no record is converted,
+ * so no order changes), all but slot except's and those being finished. */
+uint64_t rec_spill_rings(struct recorder *r, uint32_t except)
+{
+	uint64_t total = 0;
+	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
+	for (uint32_t i = 0; i < used && i < r->shm->nslots; i++) {
+		struct ring_slot *s = ring_shm_slot(r->shm, i);
+		if (i == except || r->slots[i].finishing || ring_pending(s) < SPILL_BACKLOG(r))
+			continue;
+		uint32_t state = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (state == RING_SLOT_ACTIVE || state == RING_SLOT_EXITED)
+			total += rec_spill_append(r, i);
+	}
+	return total;
+}
+
+#define SPILLER_WAIT_NS 5000000ull /* a look at the rings at least this often */
+#define SPILLER_FULL_NS 1000000ull /* the pause when the spill took nothing */
+
+/* Whether a ring is as full as wakes the spiller. */
+static int ring_nearly_full(struct recorder *r)
+{
+	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
+	for (uint32_t i = 0; i < used && i < r->shm->nslots; i++)
+		if (ring_pending(ring_shm_slot(r->shm, i)) >= r->opts.ring_bytes / 4 * 3)
+			return 1;
+	return 0;
+}
+
+/* The spiller: woken by a ring three quarters full (the converting thread,
+ * woken at half, did not come), or every SPILLER_WAIT_NS. */
+static void *spiller_main(void *arg)
+{
+	struct recorder *r = arg;
+	while (!atomic_load_explicit(&r->spill.spiller_stop, memory_order_acquire)) {
+		ring_wait_spiller(r->shm, SPILLER_WAIT_NS);
+		rec_spill_lock(r);
+		uint64_t took = rec_spill_rings(r, UINT32_MAX);
+		rec_spill_unlock(r);
+		if (!took && ring_nearly_full(r)) {
+			/* no room for it: that ring would end the wait at once */
+			struct timespec ts = {0, (long)SPILLER_FULL_NS};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+int rec_spiller_start(struct recorder *r)
+{
+	struct spill *s = &r->spill;
+	if (s->spiller_on)
+		return 0;
+	/* the launcher's signals stay the main thread's */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	atomic_store(&s->spiller_stop, 0);
+	int rc = pthread_create(&s->spiller, NULL, spiller_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	s->spiller_on = 1;
+	return 0;
+}
+
+void rec_spiller_stop(struct recorder *r)
+{
+	struct spill *s = &r->spill;
+	if (!s->spiller_on)
+		return;
+	atomic_store_explicit(&s->spiller_stop, 1, memory_order_release);
+	ring_wake_spiller(r->shm);
+	pthread_join(s->spiller, NULL);
+	s->spiller_on = 0;
+}
+
 /* The oldest chunk of slot i, in memory; NULL when none. A chunk that
  * cannot be read back from the file is lost: its records are counted as
  * the thread's drops (finish_slot() writes them). */
@@ -243,6 +332,7 @@ void rec_spill_consumed(struct recorder *r, uint32_t i, uint32_t bytes)
 void rec_spill_free(struct recorder *r)
 {
 	struct spill *s = &r->spill;
+	rec_spiller_stop(r);
 	for (uint32_t i = 0; r->slots && i < r->opts.nslots; i++) {
 		struct spill_chunk *c = r->slots[i].spill_head, *next;
 		for (; c; c = next) {
@@ -258,4 +348,5 @@ void rec_spill_free(struct recorder *r)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
+	pthread_mutex_destroy(&s->mu);
 }
