@@ -812,13 +812,25 @@ static void spill_rings(struct recorder *r, uint32_t except)
 	rec_spill_unlock(r);
 }
 
-/* Bytes spilled and not yet converted, in every slot (0) or in slot i. */
+/* Bytes spilled and not yet converted, over every slot. */
 static uint64_t spill_pending(struct recorder *r)
 {
 	rec_spill_lock(r);
 	uint64_t n = r->spill.pending;
 	rec_spill_unlock(r);
 	return n;
+}
+
+/* The first slot from i on (round the slots) with records spilled; i
+ * itself when none has. */
+static uint32_t spill_next_slot(struct recorder *r, uint32_t i)
+{
+	uint32_t n = r->shm->nslots;
+	rec_spill_lock(r);
+	for (uint32_t k = 0; k < n && !r->slots[i].spill_head; k++)
+		i = (i + 1) % n;
+	rec_spill_unlock(r);
+	return i;
 }
 
 static int spill_has(struct recorder *r, uint32_t i)
@@ -837,8 +849,7 @@ static uint64_t spill_work(struct recorder *r)
 	uint64_t t0 = clock_now_ns(), now = t0, total = 0;
 	uint32_t n = r->shm->nslots, i = r->spill.next % n;
 	while (spill_pending(r) && now - t0 < SPILL_POLL_NS) {
-		for (uint32_t k = 0; k < n && !spill_has(r, i); k++)
-			i = (i + 1) % n;
+		i = spill_next_slot(r, i);
 		total += spill_step(r, i, SPILL_STEP);
 		i = (i + 1) % n;
 		spill_rings(r, UINT32_MAX);

@@ -209,16 +209,6 @@ uint64_t rec_spill_rings(struct recorder *r, uint32_t except)
 #define SPILLER_WAIT_NS 5000000ull /* a look at the rings at least this often */
 #define SPILLER_FULL_NS 1000000ull /* the pause when the spill took nothing */
 
-/* Whether a ring is as full as wakes the spiller. */
-static int ring_nearly_full(struct recorder *r)
-{
-	uint32_t used = atomic_load_explicit(&r->shm->slots_used, memory_order_acquire);
-	for (uint32_t i = 0; i < used && i < r->shm->nslots; i++)
-		if (ring_pending(ring_shm_slot(r->shm, i)) >= r->opts.ring_bytes / 4 * 3)
-			return 1;
-	return 0;
-}
-
 /* The spiller: woken by a ring three quarters full (the converting thread,
  * woken at half, did not come), or every SPILLER_WAIT_NS. */
 static void *spiller_main(void *arg)
@@ -229,7 +219,7 @@ static void *spiller_main(void *arg)
 		rec_spill_lock(r);
 		uint64_t took = rec_spill_rings(r, UINT32_MAX);
 		rec_spill_unlock(r);
-		if (!took && ring_nearly_full(r)) {
+		if (!took && ring_any_pending(r->shm, RING_SPILLER_WAKE(r->shm))) {
 			/* no room for it: that ring would end the wait at once */
 			struct timespec ts = {0, (long)SPILLER_FULL_NS};
 			nanosleep(&ts, NULL);

@@ -14,11 +14,6 @@
 			   file's struct trace_device; 7: the spiller's futex */
 #define RING_ALIGN 64u
 
-static size_t slot_header_size(void)
-{
-	return RING_SLOT_HEADER;
-}
-
 static size_t header_size(void)
 {
 	return (sizeof(struct ring_shm) + RING_ALIGN - 1) & ~(size_t)(RING_ALIGN - 1);
@@ -26,7 +21,7 @@ static size_t header_size(void)
 
 size_t ring_shm_size(uint32_t nslots, uint64_t ring_bytes)
 {
-	return header_size() + (size_t)nslots * (slot_header_size() + (size_t)ring_bytes);
+	return header_size() + (size_t)nslots * (RING_SLOT_HEADER + (size_t)ring_bytes);
 }
 
 void ring_shm_init(struct ring_shm *shm, uint32_t nslots, uint64_t ring_bytes, uint32_t launcher_pid)
@@ -35,7 +30,7 @@ void ring_shm_init(struct ring_shm *shm, uint32_t nslots, uint64_t ring_bytes, u
 	shm->version = RING_VERSION;
 	shm->nslots = nslots;
 	shm->ring_bytes = ring_bytes;
-	shm->slot_stride = slot_header_size() + ring_bytes;
+	shm->slot_stride = RING_SLOT_HEADER + ring_bytes;
 	shm->launcher_pid = launcher_pid;
 	atomic_store(&shm->next_string_id, 1);
 	atomic_store(&shm->next_range_id, 1);
@@ -47,7 +42,7 @@ int ring_shm_check(const struct ring_shm *shm, size_t len)
 		return -1;
 	if (shm->version != RING_VERSION || shm->ring_bytes < 4096 ||
 	    (shm->ring_bytes & (shm->ring_bytes - 1)) != 0 ||
-	    shm->slot_stride != slot_header_size() + shm->ring_bytes)
+	    shm->slot_stride != RING_SLOT_HEADER + shm->ring_bytes)
 		return -1;
 	if (ring_shm_size(shm->nslots, shm->ring_bytes) > len)
 		return -1;
@@ -57,11 +52,6 @@ int ring_shm_check(const struct ring_shm *shm, size_t len)
 struct ring_slot *ring_shm_slot(struct ring_shm *shm, uint32_t i)
 {
 	return (struct ring_slot *)((unsigned char *)shm + header_size() + (size_t)i * shm->slot_stride);
-}
-
-unsigned char *ring_slot_data(struct ring_slot *slot)
-{
-	return (unsigned char *)slot + slot_header_size();
 }
 
 struct ring_slot *ring_slot_claim(struct ring_shm *shm, uint32_t pid, uint32_t tid)
@@ -107,10 +97,9 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Wakes the launcher if it sleeps in ring_wait(): the first producer to see
- * the flag clears it, so a sleep costs one system call at most. */
-/* Wakes the one sleeping on *w (a launcher's thread), once a sleep: the
- * first producer to see it clears it. */
+/* Wakes the launcher's thread sleeping on *w (ring_wait(),
+ * ring_wait_spiller()): the first producer to see the flag clears it, so a
+ * sleep costs one system call at most. */
 static void futex_wake_one(_Atomic uint32_t *w)
 {
 	if (atomic_load_explicit(w, memory_order_relaxed) && atomic_exchange_explicit(w, 0, memory_order_acq_rel))
@@ -172,7 +161,7 @@ static int __attribute__((noinline)) ring_look(struct ring_shm *shm, struct ring
 	}
 	if (head - tail >= cap / 2)
 		launcher_wake(shm);
-	if (head - tail >= cap / 4 * 3)
+	if (head - tail >= RING_SPILLER_WAKE(shm))
 		futex_wake_one(&shm->spiller_waiting);
 	uint64_t next = head + cap / 8, full = tail + cap;
 	slot->wake_at = next < full ? next : full;
@@ -248,17 +237,23 @@ uint64_t ring_pending(struct ring_slot *slot)
 	return head - tail;
 }
 
+int ring_any_pending(struct ring_shm *shm, uint64_t bytes)
+{
+	uint32_t used = atomic_load_explicit(&shm->slots_used, memory_order_acquire);
+	for (uint32_t i = 0; i < used && i < shm->nslots; i++)
+		if (ring_pending(ring_shm_slot(shm, i)) >= bytes)
+			return 1;
+	return 0;
+}
+
 /* Sleeps on *w until a producer's ring holds at least `full` bytes (which
  * wakes it) or timeout_ns pass. */
 static void futex_sleep(struct ring_shm *shm, _Atomic uint32_t *w, uint64_t full, uint64_t timeout_ns)
 {
 	atomic_store_explicit(w, 1, memory_order_seq_cst);
-	uint32_t used = atomic_load_explicit(&shm->slots_used, memory_order_acquire);
-	for (uint32_t i = 0; i < used && i < shm->nslots; i++) {
-		if (ring_pending(ring_shm_slot(shm, i)) >= full) {
-			atomic_store_explicit(w, 0, memory_order_relaxed);
-			return;
-		}
+	if (ring_any_pending(shm, full)) {
+		atomic_store_explicit(w, 0, memory_order_relaxed);
+		return;
 	}
 	struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
 	syscall(SYS_futex, w, FUTEX_WAIT, 1, &ts, NULL, 0);
@@ -272,7 +267,7 @@ void ring_wait(struct ring_shm *shm, uint64_t timeout_ns)
 
 void ring_wait_spiller(struct ring_shm *shm, uint64_t timeout_ns)
 {
-	futex_sleep(shm, &shm->spiller_waiting, shm->ring_bytes / 4 * 3, timeout_ns);
+	futex_sleep(shm, &shm->spiller_waiting, RING_SPILLER_WAKE(shm), timeout_ns);
 }
 
 void ring_wake_spiller(struct ring_shm *shm)

@@ -515,7 +515,10 @@ void ring_shm_init(struct ring_shm *shm, uint32_t nslots, uint64_t ring_bytes, u
 /* 0 when a mapping of len bytes holds a header this build understands. */
 int ring_shm_check(const struct ring_shm *shm, size_t len);
 struct ring_slot *ring_shm_slot(struct ring_shm *shm, uint32_t i);
-unsigned char *ring_slot_data(struct ring_slot *slot);
+static inline unsigned char *ring_slot_data(struct ring_slot *slot)
+{
+	return (unsigned char *)slot + RING_SLOT_HEADER;
+}
 
 /* ---- producer (the collector, one thread per slot) --------------------- */
 
@@ -534,7 +537,7 @@ static inline int ring_write(struct ring_shm *shm, struct ring_slot *slot, const
 	uint64_t off = head & (cap - 1);
 	if (__builtin_expect(head + size > slot->wake_at || off + size > cap, 0))
 		return ring_write_slow(shm, slot, rec);
-	memcpy((unsigned char *)slot + RING_SLOT_HEADER + off, rec, size);
+	memcpy(ring_slot_data(slot) + off, rec, size);
 	atomic_store_explicit(&slot->head, head + size, memory_order_release);
 	return 0;
 }
@@ -556,6 +559,10 @@ void ring_slot_free(struct ring_slot *slot);
  * at once when one is already (no wake is lost: a producer looks again an
  * eighth of a ring later). */
 void ring_wait(struct ring_shm *shm, uint64_t timeout_ns);
+/* Whether some producer's ring holds at least bytes pending. */
+int ring_any_pending(struct ring_shm *shm, uint64_t bytes);
+/* Pending bytes that wake the spiller: three quarters of a ring. */
+#define RING_SPILLER_WAKE(shm) ((shm)->ring_bytes / 4 * 3)
 /* The spiller's sleep: until a producer's ring is three quarters full or
  * timeout_ns pass; at once when one is already. */
 void ring_wait_spiller(struct ring_shm *shm, uint64_t timeout_ns);

@@ -335,6 +335,16 @@ static void *wait_launcher(void *arg)
 	return NULL;
 }
 
+/* A thread running fn(shm), returned once it sleeps (its flag is set). */
+static pthread_t sleeper(void *(*fn)(void *), struct ring_shm *shm, _Atomic uint32_t *flag)
+{
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, fn, shm), 0);
+	while (!atomic_load(flag))
+		sched_yield();
+	return th;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -351,10 +361,7 @@ static void test_backpressure_and_wake(void **state)
 	assert_non_null(s);
 
 	/* a launcher asleep is woken when the ring reaches half full */
-	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, wait_launcher, shm), 0);
-	while (!atomic_load(&shm->launcher_waiting))
-		sched_yield();
+	pthread_t th = sleeper(wait_launcher, shm, &shm->launcher_waiting);
 	uint64_t t0 = now_ns();
 	for (uint64_t i = 0; i < RING / sizeof(struct ring_range); i++) {
 		struct ring_range r = range(i);
@@ -403,10 +410,7 @@ static void test_spiller_wake(void **state)
 	struct ring_shm *shm = make_shm(1, &len);
 	struct ring_slot *s = ring_slot_claim(shm, 1, 1);
 	assert_non_null(s);
-	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, wait_spiller, shm), 0);
-	while (!atomic_load(&shm->spiller_waiting))
-		sched_yield();
+	pthread_t th = sleeper(wait_spiller, shm, &shm->spiller_waiting);
 	atomic_store(&shm->launcher_waiting, 1); /* a converting thread asleep too */
 	uint64_t t0 = now_ns(), i = 0;
 	while (ring_pending(s) + sizeof(struct ring_range) <= RING / 2 + RING / 8) {
